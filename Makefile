@@ -1,0 +1,202 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+#
+# ASX: one entry point for asx.ko, libasx, the tools and every test.
+#
+#   make [all]        libasx (shared + static), tools, benchmarks, asx.ko
+#   make lib          build/lib/libasx.so.0 and build/lib/libasx.a
+#   make tools        build/bin/* (asx-bench, ...)
+#   make kmod         kmod/asx.ko against KDIR (default: the Debian kernel in /boot)
+#   make check        every test: CMocka suite plain, ASan+UBSan and TSan,
+#                     the kernel selftests in the test VM, the install test
+#   make demo         build everything and run the benchmark suite
+#   make bench        build build/bin/asx-bench
+#   make install      PREFIX=/usr/local DESTDIR= LIBDIR= INCLUDEDIR= BINDIR=
+#   make style        checkpatch.pl on kmod/ and uapi/
+#   make setup        install the Debian/PyPI packages the tree needs
+#   make clean
+#
+# V=1 shows the commands.  SAN=asan or SAN=tsan builds a sanitised tree
+# under build/asan or build/tsan (used by `make check`).
+
+VERSION      := 0.1.0
+SOVERSION    := 0
+
+PREFIX       ?= /usr/local
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+BINDIR       ?= $(PREFIX)/bin
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+DESTDIR      ?=
+
+CC           ?= gcc
+SAN          ?=
+
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-8s %s\n' $(1) $(2);
+endif
+
+TOP   := $(CURDIR)
+O     := build$(if $(SAN),/$(SAN))
+OBJ   := $(O)/obj
+
+WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+             -Wno-unused-parameter
+SAN_asan  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_tsan  := -fsanitize=thread -fno-omit-frame-pointer
+SANFLAGS  := $(SAN_$(SAN))
+OPT       := $(if $(SAN),-O1,-O2)
+
+CPPFLAGS_ASX := -D_GNU_SOURCE -Ilib/include -Iuapi -Ilib/src
+CFLAGS_ASX   := -std=gnu11 $(OPT) -g -pthread $(WARN) $(SANFLAGS) $(CFLAGS)
+LIB_CFLAGS   := $(CFLAGS_ASX) -fPIC -fvisibility=hidden
+LDFLAGS_ASX  := -pthread $(SANFLAGS) $(LDFLAGS)
+LIB_LIBS     := -lpthread
+
+# ---------------------------------------------------------------- libasx
+LIB_SRCS := $(sort $(wildcard lib/src/*/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(OBJ)/%.o)
+LIB_SO   := $(O)/lib/libasx.so.$(SOVERSION)
+LIB_A    := $(O)/lib/libasx.a
+LIB_MAP  := lib/libasx.map
+
+# ---------------------------------------------------------------- tools
+BENCH_SRCS := $(sort $(wildcard tools/bench/*.c))
+BENCH_OBJS := $(BENCH_SRCS:%.c=$(OBJ)/%.o)
+BENCH      := $(O)/bin/asx-bench
+TOOL_RPATH := -Wl,-rpath,'$$ORIGIN/../lib'
+
+# ---------------------------------------------------------------- tests
+TEST_SRCS  := $(sort $(wildcard lib/tests/test_*.c))
+TEST_BINS  := $(TEST_SRCS:lib/tests/%.c=$(O)/tests/%)
+TEST_LIBS  := -lcmocka -lpthread
+
+SELFTEST_SRCS := $(sort $(wildcard selftests/asx/*_test.c))
+SELFTEST_BINS := $(SELFTEST_SRCS:selftests/asx/%.c=$(O)/selftests/%)
+
+# ---------------------------------------------------------------- kernel
+# The kernel we build for is the one the test VM boots: the newest
+# /boot/vmlinuz-VER that has a matching /lib/modules/VER/build.
+KVER ?= $(shell tools/vm/asx-vm --kver 2>/dev/null)
+KDIR ?= /lib/modules/$(KVER)/build
+
+DEPFLAGS = -MMD -MP
+
+.PHONY: all lib tools bench kmod check check-lib check-lib-plain check-lib-asan \
+        check-lib-tsan check-kmod check-install check-tools demo install uninstall \
+        style setup clean selftests tests FORCE
+
+all: lib tools selftests kmod
+
+lib: $(LIB_SO) $(LIB_A) $(O)/lib/libasx.so $(O)/lib/libasx.pc
+tools: $(BENCH)
+bench: $(BENCH)
+tests: $(TEST_BINS)
+selftests: $(SELFTEST_BINS)
+
+$(OBJ)/lib/%.o: lib/%.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS_ASX) $(LIB_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+$(LIB_SO): $(LIB_OBJS) $(LIB_MAP)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -shared -Wl,-soname,libasx.so.$(SOVERSION) \
+		-Wl,--version-script=$(LIB_MAP) -Wl,--no-undefined \
+		-o $@ $(LIB_OBJS) $(LDFLAGS_ASX) $(LIB_LIBS)
+
+$(O)/lib/libasx.so: $(LIB_SO)
+	$(Q)ln -sf libasx.so.$(SOVERSION) $@
+
+$(LIB_A): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	@mkdir -p $(@D)
+	$(Q)rm -f $@ && ar rcs $@ $(LIB_OBJS)
+
+$(O)/lib/libasx.pc: lib/libasx.pc.in Makefile FORCE
+	@mkdir -p $(@D)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+		-e 's|@LIBS_PRIVATE@|$(LIB_LIBS)|' $< > $@.tmp && \
+		{ cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
+
+$(OBJ)/tools/%.o: tools/%.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS_ASX) -Itools/bench $(CFLAGS_ASX) $(DEPFLAGS) -c -o $@ $<
+
+$(BENCH): $(BENCH_OBJS) $(LIB_SO)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -o $@ $(BENCH_OBJS) -L$(O)/lib -l:libasx.so.$(SOVERSION) \
+		$(TOOL_RPATH) $(LDFLAGS_ASX) -lpthread -lm
+
+# Tests link the static library, so they may reach internal symbols too.
+$(O)/tests/%: lib/tests/%.c $(LIB_A) $(wildcard lib/tests/*.h)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS_ASX) -Ilib/tests $(CFLAGS_ASX) -o $@ $< $(LIB_A) \
+		$(LDFLAGS_ASX) $(TEST_LIBS)
+
+$(O)/selftests/%: selftests/asx/%.c $(wildcard selftests/asx/*.h) uapi/linux/asx.h
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Iuapi \
+		-Iselftests/asx -o $@ $< -lpthread
+
+kmod:
+	@test -d "$(KDIR)" || { echo "kmod: no kernel build tree at '$(KDIR)';" \
+		"run 'make setup' or pass KDIR=" >&2; exit 1; }
+	$(Q)$(MAKE) -C $(KDIR) M=$(TOP) $(if $(V),V=$(V)) modules
+
+# ---------------------------------------------------------------- checks
+check: setup
+	$(Q)tools/check.sh
+
+check-lib-plain check-lib-asan check-lib-tsan:
+	$(Q)tools/check.sh $(@:check-lib-%=lib-%)
+check-lib:
+	$(Q)tools/check.sh lib-plain lib-asan lib-tsan
+check-kmod: setup
+	$(Q)tools/check.sh kmod
+check-install:
+	$(Q)tools/check.sh install
+
+demo: setup all
+	$(Q)tools/demo.sh
+
+# ---------------------------------------------------------------- install
+install: lib tools
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/asx \
+		$(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
+	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libasx.so.$(SOVERSION)
+	ln -sf libasx.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libasx.so
+	install -m 0644 $(LIB_A) $(DESTDIR)$(LIBDIR)/libasx.a
+	install -m 0644 lib/include/asx/*.h $(DESTDIR)$(INCLUDEDIR)/asx/
+	install -m 0644 uapi/linux/asx.h $(DESTDIR)$(INCLUDEDIR)/linux/asx.h
+	install -m 0644 $(O)/lib/libasx.pc $(DESTDIR)$(PKGCONFIGDIR)/libasx.pc
+	install -m 0755 $(BENCH) $(DESTDIR)$(BINDIR)/asx-bench
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libasx.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libasx.so \
+		$(DESTDIR)$(LIBDIR)/libasx.a $(DESTDIR)$(PKGCONFIGDIR)/libasx.pc \
+		$(DESTDIR)$(INCLUDEDIR)/linux/asx.h $(DESTDIR)$(BINDIR)/asx-bench
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/asx
+
+style:
+	$(Q)tools/checkpatch.sh
+
+setup:
+	$(Q)tools/setup.sh --quiet
+
+clean:
+	rm -rf build
+	$(Q)if [ -d "$(KDIR)" ]; then $(MAKE) -s -C $(KDIR) M=$(TOP) clean; fi
+
+FORCE:
+
+-include $(LIB_OBJS:.o=.d) $(BENCH_OBJS:.o=.d)

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * asx/common.h - conventions shared by every libasx header.
+ *
+ * Errors: functions that can fail return 0 (or a non-negative count) on
+ * success and a negative errno value on failure.  libasx never sets or
+ * reads a global error state; errno is left as the C library left it.
+ *
+ * Time: every timeout is an absolute deadline on CLOCK_MONOTONIC given as
+ * a `const struct timespec *`; NULL means "wait for ever".  A wall-clock
+ * jump never shortens or lengthens a wait.  asx_deadline() builds one from
+ * a relative number of nanoseconds.
+ */
+#ifndef ASX_COMMON_H
+#define ASX_COMMON_H
+
+#include <stdint.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Marks a symbol exported from libasx.so; everything else is hidden. */
+#ifndef ASX_API
+#define ASX_API __attribute__((visibility("default")))
+#endif
+
+#define ASX_VERSION_MAJOR 0
+#define ASX_VERSION_MINOR 1
+#define ASX_VERSION_PATCH 0
+
+/* The library's version as "MAJOR.MINOR.PATCH". */
+ASX_API const char *asx_version(void);
+
+#define ASX_NSEC_PER_SEC 1000000000ULL
+
+/* Nanoseconds on CLOCK_MONOTONIC. */
+static inline uint64_t asx_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * ASX_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* Fill @ts with the CLOCK_MONOTONIC deadline @rel_ns from now; returns @ts. */
+static inline struct timespec *asx_deadline(struct timespec *ts, uint64_t rel_ns)
+{
+	uint64_t t = asx_now_ns() + rel_ns;
+
+	ts->tv_sec = (time_t)(t / ASX_NSEC_PER_SEC);
+	ts->tv_nsec = (long)(t % ASX_NSEC_PER_SEC);
+	return ts;
+}
+
+static inline uint64_t asx_timespec_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * ASX_NSEC_PER_SEC + (uint64_t)ts->tv_nsec;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ASX_COMMON_H */

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * asx-bench - the ASX benchmark driver.  See `asx-bench --help` and
+ * Documentation/benchmarks.rst.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <asx/common.h>
+#include "bench.h"
+
+static struct bench_cmd *cmds;
+static FILE *csv;
+static int nfigures;
+
+void bench_register(struct bench_cmd *cmd)
+{
+	struct bench_cmd **pp = &cmds;
+
+	/* keep the list sorted by name so --help and `all` are stable */
+	while (*pp && strcmp((*pp)->name, cmd->name) < 0)
+		pp = &(*pp)->next;
+	cmd->next = *pp;
+	*pp = cmd;
+}
+
+void bench_say(struct bench_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ctx->json)
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+}
+
+void bench_figure(struct bench_ctx *ctx, const char *key, double value, const char *unit)
+{
+	if (ctx->json) {
+		if (!isfinite(value))
+			printf("%s\"%s\": null", nfigures ? ",\n  " : "{\n  ", key);
+		else
+			printf("%s\"%s\": %.6g", nfigures ? ",\n  " : "{\n  ", key, value);
+	}
+	if (csv)
+		fprintf(csv, "%s,%s,%.6g,%s\n", ctx->cmd, key, value, unit ? unit : "");
+	nfigures++;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double bench_median(double *v, size_t n)
+{
+	if (!n)
+		return NAN;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+uint64_t bench_now_ns(void)
+{
+	return asx_now_ns();
+}
+
+const char *bench_si(char *buf, size_t len, double v)
+{
+	static const char sfx[] = " kMGT";
+	int i = 0;
+
+	while (fabs(v) >= 1000 && i < 4) {
+		v /= 1000;
+		i++;
+	}
+	snprintf(buf, len, i ? "%.2f%c" : "%.2f", v, sfx[i]);
+	return buf;
+}
+
+static void usage(FILE *f)
+{
+	struct bench_cmd *c;
+
+	fprintf(f,
+		"Usage: asx-bench [OPTIONS] COMMAND [COMMAND-OPTIONS]\n"
+		"       asx-bench [OPTIONS] all\n"
+		"\n"
+		"Runs ASX's benchmarks.  Every command measures ASX and its baseline\n"
+		"side by side in the same run and reports medians of --runs runs.\n"
+		"\n"
+		"Options:\n"
+		"  -j, --json       print one JSON object of figures instead of tables\n"
+		"  -c, --csv FILE   append figures to FILE as CSV (command,key,value,unit)\n"
+		"  -r, --runs N     repetitions per measurement (default 5, 1..1000)\n"
+		"  -q, --quick      smaller workloads (smoke tests; figures are noisier)\n"
+		"  -h, --help       this help; COMMAND --help for a command's options\n"
+		"  -V, --version    print the libasx version\n"
+		"\n"
+		"Commands:\n");
+	for (c = cmds; c; c = c->next)
+		fprintf(f, "  %-10s %s\n", c->name, c->summary);
+	fprintf(f, "  %-10s %s\n", "all", "run every command in turn");
+}
+
+static struct bench_cmd *find_cmd(const char *name)
+{
+	struct bench_cmd *c;
+
+	for (c = cmds; c; c = c->next)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+static int run_cmd(struct bench_ctx *ctx, struct bench_cmd *c, int argc, char **argv)
+{
+	int i, ret;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			printf("Usage: asx-bench [OPTIONS] %s %s\n\n%s\n", c->name,
+			       c->usage ? c->usage : "", c->summary);
+			return 0;
+		}
+	}
+	ctx->cmd = c->name;
+	optind = 1;
+	ret = c->run(ctx, argc, argv);
+	if (ret < 0)
+		fprintf(stderr, "asx-bench %s: %s\n", c->name, strerror(-ret));
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "csv", required_argument, NULL, 'c' },
+		{ "runs", required_argument, NULL, 'r' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct bench_ctx ctx = { .runs = 5 };
+	struct bench_cmd *c;
+	char *end;
+	long n;
+	int opt, ret = 0;
+
+	/* '+': stop at the command name; what follows belongs to it */
+	while ((opt = getopt_long(argc, argv, "+jc:r:qhV", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			ctx.json = true;
+			break;
+		case 'c':
+			csv = fopen(optarg, "a");
+			if (!csv) {
+				fprintf(stderr, "asx-bench: cannot open '%s': %s\n",
+					optarg, strerror(errno));
+				return 1;
+			}
+			break;
+		case 'r':
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno || *end || n < 1 || n > 1000) {
+				fprintf(stderr, "asx-bench: --runs wants 1..1000, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			ctx.runs = (int)n;
+			break;
+		case 'q':
+			ctx.quick = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("asx-bench (libasx %s)\n", asx_version());
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	argc -= optind;
+	argv += optind;
+
+	if (!strcmp(argv[0], "all")) {
+		for (c = cmds; c; c = c->next) {
+			char *sub[] = { (char *)c->name, NULL };
+
+			if (run_cmd(&ctx, c, 1, sub) < 0)
+				ret = 1;
+		}
+	} else {
+		c = find_cmd(argv[0]);
+		if (!c) {
+			fprintf(stderr, "asx-bench: unknown command '%s'\n", argv[0]);
+			usage(stderr);
+			return 2;
+		}
+		if (run_cmd(&ctx, c, argc, argv) < 0)
+			ret = 1;
+	}
+	if (ctx.json)
+		printf(nfigures ? "\n}\n" : "{}\n");
+	if (csv && fclose(csv)) {
+		perror("asx-bench: csv");
+		ret = 1;
+	}
+	return ret;
+}
