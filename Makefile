@@ -10,6 +10,7 @@
 #                     the kernel selftests in the test VM, the install test
 #   make demo         build everything and run the benchmark suite
 #   make bench        build build/bin/asx-bench
+#   make fuzz         libFuzzer targets (clang) in build/fuzz/; fuzz-replay: corpus replayers
 #   make install      PREFIX=/usr/local DESTDIR= LIBDIR= INCLUDEDIR= BINDIR=
 #   make style        checkpatch.pl on kmod/ and uapi/
 #   make setup        install the Debian/PyPI packages the tree needs
@@ -68,11 +69,33 @@ BENCH_SRCS := $(sort $(wildcard tools/bench/*.c))
 BENCH_OBJS := $(BENCH_SRCS:%.c=$(OBJ)/%.o)
 BENCH      := $(O)/bin/asx-bench
 TOOL_RPATH := -Wl,-rpath,'$$ORIGIN/../lib'
+# libtirpc is a benchmark/test baseline only; libasx never links it.
+TIRPC_CFLAGS := -I/usr/include/tirpc
+TIRPC_LIBS   := -ltirpc
+TOOL_LIBS    := -lpthread -lm $(TIRPC_LIBS)
+
+TTCP_SRCS  := $(sort $(wildcard tools/ttcp/*.c))
+TTCP_OBJS  := $(TTCP_SRCS:%.c=$(OBJ)/%.o)
+TTCP       := $(if $(TTCP_SRCS),$(O)/bin/asx-ttcp)
+
+# ---------------------------------------------------------------- fuzzing
+# lib/fuzz/fuzz_<name>.c each define LLVMFuzzerTestOneInput.  `make fuzz`
+# builds libFuzzer binaries with clang; `make fuzz-replay` builds the same
+# targets with gcc + ASan/UBSan around lib/fuzz/replay.c, which feeds them
+# every file of lib/fuzz/corpus/<name>/ (what `make check` runs).
+FUZZ_SRCS    := $(filter-out lib/fuzz/replay.c,$(sort $(wildcard lib/fuzz/fuzz_*.c)))
+FUZZ_BINS    := $(FUZZ_SRCS:lib/fuzz/%.c=build/fuzz/%)
+REPLAY_BINS  := $(FUZZ_SRCS:lib/fuzz/fuzz_%.c=build/fuzz/replay_%)
 
 # ---------------------------------------------------------------- tests
 TEST_SRCS  := $(sort $(wildcard lib/tests/test_*.c))
 TEST_BINS  := $(TEST_SRCS:lib/tests/%.c=$(O)/tests/%)
-TEST_LIBS  := -lcmocka -lpthread
+TEST_LIBS  := -lcmocka -lpthread -lm $(TIRPC_LIBS)
+
+# lib/tests/mustfail/*.c: programs that misuse the API; each must fail to
+# compile, and must compile with -DASX_MUSTFAIL_CONTROL (the correct use),
+# so a failure proves the type check, not a typo.  Run by tools/check.sh.
+MUSTFAIL_SRCS := $(sort $(wildcard lib/tests/mustfail/*.c))
 
 SELFTEST_SRCS := $(sort $(wildcard selftests/asx/*_test.c))
 SELFTEST_BINS := $(SELFTEST_SRCS:selftests/asx/%.c=$(O)/selftests/%)
@@ -85,14 +108,14 @@ KDIR ?= /lib/modules/$(KVER)/build
 
 DEPFLAGS = -MMD -MP
 
-.PHONY: all lib tools bench kmod check check-lib check-lib-plain check-lib-asan \
+.PHONY: fuzz fuzz-replay all lib tools bench kmod check check-lib check-lib-plain check-lib-asan \
         check-lib-tsan check-kmod check-install check-tools demo install uninstall \
         style setup clean selftests tests FORCE
 
 all: lib tools selftests kmod
 
 lib: $(LIB_SO) $(LIB_A) $(O)/lib/libasx.so $(O)/lib/libasx.pc
-tools: $(BENCH)
+tools: $(BENCH) $(TTCP)
 bench: $(BENCH)
 tests: $(TEST_BINS)
 selftests: $(SELFTEST_BINS)
@@ -127,20 +150,42 @@ $(O)/lib/libasx.pc: lib/libasx.pc.in Makefile FORCE
 $(OBJ)/tools/%.o: tools/%.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS_ASX) -Itools/bench $(CFLAGS_ASX) $(DEPFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS_ASX) -Itools/bench $(TIRPC_CFLAGS) $(CFLAGS_ASX) $(DEPFLAGS) \
+		-c -o $@ $<
 
 $(BENCH): $(BENCH_OBJS) $(LIB_SO)
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -o $@ $(BENCH_OBJS) -L$(O)/lib -l:libasx.so.$(SOVERSION) \
+		$(TOOL_RPATH) $(LDFLAGS_ASX) $(TOOL_LIBS)
+
+$(O)/bin/asx-ttcp: $(TTCP_OBJS) $(LIB_SO)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -o $@ $(TTCP_OBJS) -L$(O)/lib -l:libasx.so.$(SOVERSION) \
 		$(TOOL_RPATH) $(LDFLAGS_ASX) -lpthread -lm
 
 # Tests link the static library, so they may reach internal symbols too.
 $(O)/tests/%: lib/tests/%.c $(LIB_A) $(wildcard lib/tests/*.h)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS_ASX) -Ilib/tests $(CFLAGS_ASX) -o $@ $< $(LIB_A) \
-		$(LDFLAGS_ASX) $(TEST_LIBS)
+	$(Q)$(CC) $(CPPFLAGS_ASX) -Ilib/tests $(TIRPC_CFLAGS) $(CFLAGS_ASX) -o $@ $< \
+		$(LIB_A) $(LDFLAGS_ASX) $(TEST_LIBS)
+
+fuzz: $(FUZZ_BINS)
+fuzz-replay: $(REPLAY_BINS)
+
+build/fuzz/fuzz_%: lib/fuzz/fuzz_%.c $(LIB_SRCS)
+	$(call msg,FUZZ,$@)
+	@mkdir -p $(@D)
+	$(Q)clang $(CPPFLAGS_ASX) -std=gnu11 -O1 -g -fsanitize=fuzzer,address,undefined \
+		-o $@ $< $(LIB_SRCS) -lpthread
+
+build/fuzz/replay_%: lib/fuzz/fuzz_%.c lib/fuzz/replay.c $(LIB_A)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS_ASX) -std=gnu11 -O1 -g $(WARN) $(SAN_asan) \
+		-o $@ $< lib/fuzz/replay.c $(LIB_SRCS) -lpthread
 
 $(O)/selftests/%: selftests/asx/%.c $(wildcard selftests/asx/*.h) uapi/linux/asx.h
 	$(call msg,CC,$@)
@@ -180,11 +225,13 @@ install: lib tools
 	install -m 0644 uapi/linux/asx.h $(DESTDIR)$(INCLUDEDIR)/linux/asx.h
 	install -m 0644 $(O)/lib/libasx.pc $(DESTDIR)$(PKGCONFIGDIR)/libasx.pc
 	install -m 0755 $(BENCH) $(DESTDIR)$(BINDIR)/asx-bench
+	$(if $(TTCP),install -m 0755 $(TTCP) $(DESTDIR)$(BINDIR)/asx-ttcp)
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libasx.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libasx.so \
 		$(DESTDIR)$(LIBDIR)/libasx.a $(DESTDIR)$(PKGCONFIGDIR)/libasx.pc \
-		$(DESTDIR)$(INCLUDEDIR)/linux/asx.h $(DESTDIR)$(BINDIR)/asx-bench
+		$(DESTDIR)$(INCLUDEDIR)/linux/asx.h $(DESTDIR)$(BINDIR)/asx-bench \
+		$(DESTDIR)$(BINDIR)/asx-ttcp
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/asx
 
 style:
@@ -199,4 +246,4 @@ clean:
 
 FORCE:
 
--include $(LIB_OBJS:.o=.d) $(BENCH_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(BENCH_OBJS:.o=.d) $(TTCP_OBJS:.o=.d)

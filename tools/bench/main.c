@@ -16,6 +16,7 @@
 
 static struct bench_cmd *cmds;
 static FILE *csv;
+static FILE *jsonf;		/* stdout with --json, or the --json-file */
 static int nfigures;
 
 void bench_register(struct bench_cmd *cmd)
@@ -43,11 +44,12 @@ void bench_say(struct bench_ctx *ctx, const char *fmt, ...)
 
 void bench_figure(struct bench_ctx *ctx, const char *key, double value, const char *unit)
 {
-	if (ctx->json) {
+	if (jsonf) {
 		if (!isfinite(value))
-			printf("%s\"%s\": null", nfigures ? ",\n  " : "{\n  ", key);
+			fprintf(jsonf, "%s\"%s\": null", nfigures ? ",\n  " : "{\n  ", key);
 		else
-			printf("%s\"%s\": %.6g", nfigures ? ",\n  " : "{\n  ", key, value);
+			fprintf(jsonf, "%s\"%s\": %.6g", nfigures ? ",\n  " : "{\n  ", key,
+				value);
 	}
 	if (csv)
 		fprintf(csv, "%s,%s,%.6g,%s\n", ctx->cmd, key, value, unit ? unit : "");
@@ -100,6 +102,8 @@ static void usage(FILE *f)
 		"\n"
 		"Options:\n"
 		"  -j, --json       print one JSON object of figures instead of tables\n"
+		"  -J, --json-file FILE\n"
+		"                   also write the JSON object to FILE (tables still print)\n"
 		"  -c, --csv FILE   append figures to FILE as CSV (command,key,value,unit)\n"
 		"  -r, --runs N     repetitions per measurement (default 5, 1..1000)\n"
 		"  -q, --quick      smaller workloads (smoke tests; figures are noisier)\n"
@@ -145,6 +149,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "json-file", required_argument, NULL, 'J' },
 		{ "csv", required_argument, NULL, 'c' },
 		{ "runs", required_argument, NULL, 'r' },
 		{ "quick", no_argument, NULL, 'q' },
@@ -159,10 +164,18 @@ int main(int argc, char **argv)
 	int opt, ret = 0;
 
 	/* '+': stop at the command name; what follows belongs to it */
-	while ((opt = getopt_long(argc, argv, "+jc:r:qhV", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+jJ:c:r:qhV", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			ctx.json = true;
+			break;
+		case 'J':
+			jsonf = fopen(optarg, "w");
+			if (!jsonf) {
+				fprintf(stderr, "asx-bench: cannot open '%s': %s\n",
+					optarg, strerror(errno));
+				return 1;
+			}
 			break;
 		case 'c':
 			csv = fopen(optarg, "a");
@@ -196,6 +209,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (ctx.json)
+		jsonf = stdout;
 	if (optind >= argc) {
 		usage(stderr);
 		return 2;
@@ -220,8 +235,13 @@ int main(int argc, char **argv)
 		if (run_cmd(&ctx, c, argc, argv) < 0)
 			ret = 1;
 	}
-	if (ctx.json)
-		printf(nfigures ? "\n}\n" : "{}\n");
+	if (jsonf) {
+		fputs(nfigures ? "\n}\n" : "{}\n", jsonf);
+		if (jsonf != stdout && fclose(jsonf)) {
+			perror("asx-bench: json");
+			ret = 1;
+		}
+	}
 	if (csv && fclose(csv)) {
 		perror("asx-bench: csv");
 		ret = 1;

@@ -1,0 +1,281 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+#
+# check.sh - run ASX's tests (what `make check` calls).
+#
+# Usage: tools/check.sh [STAGE...]
+#
+# Stages (default: all, in this order):
+#   lib-plain   CMocka suite, optimised build            (build/tests)
+#   lib-asan    CMocka suite under ASan + UBSan          (build/asan/tests)
+#   lib-tsan    CMocka suite under ThreadSanitizer       (build/tsan/tests)
+#   mustfail    lib/tests/mustfail/*.c must NOT compile (and must with -DASX_MUSTFAIL_CONTROL)
+#   fuzz        every libFuzzer target replays its committed corpus under ASan + UBSan
+#   abi         libasx.so exports: SONAME, only asx_* symbols, all versioned
+#   tools       asx-bench smoke run (--quick), JSON well formed, keys present
+#   install     make install into a scratch prefix; a pkg-config build links and runs
+#   style       checkpatch.pl --no-tree on kmod/ and uapi/
+#   kmod        asx.ko + selftests in the test VM (tools/vm/asx-vm); the runner's own test
+#
+# Every stage that cannot run fails the check and says why: nothing is
+# skipped silently.  The last line is "check: N passed, N failed", where
+# N counts test cases (CMocka tests, selftests) and stage-level checks.
+# Environment: CHECK_JOBS (make -j, default nproc), V=1.
+set -uo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$top" || exit 2
+jobs=${CHECK_JOBS:-$(nproc)}
+all_stages=(lib-plain lib-asan lib-tsan mustfail fuzz abi tools install style kmod)
+stages=("$@")
+[ ${#stages[@]} -gt 0 ] || stages=("${all_stages[@]}")
+
+passed=0
+failed=0
+failures=()
+log=$top/build/check
+mkdir -p "$log"
+
+note() { printf '\n==> %s\n' "$*"; }
+pass() { passed=$((passed + ${1:-1})); }
+fail() {
+	failed=$((failed + ${2:-1}))
+	failures+=("$1")
+	printf 'check: FAILED: %s\n' "$1" >&2
+}
+
+# Run one CMocka binary; add its counts.  A binary that crashes or
+# exits non-zero without a count is one failure.
+run_cmocka() {
+	local bin=$1 name out rc p f
+	name=$(basename "$bin")
+	out=$log/$2-$name.log
+	timeout --foreground 600 "$bin" >"$out" 2>&1
+	rc=$?
+	cat "$out"
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\..*/\1/p' "$out" | tail -1)
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s).*/\1/p' "$out" | tail -1)
+	p=${p:-0}
+	f=${f:-0}
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+	fi
+	if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+		fail "$2 $name ran no test (exit $rc)"
+		return
+	fi
+	pass "$p"
+	[ "$f" -eq 0 ] || fail "$2 $name: $f failed (exit $rc, log $out)" "$f"
+}
+
+stage_lib() {
+	local kind=$1 san dir bin
+	case "$kind" in
+	plain) san= ; dir=build/tests ;;
+	asan) san=asan; dir=build/asan/tests ;;
+	tsan) san=tsan; dir=build/tsan/tests ;;
+	esac
+	note "libasx tests ($kind)"
+	if ! make -s -j"$jobs" SAN=$san tests; then
+		fail "lib-$kind: build"
+		return
+	fi
+	local bins=("$dir"/test_*)
+	if [ ! -x "${bins[0]}" ]; then
+		fail "lib-$kind: no test binaries in $dir"
+		return
+	fi
+	for bin in "${bins[@]}"; do
+		case "$kind" in
+		asan)
+			ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 \
+			UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+				run_cmocka "$bin" "lib-$kind" ;;
+		tsan)
+			TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+				run_cmocka "$bin" "lib-$kind" ;;
+		*) run_cmocka "$bin" "lib-$kind" ;;
+		esac
+	done
+}
+
+stage_mustfail() {
+	local f cflags="-std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Ilib/include -Iuapi"
+	note "must-not-compile programs"
+	shopt -s nullglob
+	local srcs=(lib/tests/mustfail/*.c)
+	shopt -u nullglob
+	if [ ${#srcs[@]} -eq 0 ]; then
+		echo "(none yet)"
+		return
+	fi
+	for f in "${srcs[@]}"; do
+		# shellcheck disable=SC2086
+		if ! ${CC:-cc} $cflags -DASX_MUSTFAIL_CONTROL -fsyntax-only "$f"; then
+			fail "mustfail: $f does not compile even in its correct form"
+			continue
+		fi
+		# shellcheck disable=SC2086
+		if ${CC:-cc} $cflags -fsyntax-only "$f" 2>"$log/mustfail.err"; then
+			fail "mustfail: $f compiled, but the misuse must be rejected"
+		else
+			echo "ok: $f rejected: $(grep -m1 'error:' "$log/mustfail.err" | sed 's/^[^ ]* //')"
+			pass
+		fi
+	done
+}
+
+stage_fuzz() {
+	local t name corpus
+	note "fuzz corpus replay"
+	shopt -s nullglob
+	local srcs=(lib/fuzz/fuzz_*.c)
+	shopt -u nullglob
+	if [ ${#srcs[@]} -eq 0 ]; then
+		echo "(no fuzz targets yet)"
+		return
+	fi
+	make -s -j"$jobs" fuzz-replay || { fail "fuzz: build"; return; }
+	for t in "${srcs[@]}"; do
+		name=$(basename "$t" .c)
+		name=${name#fuzz_}
+		corpus=lib/fuzz/corpus/$name
+		if [ ! -d "$corpus" ]; then
+			fail "fuzz: no corpus at $corpus"
+			continue
+		fi
+		if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		   "build/fuzz/replay_$name" "$corpus"; then
+			pass
+		else
+			fail "fuzz: replay of $corpus"
+		fi
+	done
+}
+
+stage_abi() {
+	local so=build/lib/libasx.so.0 soname bad unversioned n
+	note "libasx ABI"
+	make -s -j"$jobs" lib || { fail "abi: build"; return; }
+	soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+	if [ "$soname" = libasx.so.0 ]; then pass; else fail "abi: SONAME is '$soname'"; fi
+	# every exported function/object must be asx_* and carry a version
+	bad=$(nm -D --defined-only "$so" | awk '$2 ~ /[TDBRVW]/ {print $3}' |
+	      sed 's/@.*//' | grep -v '^asx_' | grep -v '^LIBASX_' || true)
+	if [ -z "$bad" ]; then pass; else fail "abi: non-asx symbols exported: $bad"; fi
+	unversioned=$(nm -D --defined-only --with-symbol-versions "$so" 2>/dev/null |
+		      awk '$2 ~ /[TDBR]/ && $3 !~ /@/ {print $3}' || true)
+	if [ -z "$unversioned" ]; then pass; else fail "abi: unversioned: $unversioned"; fi
+	n=$(nm -D --defined-only "$so" | grep -c ' T asx_' || true)
+	echo "libasx.so.0: SONAME $soname, $n exported functions"
+	# the map lists each symbol by name: nothing exported that it does not name
+	if ! tools/abi-check.sh "$so" lib/libasx.map; then
+		fail "abi: lib/libasx.map and the exported symbols disagree"
+	else
+		pass
+	fi
+}
+
+stage_tools() {
+	local out=$log/bench.json
+	note "asx-bench smoke run"
+	make -s -j"$jobs" tools || { fail "tools: build"; return; }
+	if ! build/bin/asx-bench --help >/dev/null; then fail "tools: asx-bench --help"; return; fi
+	if build/bin/asx-bench no-such-bench >/dev/null 2>&1; then
+		fail "tools: unknown command accepted"
+	else
+		pass
+	fi
+	if ! build/bin/asx-bench --quick --runs 1 --json all >"$out"; then
+		fail "tools: asx-bench --quick all failed"
+		return
+	fi
+	if /usr/bin/python3 - "$out" <<'PY'
+import json, sys, math
+d = json.load(open(sys.argv[1]))
+need = ["msgq_ratio_vs_pthread", "mutex_ratio_vs_pthread"]
+missing = [k for k in need if k not in d]
+if missing:
+    sys.exit("missing keys: %s" % missing)
+bad = [k for k, v in d.items() if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0]
+if bad:
+    sys.exit("bad values: %s" % bad)
+print("asx-bench: %d figures, keys ok" % len(d))
+PY
+	then pass; else fail "tools: asx-bench JSON"; fi
+}
+
+stage_install() {
+	local tmp rc
+	note "install + pkg-config"
+	tmp=$(mktemp -d "$top/build/install-test.XXXXXX")
+	if ! make -s -j"$jobs" install PREFIX="$tmp/usr" >"$log/install.log" 2>&1; then
+		cat "$log/install.log"
+		fail "install: make install"
+		return
+	fi
+	for f in lib/libasx.so.0 lib/libasx.so lib/libasx.a lib/pkgconfig/libasx.pc \
+		 include/asx/common.h include/linux/asx.h bin/asx-bench; do
+		[ -e "$tmp/usr/$f" ] || { fail "install: $f not installed"; rm -rf "$tmp"; return; }
+	done
+	pass
+	# DESTDIR staging must not leak the staging dir into the .pc file
+	if make -s install DESTDIR="$tmp/stage" PREFIX=/opt/asx >/dev/null 2>&1 &&
+	   grep -q '^prefix=/opt/asx$' "$tmp/stage/opt/asx/lib/pkgconfig/libasx.pc"; then
+		pass
+	else
+		fail "install: DESTDIR staging"
+	fi
+	make -s lib >/dev/null 2>&1	# restore build/lib/libasx.pc for the default prefix
+	tools/install-test.sh "$tmp/usr"
+	rc=$?
+	if [ $rc -eq 0 ]; then pass; else fail "install: pkg-config program"; fi
+	rm -rf "$tmp"
+}
+
+stage_style() {
+	note "checkpatch"
+	if tools/checkpatch.sh; then pass; else fail "style: checkpatch"; fi
+}
+
+stage_kmod() {
+	local out=$log/selftests.log rc p f
+	note "asx.ko in the test VM"
+	if ! make -s kmod selftests; then
+		fail "kmod: build"
+		return
+	fi
+	if tools/vm/selftest.sh; then pass; else fail "kmod: VM runner self-test"; fi
+	tools/vm/asx-vm -- selftests/asx/run_all.sh build/selftests 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	p=$(sed -n 's/^selftests: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$out" | tail -1)
+	f=$(sed -n 's/^selftests: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$out" | tail -1)
+	if [ -z "$p" ]; then
+		fail "kmod: the VM did not run the selftests (exit $rc; see above)"
+		return
+	fi
+	pass "$p"
+	[ "${f:-0}" -eq 0 ] || fail "kmod: $f selftests failed" "$f"
+	[ "$rc" -eq 0 ] || [ "${f:-0}" -ne 0 ] || fail "kmod: VM run failed (exit $rc)"
+}
+
+start=$(date +%s)
+for s in "${stages[@]}"; do
+	case "$s" in
+	lib-plain|lib-asan|lib-tsan) stage_lib "${s#lib-}" ;;
+	mustfail) stage_mustfail ;;
+	fuzz) stage_fuzz ;;
+	abi) stage_abi ;;
+	tools) stage_tools ;;
+	install) stage_install ;;
+	style) stage_style ;;
+	kmod) stage_kmod ;;
+	*) echo "check.sh: unknown stage '$s' (stages: ${all_stages[*]})" >&2; exit 2 ;;
+	esac
+done
+
+echo
+echo "check: stages ${stages[*]} in $(( $(date +%s) - start )) s"
+for f in "${failures[@]}"; do echo "  failed: $f"; done
+echo "check: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
