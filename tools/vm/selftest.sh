@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# selftest.sh - check that tools/vm/asx-vm reports what it must (3 VM boots).
+#
+# Usage: tools/vm/selftest.sh
+#
+#   1. `asx-vm -- true` exits 0 (module loads, runs, unloads, log clean)
+#   2. `asx-vm -- sh -c 'exit 3'` exits 3 (the command's own status)
+#   3. a WARNING: written to the guest's kernel log fails the run (exit 123)
+#
+# Needs kmod/asx.ko built (make kmod). Exits 0 if all three behave.
+set -uo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+vm="$top/tools/vm/asx-vm"
+fails=0
+n=0
+
+# check NAME WANT_RC WANT_OUTPUT -- ASX-VM-ARGS...
+check() {
+	local name=$1 want=$2 want_out=$3 out rc
+	shift 4
+	n=$((n + 1))
+	out=$("$vm" "$@" 2>&1)
+	rc=$?
+	if [ "$rc" != "$want" ]; then
+		echo "not ok $n $name # exit $rc, wanted $want"
+		printf '%s\n' "$out" | tail -n 30 | sed 's/^/# /'
+		fails=$((fails + 1))
+	elif [ -n "$want_out" ] && ! grep -qF -- "$want_out" <<<"$out"; then
+		echo "not ok $n $name # output lacks '$want_out'"
+		printf '%s\n' "$out" | tail -n 30 | sed 's/^/# /'
+		fails=$((fails + 1))
+	else
+		echo "ok $n $name # exit $rc"
+	fi
+}
+
+echo "TAP version 13"
+echo "1..3"
+check "true passes and its output reaches stdout" 0 "asx-vm-selftest-marker" -- \
+	sh -c 'test -c /dev/asx && echo scratch > /tmp/asx-vm-scratch && echo asx-vm-selftest-marker'
+check "a failing command fails with its status" 3 "command failed with exit status 3" -- \
+	sh -c 'exit 3'
+check "a WARNING: in the kernel log fails the run" 123 "WARNING: asx-vm self-test" -- \
+	sh -c 'echo "WARNING: asx-vm self-test" > /dev/kmsg'
+
+echo "# $((n - fails)) passed, $fails failed, 0 skipped"
+[ "$fails" = 0 ]
