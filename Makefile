@@ -78,6 +78,10 @@ TTCP_SRCS  := $(sort $(wildcard tools/ttcp/*.c))
 TTCP_OBJS  := $(TTCP_SRCS:%.c=$(OBJ)/%.o)
 TTCP       := $(if $(TTCP_SRCS),$(O)/bin/asx-ttcp)
 
+ASXCTL_SRCS := $(sort $(wildcard tools/asxctl/*.c))
+ASXCTL_OBJS := $(ASXCTL_SRCS:%.c=$(OBJ)/%.o)
+ASXCTL      := $(if $(ASXCTL_SRCS),$(O)/bin/asxctl)
+
 # ---------------------------------------------------------------- fuzzing
 # lib/fuzz/fuzz_<name>.c each define LLVMFuzzerTestOneInput.  `make fuzz`
 # builds libFuzzer binaries with clang; `make fuzz-replay` builds the same
@@ -115,7 +119,7 @@ DEPFLAGS = -MMD -MP
 all: lib tools selftests kmod
 
 lib: $(LIB_SO) $(LIB_A) $(O)/lib/libasx.so $(O)/lib/libasx.pc
-tools: $(BENCH) $(TTCP)
+tools: $(BENCH) $(TTCP) $(ASXCTL)
 bench: $(BENCH)
 tests: $(TEST_BINS)
 selftests: $(SELFTEST_BINS)
@@ -158,6 +162,12 @@ $(BENCH): $(BENCH_OBJS) $(LIB_SO)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -o $@ $(BENCH_OBJS) -L$(O)/lib -l:libasx.so.$(SOVERSION) \
 		$(TOOL_RPATH) $(LDFLAGS_ASX) $(TOOL_LIBS)
+
+$(O)/bin/asxctl: $(ASXCTL_OBJS) $(LIB_SO)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -o $@ $(ASXCTL_OBJS) -L$(O)/lib -l:libasx.so.$(SOVERSION) \
+		$(TOOL_RPATH) $(LDFLAGS_ASX) -lpthread
 
 $(O)/bin/asx-ttcp: $(TTCP_OBJS) $(LIB_SO)
 	$(call msg,LD,$@)
@@ -226,12 +236,13 @@ install: lib tools
 	install -m 0644 $(O)/lib/libasx.pc $(DESTDIR)$(PKGCONFIGDIR)/libasx.pc
 	install -m 0755 $(BENCH) $(DESTDIR)$(BINDIR)/asx-bench
 	$(if $(TTCP),install -m 0755 $(TTCP) $(DESTDIR)$(BINDIR)/asx-ttcp)
+	$(if $(ASXCTL),install -m 0755 $(ASXCTL) $(DESTDIR)$(BINDIR)/asxctl)
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libasx.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libasx.so \
 		$(DESTDIR)$(LIBDIR)/libasx.a $(DESTDIR)$(PKGCONFIGDIR)/libasx.pc \
 		$(DESTDIR)$(INCLUDEDIR)/linux/asx.h $(DESTDIR)$(BINDIR)/asx-bench \
-		$(DESTDIR)$(BINDIR)/asx-ttcp
+		$(DESTDIR)$(BINDIR)/asx-ttcp $(DESTDIR)$(BINDIR)/asxctl
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/asx
 
 style:
@@ -246,4 +257,4 @@ clean:
 
 FORCE:
 
--include $(LIB_OBJS:.o=.d) $(BENCH_OBJS:.o=.d) $(TTCP_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(BENCH_OBJS:.o=.d) $(TTCP_OBJS:.o=.d) $(ASXCTL_OBJS:.o=.d)
