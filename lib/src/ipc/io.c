@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * io.c - the transfer loops behind every IPC SAP send and receive.
+ *
+ * Without a deadline a call is the blocking system call itself, retried
+ * on EINTR, so the common path costs nothing over the raw API.  With a
+ * deadline the call is made with MSG_DONTWAIT and, on EAGAIN, the handle
+ * is polled until it is ready or the deadline passes; the descriptor's
+ * own O_NONBLOCK flag is never touched, so other threads sharing it see
+ * no change.  The vector loops copy a window of the caller's iovec array
+ * into a local array and advance through it by index and offset: the
+ * caller's array is only ever read.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ipc/ipc.h"
+#include "core/compiler.h"
+
+#define IOV_WINDOW 64
+
+int ipc_wait(int fd, short events, const struct timespec *deadline)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	struct timespec rel, *relp;
+	int r;
+
+	for (;;) {
+		relp = NULL;
+		if (deadline) {
+			uint64_t now = asx_now_ns(), end = asx_timespec_ns(deadline);
+			uint64_t left = end > now ? end - now : 0;
+
+			rel.tv_sec = (time_t)(left / ASX_NSEC_PER_SEC);
+			rel.tv_nsec = (long)(left % ASX_NSEC_PER_SEC);
+			relp = &rel;
+		}
+		r = ppoll(&p, 1, relp, NULL);
+		if (r > 0)
+			return 0;
+		if (r == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+int ipc_set_int(int fd, int level, int name, int val)
+{
+	return setsockopt(fd, level, name, &val, sizeof(val)) ? -errno : 0;
+}
+
+int ipc_set_nonblock(int fd, bool on)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return -errno;
+	fl = on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK;
+	return fcntl(fd, F_SETFL, fl) ? -errno : 0;
+}
+
+int ipc_close_fd(int *fd)
+{
+	int r = 0;
+
+	if (*fd >= 0) {
+		/* Linux releases the descriptor even when close reports EINTR. */
+		if (close(*fd) && errno != EINTR)
+			r = -errno;
+		*fd = -1;
+	}
+	return r;
+}
+
+ssize_t ipc_sendmsg(int fd, struct msghdr *mh, int flags, const struct timespec *deadline)
+{
+	ssize_t n;
+	int r;
+
+	flags |= MSG_NOSIGNAL;
+	if (deadline)
+		flags |= MSG_DONTWAIT;
+	for (;;) {
+		n = sendmsg(fd, mh, flags);
+		if (likely(n >= 0))
+			return n;
+		if (errno == EINTR)
+			continue;
+		if (deadline && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			r = ipc_wait(fd, POLLOUT, deadline);
+			if (r)
+				return r;
+			continue;
+		}
+		return -errno;
+	}
+}
+
+ssize_t ipc_recvmsg(int fd, struct msghdr *mh, int flags, const struct timespec *deadline)
+{
+	ssize_t n;
+	int r;
+
+	if (deadline)
+		flags |= MSG_DONTWAIT;
+	for (;;) {
+		n = recvmsg(fd, mh, flags);
+		if (likely(n >= 0))
+			return n;
+		if (errno == EINTR)
+			continue;
+		if (deadline && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			r = ipc_wait(fd, POLLIN, deadline);
+			if (r)
+				return r;
+			continue;
+		}
+		return -errno;
+	}
+}
+
+ssize_t ipc_send(int fd, const void *buf, size_t len, const struct timespec *deadline)
+{
+	int flags = MSG_NOSIGNAL | (deadline ? MSG_DONTWAIT : 0);
+	ssize_t n;
+	int r;
+
+	for (;;) {
+		n = send(fd, buf, len, flags);
+		if (likely(n >= 0))
+			return n;
+		if (errno == EINTR)
+			continue;
+		if (deadline && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			r = ipc_wait(fd, POLLOUT, deadline);
+			if (r)
+				return r;
+			continue;
+		}
+		return -errno;
+	}
+}
+
+ssize_t ipc_recv(int fd, void *buf, size_t len, const struct timespec *deadline)
+{
+	int flags = deadline ? MSG_DONTWAIT : 0;
+	ssize_t n;
+	int r;
+
+	for (;;) {
+		n = recv(fd, buf, len, flags);
+		if (likely(n >= 0))
+			return n;
+		if (errno == EINTR)
+			continue;
+		if (deadline && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			r = ipc_wait(fd, POLLIN, deadline);
+			if (r)
+				return r;
+			continue;
+		}
+		return -errno;
+	}
+}
+
+ssize_t ipc_send_n(int fd, const void *buf, size_t len, const struct timespec *deadline,
+		   size_t *done)
+{
+	const char *p = buf;
+	size_t sent = 0;
+	ssize_t n = 0;
+
+	if (len > SSIZE_MAX)
+		return -EINVAL;
+	while (sent < len) {
+		n = ipc_send(fd, p + sent, len - sent, deadline);
+		if (n < 0)
+			break;
+		sent += (size_t)n;
+	}
+	if (done)
+		*done = sent;
+	return n < 0 ? n : (ssize_t)sent;
+}
+
+ssize_t ipc_recv_n(int fd, void *buf, size_t len, const struct timespec *deadline,
+		   size_t *done)
+{
+	char *p = buf;
+	size_t got = 0;
+	ssize_t n = 0;
+
+	if (len > SSIZE_MAX)
+		return -EINVAL;
+	while (got < len) {
+		n = ipc_recv(fd, p + got, len - got, deadline);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (done)
+		*done = got;
+	return n < 0 ? n : (ssize_t)got;
+}
+
+/* Total length of @iov, or -EINVAL if @iovcnt is negative or it overflows ssize_t. */
+static ssize_t iov_total(const struct iovec *iov, int iovcnt)
+{
+	size_t total = 0;
+	int i;
+
+	if (iovcnt < 0 || (iovcnt > 0 && !iov))
+		return -EINVAL;
+	for (i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len > (size_t)SSIZE_MAX - total)
+			return -EINVAL;
+		total += iov[i].iov_len;
+	}
+	return (ssize_t)total;
+}
+
+/*
+ * Fill @w with the part of @iov still to move, starting @off bytes into
+ * entry @i; returns the number of window entries.
+ */
+static int iov_window(struct iovec *w, const struct iovec *iov, int iovcnt, int i, size_t off)
+{
+	int k = 0;
+
+	for (; i < iovcnt && k < IOV_WINDOW; i++, off = 0) {
+		if (iov[i].iov_len == off)
+			continue;
+		w[k].iov_base = (char *)iov[i].iov_base + off;
+		w[k].iov_len = iov[i].iov_len - off;
+		k++;
+	}
+	return k;
+}
+
+/* Advance the (i, off) cursor by @n bytes. */
+static void iov_advance(const struct iovec *iov, int iovcnt, int *i, size_t *off, size_t n)
+{
+	while (*i < iovcnt) {
+		size_t left = iov[*i].iov_len - *off;
+
+		if (n < left) {
+			*off += n;
+			return;
+		}
+		n -= left;
+		(*i)++;
+		*off = 0;
+	}
+}
+
+static ssize_t iov_loop(int fd, const struct iovec *iov, int iovcnt,
+			const struct timespec *deadline, size_t *done, bool out)
+{
+	struct iovec w[IOV_WINDOW];
+	struct msghdr mh;
+	ssize_t total = iov_total(iov, iovcnt), n = 0;
+	size_t moved = 0, off = 0;
+	int i = 0;
+
+	if (total < 0) {
+		if (done)
+			*done = 0;
+		return total;
+	}
+	while (moved < (size_t)total) {
+		memset(&mh, 0, sizeof(mh));
+		mh.msg_iov = w;
+		mh.msg_iovlen = (size_t)iov_window(w, iov, iovcnt, i, off);
+		n = out ? ipc_sendmsg(fd, &mh, 0, deadline) : ipc_recvmsg(fd, &mh, 0, deadline);
+		if (n <= 0)
+			break;
+		moved += (size_t)n;
+		iov_advance(iov, iovcnt, &i, &off, (size_t)n);
+	}
+	if (done)
+		*done = moved;
+	return n < 0 ? n : (ssize_t)moved;
+}
+
+ssize_t ipc_sendv_n(int fd, const struct iovec *iov, int iovcnt,
+		    const struct timespec *deadline, size_t *done)
+{
+	return iov_loop(fd, iov, iovcnt, deadline, done, true);
+}
+
+ssize_t ipc_recvv_n(int fd, const struct iovec *iov, int iovcnt,
+		    const struct timespec *deadline, size_t *done)
+{
+	return iov_loop(fd, iov, iovcnt, deadline, done, false);
+}

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * pipe.c - pipes and FIFOs with typed read and write ends.
+ *
+ * Pipes cannot take MSG_DONTWAIT, so a read or write with a deadline
+ * first polls and then does the system call; the ends are opened
+ * O_NONBLOCK-free, so the call after a positive poll still blocks if
+ * another thread emptied (or filled) the pipe in between: with several
+ * readers on one pipe, use the Reactor instead of deadlines.  Writes that
+ * would raise SIGPIPE are avoided by blocking the signal for the calling
+ * thread around the write and consuming any SIGPIPE it generated.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <asx/pipe.h>
+#include "ipc/ipc.h"
+
+int asx_pipe_open(struct asx_pipe_reader *r, struct asx_pipe_writer *w)
+{
+	int fds[2];
+
+	r->fd = w->fd = -1;
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	r->fd = fds[0];
+	w->fd = fds[1];
+	return 0;
+}
+
+ssize_t asx_pipe_read(struct asx_pipe_reader *r, void *buf, size_t len,
+		      const struct timespec *deadline)
+{
+	ssize_t n;
+	int e;
+
+	for (;;) {
+		if (deadline) {
+			e = ipc_wait(r->fd, POLLIN, deadline);
+			if (e)
+				return e;
+		}
+		n = read(r->fd, buf, len);
+		if (n >= 0)
+			return n;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+/* write(2) without SIGPIPE: a reader-less pipe gives -EPIPE. */
+static ssize_t write_nosigpipe(int fd, const void *buf, size_t len)
+{
+	static const struct timespec zero;
+	sigset_t pipe_set, old;
+	bool pending_before;
+	ssize_t n;
+	int err;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	if (pthread_sigmask(SIG_BLOCK, &pipe_set, &old))
+		return -EINVAL;
+	{
+		sigset_t pend;
+
+		sigpending(&pend);
+		pending_before = sigismember(&pend, SIGPIPE);
+	}
+	do {
+		n = write(fd, buf, len);
+	} while (n < 0 && errno == EINTR);
+	err = errno;
+	if (n < 0 && err == EPIPE && !pending_before) {
+		/* take the SIGPIPE we caused, so it is not delivered on unblock */
+		while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+			;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return n < 0 ? -err : n;
+}
+
+ssize_t asx_pipe_write(struct asx_pipe_writer *w, const void *buf, size_t len,
+		       const struct timespec *deadline)
+{
+	int e;
+
+	if (deadline) {
+		e = ipc_wait(w->fd, POLLOUT, deadline);
+		if (e)
+			return e;
+	}
+	return write_nosigpipe(w->fd, buf, len);
+}
+
+ssize_t asx_pipe_read_n(struct asx_pipe_reader *r, void *buf, size_t len,
+			const struct timespec *deadline, size_t *done)
+{
+	char *p = buf;
+	size_t got = 0;
+	ssize_t n = 0;
+
+	if (len > SSIZE_MAX)
+		return -EINVAL;
+	while (got < len) {
+		n = asx_pipe_read(r, p + got, len - got, deadline);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (done)
+		*done = got;
+	return n < 0 ? n : (ssize_t)got;
+}
+
+ssize_t asx_pipe_write_n(struct asx_pipe_writer *w, const void *buf, size_t len,
+			 const struct timespec *deadline, size_t *done)
+{
+	const char *p = buf;
+	size_t sent = 0;
+	ssize_t n = 0;
+
+	if (len > SSIZE_MAX)
+		return -EINVAL;
+	while (sent < len) {
+		n = asx_pipe_write(w, p + sent, len - sent, deadline);
+		if (n < 0)
+			break;
+		sent += (size_t)n;
+	}
+	if (done)
+		*done = sent;
+	return n < 0 ? n : (ssize_t)sent;
+}
+
+int asx_pipe_reader_close(struct asx_pipe_reader *r)
+{
+	return ipc_close_fd(&r->fd);
+}
+
+int asx_pipe_writer_close(struct asx_pipe_writer *w)
+{
+	return ipc_close_fd(&w->fd);
+}
+
+int asx_fifo_make(const char *path, unsigned int mode)
+{
+	struct stat st;
+
+	if (!path || !*path)
+		return -EINVAL;
+	if (mkfifo(path, (mode_t)mode) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return -errno;
+	if (stat(path, &st))
+		return -errno;
+	return S_ISFIFO(st.st_mode) ? 0 : -EEXIST;
+}
+
+int asx_fifo_open_reader(struct asx_pipe_reader *r, const char *path)
+{
+	int fd, e;
+
+	r->fd = -1;
+	if (!path)
+		return -EINVAL;
+	/* O_NONBLOCK so the open does not wait for a writer; reads block after */
+	do {
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	} while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return -errno;
+	e = ipc_set_nonblock(fd, false);
+	if (e) {
+		close(fd);
+		return e;
+	}
+	r->fd = fd;
+	return 0;
+}
+
+int asx_fifo_open_writer(struct asx_pipe_writer *w, const char *path,
+			 const struct timespec *deadline)
+{
+	struct timespec nap = { 0, 1000000 };	/* 1 ms, doubling up to 16 ms */
+	int fd, e;
+
+	w->fd = -1;
+	if (!path)
+		return -EINVAL;
+	if (!deadline) {
+		do {
+			fd = open(path, O_WRONLY | O_CLOEXEC);
+		} while (fd < 0 && errno == EINTR);
+		if (fd < 0)
+			return -errno;
+		w->fd = fd;
+		return 0;
+	}
+	/* Linux cannot wait for a FIFO reader with a timeout: probe until the deadline */
+	for (;;) {
+		fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0)
+			break;
+		if (errno != ENXIO && errno != EINTR)
+			return -errno;
+		if (asx_now_ns() >= asx_timespec_ns(deadline))
+			return -ETIMEDOUT;
+		nanosleep(&nap, NULL);
+		if (nap.tv_nsec < 16000000)
+			nap.tv_nsec *= 2;
+	}
+	e = ipc_set_nonblock(fd, false);
+	if (e) {
+		close(fd);
+		return e;
+	}
+	w->fd = fd;
+	return 0;
+}
