@@ -11,11 +11,15 @@
  *
  * USDT probes (provider "asx"), for bpftrace/bcc:
  *   mutex_contended(lock)   a lock attempt found the mutex held
- *   mutex_acquired(lock, spins_or_waits)
+ *   mutex_acquired(lock, spins, sleeps)  got it after mutex_contended
  *   mutex_release(lock)
  *   cond_wait(cond, mutex)  about to block on a condition
  *   cond_wake(cond, n)      signal (n = 1) or broadcast (n = -1)
- *   rwlock_*, sem_*, barrier_* likewise (see Documentation/sync.rst).
+ *   rwlock_contended, rwlock_acquired, rwlock_release, sem_wait, sem_post,
+ *   barrier_wait likewise (arguments in Documentation/sync.rst).
+ *
+ * Timed calls also return -EINVAL for a malformed @abstime (tv_nsec
+ * outside [0, 1e9) or tv_sec < 0) when they would have to wait.
  */
 #ifndef ASX_SYNC_H
 #define ASX_SYNC_H
@@ -44,7 +48,7 @@ ASX_API void asx_mutex_destroy(struct asx_mutex *m);
 ASX_API void asx_mutex_lock(struct asx_mutex *m);
 /* 0 when taken, -EBUSY when held by someone. */
 ASX_API int asx_mutex_trylock(struct asx_mutex *m);
-/* 0, or -ETIMEDOUT once @abstime (CLOCK_MONOTONIC) has passed. */
+/* 0, or -ETIMEDOUT once @abstime (CLOCK_MONOTONIC) has passed; -EINVAL. */
 ASX_API int asx_mutex_timedlock(struct asx_mutex *m, const struct timespec *abstime);
 ASX_API void asx_mutex_unlock(struct asx_mutex *m);
 
@@ -59,13 +63,16 @@ ASX_API void asx_cond_init(struct asx_cond *c);
 ASX_API void asx_cond_destroy(struct asx_cond *c);
 /* Spurious wake-ups are possible: callers re-check their predicate. */
 ASX_API void asx_cond_wait(struct asx_cond *c, struct asx_mutex *m);
-/* 0 on wake-up, -ETIMEDOUT at @abstime; @m is held again either way. */
+/* 0 on wake-up, -ETIMEDOUT at @abstime, -EINVAL; @m is held on return. */
 ASX_API int asx_cond_timedwait(struct asx_cond *c, struct asx_mutex *m,
 			       const struct timespec *abstime);
 ASX_API void asx_cond_signal(struct asx_cond *c);
 ASX_API void asx_cond_broadcast(struct asx_cond *c);
 
-/* Readers/writer lock, writer-preferring (a waiting writer stops new readers). */
+/*
+ * Readers/writer lock, writer-preferring (a waiting writer stops new
+ * readers, so a thread must not take the read lock recursively).
+ */
 struct asx_rwlock {
 	uint32_t state;		/* private */
 	uint32_t writers_waiting;
@@ -111,6 +118,7 @@ ASX_API void asx_sem_destroy(struct asx_sem *s);
 ASX_API int asx_sem_post(struct asx_sem *s);			/* 0 / -EOVERFLOW */
 ASX_API void asx_sem_wait(struct asx_sem *s);
 ASX_API int asx_sem_trywait(struct asx_sem *s);			/* 0 / -EAGAIN */
+/* 0, -ETIMEDOUT at @abstime, -EINVAL. */
 ASX_API int asx_sem_timedwait(struct asx_sem *s, const struct timespec *abstime);
 ASX_API unsigned int asx_sem_value(const struct asx_sem *s);
 

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * bench_mutex.c - `asx-bench mutex`: the adaptive asx_mutex against
+ * pthread_mutex_t (default attributes) under two-thread contention.
+ *
+ * Two threads each do N cycles of lock / increment a shared counter /
+ * unlock.  Two cases: the bare critical section (worst case, the lock
+ * word bounces between the cores all the time) and the same plus about
+ * 100 ns of private work outside the lock (closer to real use).  Runs of
+ * ASX and of the baseline alternate, and the order flips each run, so
+ * drifts in machine load hit both alike; figures are medians.
+ * Context switches per operation come from getrusage() deltas.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include <asx/sync.h>
+#include "bench.h"
+
+#define NTHREADS 2
+
+enum impl { IMPL_ASX, IMPL_PTHREAD, NIMPL };
+static const char *const impl_name[NIMPL] = { "asx", "pthread" };
+
+struct shared {
+	struct asx_mutex am;
+	pthread_mutex_t pm;
+	int go;			/* 1: start, -1: give up */
+	long n;			/* cycles per thread */
+	unsigned int work;	/* work() units outside the lock */
+	enum impl impl;
+	/* the counter, on its own line away from the locks */
+	long counter __attribute__((aligned(64)));
+};
+
+static unsigned int work_units_100ns = 1;
+
+/* Private work that the compiler cannot drop: ~work_units_100ns per 100 ns. */
+static inline void work(unsigned int units)
+{
+	unsigned int x = units;
+
+	for (unsigned int i = 0; i < units; i++) {
+		x = x * 1103515245u + 12345u;
+		__asm__ __volatile__("" : "+r"(x));
+	}
+}
+
+static void calibrate_work(void)
+{
+	const unsigned int probe = 1000000;
+	uint64_t t0 = bench_now_ns();
+
+	work(probe);
+	double ns_per_unit = (double)(bench_now_ns() - t0) / probe;
+
+	if (ns_per_unit <= 0)
+		ns_per_unit = 1;
+	work_units_100ns = (unsigned int)(100.0 / ns_per_unit);
+	if (!work_units_100ns)
+		work_units_100ns = 1;
+}
+
+static void *worker(void *arg)
+{
+	struct shared *s = arg;
+	long n = s->n;
+	unsigned int w = s->work;
+
+	while (!__atomic_load_n(&s->go, __ATOMIC_ACQUIRE))
+		sched_yield();
+	if (__atomic_load_n(&s->go, __ATOMIC_RELAXED) < 0)
+		return NULL;
+	if (s->impl == IMPL_ASX) {
+		for (long i = 0; i < n; i++) {
+			asx_mutex_lock(&s->am);
+			s->counter++;
+			asx_mutex_unlock(&s->am);
+			if (w)
+				work(w);
+		}
+	} else {
+		for (long i = 0; i < n; i++) {
+			pthread_mutex_lock(&s->pm);
+			s->counter++;
+			pthread_mutex_unlock(&s->pm);
+			if (w)
+				work(w);
+		}
+	}
+	return NULL;
+}
+
+static long csw_now(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
+struct sample {
+	double ops_per_s;
+	double csw_per_op;
+};
+
+static int run_once(struct shared *s, enum impl impl, struct sample *out)
+{
+	pthread_t t[NTHREADS];
+	uint64_t t0, t1;
+	long c0, c1;
+	int i, err;
+
+	s->impl = impl;
+	s->counter = 0;
+	s->go = 0;
+	asx_mutex_init(&s->am);
+	for (i = 0; i < NTHREADS; i++) {
+		err = pthread_create(&t[i], NULL, worker, s);
+		if (err) {
+			__atomic_store_n(&s->go, -1, __ATOMIC_RELEASE);
+			while (i--)
+				pthread_join(t[i], NULL);
+			return -err;
+		}
+	}
+	c0 = csw_now();
+	t0 = bench_now_ns();
+	__atomic_store_n(&s->go, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < NTHREADS; i++)
+		pthread_join(t[i], NULL);
+	t1 = bench_now_ns();
+	c1 = csw_now();
+	if (s->counter != NTHREADS * s->n)
+		return -EPROTO;		/* the lock did not exclude */
+	out->ops_per_s = (double)(NTHREADS * s->n) * 1e9 / (double)(t1 - t0);
+	out->csw_per_op = (double)(c1 - c0) / (double)(NTHREADS * s->n);
+	return 0;
+}
+
+struct result {
+	double ops_per_s[NIMPL];
+	double csw_per_op[NIMPL];
+};
+
+static int measure(struct bench_ctx *ctx, struct shared *s, struct result *res)
+{
+	double *ops[NIMPL], *csw[NIMPL];
+	int r, k, ret = 0;
+
+	for (k = 0; k < NIMPL; k++) {
+		ops[k] = calloc((size_t)ctx->runs, sizeof(double));
+		csw[k] = calloc((size_t)ctx->runs, sizeof(double));
+		if (!ops[k] || !csw[k])
+			ret = -ENOMEM;
+	}
+	for (r = 0; r < ctx->runs && !ret; r++) {
+		for (int j = 0; j < NIMPL && !ret; j++) {
+			/* ASX first on even runs, the baseline first on odd ones */
+			enum impl impl = (enum impl)((j + r) % NIMPL);
+			struct sample smp = { 0, 0 };
+
+			ret = run_once(s, impl, &smp);
+			ops[impl][r] = smp.ops_per_s;
+			csw[impl][r] = smp.csw_per_op;
+		}
+	}
+	for (k = 0; k < NIMPL; k++) {
+		if (!ret) {
+			res->ops_per_s[k] = bench_median(ops[k], (size_t)ctx->runs);
+			res->csw_per_op[k] = bench_median(csw[k], (size_t)ctx->runs);
+		}
+		free(ops[k]);
+		free(csw[k]);
+	}
+	return ret;
+}
+
+static void say_row(struct bench_ctx *ctx, const char *label, const struct result *res)
+{
+	char a[32], p[32];
+
+	bench_say(ctx, "  %-22s %12s %12s %8.2f   %8.4f %8.4f\n", label,
+		  bench_si(a, sizeof(a), res->ops_per_s[IMPL_ASX]),
+		  bench_si(p, sizeof(p), res->ops_per_s[IMPL_PTHREAD]),
+		  res->ops_per_s[IMPL_ASX] / res->ops_per_s[IMPL_PTHREAD],
+		  res->csw_per_op[IMPL_ASX], res->csw_per_op[IMPL_PTHREAD]);
+}
+
+static void report(struct bench_ctx *ctx, const char *prefix, const struct result *res)
+{
+	char key[64];
+
+	for (int k = 0; k < NIMPL; k++) {
+		snprintf(key, sizeof(key), "%s_%s_ops_per_s", prefix, impl_name[k]);
+		bench_figure(ctx, key, res->ops_per_s[k], "ops/s");
+		snprintf(key, sizeof(key), "%s_%s_csw_per_op", prefix, impl_name[k]);
+		bench_figure(ctx, key, res->csw_per_op[k], "switches/op");
+	}
+	snprintf(key, sizeof(key), "%s_ratio_vs_pthread", prefix);
+	bench_figure(ctx, key, res->ops_per_s[IMPL_ASX] / res->ops_per_s[IMPL_PTHREAD], "");
+}
+
+static int bench_mutex(struct bench_ctx *ctx, int argc, char **argv)
+{
+	struct shared *s;
+	struct result tight, loose;
+	long n = ctx->quick ? 200000 : 2000000;
+	int ret;
+
+	if (argc > 2 && !strcmp(argv[1], "-n")) {
+		char *end;
+
+		n = strtol(argv[2], &end, 10);
+		if (*end || n < 1)
+			return -EINVAL;
+	} else if (argc > 1) {
+		return -EINVAL;
+	}
+
+	s = aligned_alloc(64, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_init(&s->pm, NULL);
+	s->n = n;
+	calibrate_work();
+
+	bench_say(ctx, "mutex: %d threads x %ld lock/increment/unlock cycles, median of %d runs\n",
+		  NTHREADS, n, ctx->runs);
+	bench_say(ctx, "  %-22s %12s %12s %8s   %8s %8s\n", "case", "asx ops/s",
+		  "pthread ops/s", "ratio", "asx csw", "pth csw");
+
+	s->work = 0;
+	ret = measure(ctx, s, &tight);
+	if (!ret) {
+		say_row(ctx, "bare critical section", &tight);
+		s->work = work_units_100ns;
+		ret = measure(ctx, s, &loose);
+	}
+	if (!ret) {
+		say_row(ctx, "+ ~100 ns work outside", &loose);
+		bench_say(ctx, "  (ratio = asx / pthread, higher is better; csw = context switches per op)\n");
+		report(ctx, "mutex", &tight);
+		report(ctx, "mutex_work", &loose);
+	}
+	pthread_mutex_destroy(&s->pm);
+	free(s);
+	return ret;
+}
+
+BENCH_COMMAND(mutex, "mutex",
+	      "adaptive asx_mutex vs pthread_mutex_t, 2 contending threads",
+	      "[-n CYCLES_PER_THREAD]", bench_mutex)
