@@ -1,0 +1,499 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * msg.c - message blocks and reference-counted data blocks.
+ *
+ * Memory layout.  asx_msg_alloc() makes one allocation holding the
+ * header, the data block and the buffer:
+ *
+ *	[ struct asx_msg | struct asx_datab | pad | buffer ... ]
+ *	  home_ = db_ = the datab that follows
+ *
+ * The datab's reference count counts the headers that point at it.  The
+ * header living inside the allocation holds one reference which covers
+ * both its data and its own memory, so the allocation goes away when the
+ * last header referring to it does, whichever is freed first.  If that
+ * header later moves to another buffer (asx_msg_pullup()), it keeps its
+ * reference on home_ (for its memory) and takes one on the new db_.
+ * Headers made by asx_msg_dup() are separate allocations (home_ = NULL).
+ * asx_msg_wrap() allocates its header separately too, so the caller's
+ * free function runs as soon as the last data reference goes.
+ *
+ * Reference counting: an increment needs no ordering (the caller already
+ * holds a reference); the last decrement is acq_rel so every write made
+ * through any header happens before the buffer is released.  A holder of
+ * the only reference skips the atomic read-modify-write: nobody else can
+ * take a reference to a block they cannot reach.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <asx/msg.h>
+#include <asx/sync.h>
+#include "core/compiler.h"
+
+#define DB_FOREIGN	0x1u	/* buffer belongs to the caller of asx_msg_wrap() */
+#define DB_CLASS_SHIFT	8	/* (size class + 1) of a cached allocation, or 0 */
+
+struct asx_datab {
+	uint32_t refs;
+	uint32_t flags;
+	void (*free_fn)(void *buf, void *arg);
+	void *arg;
+	void *buf;		/* start of the buffer, for free_fn */
+	void *mem;		/* the allocation to free() */
+};
+
+#define ALIGN16(x)	(((x) + 15) & ~(size_t)15)
+#define EMB_HDR		ALIGN16(sizeof(struct asx_msg) + sizeof(struct asx_datab))
+#define DB_HDR		ALIGN16(sizeof(struct asx_datab))
+
+/*
+ * Block cache.  Allocations of asx_msg_alloc() with a buffer of up to
+ * 64 KB come in power-of-two size classes and are recycled: a freed
+ * block goes to its thread's cache; a cache that grows past CACHE_MAX
+ * hands a batch of BATCH blocks to a shared depot (one lock round trip
+ * per batch), and a thread whose cache is empty takes a batch from there
+ * before it calls malloc().  So a producer thread that allocates and a
+ * consumer thread that frees trade whole batches instead of contending on
+ * the C library's arena lock for every message.  A thread's cache goes
+ * to the depot when the thread exits.  Under AddressSanitizer the cache
+ * is off so that use-after-free of a message is still caught.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define MSG_CACHE 0
+#else
+#define MSG_CACHE 1
+#endif
+
+#define CLS_MIN_SHIFT	8		/* 256 bytes */
+#define NCLS		9		/* .. 64 KB */
+#define CACHE_MAX	64
+#define BATCH		32
+#define DEPOT_MAX	32		/* batches per class kept in the depot */
+
+struct free_blk {
+	struct free_blk *next;		/* within a cache or a batch */
+	struct free_blk *next_batch;	/* depot: batches of one class */
+};
+
+struct tcache {
+	struct free_blk *head[NCLS];
+	uint32_t n[NCLS];
+	bool registered;
+};
+
+static __thread struct tcache tcache;
+static struct asx_mutex depot_lock = ASX_MUTEX_INITIALIZER;
+static struct free_blk *depot[NCLS];
+static uint32_t depot_n[NCLS];
+static pthread_key_t tcache_key;
+static pthread_once_t tcache_once = PTHREAD_ONCE_INIT;
+static bool tcache_key_ok;
+
+static int size_class(size_t size)
+{
+	int c = 0;
+
+	if (!MSG_CACHE || size > ((size_t)1 << (CLS_MIN_SHIFT + NCLS - 1)))
+		return -1;
+	while (((size_t)1 << (CLS_MIN_SHIFT + c)) < size)
+		c++;
+	return c;
+}
+
+/* Give a batch (@b, linked through next) to the depot, or back to malloc. */
+static void depot_put(int c, struct free_blk *b)
+{
+	struct free_blk *n;
+
+	asx_mutex_lock(&depot_lock);
+	if (depot_n[c] < DEPOT_MAX) {
+		b->next_batch = depot[c];
+		depot[c] = b;
+		depot_n[c]++;
+		b = NULL;
+	}
+	asx_mutex_unlock(&depot_lock);
+	for (; b; b = n) {
+		n = b->next;
+		free(b);
+	}
+}
+
+static struct free_blk *depot_get(int c)
+{
+	struct free_blk *b;
+
+	asx_mutex_lock(&depot_lock);
+	b = depot[c];
+	if (b) {
+		depot[c] = b->next_batch;
+		depot_n[c]--;
+	}
+	asx_mutex_unlock(&depot_lock);
+	return b;
+}
+
+static void tcache_flush(void *unused)
+{
+	struct free_blk *b;
+	int c;
+
+	(void)unused;
+	for (c = 0; c < NCLS; c++) {
+		b = tcache.head[c];
+		tcache.head[c] = NULL;
+		tcache.n[c] = 0;
+		if (b)
+			depot_put(c, b);
+	}
+}
+
+static void tcache_key_init(void)
+{
+	tcache_key_ok = !pthread_key_create(&tcache_key, tcache_flush);
+}
+
+static void blk_free(void *mem, int c)
+{
+	struct free_blk *b = mem, *batch;
+	uint32_t i;
+
+	if (unlikely(!tcache.registered)) {
+		pthread_once(&tcache_once, tcache_key_init);
+		if (!tcache_key_ok || pthread_setspecific(tcache_key, &tcache)) {
+			free(mem);
+			return;
+		}
+		tcache.registered = true;
+	}
+	b->next = tcache.head[c];
+	tcache.head[c] = b;
+	if (++tcache.n[c] <= CACHE_MAX)
+		return;
+	/* hand the BATCH most recently freed blocks to the depot */
+	batch = tcache.head[c];
+	b = batch;
+	for (i = 1; i < BATCH; i++)
+		b = b->next;
+	tcache.head[c] = b->next;
+	b->next = NULL;
+	tcache.n[c] -= BATCH;
+	depot_put(c, batch);
+}
+
+static void *blk_alloc(int c)
+{
+	struct free_blk *b = tcache.head[c];
+	uint32_t n = 0;
+
+	if (likely(b)) {
+		tcache.head[c] = b->next;
+		tcache.n[c]--;
+		return b;
+	}
+	b = depot_get(c);
+	if (!b)
+		return malloc(EMB_HDR + ((size_t)1 << (CLS_MIN_SHIFT + c)));
+	/* keep all but the first of the batch */
+	tcache.head[c] = b->next;
+	for (struct free_blk *p = b->next; p; p = p->next)
+		n++;
+	tcache.n[c] += n;
+	return b;
+}
+
+static void db_release(struct asx_datab *db)
+{
+	if (__atomic_load_n(&db->refs, __ATOMIC_ACQUIRE) != 1 &&
+	    __atomic_sub_fetch(&db->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	if (db->free_fn)
+		db->free_fn(db->buf, db->arg);
+	if (db->flags >> DB_CLASS_SHIFT)
+		blk_free(db->mem, (int)(db->flags >> DB_CLASS_SHIFT) - 1);
+	else
+		free(db->mem);
+}
+
+static void hdr_init(struct asx_msg *m, struct asx_datab *db, unsigned char *base,
+		     size_t size, unsigned int type)
+{
+	m->rd = m->wr = m->base_ = base;
+	m->lim_ = base + size;
+	m->cont = NULL;
+	m->type = (uint8_t)type;
+	m->band = 0;
+	m->flags_ = 0;
+	m->resv_ = 0;
+	m->db_ = db;
+	m->next_ = m->prev_ = NULL;
+	m->qbytes_ = 0;
+}
+
+struct asx_msg *asx_msg_alloc(size_t size, unsigned int type)
+{
+	struct asx_msg *m;
+	struct asx_datab *db;
+
+	int c;
+
+	if (type > ASX_MSG_TYPE_MAX || size > SIZE_MAX - EMB_HDR)
+		return NULL;
+	c = size_class(size);
+	m = c < 0 ? malloc(EMB_HDR + size) : blk_alloc(c);
+	if (!m)
+		return NULL;
+	db = (struct asx_datab *)(m + 1);
+	db->refs = 1;
+	db->flags = (uint32_t)(c + 1) << DB_CLASS_SHIFT;
+	db->free_fn = NULL;
+	db->arg = NULL;
+	db->buf = (unsigned char *)m + EMB_HDR;
+	db->mem = m;
+	hdr_init(m, db, db->buf, size, type);
+	m->home_ = db;
+	return m;
+}
+
+/* A stand-alone data block with a buffer of @size bytes. */
+static struct asx_datab *db_alloc(size_t size)
+{
+	struct asx_datab *db;
+
+	if (size > SIZE_MAX - DB_HDR)
+		return NULL;
+	db = malloc(DB_HDR + size);
+	if (!db)
+		return NULL;
+	db->refs = 1;
+	db->flags = 0;
+	db->free_fn = NULL;
+	db->arg = NULL;
+	db->buf = (unsigned char *)db + DB_HDR;
+	db->mem = db;
+	return db;
+}
+
+struct asx_msg *asx_msg_wrap(void *buf, size_t len,
+			     void (*free_fn)(void *buf, void *arg), void *arg)
+{
+	struct asx_msg *m;
+	struct asx_datab *db;
+
+	if (!buf && len)
+		return NULL;
+	m = malloc(sizeof(*m));
+	db = malloc(sizeof(*db));
+	if (!m || !db) {
+		free(m);
+		free(db);
+		return NULL;
+	}
+	db->refs = 1;
+	db->flags = DB_FOREIGN;
+	db->free_fn = free_fn;
+	db->arg = arg;
+	db->buf = buf;
+	db->mem = db;
+	hdr_init(m, db, buf, len, ASX_MSG_DATA);
+	m->wr = m->lim_;
+	m->home_ = NULL;
+	return m;
+}
+
+void asx_msg_free(struct asx_msg *m)
+{
+	struct asx_datab *db, *home;
+
+	if (!m)
+		return;
+	db = m->db_;
+	home = m->home_;
+	if (db != home)
+		db_release(db);
+	if (home)
+		db_release(home);	/* may free the memory holding *m */
+	else
+		free(m);
+}
+
+void asx_msg_free_chain(struct asx_msg *m)
+{
+	struct asx_msg *next;
+
+	for (; m; m = next) {
+		next = m->cont;
+		asx_msg_free(m);
+	}
+}
+
+struct asx_msg *asx_msg_dup(const struct asx_msg *m)
+{
+	struct asx_msg *head = NULL, **pp = &head, *h;
+
+	for (; m; m = m->cont) {
+		h = malloc(sizeof(*h));
+		if (!h) {
+			asx_msg_free_chain(head);
+			return NULL;
+		}
+		*h = *m;
+		h->cont = NULL;
+		h->home_ = NULL;
+		h->next_ = h->prev_ = NULL;
+		h->qbytes_ = 0;
+		__atomic_fetch_add(&m->db_->refs, 1, __ATOMIC_RELAXED);
+		*pp = h;
+		pp = &h->cont;
+	}
+	return head;
+}
+
+struct asx_msg *asx_msg_copy(const struct asx_msg *m)
+{
+	struct asx_msg *head = NULL, **pp = &head, *c;
+
+	for (; m; m = m->cont) {
+		c = asx_msg_alloc(asx_msg_size(m), m->type);
+		if (!c) {
+			asx_msg_free_chain(head);
+			return NULL;
+		}
+		c->band = m->band;
+		c->rd = c->base_ + asx_msg_headroom(m);
+		memcpy(c->rd, m->rd, asx_msg_block_len(m));
+		c->wr = c->rd + asx_msg_block_len(m);
+		*pp = c;
+		pp = &c->cont;
+	}
+	return head;
+}
+
+size_t asx_msg_length(const struct asx_msg *m)
+{
+	size_t n = 0;
+
+	for (; m; m = m->cont)
+		n += asx_msg_block_len(m);
+	return n;
+}
+
+size_t asx_msg_blocks(const struct asx_msg *m)
+{
+	size_t n = 0;
+
+	for (; m; m = m->cont)
+		n++;
+	return n;
+}
+
+bool asx_msg_shared(const struct asx_msg *m)
+{
+	return __atomic_load_n(&m->db_->refs, __ATOMIC_ACQUIRE) > 1;
+}
+
+int asx_msg_pullup(struct asx_msg *m, size_t len)
+{
+	size_t have = asx_msg_block_len(m), total, need, take;
+	struct asx_datab *db = m->db_, *ndb;
+	struct asx_msg *n;
+
+	if (len <= have)
+		return 0;
+	total = asx_msg_length(m);
+	if (len == ASX_MSG_PULLUP_ALL)
+		len = total;
+	else if (len > total)
+		return -EINVAL;
+	if (len <= have)
+		return 0;
+
+	if (!(db->flags & DB_FOREIGN) && asx_msg_size(m) >= len &&
+	    __atomic_load_n(&db->refs, __ATOMIC_ACQUIRE) == 1) {
+		/* our own buffer, big enough: slide the bytes down if needed */
+		if ((size_t)(m->lim_ - m->rd) < len) {
+			memmove(m->base_, m->rd, have);
+			m->rd = m->base_;
+			m->wr = m->rd + have;
+		}
+	} else {
+		ndb = db_alloc(len);
+		if (!ndb)
+			return -ENOMEM;
+		memcpy(ndb->buf, m->rd, have);
+		if (db != m->home_)
+			db_release(db);	/* home_ keeps its reference for the header */
+		m->db_ = ndb;
+		m->base_ = m->rd = ndb->buf;
+		m->wr = m->rd + have;
+		m->lim_ = m->base_ + len;
+	}
+
+	need = len - have;
+	while (need) {
+		n = m->cont;
+		take = asx_msg_block_len(n);
+		if (take > need)
+			take = need;
+		memcpy(m->wr, n->rd, take);
+		m->wr += take;
+		n->rd += take;
+		need -= take;
+		if (n->rd == n->wr) {
+			m->cont = n->cont;
+			asx_msg_free(n);
+		}
+	}
+	return 0;
+}
+
+size_t asx_msg_read(const struct asx_msg *m, size_t off, void *buf, size_t len)
+{
+	unsigned char *out = buf;
+	size_t done = 0, blen, take;
+
+	for (; m && done < len; m = m->cont) {
+		blen = asx_msg_block_len(m);
+		if (off >= blen) {
+			off -= blen;
+			continue;
+		}
+		take = blen - off;
+		if (take > len - done)
+			take = len - done;
+		memcpy(out + done, m->rd + off, take);
+		done += take;
+		off = 0;
+	}
+	return done;
+}
+
+void asx_msg_link(struct asx_msg *m, struct asx_msg *tail)
+{
+	while (m->cont)
+		m = m->cont;
+	m->cont = tail;
+}
+
+int asx_msg_append(struct asx_msg *m, const void *data, size_t len)
+{
+	if (len > asx_msg_space(m))
+		return -ENOSPC;
+	if (len)
+		memcpy(m->wr, data, len);
+	m->wr += len;
+	return 0;
+}
+
+int asx_msg_prepend(struct asx_msg *m, const void *data, size_t len)
+{
+	if (len > asx_msg_headroom(m))
+		return -ENOSPC;
+	m->rd -= len;
+	if (len)
+		memcpy(m->rd, data, len);
+	return 0;
+}

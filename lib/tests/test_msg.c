@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * test_msg.c - message blocks: allocation, reference counting, dup/copy,
+ * chains, pullup.  Run under ASan too: LeakSanitizer catches a block that
+ * free_chain or the refcounting fails to release.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include <asx/msg.h>
+
+static void test_alloc(void **state)
+{
+	struct asx_msg *m = asx_msg_alloc(100, ASX_MSG_PROTO);
+
+	(void)state;
+	assert_non_null(m);
+	assert_int_equal(m->type, ASX_MSG_PROTO);
+	assert_int_equal(m->band, 0);
+	assert_null(m->cont);
+	assert_int_equal(asx_msg_size(m), 100);
+	assert_int_equal(asx_msg_space(m), 100);
+	assert_int_equal(asx_msg_block_len(m), 0);
+	assert_int_equal(asx_msg_length(m), 0);
+	assert_ptr_equal(asx_msg_rd(m), asx_msg_wr(m));
+	assert_false(asx_msg_shared(m));
+	/* the buffer is writable end to end (ASan checks the bounds) */
+	memset(asx_msg_wr(m), 0xab, 100);
+	assert_int_equal(asx_msg_commit(m, 100), 0);
+	assert_int_equal(asx_msg_commit(m, 1), -ENOSPC);
+	assert_int_equal(asx_msg_length(m), 100);
+	assert_int_equal(asx_msg_consume(m, 101), -EINVAL);
+	assert_int_equal(asx_msg_consume(m, 40), 0);
+	assert_int_equal(asx_msg_block_len(m), 60);
+	assert_int_equal(asx_msg_headroom(m), 40);
+	asx_msg_free(m);
+
+	m = asx_msg_alloc(0, ASX_MSG_HANGUP);
+	assert_non_null(m);
+	assert_int_equal(asx_msg_size(m), 0);
+	asx_msg_free(m);
+
+	assert_null(asx_msg_alloc(10, 256));
+	assert_null(asx_msg_alloc(SIZE_MAX - 8, ASX_MSG_DATA));
+	asx_msg_free(NULL);
+	asx_msg_free_chain(NULL);
+}
+
+static void test_hipri_types(void **state)
+{
+	static const unsigned int hi[] = { ASX_MSG_PCPROTO, ASX_MSG_FLUSH, ASX_MSG_IOCACK,
+					   ASX_MSG_IOCNAK, ASX_MSG_ERROR, ASX_MSG_HANGUP,
+					   ASX_MSG_PCUSER, 200, 255 };
+	static const unsigned int lo[] = { ASX_MSG_DATA, ASX_MSG_PROTO, ASX_MSG_IOCTL,
+					   ASX_MSG_CTL, ASX_MSG_USER, 100, 127 };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(hi) / sizeof(hi[0]); i++)
+		assert_true(asx_msg_type_is_hipri(hi[i]));
+	for (i = 0; i < sizeof(lo) / sizeof(lo[0]); i++)
+		assert_false(asx_msg_type_is_hipri(lo[i]));
+}
+
+static void test_append_prepend_read(void **state)
+{
+	struct asx_msg *m = asx_msg_alloc(16, ASX_MSG_DATA);
+	char buf[32];
+
+	(void)state;
+	assert_int_equal(asx_msg_append(m, "hello", 5), 0);
+	assert_int_equal(asx_msg_append(m, "0123456789abcdef", 12), -ENOSPC);
+	assert_int_equal(asx_msg_length(m), 5);
+	assert_int_equal(asx_msg_prepend(m, "x", 1), -ENOSPC);
+	assert_int_equal(asx_msg_consume(m, 2), 0);
+	assert_int_equal(asx_msg_prepend(m, "HE", 2), 0);
+	memset(buf, 0, sizeof(buf));
+	assert_int_equal(asx_msg_read(m, 0, buf, sizeof(buf)), 5);
+	assert_string_equal(buf, "HEllo");
+	assert_int_equal(asx_msg_read(m, 3, buf, 1), 1);
+	assert_int_equal(buf[0], 'l');
+	asx_msg_free(m);
+}
+
+/* dup shares the data: a write through one header shows through the other. */
+static void dup_shares(int free_original_first)
+{
+	struct asx_msg *a = asx_msg_alloc(64, ASX_MSG_DATA), *b;
+
+	assert_int_equal(asx_msg_append(a, "abcdef", 6), 0);
+	a->band = 7;
+	b = asx_msg_dup(a);
+	assert_non_null(b);
+	assert_ptr_not_equal(a, b);
+	assert_ptr_equal(asx_msg_rd(a), asx_msg_rd(b));
+	assert_int_equal(b->band, 7);
+	assert_true(asx_msg_shared(a));
+	assert_true(asx_msg_shared(b));
+
+	asx_msg_rd(a)[0] = 'X';
+	assert_int_equal(asx_msg_rd(b)[0], 'X');
+	asx_msg_rd(b)[5] = 'Y';
+	assert_int_equal(asx_msg_rd(a)[5], 'Y');
+
+	/* headers are independent: consuming one leaves the other */
+	assert_int_equal(asx_msg_consume(b, 2), 0);
+	assert_int_equal(asx_msg_length(a), 6);
+	assert_int_equal(asx_msg_length(b), 4);
+
+	if (free_original_first) {
+		asx_msg_free(a);
+		assert_false(asx_msg_shared(b));
+		assert_memory_equal(asx_msg_rd(b), "cdeY", 4);	/* still valid (ASan) */
+		asx_msg_free(b);
+	} else {
+		asx_msg_free(b);
+		assert_false(asx_msg_shared(a));
+		assert_memory_equal(asx_msg_rd(a), "XbcdeY", 6);
+		asx_msg_free(a);
+	}
+}
+
+static void test_dup_shares_free_original_first(void **state)
+{
+	(void)state;
+	dup_shares(1);
+}
+
+static void test_dup_shares_free_dup_first(void **state)
+{
+	(void)state;
+	dup_shares(0);
+}
+
+struct freecount {
+	int calls;
+	void *last_buf;
+};
+
+static void count_free(void *buf, void *arg)
+{
+	struct freecount *fc = arg;
+
+	fc->calls++;
+	fc->last_buf = buf;
+	free(buf);
+}
+
+static void test_wrap_free_fn_once_after_last_ref(void **state)
+{
+	struct freecount fc = { 0 };
+	char *buf = malloc(32);
+	struct asx_msg *a, *b, *c;
+
+	(void)state;
+	memcpy(buf, "zero copy", 9);
+	a = asx_msg_wrap(buf, 9, count_free, &fc);
+	assert_non_null(a);
+	assert_ptr_equal(asx_msg_rd(a), buf);		/* no copy */
+	assert_int_equal(asx_msg_length(a), 9);
+	assert_int_equal(a->type, ASX_MSG_DATA);
+
+	b = asx_msg_dup(a);
+	c = asx_msg_dup(b);
+	assert_non_null(b);
+	assert_non_null(c);
+	asx_msg_free(a);
+	assert_int_equal(fc.calls, 0);
+	asx_msg_free(c);
+	assert_int_equal(fc.calls, 0);
+	assert_memory_equal(asx_msg_rd(b), "zero copy", 9);
+	asx_msg_free(b);
+	assert_int_equal(fc.calls, 1);
+	assert_ptr_equal(fc.last_buf, buf);
+
+	/* NULL free_fn: the buffer stays the caller's */
+	{
+		char local[4] = "abc";
+
+		a = asx_msg_wrap(local, 3, NULL, NULL);
+		assert_non_null(a);
+		asx_msg_free(a);
+	}
+	assert_null(asx_msg_wrap(NULL, 5, NULL, NULL));
+}
+
+/* A chain of @n blocks whose bytes are 0, 1, 2, ... (mod 251). */
+static struct asx_msg *make_chain(size_t n, size_t per_block, size_t *total)
+{
+	struct asx_msg *head = NULL, *m;
+	unsigned char v = 0;
+	size_t i, j;
+
+	*total = 0;
+	for (i = 0; i < n; i++) {
+		m = asx_msg_alloc(per_block + i, i ? ASX_MSG_DATA : ASX_MSG_PROTO);
+		assert_non_null(m);
+		for (j = 0; j < per_block + i; j++) {
+			*asx_msg_wr(m) = v;
+			v = (unsigned char)((v + 1) % 251);
+			assert_int_equal(asx_msg_commit(m, 1), 0);
+		}
+		*total += per_block + i;
+		if (head)
+			asx_msg_link(head, m);
+		else
+			head = m;
+	}
+	return head;
+}
+
+static void check_bytes(const struct asx_msg *m, size_t total)
+{
+	unsigned char *buf = malloc(total + 1);
+	size_t i;
+
+	assert_int_equal(asx_msg_length(m), total);
+	assert_int_equal(asx_msg_read(m, 0, buf, total + 1), total);
+	for (i = 0; i < total; i++)
+		assert_int_equal(buf[i], i % 251);
+	free(buf);
+}
+
+static void test_chain_length_and_dup_chain(void **state)
+{
+	size_t total;
+	struct asx_msg *m = make_chain(4, 10, &total), *d, *a, *b;
+
+	(void)state;
+	assert_int_equal(total, 10 + 11 + 12 + 13);
+	assert_int_equal(asx_msg_blocks(m), 4);
+	check_bytes(m, total);
+
+	d = asx_msg_dup(m);
+	assert_non_null(d);
+	assert_int_equal(asx_msg_blocks(d), 4);
+	for (a = m, b = d; a; a = a->cont, b = b->cont) {
+		assert_ptr_not_equal(a, b);
+		assert_ptr_equal(asx_msg_rd(a), asx_msg_rd(b));
+		assert_int_equal(a->type, b->type);
+		assert_true(asx_msg_shared(b));
+	}
+	asx_msg_free_chain(m);
+	check_bytes(d, total);
+	for (b = d; b; b = b->cont)
+		assert_false(asx_msg_shared(b));
+	asx_msg_free_chain(d);
+}
+
+static void test_copy_does_not_share(void **state)
+{
+	size_t total;
+	struct asx_msg *m = make_chain(3, 20, &total), *c, *a, *b;
+
+	(void)state;
+	assert_int_equal(asx_msg_consume(m, 3), 0);	/* headroom is kept */
+	total -= 3;
+	m->band = 5;
+	c = asx_msg_copy(m);
+	assert_non_null(c);
+	assert_int_equal(asx_msg_blocks(c), 3);
+	assert_int_equal(c->band, 5);
+	assert_int_equal(c->type, ASX_MSG_PROTO);
+	assert_int_equal(asx_msg_headroom(c), 3);
+	for (a = m, b = c; a; a = a->cont, b = b->cont) {
+		assert_ptr_not_equal(asx_msg_rd(a), asx_msg_rd(b));
+		assert_false(asx_msg_shared(a));
+		assert_int_equal(asx_msg_size(a), asx_msg_size(b));
+		assert_memory_equal(asx_msg_rd(a), asx_msg_rd(b), asx_msg_block_len(a));
+	}
+	asx_msg_rd(c)[0] ^= 0xff;
+	assert_int_not_equal(asx_msg_rd(m)[0], asx_msg_rd(c)[0]);
+	asx_msg_free_chain(c);
+	assert_int_equal(asx_msg_length(m), total);
+	asx_msg_free_chain(m);
+}
+
+static void test_pullup_across_blocks(void **state)
+{
+	size_t total;
+	struct asx_msg *m = make_chain(5, 7, &total);
+
+	(void)state;
+	/* 7+8+9+10+11 = 45 bytes; take 20: spans blocks 1..3 */
+	assert_int_equal(asx_msg_pullup(m, 20), 0);
+	assert_true(asx_msg_block_len(m) >= 20);
+	check_bytes(m, total);
+	assert_int_equal(m->type, ASX_MSG_PROTO);	/* head keeps its type */
+	/* blocks 2 (8 bytes) emptied and freed, block 3 partly consumed */
+	assert_int_equal(asx_msg_blocks(m), 4);
+
+	assert_int_equal(asx_msg_pullup(m, total + 1), -EINVAL);
+	check_bytes(m, total);
+	assert_int_equal(asx_msg_pullup(m, 5), 0);	/* already contiguous */
+
+	assert_int_equal(asx_msg_pullup(m, ASX_MSG_PULLUP_ALL), 0);
+	assert_int_equal(asx_msg_blocks(m), 1);
+	assert_int_equal(asx_msg_block_len(m), total);
+	check_bytes(m, total);
+	asx_msg_free_chain(m);
+}
+
+/* In place: an unshared first block with enough capacity keeps its buffer. */
+static void test_pullup_in_place(void **state)
+{
+	struct asx_msg *m = asx_msg_alloc(16, ASX_MSG_DATA), *n = asx_msg_alloc(8, ASX_MSG_DATA);
+	unsigned char *buf = asx_msg_rd(m);
+
+	(void)state;
+	assert_int_equal(asx_msg_append(m, "0123456789", 10), 0);
+	assert_int_equal(asx_msg_consume(m, 8), 0);	/* 8 bytes left after rd: slide */
+	assert_int_equal(asx_msg_append(n, "abcdefgh", 8), 0);
+	asx_msg_link(m, n);
+	assert_int_equal(asx_msg_pullup(m, 10), 0);
+	assert_ptr_equal(asx_msg_rd(m), buf);		/* same buffer, moved down */
+	assert_memory_equal(asx_msg_rd(m), "89abcdefgh", 10);
+	assert_null(m->cont);
+	asx_msg_free_chain(m);
+}
+
+/* A shared first block gets a new buffer; the other holder's view is untouched. */
+static void test_pullup_shared_head(void **state)
+{
+	size_t total;
+	struct asx_msg *m = make_chain(3, 16, &total), *d;
+
+	(void)state;
+	d = asx_msg_dup(m);
+	assert_non_null(d);
+	assert_int_equal(asx_msg_pullup(m, ASX_MSG_PULLUP_ALL), 0);
+	check_bytes(m, total);
+	assert_ptr_not_equal(asx_msg_rd(m), asx_msg_rd(d));
+	check_bytes(d, total);
+	assert_int_equal(asx_msg_blocks(d), 3);
+	asx_msg_free_chain(m);
+	check_bytes(d, total);
+	asx_msg_free_chain(d);
+}
+
+/* pullup of a wrapped head moves to a new buffer and releases the caller's at once. */
+static void test_pullup_releases_wrapped(void **state)
+{
+	struct freecount fc = { 0 };
+	char *buf = malloc(4);
+	struct asx_msg *m, *n;
+
+	(void)state;
+	memcpy(buf, "abcd", 4);
+	m = asx_msg_wrap(buf, 4, count_free, &fc);
+	n = asx_msg_alloc(4, ASX_MSG_DATA);
+	assert_int_equal(asx_msg_append(n, "efgh", 4), 0);
+	asx_msg_link(m, n);
+	assert_int_equal(asx_msg_pullup(m, 6), 0);
+	assert_int_equal(fc.calls, 1);
+	assert_memory_equal(asx_msg_rd(m), "abcdef", 6);
+	assert_int_equal(asx_msg_length(m), 8);
+	asx_msg_free_chain(m);
+	assert_int_equal(fc.calls, 1);
+}
+
+/* pullup on an allocated head that a dup shares, then free in every order. */
+static void test_pullup_embedded_then_free(void **state)
+{
+	struct asx_msg *m = asx_msg_alloc(4, ASX_MSG_DATA), *n = asx_msg_alloc(4, ASX_MSG_DATA);
+	struct asx_msg *d;
+
+	(void)state;
+	assert_int_equal(asx_msg_append(m, "abcd", 4), 0);
+	assert_int_equal(asx_msg_append(n, "efgh", 4), 0);
+	asx_msg_link(m, n);
+	d = asx_msg_dup(m);
+	assert_int_equal(asx_msg_pullup(m, 8), 0);	/* m moves off its own buffer */
+	assert_memory_equal(asx_msg_rd(m), "abcdefgh", 8);
+	asx_msg_free_chain(d);				/* m's old buffer: only m's header left */
+	assert_memory_equal(asx_msg_rd(m), "abcdefgh", 8);
+	asx_msg_free_chain(m);
+}
+
+static void test_free_chain_frees_all(void **state)
+{
+	struct freecount fc = { 0 };
+	struct asx_msg *head = NULL, *m;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 10; i++) {
+		m = asx_msg_wrap(malloc(8), 8, count_free, &fc);
+		assert_non_null(m);
+		if (head)
+			asx_msg_link(head, m);
+		else
+			head = m;
+		m = asx_msg_alloc(100, ASX_MSG_DATA);	/* LeakSanitizer watches these */
+		asx_msg_link(head, m);
+	}
+	assert_int_equal(asx_msg_blocks(head), 20);
+	asx_msg_free_chain(head);
+	assert_int_equal(fc.calls, 10);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_alloc),
+		cmocka_unit_test(test_hipri_types),
+		cmocka_unit_test(test_append_prepend_read),
+		cmocka_unit_test(test_dup_shares_free_original_first),
+		cmocka_unit_test(test_dup_shares_free_dup_first),
+		cmocka_unit_test(test_wrap_free_fn_once_after_last_ref),
+		cmocka_unit_test(test_chain_length_and_dup_chain),
+		cmocka_unit_test(test_copy_does_not_share),
+		cmocka_unit_test(test_pullup_across_blocks),
+		cmocka_unit_test(test_pullup_in_place),
+		cmocka_unit_test(test_pullup_shared_head),
+		cmocka_unit_test(test_pullup_releases_wrapped),
+		cmocka_unit_test(test_pullup_embedded_then_free),
+		cmocka_unit_test(test_free_chain_frees_all),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
