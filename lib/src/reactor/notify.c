@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * notify.c - cross-thread notifications and the message-queue strategy.
+ *
+ * Notifications wait in one FIFO (r->notifs).  Posting one writes the
+ * eventfd only when no wake-up is pending yet, so a burst of posts costs
+ * one write and one read.  A queue binding embeds its notification node:
+ * while the node is queued, further enqueues change nothing (coalescing);
+ * the node leaves the FIFO just before the callback runs, so a message
+ * enqueued during the callback queues it again.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <asx/msgq.h>
+#include "core/compiler.h"
+#include "core/probes.h"
+#include "reactor/reactor_impl.h"
+
+static bool one_bit(unsigned int mask)
+{
+	return mask == ASX_EV_READ || mask == ASX_EV_WRITE || mask == ASX_EV_EXCEPT;
+}
+
+static bool has_callback(const struct asx_event_handler *eh, unsigned int bit)
+{
+	return (bit == ASX_EV_READ && eh->ops->handle_input) ||
+	       (bit == ASX_EV_WRITE && eh->ops->handle_output) ||
+	       (bit == ASX_EV_EXCEPT && eh->ops->handle_exception);
+}
+
+/* Lock held: queue @n; true if the caller must write the eventfd. */
+static bool enqueue(struct asx_reactor *r, struct rx_notif *n)
+{
+	bool need = !r->wake_pending;
+
+	rx_list_add_tail(&r->notifs, &n->link);
+	n->queued = true;
+	r->nnotifs++;
+	r->wake_pending = true;
+	return need;
+}
+
+static void dequeue(struct asx_reactor *r, struct rx_notif *n)
+{
+	rx_list_del(&n->link);
+	n->queued = false;
+	r->nnotifs--;
+}
+
+int asx_reactor_notify(struct asx_reactor *r, struct asx_event_handler *eh, unsigned int mask)
+{
+	static const unsigned int bits[] = { ASX_EV_READ, ASX_EV_WRITE, ASX_EV_EXCEPT };
+	struct rx_notif *n[3] = { NULL, NULL, NULL };
+	bool need = false;
+	size_t i, k = 0;
+
+	if (!r)
+		return -EINVAL;
+	if (!eh) {
+		asx_mutex_lock(&r->lock);
+		r->woken = true;
+		need = !r->wake_pending;
+		r->wake_pending = true;
+		asx_mutex_unlock(&r->lock);
+		if (need)
+			asx_rx_wake(r);
+		return 0;
+	}
+	if (!eh->ops || !(mask & ASX_EV_IO) || (mask & ~ASX_EV_IO))
+		return -EINVAL;
+	for (i = 0; i < ASX_ARRAY_SIZE(bits); i++)
+		if ((mask & bits[i]) && !has_callback(eh, bits[i]))
+			return -EINVAL;
+	for (i = 0; i < ASX_ARRAY_SIZE(bits); i++) {
+		if (!(mask & bits[i]))
+			continue;
+		n[k] = calloc(1, sizeof(*n[k]));
+		if (!n[k]) {
+			while (k--)
+				free(n[k]);
+			return -ENOMEM;
+		}
+		n[k]->eh = eh;
+		n[k]->mask = bits[i];
+		k++;
+	}
+	asx_mutex_lock(&r->lock);
+	for (i = 0; i < k; i++) {
+		asx_event_handler_get(eh);	/* held by the queued notification */
+		need |= enqueue(r, n[i]);
+	}
+	asx_mutex_unlock(&r->lock);
+	if (need)
+		asx_rx_wake(r);
+	return 0;
+}
+
+void asx_rx_notifs_take(struct asx_reactor *r, struct asx_event_handler *eh,
+			struct asx_rx_link *out)
+{
+	struct asx_rx_link *l, *next;
+
+	for (l = r->notifs.next; l != &r->notifs; l = next) {
+		struct rx_notif *n = container_of(l, struct rx_notif, link);
+
+		next = l->next;
+		if (n->bind || (eh && n->eh != eh))
+			continue;
+		dequeue(r, n);
+		rx_list_add_tail(out, &n->link);
+	}
+}
+
+int asx_rx_notifs_free(struct asx_rx_link *list)
+{
+	int count = 0;
+
+	while (!rx_list_empty(list)) {
+		struct rx_notif *n = container_of(list->next, struct rx_notif, link);
+		struct asx_event_handler *eh = n->eh;
+
+		rx_list_del(&n->link);
+		free(n);
+		asx_event_handler_put(eh);
+		count++;
+	}
+	return count;
+}
+
+int asx_reactor_purge_notifications(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	struct asx_rx_link list;
+
+	if (!r || !eh)
+		return -EINVAL;
+	rx_list_init(&list);
+	asx_mutex_lock(&r->lock);
+	asx_rx_notifs_take(r, eh, &list);
+	asx_mutex_unlock(&r->lock);
+	return asx_rx_notifs_free(&list);
+}
+
+static int call(struct asx_event_handler *eh, unsigned int bit)
+{
+	ASX_PROBE3(reactor_dispatch, eh, -1, bit);
+	if (bit == ASX_EV_READ)
+		return eh->ops->handle_input(eh, -1);
+	if (bit == ASX_EV_WRITE)
+		return eh->ops->handle_output(eh, -1);
+	return eh->ops->handle_exception(eh, -1);
+}
+
+/* Lock held on entry, released on return: end binding @b. */
+static void bind_remove_unlock(struct asx_reactor *r, struct rx_mqbind *b)
+{
+	struct asx_event_handler *eh = b->eh;
+
+	asx_rx_hmap_del(&r->mqs, (uintptr_t)b->q);
+	asx_msgq_set_notify(b->q, NULL, NULL);
+	if (b->node.queued)
+		dequeue(r, &b->node);
+	rx_list_del(&b->all);
+	free(b);
+	asx_rx_reg_end(r, eh, -1, ASX_EV_MSGQ);
+	asx_rx_unlock_close(r, eh);
+}
+
+int asx_rx_notify_dispatch(struct asx_reactor *r)
+{
+	size_t budget;
+	int count = 0;
+
+	asx_mutex_lock(&r->lock);
+	r->wake_pending = false;
+	/* Only what is queued now: notifications posted by callbacks wait a round. */
+	budget = r->nnotifs;
+	while (budget-- && !rx_list_empty(&r->notifs)) {
+		struct rx_notif *n = container_of(r->notifs.next, struct rx_notif, link);
+		struct asx_event_handler *eh = n->eh;
+		struct rx_mqbind *b = n->bind;
+		struct asx_msgq *q = b ? b->q : NULL;
+		uint64_t bid = b ? b->id : 0;
+		unsigned int bit = n->mask;
+		bool ok;
+		int rc;
+
+		dequeue(r, n);
+		ok = asx_rx_dispatch_begin(r, eh);
+		asx_mutex_unlock(&r->lock);
+		if (!b) {
+			/* The notification's own reference; dispatch holds another. */
+			free(n);
+			asx_event_handler_put(eh);
+		}
+		if (!ok) {
+			asx_mutex_lock(&r->lock);
+			continue;
+		}
+		rc = call(eh, bit);
+		count++;
+		asx_mutex_lock(&r->lock);
+		if (rc < 0 && b) {
+			b = asx_rx_hmap_get(&r->mqs, (uintptr_t)q);
+			if (b && b->id == bid) {
+				bind_remove_unlock(r, b);
+				asx_mutex_lock(&r->lock);
+			}
+		}
+		asx_rx_dispatch_end(r, eh);
+		asx_mutex_lock(&r->lock);
+	}
+	asx_mutex_unlock(&r->lock);
+	return count;
+}
+
+/* The queue's hook: runs in the enqueuing thread, outside the queue's lock. */
+static void mq_hook(struct asx_msgq *q, void *arg)
+{
+	struct asx_reactor *r = arg;
+	struct rx_mqbind *b;
+	bool need = false;
+
+	asx_mutex_lock(&r->lock);
+	b = asx_rx_hmap_get(&r->mqs, (uintptr_t)q);
+	if (b && !b->node.queued)
+		need = enqueue(r, &b->node);
+	asx_mutex_unlock(&r->lock);
+	if (need)
+		asx_rx_wake(r);
+}
+
+int asx_reactor_notify_msgq(struct asx_reactor *r, struct asx_msgq *q,
+			    struct asx_event_handler *eh, unsigned int mask)
+{
+	struct rx_mqbind *b;
+	bool need = false;
+	int err;
+
+	if (!r || !q || !eh || !eh->ops || !one_bit(mask) || !has_callback(eh, mask))
+		return -EINVAL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	asx_mutex_lock(&r->lock);
+	if (r->destroying) {
+		err = -ESHUTDOWN;
+		goto err_unlock;
+	}
+	if (asx_rx_hmap_get(&r->mqs, (uintptr_t)q)) {
+		err = -EEXIST;
+		goto err_unlock;
+	}
+	err = asx_rx_attach(r, eh);
+	if (err)
+		goto err_unlock;
+	b->id = ++r->mq_id;
+	b->q = q;
+	b->eh = eh;
+	b->mask = mask;
+	b->node.eh = eh;
+	b->node.mask = mask;
+	b->node.bind = b;
+	err = asx_rx_hmap_put(&r->mqs, (uintptr_t)q, b);
+	if (err)
+		goto err_detach;
+	rx_list_add_tail(&r->mq_list, &b->all);
+	asx_rx_reg_begin(r, eh);
+	asx_msgq_set_notify(q, mq_hook, r);
+	if (!asx_msgq_is_empty(q))
+		need = enqueue(r, &b->node);
+	asx_mutex_unlock(&r->lock);
+	if (need)
+		asx_rx_wake(r);
+	return 0;
+
+err_detach:
+	asx_rx_detach_idle(r, eh);
+err_unlock:
+	asx_mutex_unlock(&r->lock);
+	free(b);
+	return err;
+}
+
+int asx_reactor_remove_msgq(struct asx_reactor *r, struct asx_msgq *q)
+{
+	struct rx_mqbind *b;
+
+	if (!r || !q)
+		return -EINVAL;
+	asx_mutex_lock(&r->lock);
+	b = asx_rx_hmap_get(&r->mqs, (uintptr_t)q);
+	if (!b) {
+		asx_mutex_unlock(&r->lock);
+		return -ENOENT;
+	}
+	bind_remove_unlock(r, b);
+	return 0;
+}
+
+unsigned int asx_rx_mq_remove(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	struct asx_rx_link *l, *next;
+	unsigned int n = 0;
+
+	for (l = r->mq_list.next; l != &r->mq_list; l = next) {
+		struct rx_mqbind *b = container_of(l, struct rx_mqbind, all);
+
+		next = l->next;
+		if (eh && b->eh != eh)
+			continue;
+		asx_rx_hmap_del(&r->mqs, (uintptr_t)b->q);
+		asx_msgq_set_notify(b->q, NULL, NULL);
+		if (b->node.queued)
+			dequeue(r, &b->node);
+		rx_list_del(&b->all);
+		asx_rx_reg_end(r, b->eh, -1, ASX_EV_MSGQ);
+		free(b);
+		n++;
+	}
+	return n;
+}

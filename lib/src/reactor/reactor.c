@@ -1,0 +1,882 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * reactor.c - the Reactor: handler lifetimes, descriptors, signals and the
+ * event loop.  Timers are in timer.c, notifications and queue bindings in
+ * notify.c.
+ *
+ * Every epoll registration carries a 64-bit tag: for a descriptor, its
+ * number and a generation (so an event for a descriptor removed, closed
+ * and reused within one epoll batch is recognised as stale); for the
+ * reactor's own descriptors, RX_TAG_INTERNAL | kind.  Each event is looked
+ * up again under the lock just before its callback, so a handler removed by
+ * an earlier callback of the same batch is never called.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+
+#include "core/compiler.h"
+#include "core/probes.h"
+#include "reactor/reactor_impl.h"
+
+#define RX_TAG_INTERNAL	(1ULL << 63)
+#define RX_TAG_WAKE	(RX_TAG_INTERNAL | 1)
+#define RX_TAG_TIMER	(RX_TAG_INTERNAL | 2)
+#define RX_TAG_SIGNAL	(RX_TAG_INTERNAL | 3)
+
+static inline void rx_lock(struct asx_reactor *r)
+{
+	asx_mutex_lock(&r->lock);
+}
+
+static inline void rx_unlock(struct asx_reactor *r)
+{
+	asx_mutex_unlock(&r->lock);
+}
+
+/* ------------------------------------------------------------ handlers */
+
+void asx_event_handler_init(struct asx_event_handler *eh,
+			    const struct asx_event_handler_ops *ops)
+{
+	memset(eh, 0, sizeof(*eh));
+	eh->ops = ops;
+	eh->refs_ = 1;
+	eh->close_fd_ = -1;
+}
+
+void asx_event_handler_get(struct asx_event_handler *eh)
+{
+	__atomic_fetch_add(&eh->refs_, 1, __ATOMIC_RELAXED);
+}
+
+void asx_event_handler_put(struct asx_event_handler *eh)
+{
+	if (__atomic_sub_fetch(&eh->refs_, 1, __ATOMIC_ACQ_REL) == 0 && eh->ops->release)
+		eh->ops->release(eh);
+}
+
+unsigned int asx_event_handler_refs(const struct asx_event_handler *eh)
+{
+	return __atomic_load_n(&eh->refs_, __ATOMIC_ACQUIRE);
+}
+
+int asx_rx_attach(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	struct asx_reactor *cur = NULL;
+
+	if (__atomic_compare_exchange_n(&eh->owner_, &cur, r, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE) || cur == r)
+		return 0;
+	return -EBUSY;
+}
+
+void asx_rx_reg_begin(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	if (eh->nreg_++ == 0)
+		asx_event_handler_get(eh);	/* the lifetime reference */
+}
+
+void asx_rx_reg_end(struct asx_reactor *r, struct asx_event_handler *eh, int fd,
+		    unsigned int mask)
+{
+	if (--eh->nreg_ == 0) {
+		eh->close_pending_++;
+		eh->close_fd_ = fd;
+		eh->close_mask_ = mask;
+	}
+}
+
+void asx_rx_detach_idle(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	if (eh->nreg_ || eh->busy_ || eh->close_pending_)
+		return;
+	eh->suspended_ = 0;
+	eh->fds_ = NULL;
+	__atomic_store_n(&eh->owner_, NULL, __ATOMIC_RELEASE);
+}
+
+void asx_rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	unsigned int puts = 0;
+
+	/*
+	 * Each ended lifetime still holds its reference, so @eh is alive
+	 * here; the references go only after the last handle_close.
+	 */
+	while (eh->close_pending_ && !eh->busy_) {
+		unsigned int i, n = eh->close_pending_;
+		int fd = eh->close_fd_;
+		unsigned int mask = eh->close_mask_;
+
+		eh->close_pending_ = 0;
+		eh->busy_++;
+		rx_unlock(r);
+		for (i = 0; i < n; i++)
+			if (eh->ops->handle_close)
+				eh->ops->handle_close(eh, fd, mask);
+		rx_lock(r);
+		eh->busy_--;
+		puts += n;
+	}
+	asx_rx_detach_idle(r, eh);
+	rx_unlock(r);
+	while (puts--)
+		asx_event_handler_put(eh);
+}
+
+bool asx_rx_dispatch_begin(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	if (asx_rx_attach(r, eh))
+		return false;
+	eh->busy_++;
+	asx_event_handler_get(eh);
+	return true;
+}
+
+void asx_rx_dispatch_end(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	eh->busy_--;
+	asx_rx_unlock_close(r, eh);
+	asx_event_handler_put(eh);
+}
+
+void asx_rx_wake(struct asx_reactor *r)
+{
+	uint64_t one = 1;
+	ssize_t n;
+
+	do
+		n = write(r->wakefd, &one, sizeof(one));
+	while (n < 0 && errno == EINTR);
+	/* EAGAIN: the counter is saturated, the loop is awake anyway. */
+}
+
+/* ------------------------------------------------------------ reactor */
+
+struct asx_reactor *asx_reactor_create(void)
+{
+	struct asx_reactor *r = calloc(1, sizeof(*r));
+	struct epoll_event ev = { .events = EPOLLIN };
+	int err;
+
+	if (!r) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	asx_mutex_init(&r->lock);
+	r->wakefd = r->timerfd = r->sigfd = -1;
+	rx_list_init(&r->fd_list);
+	rx_list_init(&r->mq_list);
+	rx_list_init(&r->notifs);
+	sigemptyset(&r->sigmask);
+	r->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (r->epfd < 0)
+		goto err_free;
+	r->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (r->wakefd < 0)
+		goto err_close_epoll;
+	r->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (r->timerfd < 0)
+		goto err_close_wake;
+	ev.data.u64 = RX_TAG_WAKE;
+	if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->wakefd, &ev))
+		goto err_close_timer;
+	ev.data.u64 = RX_TAG_TIMER;
+	if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->timerfd, &ev))
+		goto err_close_timer;
+	return r;
+
+err_close_timer:
+	err = errno;
+	close(r->timerfd);
+	errno = err;
+err_close_wake:
+	err = errno;
+	close(r->wakefd);
+	errno = err;
+err_close_epoll:
+	err = errno;
+	close(r->epfd);
+	errno = err;
+err_free:
+	err = errno;
+	free(r);
+	errno = err;
+	return NULL;
+}
+
+static void fd_unlink(struct asx_reactor *r, struct rx_fd *f);
+
+int asx_reactor_destroy(struct asx_reactor *r)
+{
+	struct asx_rx_link notifs;
+	int signo;
+
+	if (!r)
+		return 0;
+	rx_lock(r);
+	if (r->dispatching) {
+		rx_unlock(r);
+		return -EBUSY;
+	}
+	r->destroying = true;
+	while (!rx_list_empty(&r->fd_list)) {
+		struct rx_fd *f = container_of(r->fd_list.next, struct rx_fd, all);
+		struct asx_event_handler *eh = f->eh;
+		int fd = f->fd;
+		unsigned int mask = f->mask;
+
+		fd_unlink(r, f);
+		asx_rx_reg_end(r, eh, fd, mask);
+		asx_rx_unlock_close(r, eh);
+		rx_lock(r);
+	}
+	while (r->heap_len) {
+		struct asx_event_handler *eh = r->heap[r->heap_len - 1]->eh;
+
+		asx_rx_timers_remove(r, eh);
+		asx_rx_unlock_close(r, eh);
+		rx_lock(r);
+	}
+	for (signo = 1; signo < RX_NSIG; signo++) {
+		struct asx_event_handler *eh = r->sig[signo];
+
+		if (!eh)
+			continue;
+		r->sig[signo] = NULL;
+		asx_rx_reg_end(r, eh, signo, ASX_EV_SIGNAL);
+		asx_rx_unlock_close(r, eh);
+		rx_lock(r);
+	}
+	while (!rx_list_empty(&r->mq_list)) {
+		struct rx_mqbind *b = container_of(r->mq_list.next, struct rx_mqbind, all);
+		struct asx_event_handler *eh = b->eh;
+
+		asx_rx_mq_remove(r, eh);
+		asx_rx_unlock_close(r, eh);
+		rx_lock(r);
+	}
+	rx_list_init(&notifs);
+	asx_rx_notifs_take(r, NULL, &notifs);
+	rx_unlock(r);
+	asx_rx_notifs_free(&notifs);
+
+	asx_rx_timers_free(r);
+	asx_rx_hmap_free(&r->fds);
+	asx_rx_hmap_free(&r->mqs);
+	if (r->sigfd >= 0)
+		close(r->sigfd);
+	close(r->timerfd);
+	close(r->wakefd);
+	close(r->epfd);
+	asx_mutex_destroy(&r->lock);
+	free(r);
+	return 0;
+}
+
+/* ------------------------------------------------------------ descriptors */
+
+static uint32_t io_events(unsigned int mask)
+{
+	uint32_t ev = 0;
+
+	if (mask & ASX_EV_READ)
+		ev |= EPOLLIN | EPOLLRDHUP;
+	if (mask & ASX_EV_WRITE)
+		ev |= EPOLLOUT;
+	if (mask & ASX_EV_EXCEPT)
+		ev |= EPOLLPRI;
+	return ev;
+}
+
+static int fd_epoll(struct asx_reactor *r, struct rx_fd *f, int op)
+{
+	struct epoll_event ev = {
+		.events = io_events(f->mask),
+		.data.u64 = (uint64_t)(uint32_t)f->fd | (uint64_t)f->gen << 32,
+	};
+
+	if (epoll_ctl(r->epfd, op, f->fd, &ev) == 0)
+		return 0;
+	/* A registered descriptor closed and reused: the kernel forgot it. */
+	if (op == EPOLL_CTL_MOD && errno == ENOENT &&
+	    epoll_ctl(r->epfd, EPOLL_CTL_ADD, f->fd, &ev) == 0)
+		return 0;
+	return -errno;
+}
+
+static bool has_callbacks(const struct asx_event_handler_ops *ops, unsigned int mask)
+{
+	return !((mask & ASX_EV_READ) && !ops->handle_input) &&
+	       !((mask & ASX_EV_WRITE) && !ops->handle_output) &&
+	       !((mask & ASX_EV_EXCEPT) && !ops->handle_exception);
+}
+
+static void fd_link_handler(struct asx_event_handler *eh, struct rx_fd *f)
+{
+	f->hprev = NULL;
+	f->hnext = eh->fds_;
+	if (f->hnext)
+		f->hnext->hprev = f;
+	eh->fds_ = f;
+}
+
+/* Lock held: forget @f entirely (epoll, maps, lists) and free it. */
+static void fd_unlink(struct asx_reactor *r, struct rx_fd *f)
+{
+	struct asx_event_handler *eh = f->eh;
+
+	if (f->in_epoll)
+		(void)epoll_ctl(r->epfd, EPOLL_CTL_DEL, f->fd, NULL);	/* may be closed */
+	asx_rx_hmap_del(&r->fds, (uint64_t)f->fd);
+	rx_list_del(&f->all);
+	if (f->hprev)
+		f->hprev->hnext = f->hnext;
+	else
+		eh->fds_ = f->hnext;
+	if (f->hnext)
+		f->hnext->hprev = f->hprev;
+	free(f);
+}
+
+int asx_reactor_register_fd(struct asx_reactor *r, int fd, struct asx_event_handler *eh,
+			    unsigned int mask)
+{
+	struct rx_fd *f, *nf;
+	int err;
+
+	if (!r || !eh || !eh->ops || fd < 0 || !(mask & ASX_EV_IO) || (mask & ~ASX_EV_IO) ||
+	    !has_callbacks(eh->ops, mask))
+		return -EINVAL;
+	nf = calloc(1, sizeof(*nf));
+	if (!nf)
+		return -ENOMEM;
+	rx_lock(r);
+	if (r->destroying) {
+		err = -ESHUTDOWN;
+		goto out_unlock;
+	}
+	err = asx_rx_attach(r, eh);
+	if (err)
+		goto out_unlock;
+	f = asx_rx_hmap_get(&r->fds, (uint64_t)fd);
+	if (f) {
+		unsigned int old = f->mask;
+
+		if (f->eh != eh) {
+			err = -EEXIST;
+			goto out_detach;
+		}
+		f->mask |= mask;
+		if (f->in_epoll && f->mask != old) {
+			err = fd_epoll(r, f, EPOLL_CTL_MOD);
+			if (err)
+				f->mask = old;
+		}
+		goto out_detach;
+	}
+	f = nf;
+	nf = NULL;
+	f->fd = fd;
+	f->gen = ++r->fd_gen & 0x7fffffffU;
+	f->mask = mask;
+	f->eh = eh;
+	err = asx_rx_hmap_put(&r->fds, (uint64_t)fd, f);
+	if (err) {
+		free(f);
+		goto out_detach;
+	}
+	if (!eh->suspended_) {
+		err = fd_epoll(r, f, EPOLL_CTL_ADD);
+		if (err) {
+			asx_rx_hmap_del(&r->fds, (uint64_t)fd);
+			free(f);
+			goto out_detach;
+		}
+		f->in_epoll = true;
+	}
+	rx_list_add_tail(&r->fd_list, &f->all);
+	fd_link_handler(eh, f);
+	asx_rx_reg_begin(r, eh);
+out_detach:
+	asx_rx_detach_idle(r, eh);
+out_unlock:
+	rx_unlock(r);
+	free(nf);
+	return err;
+}
+
+/*
+ * Lock held on entry, released on return: drop the @mask bits of @fd if it
+ * is still generation @gen (any generation when @gen is UINT32_MAX).
+ */
+static int fd_remove_unlock(struct asx_reactor *r, int fd, uint32_t gen, unsigned int mask)
+{
+	struct rx_fd *f = asx_rx_hmap_get(&r->fds, (uint64_t)fd);
+	struct asx_event_handler *eh;
+	unsigned int bits, old;
+
+	if (!f || (gen != UINT32_MAX && f->gen != gen) || !(f->mask & mask)) {
+		rx_unlock(r);
+		return -ENOENT;
+	}
+	eh = f->eh;
+	bits = f->mask & mask;
+	old = f->mask;
+	f->mask &= ~bits;
+	if (f->mask) {
+		if (f->in_epoll && fd_epoll(r, f, EPOLL_CTL_MOD)) {
+			/* Cannot narrow the interest: drop the descriptor altogether. */
+			bits = old;
+			f->mask = 0;
+		}
+	}
+	if (!f->mask) {
+		fd_unlink(r, f);
+		asx_rx_reg_end(r, eh, fd, bits);
+	}
+	asx_rx_unlock_close(r, eh);
+	return 0;
+}
+
+int asx_reactor_remove_fd(struct asx_reactor *r, int fd, unsigned int mask)
+{
+	if (!r || fd < 0 || !(mask & ASX_EV_IO))
+		return -EINVAL;
+	rx_lock(r);
+	return fd_remove_unlock(r, fd, UINT32_MAX, mask & ASX_EV_IO);
+}
+
+static bool owned_here(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	return __atomic_load_n(&eh->owner_, __ATOMIC_ACQUIRE) == r && eh->nreg_;
+}
+
+int asx_reactor_remove_handler(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	int signo;
+
+	if (!r || !eh)
+		return -EINVAL;
+	rx_lock(r);
+	if (!owned_here(r, eh)) {
+		rx_unlock(r);
+		return -ENOENT;
+	}
+	while (eh->fds_) {
+		struct rx_fd *f = eh->fds_;
+		int fd = f->fd;
+		unsigned int mask = f->mask;
+
+		fd_unlink(r, f);
+		asx_rx_reg_end(r, eh, fd, mask);
+	}
+	asx_rx_timers_remove(r, eh);
+	for (signo = 1; signo < RX_NSIG && eh->nreg_; signo++) {
+		if (r->sig[signo] != eh)
+			continue;
+		r->sig[signo] = NULL;
+		sigdelset(&r->sigmask, signo);
+		(void)signalfd(r->sigfd, &r->sigmask, 0);
+		asx_rx_reg_end(r, eh, signo, ASX_EV_SIGNAL);
+	}
+	asx_rx_mq_remove(r, eh);
+	asx_rx_unlock_close(r, eh);
+	return 0;
+}
+
+static int set_suspended(struct asx_reactor *r, struct asx_event_handler *eh, bool on)
+{
+	struct rx_fd *f;
+	int err = 0;
+
+	if (!r || !eh)
+		return -EINVAL;
+	rx_lock(r);
+	if (!owned_here(r, eh)) {
+		rx_unlock(r);
+		return -ENOENT;
+	}
+	eh->suspended_ = on;
+	for (f = eh->fds_; f; f = f->hnext) {
+		if (f->in_epoll == !on)
+			continue;
+		if (on) {
+			(void)epoll_ctl(r->epfd, EPOLL_CTL_DEL, f->fd, NULL);
+			f->in_epoll = false;
+		} else {
+			int e = fd_epoll(r, f, EPOLL_CTL_ADD);
+
+			if (e && !err)
+				err = e;
+			f->in_epoll = !e;
+		}
+	}
+	rx_unlock(r);
+	return err;
+}
+
+int asx_reactor_suspend_handler(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	return set_suspended(r, eh, true);
+}
+
+int asx_reactor_resume_handler(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	return set_suspended(r, eh, false);
+}
+
+/* ------------------------------------------------------------ signals */
+
+int asx_reactor_register_signal(struct asx_reactor *r, int signo, struct asx_event_handler *eh)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = RX_TAG_SIGNAL };
+	sigset_t set;
+	int err = 0;
+
+	if (!r || !eh || !eh->ops || !eh->ops->handle_signal || signo <= 0 ||
+	    signo >= RX_NSIG || signo == SIGKILL || signo == SIGSTOP)
+		return -EINVAL;
+	rx_lock(r);
+	if (r->destroying) {
+		err = -ESHUTDOWN;
+		goto out_unlock;
+	}
+	if (r->sig[signo]) {
+		err = -EEXIST;
+		goto out_unlock;
+	}
+	err = asx_rx_attach(r, eh);
+	if (err)
+		goto out_unlock;
+	set = r->sigmask;
+	sigaddset(&set, signo);
+	if (r->sigfd < 0) {
+		int fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+
+		if (fd < 0) {
+			err = -errno;
+			goto out_detach;
+		}
+		if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+			err = -errno;
+			close(fd);
+			goto out_detach;
+		}
+		r->sigfd = fd;
+	} else if (signalfd(r->sigfd, &set, 0) < 0) {
+		err = -errno;
+		goto out_detach;
+	}
+	r->sigmask = set;
+	r->sig[signo] = eh;
+	asx_rx_reg_begin(r, eh);
+out_detach:
+	asx_rx_detach_idle(r, eh);
+out_unlock:
+	rx_unlock(r);
+	return err;
+}
+
+/* Lock held on entry, released on return. */
+static int signal_remove_unlock(struct asx_reactor *r, int signo, struct asx_event_handler *only)
+{
+	struct asx_event_handler *eh = r->sig[signo];
+
+	if (!eh || (only && eh != only)) {
+		rx_unlock(r);
+		return -ENOENT;
+	}
+	r->sig[signo] = NULL;
+	sigdelset(&r->sigmask, signo);
+	(void)signalfd(r->sigfd, &r->sigmask, 0);
+	asx_rx_reg_end(r, eh, signo, ASX_EV_SIGNAL);
+	asx_rx_unlock_close(r, eh);
+	return 0;
+}
+
+int asx_reactor_remove_signal(struct asx_reactor *r, int signo)
+{
+	if (!r || signo <= 0 || signo >= RX_NSIG)
+		return -EINVAL;
+	rx_lock(r);
+	return signal_remove_unlock(r, signo, NULL);
+}
+
+static int dispatch_signals(struct asx_reactor *r)
+{
+	struct signalfd_siginfo si;
+	int i, count = 0;
+
+	/* Bounded, so a signal storm cannot starve the other sources. */
+	for (i = 0; i < RX_EVENTS; i++) {
+		struct asx_event_handler *eh;
+		ssize_t n = read(r->sigfd, &si, sizeof(si));
+		int signo, rc;
+
+		if (n != (ssize_t)sizeof(si)) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			break;
+		}
+		signo = (int)si.ssi_signo;
+		if (signo <= 0 || signo >= RX_NSIG)
+			continue;
+		rx_lock(r);
+		eh = r->sig[signo];
+		if (!eh || !asx_rx_dispatch_begin(r, eh)) {
+			rx_unlock(r);
+			continue;
+		}
+		rx_unlock(r);
+		ASX_PROBE2(reactor_signal, eh, signo);
+		rc = eh->ops->handle_signal(eh, signo, &si);
+		count++;
+		rx_lock(r);
+		if (rc < 0 && r->sig[signo] == eh) {
+			r->sig[signo] = NULL;
+			sigdelset(&r->sigmask, signo);
+			(void)signalfd(r->sigfd, &r->sigmask, 0);
+			asx_rx_reg_end(r, eh, signo, ASX_EV_SIGNAL);
+		}
+		asx_rx_dispatch_end(r, eh);
+	}
+	return count;
+}
+
+/* ------------------------------------------------------------ the loop */
+
+static unsigned int ready_bits(uint32_t events)
+{
+	unsigned int bits = 0;
+
+	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+		bits |= ASX_EV_READ;
+	if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR))
+		bits |= ASX_EV_WRITE;
+	if (events & EPOLLPRI)
+		bits |= ASX_EV_EXCEPT;
+	return bits;
+}
+
+static int dispatch_io(struct asx_reactor *r, const struct epoll_event *ev)
+{
+	static const unsigned int order[] = { ASX_EV_READ, ASX_EV_WRITE, ASX_EV_EXCEPT };
+	int fd = (int)(uint32_t)ev->data.u64;
+	uint32_t gen = (uint32_t)(ev->data.u64 >> 32);
+	unsigned int ready = ready_bits(ev->events);
+	bool failed = ev->events & (EPOLLHUP | EPOLLERR);
+	int count = 0;
+	size_t i;
+
+	for (i = 0; i < ASX_ARRAY_SIZE(order); i++) {
+		unsigned int bit = order[i];
+		struct asx_event_handler *eh;
+		struct rx_fd *f;
+		int rc;
+
+		rx_lock(r);
+		f = asx_rx_hmap_get(&r->fds, (uint64_t)fd);
+		/* Gone, reused, suspended, or no longer interested since the wait. */
+		if (!f || f->gen != gen || !f->in_epoll || !(f->mask & bit)) {
+			rx_unlock(r);
+			continue;
+		}
+		/* Error or hang-up on a descriptor watched only for EXCEPT. */
+		if (!(ready & bit) && !(bit == ASX_EV_EXCEPT && failed && !(f->mask & ASX_EV_RW))) {
+			rx_unlock(r);
+			continue;
+		}
+		eh = f->eh;
+		if (!asx_rx_dispatch_begin(r, eh)) {
+			rx_unlock(r);
+			continue;
+		}
+		rx_unlock(r);
+		ASX_PROBE3(reactor_dispatch, eh, fd, bit);
+		if (bit == ASX_EV_READ)
+			rc = eh->ops->handle_input(eh, fd);
+		else if (bit == ASX_EV_WRITE)
+			rc = eh->ops->handle_output(eh, fd);
+		else
+			rc = eh->ops->handle_exception(eh, fd);
+		count++;
+		rx_lock(r);
+		if (rc < 0) {
+			(void)fd_remove_unlock(r, fd, gen, bit);
+			rx_lock(r);
+		}
+		asx_rx_dispatch_end(r, eh);
+	}
+	return count;
+}
+
+static void drain(int fd)
+{
+	uint64_t v;
+
+	while (read(fd, &v, sizeof(v)) < 0 && errno == EINTR)
+		;
+}
+
+static int wait_events(struct asx_reactor *r, struct epoll_event *evs,
+		       const struct timespec *deadline)
+{
+	struct timespec rel;
+	uint64_t now, end;
+	int n, ms;
+
+	if (!deadline)
+		return epoll_wait(r->epfd, evs, RX_EVENTS, -1);
+	now = asx_now_ns();
+	end = asx_timespec_ns(deadline);
+	rel.tv_sec = 0;
+	rel.tv_nsec = 0;
+	if (end > now) {
+		rel.tv_sec = (time_t)((end - now) / ASX_NSEC_PER_SEC);
+		rel.tv_nsec = (long)((end - now) % ASX_NSEC_PER_SEC);
+	}
+	n = epoll_pwait2(r->epfd, evs, RX_EVENTS, &rel, NULL);
+	if (n >= 0 || errno != ENOSYS)
+		return n;
+	/* Kernels before 5.11: milliseconds, rounded up so we never return early. */
+	if (end <= now)
+		ms = 0;
+	else if ((end - now) / 1000000 >= INT_MAX)
+		ms = INT_MAX;
+	else
+		ms = (int)((end - now + 999999) / 1000000);
+	return epoll_wait(r->epfd, evs, RX_EVENTS, ms);
+}
+
+static int loop_once(struct asx_reactor *r, const struct timespec *deadline)
+{
+	struct epoll_event evs[RX_EVENTS];
+	int total = 0;
+
+	for (;;) {
+		bool wake = false, sig = false, woken;
+		int i, n = wait_events(r, evs, deadline);
+
+		if (n < 0) {
+			if (errno != EINTR)
+				return -errno;
+			n = 0;
+		}
+		for (i = 0; i < n; i++) {
+			switch (evs[i].data.u64) {
+			case RX_TAG_WAKE:
+				wake = true;
+				break;
+			case RX_TAG_TIMER:
+				drain(r->timerfd);
+				break;
+			case RX_TAG_SIGNAL:
+				sig = true;
+				break;
+			default:
+				total += dispatch_io(r, &evs[i]);
+			}
+		}
+		if (sig)
+			total += dispatch_signals(r);
+		total += asx_rx_timers_expire(r);
+		if (wake) {
+			drain(r->wakefd);
+			total += asx_rx_notify_dispatch(r);
+		}
+		rx_lock(r);
+		woken = r->woken;
+		r->woken = false;
+		rx_unlock(r);
+		if (total > 0 || woken)
+			return total;
+		if (deadline && asx_now_ns() >= asx_timespec_ns(deadline))
+			return 0;
+	}
+}
+
+int asx_reactor_run_once(struct asx_reactor *r, const struct timespec *deadline)
+{
+	int rc;
+
+	if (!r || (deadline && (deadline->tv_nsec < 0 || deadline->tv_nsec >= 1000000000L ||
+				deadline->tv_sec < 0)))
+		return -EINVAL;
+	rx_lock(r);
+	if (r->dispatching) {
+		rc = pthread_equal(r->owner, pthread_self()) ? -EDEADLK : -EBUSY;
+		rx_unlock(r);
+		return rc;
+	}
+	r->dispatching = true;
+	r->owner = pthread_self();
+	rx_unlock(r);
+
+	rc = loop_once(r, deadline);
+
+	rx_lock(r);
+	r->dispatching = false;
+	rx_unlock(r);
+	return rc;
+}
+
+int asx_reactor_run(struct asx_reactor *r)
+{
+	if (!r)
+		return -EINVAL;
+	while (!asx_reactor_loop_done(r)) {
+		int rc = asx_reactor_run_once(r, NULL);
+
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+void asx_reactor_end_loop(struct asx_reactor *r)
+{
+	bool need;
+
+	if (!r)
+		return;
+	__atomic_store_n(&r->ended, 1, __ATOMIC_RELEASE);
+	rx_lock(r);
+	r->woken = true;
+	need = !r->wake_pending;
+	r->wake_pending = true;
+	rx_unlock(r);
+	if (need)
+		asx_rx_wake(r);
+}
+
+void asx_reactor_reset_loop(struct asx_reactor *r)
+{
+	if (r)
+		__atomic_store_n(&r->ended, 0, __ATOMIC_RELEASE);
+}
+
+bool asx_reactor_loop_done(const struct asx_reactor *r)
+{
+	return r && __atomic_load_n(&r->ended, __ATOMIC_ACQUIRE);
+}
+
+unsigned int asx_reactor_fd_count(struct asx_reactor *r)
+{
+	unsigned int n;
+
+	if (!r)
+		return 0;
+	rx_lock(r);
+	n = (unsigned int)r->fds.count;
+	rx_unlock(r);
+	return n;
+}

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * reactor_impl.h - the Reactor's internals, shared by the files of lib/src/reactor/.
+ *
+ * One lock (r->lock) guards every table below and the private fields of
+ * the handlers the reactor owns.  Callbacks always run with it released.
+ */
+#ifndef ASX_REACTOR_IMPL_H
+#define ASX_REACTOR_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <asx/reactor.h>
+#include <asx/sync.h>
+
+/* Open-addressing hash map, uint64_t -> non-NULL pointer; grows and shrinks. */
+struct asx_rx_hmap {
+	uint64_t *keys;
+	void **vals;
+	size_t cap;		/* 0 or a power of two */
+	size_t count;
+};
+
+void *asx_rx_hmap_get(const struct asx_rx_hmap *m, uint64_t key);
+/* Insert a key that is not present: 0 or -ENOMEM. */
+int asx_rx_hmap_put(struct asx_rx_hmap *m, uint64_t key, void *val);
+/* Remove and return the value, or NULL. */
+void *asx_rx_hmap_del(struct asx_rx_hmap *m, uint64_t key);
+void asx_rx_hmap_free(struct asx_rx_hmap *m);
+size_t asx_rx_hmap_bytes(const struct asx_rx_hmap *m);
+
+/* Intrusive doubly-linked list. */
+struct asx_rx_link {
+	struct asx_rx_link *prev, *next;
+};
+
+static inline void rx_list_init(struct asx_rx_link *h)
+{
+	h->prev = h->next = h;
+}
+
+static inline bool rx_list_empty(const struct asx_rx_link *h)
+{
+	return h->next == h;
+}
+
+static inline void rx_list_add_tail(struct asx_rx_link *h, struct asx_rx_link *n)
+{
+	n->prev = h->prev;
+	n->next = h;
+	h->prev->next = n;
+	h->prev = n;
+}
+
+static inline void rx_list_del(struct asx_rx_link *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->prev = n->next = n;
+}
+
+/* A registered descriptor. */
+struct rx_fd {
+	int fd;
+	uint32_t gen;		/* tells a reused descriptor number from the old one */
+	unsigned int mask;	/* ASX_EV_IO bits */
+	bool in_epoll;		/* false while its handler is suspended */
+	struct asx_event_handler *eh;
+	struct rx_fd *hnext, *hprev;	/* the handler's descriptors (eh->fds_) */
+	struct asx_rx_link all;		/* r->fd_list */
+};
+
+struct rx_timer {
+	int64_t id;
+	uint64_t deadline;	/* CLOCK_MONOTONIC ns */
+	uint64_t seq;		/* tie-break: scheduling order */
+	uint64_t interval;
+	struct asx_event_handler *eh;
+	void *arg;
+	size_t heap_idx;	/* RX_NOT_IN_HEAP while firing */
+	bool firing, cancelled;
+};
+#define RX_NOT_IN_HEAP SIZE_MAX
+
+/* A queued notification; embedded in a queue binding or allocated. */
+struct rx_notif {
+	struct asx_rx_link link;
+	struct asx_event_handler *eh;
+	unsigned int mask;
+	struct rx_mqbind *bind;	/* NULL: a plain asx_reactor_notify() */
+	bool queued;
+};
+
+struct rx_mqbind {
+	struct asx_rx_link all;		/* r->mq_list */
+	uint64_t id;
+	struct asx_msgq *q;
+	struct asx_event_handler *eh;
+	unsigned int mask;
+	struct rx_notif node;
+};
+
+#define RX_NSIG 65
+#define RX_EVENTS 64
+
+struct asx_reactor {
+	struct asx_mutex lock;
+	int epfd, wakefd, timerfd, sigfd;
+	struct asx_rx_hmap fds;		/* fd -> struct rx_fd */
+	struct asx_rx_hmap timers;	/* id -> struct rx_timer */
+	struct asx_rx_hmap mqs;		/* queue address -> struct rx_mqbind */
+	struct rx_timer **heap;
+	size_t heap_len, heap_cap;
+	uint64_t armed;			/* deadline in the timerfd, 0: none */
+	int64_t next_timer_id;
+	uint64_t timer_seq;
+	uint32_t fd_gen;
+	struct asx_event_handler *sig[RX_NSIG];
+	sigset_t sigmask;
+	struct asx_rx_link fd_list;	/* struct rx_fd */
+	struct asx_rx_link mq_list;	/* struct rx_mqbind */
+	uint64_t mq_id;
+	struct rx_timer *firing;	/* the timer whose callback runs */
+	struct asx_rx_link notifs;	/* struct rx_notif, FIFO */
+	size_t nnotifs;
+	bool destroying;
+	bool wake_pending;
+	bool woken;			/* an explicit wake-up since the last wait */
+	bool dispatching;
+	pthread_t owner;
+	int ended;			/* atomic */
+};
+
+/*
+ * reactor.c: the handler lifetime helpers used by every kind of registration.
+ * attach: lock held; make @r the handler's owner (0) or -EBUSY.
+ * reg_begin / reg_end: lock held; count a registration in / out (the first
+ *   takes the lifetime reference, the last schedules handle_close).
+ * detach_idle: lock held; give the handler up if nothing ties it to @r.
+ * unlock_close: lock held on entry, released on return; runs the pending
+ *   handle_close calls unless a callback of the handler is running.
+ * dispatch_begin: lock held; false if the handler belongs elsewhere.
+ * dispatch_end: lock held on entry, released on return.
+ */
+int asx_rx_attach(struct asx_reactor *r, struct asx_event_handler *eh);
+void asx_rx_reg_begin(struct asx_reactor *r, struct asx_event_handler *eh);
+void asx_rx_detach_idle(struct asx_reactor *r, struct asx_event_handler *eh);
+void asx_rx_reg_end(struct asx_reactor *r, struct asx_event_handler *eh, int fd,
+		    unsigned int mask);
+void asx_rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh);
+bool asx_rx_dispatch_begin(struct asx_reactor *r, struct asx_event_handler *eh);
+void asx_rx_dispatch_end(struct asx_reactor *r, struct asx_event_handler *eh);
+void asx_rx_wake(struct asx_reactor *r);
+
+/* timer.c */
+int asx_rx_timers_expire(struct asx_reactor *r);
+/* Lock held: remove every timer of @eh (or all with NULL); returns how many. */
+unsigned int asx_rx_timers_remove(struct asx_reactor *r, struct asx_event_handler *eh);
+void asx_rx_timers_free(struct asx_reactor *r);
+
+/* notify.c */
+int asx_rx_notify_dispatch(struct asx_reactor *r);
+/* Lock held: drop the bindings of @eh (NULL: all); returns how many. */
+unsigned int asx_rx_mq_remove(struct asx_reactor *r, struct asx_event_handler *eh);
+/* Lock held: unlink every queued notification (of @eh, or all) onto @out. */
+void asx_rx_notifs_take(struct asx_reactor *r, struct asx_event_handler *eh,
+			struct asx_rx_link *out);
+/* Lock NOT held: free a list filled by asx_rx_notifs_take(); returns how many. */
+int asx_rx_notifs_free(struct asx_rx_link *list);
+
+#endif /* ASX_REACTOR_IMPL_H */
