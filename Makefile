@@ -56,6 +56,9 @@ CFLAGS_ASX   := -std=gnu11 $(OPT) -g -pthread $(WARN) $(SANFLAGS) $(CFLAGS)
 LIB_CFLAGS   := $(CFLAGS_ASX) -fPIC -fvisibility=hidden
 LDFLAGS_ASX  := -pthread $(SANFLAGS) $(LDFLAGS)
 LIB_LIBS     := -lpthread
+# A component that needs a system library says so in lib/src/<comp>/deps.mk
+# (LIB_LIBS += -lfoo); the shared library, the tests and libasx.pc get it.
+-include $(sort $(wildcard lib/src/*/deps.mk))
 
 # ---------------------------------------------------------------- libasx
 LIB_SRCS := $(sort $(wildcard lib/src/*/*.c))
@@ -180,7 +183,7 @@ $(O)/tests/%: lib/tests/%.c $(LIB_A) $(wildcard lib/tests/*.h)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS_ASX) -Ilib/tests $(TIRPC_CFLAGS) $(CFLAGS_ASX) -o $@ $< \
-		$(LIB_A) $(LDFLAGS_ASX) $(TEST_LIBS)
+		$(LIB_A) $(LDFLAGS_ASX) $(LIB_LIBS) $(TEST_LIBS)
 
 fuzz: $(FUZZ_BINS)
 fuzz-replay: $(REPLAY_BINS)
@@ -189,13 +192,13 @@ build/fuzz/fuzz_%: lib/fuzz/fuzz_%.c $(LIB_SRCS)
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(@D)
 	$(Q)clang $(CPPFLAGS_ASX) -std=gnu11 -O1 -g -fsanitize=fuzzer,address,undefined \
-		-o $@ $< $(LIB_SRCS) -lpthread
+		-o $@ $< $(LIB_SRCS) $(LIB_LIBS)
 
 build/fuzz/replay_%: lib/fuzz/fuzz_%.c lib/fuzz/replay.c $(LIB_A)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS_ASX) -std=gnu11 -O1 -g $(WARN) $(SAN_asan) \
-		-o $@ $< lib/fuzz/replay.c $(LIB_SRCS) -lpthread
+		-o $@ $< lib/fuzz/replay.c $(LIB_SRCS) $(LIB_LIBS)
 
 $(O)/selftests/%: selftests/asx/%.c $(wildcard selftests/asx/*.h) uapi/linux/asx.h
 	$(call msg,CC,$@)
