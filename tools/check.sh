@@ -188,6 +188,23 @@ stage_tools() {
 	else
 		pass
 	fi
+	# asx-ttcp: one transfer over loopback with each implementation
+	local impl port=$((20000 + RANDOM % 20000)) rpid
+	for impl in raw asx; do
+		build/bin/asx-ttcp -r -p "$port" -n 64 --impl=$impl --timeout=20000 \
+			>"$log/ttcp-r.log" 2>&1 &
+		rpid=$!
+		if build/bin/asx-ttcp -t -p "$port" -n 64 --impl=$impl 127.0.0.1 \
+			>"$log/ttcp-t.log" 2>&1 && wait $rpid &&
+		   grep -q '524288 bytes' "$log/ttcp-r.log"; then
+			pass
+		else
+			cat "$log/ttcp-t.log" "$log/ttcp-r.log"
+			fail "tools: asx-ttcp --impl=$impl loopback transfer"
+			kill $rpid 2>/dev/null
+		fi
+		port=$((port + 1))
+	done
 	if ! build/bin/asx-bench --quick --runs 1 --json all >"$out"; then
 		fail "tools: asx-bench --quick all failed"
 		return
