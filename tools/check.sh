@@ -212,7 +212,8 @@ stage_tools() {
 	if /usr/bin/python3 - "$out" <<'PY'
 import json, sys, math
 d = json.load(open(sys.argv[1]))
-need = ["msgq_ratio_vs_pthread", "mutex_ratio_vs_pthread"]
+need = ["msgq_ratio_vs_pthread", "mutex_ratio_vs_pthread",
+        "over_tirpc_16", "over_tirpc_4096", "over_memcpy_4096"]
 missing = [k for k in need if k not in d]
 if missing:
     sys.exit("missing keys: %s" % missing)

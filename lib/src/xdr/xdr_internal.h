@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/* xdr_internal.h - what the XDR targets share. */
+#ifndef ASX_XDR_INTERNAL_H
+#define ASX_XDR_INTERNAL_H
+
+#include <asx/xdr.h>
+
+/*
+ * A target's hooks.  next() is called when the window [p, end) is
+ * exhausted (p == end is not required: a target must cope with a few
+ * bytes left over): an encoder makes room, a decoder brings data.  It
+ * returns 0 with a non-empty window, or a negative errno.  @want is how
+ * many bytes the caller still has to move (a hint).  bulk_put/bulk_get
+ * (optional) move a large opaque body without going through the window;
+ * they are called with an empty or partly used window.
+ */
+struct asx_xdr_ops {
+	int (*next)(struct asx_xdr *x, size_t want);
+	int (*bulk_put)(struct asx_xdr *x, const void *src, size_t n);
+	int (*bulk_get)(struct asx_xdr *x, void *dst, size_t n);
+	void (*fini)(struct asx_xdr *x);
+};
+
+/* Reset the common state of @x for a target. */
+void asx_xdr__init(struct asx_xdr *x, const struct asx_xdr_ops *ops, enum asx_xdr_op op,
+		   unsigned char *base, unsigned char *end, uint64_t after);
+
+/* Check that @x is usable for @st (op|mode); 0 or the sticky error. */
+int asx_xdr__check(struct asx_xdr *x, unsigned int st);
+
+/* Byte-swap @n 32-bit (64-bit) words from @s to @d (unaligned, may be equal). */
+extern void (*asx_xdr__bswap32)(void *d, const void *s, size_t n);
+extern void (*asx_xdr__bswap64)(void *d, const void *s, size_t n);
+void asx_xdr__bswap32_scalar(void *d, const void *s, size_t n);
+void asx_xdr__bswap64_scalar(void *d, const void *s, size_t n);
+
+static inline size_t asx_xdr__pad(size_t n)
+{
+	return (4 - (n & 3)) & 3;
+}
+
+static inline uint64_t asx_xdr__remaining(const struct asx_xdr *x)
+{
+	uint64_t w = (uint64_t)(x->end - x->p);
+
+	return x->after_ == UINT64_MAX ? UINT64_MAX : w + x->after_;
+}
+
+#endif /* ASX_XDR_INTERNAL_H */
