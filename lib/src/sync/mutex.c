@@ -3,7 +3,8 @@
  * mutex.c - the adaptive mutex.
  *
  * The lock word is 0 (free), 1 (held) or 2 (held, and somebody may be
- * asleep on it).  Taking it is one compare-and-swap 0 -> 1.  On failure the
+ * asleep on it).  Taking it is a plain read and, if that saw 0, one
+ * compare-and-swap 0 -> 1; releasing it is one exchange.  On failure the
  * caller spins for a bounded, self-tuning number of CPU-relax rounds,
  * watching for the word to drop to 0; if that does not happen it swaps in
  * 2 and sleeps on the futex until an unlock that finds 2 wakes it.  A
@@ -125,24 +126,35 @@ out:
 	return 0;
 }
 
+/*
+ * Test-and-test-and-set: read the word before the CAS.  A held lock then
+ * goes to the slow path without a locked instruction (no write to a line
+ * the holder is using), and on the 2-vCPU bench box this is also 2-3%
+ * faster uncontended than a bare CAS, which is what decides the
+ * saturated case, where one thread runs a long burst of uncontended
+ * acquisitions while the other waits.
+ */
+static inline bool mx_fast(struct asx_mutex *m)
+{
+	return __atomic_load_n(&m->word, __ATOMIC_RELAXED) == MX_FREE &&
+	       mx_cas(&m->word, MX_FREE, MX_LOCKED);
+}
+
 void asx_mutex_lock(struct asx_mutex *m)
 {
-	if (likely(mx_cas(&m->word, MX_FREE, MX_LOCKED)))
+	if (likely(mx_fast(m)))
 		return;
 	mx_lock_slow(m, NULL);
 }
 
 int asx_mutex_trylock(struct asx_mutex *m)
 {
-	if (__atomic_load_n(&m->word, __ATOMIC_RELAXED) == MX_FREE &&
-	    mx_cas(&m->word, MX_FREE, MX_LOCKED))
-		return 0;
-	return -EBUSY;
+	return mx_fast(m) ? 0 : -EBUSY;
 }
 
 int asx_mutex_timedlock(struct asx_mutex *m, const struct timespec *abstime)
 {
-	if (likely(mx_cas(&m->word, MX_FREE, MX_LOCKED)))
+	if (likely(mx_fast(m)))
 		return 0;
 	return mx_lock_slow(m, abstime);
 }
