@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * rcu.c - lazy liburcu registration and the TSan-visible grace period.
+ */
+#include <errno.h>
+#include <pthread.h>
+
+#include "stream/rcu.h"
+
+__thread int asx__rcu_depth = -1;
+#if defined(__SANITIZE_THREAD__)
+char asx__rcu_tsan_gp;
+#endif
+
+static pthread_key_t rcu_key;
+static pthread_once_t rcu_once = PTHREAD_ONCE_INIT;
+
+/* Runs at the exit of a registered thread (the key's value is non-NULL). */
+static void rcu_thread_exit(void *unused)
+{
+	(void)unused;
+	urcu_memb_unregister_thread();
+	asx__rcu_depth = -1;
+}
+
+static void rcu_key_init(void)
+{
+	/* Without the key a thread stays registered until the process ends:
+	 * harmless apart from a registry entry, so a failure is ignored. */
+	(void)pthread_key_create(&rcu_key, rcu_thread_exit);
+}
+
+void asx__rcu_register_self(void)
+{
+	pthread_once(&rcu_once, rcu_key_init);
+	urcu_memb_register_thread();
+	(void)pthread_setspecific(rcu_key, (void *)1);
+	asx__rcu_depth = 0;
+}
+
+int asx__rcu_synchronize(void)
+{
+	if (asx__rcu_depth > 0)
+		return -EDEADLK;
+	urcu_memb_synchronize_rcu();
+	ASX_RCU_TSAN_ACQUIRE();
+	return 0;
+}
+
+void asx__rcu_call(struct rcu_head *head, void (*fn)(struct rcu_head *head))
+{
+	/* The callback acquires the grace-period object itself (see map.c):
+	 * liburcu runs it after a grace period in its own thread. */
+	urcu_memb_call_rcu(head, fn);
+}
+
+void asx__rcu_barrier(void)
+{
+	urcu_memb_barrier();
+	ASX_RCU_TSAN_ACQUIRE();
+}

@@ -1,0 +1,843 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * stream.c - Stream, Module and Task: delivery, service threads, the head,
+ * the built-in tails, and reconfiguration under RCU.
+ *
+ * Locking.  s->cfg serialises reconfiguration and guards the up/down list
+ * of Modules.  The put path takes no lock of ours: it follows task->next
+ * pointers inside an RCU read-side section.  A Module is unlinked, then a
+ * grace period passes, then it is stopped and closed (see asx/stream.h).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <asx/stream.h>
+#include <asx/sync.h>
+#include <asx/thread.h>
+
+#include "core/compiler.h"
+#include "core/probes.h"
+#include "stream/rcu.h"
+#include "stream/stream_impl.h"
+
+#define LOAD(p)		__atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define STORE(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+struct asx_task {
+	struct asx_task *next;		/* RCU: next Task in this direction */
+	const struct asx_task_ops *ops;	/* never NULL */
+	struct asx_module *mod;
+	struct asx_msgq *q;
+	void *priv;
+	struct asx_msg *stop_msg;	/* the "no more messages" marker, atomic */
+	int nthreads;			/* service threads started, atomic */
+	int group;			/* thread-manager group, -1: none yet */
+	char side;			/* 'w' or 'r' */
+};
+
+struct asx_module {
+	struct asx_task wr, rd;
+	struct asx_module *up, *down;	/* s->cfg */
+	struct asx_stream *stream;
+	void *arg;
+	void (*dtor)(void *arg);
+	char name[ASX_MODULE_NAME_MAX];
+};
+
+struct asx_stream {
+	struct asx_mutex cfg;
+	struct asx_module *head, *tail;
+	struct asx_thr_mgr *mgr;
+	int groups;			/* next thread group, atomic */
+	uint64_t sunk;			/* sink tail, atomic */
+	asx__stream_upcall_fn *upcall;	/* atomic */
+	void *upcall_arg;		/* atomic */
+};
+
+static const struct asx_task_ops pass_ops;
+
+/* ---------------------------------------------------------------- delivery */
+
+static int call_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
+{
+	int r;
+
+	ASX_PROBE3(stream_put_entry, t, t->mod->name, m);
+	if (t->ops->put)
+		r = t->ops->put(t, m, dl);
+	else
+		r = asx_task_put_next(t, m, dl);
+	ASX_PROBE3(stream_put_exit, t, t->mod->name, r);
+	return r;
+}
+
+/* A FLUSH clears the queue of each Task of its side that it reaches. */
+static void flush_on_way(struct asx_task *t, const struct asx_msg *m)
+{
+	size_t len = asx_msg_block_len(m);
+	unsigned int f = len ? m->rd[0] : 0;
+
+	if (!(f & (t->side == 'w' ? ASX_FLUSHW : ASX_FLUSHR)))
+		return;
+	if (f & ASX_FLUSHBAND)
+		asx_msgq_flush_band(t->q, len > 1 ? m->rd[1] : 0);
+	else
+		asx_msgq_flush(t->q);
+}
+
+static int deliver(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
+{
+	if (unlikely(m->type == ASX_MSG_FLUSH))
+		flush_on_way(n, m);
+	if (LOAD(&n->nthreads) > 0)
+		return asx_task_putq(n, m, dl);
+	return call_put(n, m, dl);
+}
+
+int asx_task_put_next(struct asx_task *t, struct asx_msg *m, const struct timespec *deadline)
+{
+	struct asx_task *n;
+	int r;
+
+	if (unlikely(!t || !m))
+		return -EINVAL;
+	asx__rcu_read_lock();
+	n = asx__rcu_deref(t->next);
+	r = n ? deliver(n, m, deadline) : -EPIPE;
+	asx__rcu_read_unlock();
+	return r;
+}
+
+int asx_task_reply(struct asx_task *t, struct asx_msg *m, const struct timespec *deadline)
+{
+	if (unlikely(!t))
+		return -EINVAL;
+	return asx_task_put_next(asx_task_sibling(t), m, deadline);
+}
+
+int asx_task_putq(struct asx_task *t, struct asx_msg *m, const struct timespec *deadline)
+{
+	int r;
+
+	if (unlikely(!t || !m))
+		return -EINVAL;
+	r = asx_msgq_enqueue(t->q, m, 0, deadline);
+	if (r == 0)
+		ASX_PROBE4(stream_enqueue, t, t->mod->name, t->side, asx_msgq_bytes(t->q));
+	return r;
+}
+
+int asx_task_ungetq(struct asx_task *t, struct asx_msg *m)
+{
+	int r;
+
+	if (unlikely(!t || !m))
+		return -EINVAL;
+	r = asx_msgq_enqueue(t->q, m, ASX_MSGQ_HEAD | ASX_MSGQ_FORCE, NULL);
+	if (r == 0)
+		ASX_PROBE4(stream_enqueue, t, t->mod->name, t->side, asx_msgq_bytes(t->q));
+	return r;
+}
+
+int asx_task_getq(struct asx_task *t, struct asx_msg **mp, const struct timespec *deadline)
+{
+	struct asx_msg *m, *stop;
+	int r;
+
+	if (unlikely(!t || !mp))
+		return -EINVAL;
+	for (;;) {
+		r = asx_msgq_dequeue(t->q, &m, 0, deadline);
+		if (r == -EINTR)
+			continue;
+		if (r)
+			return r;
+		stop = LOAD(&t->stop_msg);
+		if (unlikely(m == stop)) {
+			/* Everything queued before the marker has been taken:
+			 * let every service thread of this Task go. */
+			asx_msgq_deactivate(t->q);
+			if (__atomic_compare_exchange_n(&t->stop_msg, &stop, NULL, false,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				asx_msg_free(m);
+			return -ESHUTDOWN;
+		}
+		ASX_PROBE4(stream_dequeue, t, t->mod->name, t->side, asx_msgq_bytes(t->q));
+		*mp = m;
+		return 0;
+	}
+}
+
+bool asx_task_canput_next(struct asx_task *t)
+{
+	struct asx_task *n;
+	bool ok = true;
+
+	if (!t)
+		return false;
+	asx__rcu_read_lock();
+	for (n = asx__rcu_deref(t->next); n; n = asx__rcu_deref(n->next)) {
+		struct asx_task *after = asx__rcu_deref(n->next);
+
+		if (LOAD(&n->nthreads) > 0 || !after) {
+			ok = !asx_msgq_is_full(n->q);
+			break;
+		}
+	}
+	asx__rcu_read_unlock();
+	return ok;
+}
+
+/* ---------------------------------------------------------------- service threads */
+
+static int default_svc(struct asx_task *t)
+{
+	struct asx_msg *m;
+	int r;
+
+	for (;;) {
+		r = asx_task_getq(t, &m, NULL);
+		if (r == -ESHUTDOWN)
+			return 0;
+		if (r)
+			return r;
+		if (call_put(t, m, NULL))
+			asx_msg_free_chain(m);	/* nobody downstream takes it any more */
+	}
+}
+
+static void *svc_main(void *arg)
+{
+	struct asx_task *t = arg;
+	int r;
+
+	ASX_PROBE2(stream_svc_entry, t, t->mod->name);
+	r = t->ops->svc ? t->ops->svc(t) : default_svc(t);
+	ASX_PROBE3(stream_svc_exit, t, t->mod->name, r);
+	return (void *)(intptr_t)r;
+}
+
+int asx_task_activate(struct asx_task *t, int n)
+{
+	struct asx_stream *s;
+	int r;
+
+	if (!t || n <= 0 || !(s = t->mod->stream))
+		return -EINVAL;
+	if (t->group < 0)
+		t->group = __atomic_fetch_add(&s->groups, 1, __ATOMIC_RELAXED);
+	/* Count first: delivery must queue for these threads from now on. */
+	__atomic_fetch_add(&t->nthreads, n, __ATOMIC_ACQ_REL);
+	r = asx_thr_mgr_spawn_n(s->mgr, n, svc_main, t, t->group, NULL);
+	if (r < 0) {
+		int started = asx_thr_mgr_count_group(s->mgr, t->group);
+
+		/* threads that did start stay counted; the rest are not */
+		__atomic_store_n(&t->nthreads, started > 0 ? started : 0, __ATOMIC_RELEASE);
+		return r;
+	}
+	return 0;
+}
+
+int asx_task_threads(const struct asx_task *t)
+{
+	return t ? LOAD(&t->nthreads) : 0;
+}
+
+enum stop_mode { STOP_DRAIN, STOP_DISCARD };
+
+/*
+ * Stop @t (already unreachable, or the stream is closing): its service
+ * threads take what is queued and return, then whatever is left is passed
+ * on (DRAIN) or left for asx_module_destroy() to free (DISCARD).
+ */
+static void stop_task(struct asx_stream *s, struct asx_task *t, enum stop_mode mode)
+{
+	bool was_active = asx_msgq_is_active(t->q);
+	struct asx_msg *m, *stop;
+
+	if (LOAD(&t->nthreads) > 0) {
+		stop = asx_msg_alloc(0, ASX_MSG_DATA);
+		if (stop) {
+			STORE(&t->stop_msg, stop);
+			if (asx_msgq_enqueue(t->q, stop, ASX_MSGQ_TAIL | ASX_MSGQ_FORCE, NULL)) {
+				STORE(&t->stop_msg, NULL);
+				asx_msg_free(stop);
+				asx_msgq_deactivate(t->q);
+			}
+		} else {
+			/* no memory for the marker: messages still queued
+			 * are passed on unprocessed below */
+			asx_msgq_deactivate(t->q);
+		}
+		asx_thr_mgr_wait_group(s->mgr, t->group, NULL, 0, NULL);
+		STORE(&t->nthreads, 0);
+		if (mode == STOP_DRAIN && was_active)
+			asx_msgq_activate(t->q);
+	}
+	stop = __atomic_exchange_n(&t->stop_msg, NULL, __ATOMIC_ACQ_REL);
+	if (mode != STOP_DRAIN || !asx_msgq_is_active(t->q)) {
+		if (stop)
+			asx_msgq_flush(t->q);	/* the marker with it */
+		return;
+	}
+	while (asx_msgq_dequeue(t->q, &m, ASX_MSGQ_NOWAIT, NULL) == 0) {
+		if (m == stop) {
+			asx_msg_free(m);
+			stop = NULL;
+			continue;
+		}
+		if (asx_task_put_next(t, m, NULL))
+			asx_msg_free_chain(m);
+	}
+	if (stop)
+		asx_msg_free(stop);	/* never reached the queue's head: cannot happen */
+}
+
+/* ---------------------------------------------------------------- modules */
+
+static int task_init(struct asx_task *t, struct asx_module *mod, const struct asx_task_ops *ops,
+		     char side)
+{
+	t->ops = ops ? ops : &pass_ops;
+	t->mod = mod;
+	t->group = -1;
+	t->side = side;
+	t->q = asx_msgq_create(0, 0);
+	return t->q ? 0 : -ENOMEM;
+}
+
+struct asx_module *asx_module_create(const char *name, const struct asx_task_ops *wr,
+				     const struct asx_task_ops *rd, void *arg)
+{
+	struct asx_module *mod;
+	size_t len;
+
+	if (!name || !(len = strlen(name)) || len >= ASX_MODULE_NAME_MAX)
+		return NULL;
+	mod = calloc(1, sizeof(*mod));
+	if (!mod)
+		return NULL;
+	memcpy(mod->name, name, len + 1);
+	mod->arg = arg;
+	if (task_init(&mod->wr, mod, wr, 'w') || task_init(&mod->rd, mod, rd, 'r')) {
+		asx_msgq_destroy(mod->wr.q);
+		asx_msgq_destroy(mod->rd.q);
+		free(mod);
+		return NULL;
+	}
+	return mod;
+}
+
+void asx_module_destroy(struct asx_module *mod)
+{
+	if (!mod || mod->stream)
+		return;
+	asx_msgq_destroy(mod->wr.q);
+	asx_msgq_destroy(mod->rd.q);
+	if (mod->dtor)
+		mod->dtor(mod->arg);
+	free(mod);
+}
+
+void asx_module_set_dtor(struct asx_module *mod, void (*dtor)(void *arg))
+{
+	if (mod)
+		mod->dtor = dtor;
+}
+
+const char *asx_module_name(const struct asx_module *mod) { return mod ? mod->name : NULL; }
+void *asx_module_arg(const struct asx_module *mod) { return mod ? mod->arg : NULL; }
+struct asx_task *asx_module_wr(struct asx_module *mod) { return mod ? &mod->wr : NULL; }
+struct asx_task *asx_module_rd(struct asx_module *mod) { return mod ? &mod->rd : NULL; }
+
+struct asx_module *asx_task_module(const struct asx_task *t) { return t ? t->mod : NULL; }
+struct asx_stream *asx_task_stream(const struct asx_task *t) { return t ? t->mod->stream : NULL; }
+bool asx_task_is_wr(const struct asx_task *t) { return t && t->side == 'w'; }
+void *asx_task_priv(const struct asx_task *t) { return t ? t->priv : NULL; }
+void asx_task_set_priv(struct asx_task *t, void *priv) { if (t) t->priv = priv; }
+struct asx_msgq *asx_task_queue(struct asx_task *t) { return t ? t->q : NULL; }
+
+struct asx_task *asx_task_sibling(const struct asx_task *t)
+{
+	if (!t)
+		return NULL;
+	return t->side == 'w' ? &t->mod->rd : &t->mod->wr;
+}
+
+int asx_task_set_water(struct asx_task *t, size_t hiwat, size_t lowat)
+{
+	return t ? asx_msgq_set_water(t->q, hiwat, lowat) : -EINVAL;
+}
+
+static void close_task(struct asx_task *t, unsigned int flags)
+{
+	if (t->ops->close)
+		t->ops->close(t, flags);
+}
+
+/* open() both Tasks of @mod (mod->stream set).  On failure nothing is left running. */
+static int open_module(struct asx_stream *s, struct asx_module *mod, int argc, char **argv)
+{
+	int r = 0;
+
+	if (mod->wr.ops->open)
+		r = mod->wr.ops->open(&mod->wr, argc, argv);
+	if (r)
+		goto err_wr;
+	if (mod->rd.ops->open)
+		r = mod->rd.ops->open(&mod->rd, argc, argv);
+	if (r)
+		goto err_rd;
+	return 0;
+
+err_rd:
+	stop_task(s, &mod->rd, STOP_DISCARD);
+	stop_task(s, &mod->wr, STOP_DISCARD);
+	close_task(&mod->wr, ASX_TASK_CLOSE_REMOVED);
+	return r;
+err_wr:
+	stop_task(s, &mod->wr, STOP_DISCARD);
+	return r;
+}
+
+/* Stop and close an unlinked Module after a grace period, then free it. */
+static void retire_module(struct asx_stream *s, struct asx_module *mod)
+{
+	stop_task(s, &mod->wr, STOP_DRAIN);
+	stop_task(s, &mod->rd, STOP_DRAIN);
+	close_task(&mod->wr, ASX_TASK_CLOSE_REMOVED);
+	close_task(&mod->rd, ASX_TASK_CLOSE_REMOVED);
+	mod->stream = NULL;
+	asx_module_destroy(mod);
+}
+
+/* ---------------------------------------------------------------- head and tails */
+
+static int head_rd_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
+{
+	struct asx_stream *s = t->mod->stream;
+	asx__stream_upcall_fn *up;
+
+	if (m->type == ASX_MSG_FLUSH) {
+		/* our queue was flushed on the way in (ASX_FLUSHR) */
+		if (asx_msg_block_len(m) && (m->rd[0] & ASX_FLUSHW)) {
+			m->rd[0] &= (unsigned char)~ASX_FLUSHR;
+			if (asx_task_reply(t, m, dl) == 0)
+				return 0;
+		}
+		asx_msg_free_chain(m);
+		return 0;
+	}
+	up = LOAD(&s->upcall);
+	if (up)
+		return up(LOAD(&s->upcall_arg), s, m, dl);
+	return asx_task_putq(t, m, dl);
+}
+
+static const struct asx_task_ops head_rd_ops = { .put = head_rd_put };
+
+/* The tail's handling of a FLUSH: turn it up when it asks for ASX_FLUSHR. */
+static int tail_flush(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
+{
+	if (asx_msg_block_len(m) && (m->rd[0] & ASX_FLUSHR)) {
+		m->rd[0] &= (unsigned char)~ASX_FLUSHW;
+		if (asx_task_reply(t, m, dl) == 0)
+			return 0;
+	}
+	asx_msg_free_chain(m);
+	return 0;
+}
+
+static int loop_wr_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
+{
+	if (m->type == ASX_MSG_FLUSH)
+		return tail_flush(t, m, dl);
+	return asx_task_reply(t, m, dl);
+}
+
+static int sink_wr_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
+{
+	if (m->type == ASX_MSG_FLUSH)
+		return tail_flush(t, m, dl);
+	asx_msg_free_chain(m);
+	__atomic_fetch_add(&t->mod->stream->sunk, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+const struct asx_task_ops asx__loop_wr_ops = { .put = loop_wr_put };
+static const struct asx_task_ops sink_wr_ops = { .put = sink_wr_put };
+
+/* ---------------------------------------------------------------- streams */
+
+static int check_opts(const struct asx_stream_opts *in, struct asx_stream_opts *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!in)
+		return 0;
+	if (in->sz < sizeof(size_t))
+		return -EINVAL;
+	if (in->sz > sizeof(*out)) {
+		const unsigned char *p = (const unsigned char *)in;
+
+		for (size_t i = sizeof(*out); i < in->sz; i++)
+			if (p[i])
+				return -E2BIG;
+	}
+	memcpy(out, in, in->sz < sizeof(*out) ? in->sz : sizeof(*out));
+	return 0;
+}
+
+int asx_stream_open(struct asx_stream **sp, const struct asx_stream_opts *opts)
+{
+	struct asx_stream_opts o;
+	struct asx_stream *s;
+	struct asx_module *tail;
+	int r;
+
+	if (!sp)
+		return -EINVAL;
+	r = check_opts(opts, &o);
+	if (r)
+		return r;
+	if ((o.tail == ASX_STREAM_DRIVER) != (o.driver != NULL) ||
+	    (unsigned int)o.tail > ASX_STREAM_DRIVER || (o.driver && o.driver->stream))
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	asx_mutex_init(&s->cfg);
+	r = -ENOMEM;
+	s->mgr = asx_thr_mgr_create();
+	if (!s->mgr)
+		goto err_free;
+	s->head = asx_module_create("head", NULL, &head_rd_ops, NULL);
+	if (!s->head)
+		goto err_mgr;
+	if ((o.head_hiwat || o.head_lowat) &&
+	    (r = asx_msgq_set_water(s->head->rd.q, o.head_hiwat, o.head_lowat)))
+		goto err_head;
+	r = -ENOMEM;
+	switch (o.tail) {
+	case ASX_STREAM_LOOP:
+		tail = asx_module_create("loop", &asx__loop_wr_ops, NULL, NULL);
+		break;
+	case ASX_STREAM_SINK:
+		tail = asx_module_create("sink", &sink_wr_ops, NULL, NULL);
+		break;
+	default:
+		tail = o.driver;
+		break;
+	}
+	if (!tail)
+		goto err_head;
+	s->head->stream = s;
+	tail->stream = s;
+	s->head->down = tail;
+	tail->up = s->head;
+	/* The driver may feed its read side from open() on. */
+	asx__rcu_assign(tail->rd.next, &s->head->rd);
+	r = open_module(s, tail, o.argc, o.argv);
+	if (r)
+		goto err_tail;
+	asx__rcu_assign(s->head->wr.next, &tail->wr);
+	s->tail = tail;
+	*sp = s;
+	return 0;
+
+err_tail:
+	tail->stream = NULL;
+	tail->up = NULL;
+	tail->rd.next = NULL;
+	if (tail != o.driver)
+		asx_module_destroy(tail);
+err_head:
+	s->head->stream = NULL;
+	asx_module_destroy(s->head);
+err_mgr:
+	asx_thr_mgr_destroy(s->mgr);
+err_free:
+	free(s);
+	return r;
+}
+
+void asx_stream_shutdown(struct asx_stream *s)
+{
+	struct asx_module *mod;
+
+	if (!s)
+		return;
+	asx_mutex_lock(&s->cfg);
+	for (mod = s->head; mod; mod = mod->down) {
+		asx_msgq_deactivate(mod->wr.q);
+		asx_msgq_deactivate(mod->rd.q);
+	}
+	asx_mutex_unlock(&s->cfg);
+}
+
+void asx_stream_close(struct asx_stream *s)
+{
+	struct asx_module *mod, *down;
+
+	if (!s)
+		return;
+	asx_stream_shutdown(s);
+	asx_mutex_lock(&s->cfg);
+	(void)asx__rcu_synchronize();
+	for (mod = s->head; mod; mod = mod->down) {
+		stop_task(s, &mod->wr, STOP_DISCARD);
+		stop_task(s, &mod->rd, STOP_DISCARD);
+	}
+	/* The driver first, so that its own threads stop feeding the stream. */
+	close_task(&s->tail->wr, ASX_TASK_CLOSE_STREAM);
+	close_task(&s->tail->rd, ASX_TASK_CLOSE_STREAM);
+	for (mod = s->head; mod != s->tail; mod = mod->down) {
+		close_task(&mod->wr, ASX_TASK_CLOSE_STREAM);
+		close_task(&mod->rd, ASX_TASK_CLOSE_STREAM);
+	}
+	(void)asx__rcu_synchronize();
+	for (mod = s->head; mod; mod = down) {
+		down = mod->down;
+		mod->stream = NULL;
+		asx_module_destroy(mod);
+	}
+	asx_mutex_unlock(&s->cfg);
+	asx_thr_mgr_destroy(s->mgr);
+	asx_mutex_destroy(&s->cfg);
+	free(s);
+}
+
+int asx_stream_put(struct asx_stream *s, struct asx_msg *m, unsigned int flags,
+		   const struct timespec *deadline)
+{
+	int r;
+
+	if (unlikely(!s || !m || (flags & ~ASX_STREAM_NOWAIT)))
+		return -EINVAL;
+	if (flags & ASX_STREAM_NOWAIT)
+		deadline = ASX_DEADLINE_NOW;
+	r = asx_task_put_next(&s->head->wr, m, deadline);
+	if (r == -ETIMEDOUT && (flags & ASX_STREAM_NOWAIT))
+		r = -EWOULDBLOCK;
+	return r;
+}
+
+int asx_stream_get(struct asx_stream *s, struct asx_msg **mp, unsigned int flags,
+		   const struct timespec *deadline)
+{
+	struct asx_task *t;
+	int r;
+
+	if (unlikely(!s || !mp || (flags & ~ASX_STREAM_NOWAIT)))
+		return -EINVAL;
+	t = &s->head->rd;
+	do {
+		r = asx_msgq_dequeue(t->q, mp, (flags & ASX_STREAM_NOWAIT) ? ASX_MSGQ_NOWAIT : 0,
+				     deadline);
+	} while (r == -EINTR);
+	if (r == 0)
+		ASX_PROBE4(stream_dequeue, t, t->mod->name, t->side, asx_msgq_bytes(t->q));
+	return r;
+}
+
+struct asx_msgq *asx_stream_head_queue(struct asx_stream *s)
+{
+	return s ? s->head->rd.q : NULL;
+}
+
+int asx_stream_flush(struct asx_stream *s, unsigned int flags, uint8_t band)
+{
+	struct asx_msg *m;
+	unsigned char b[2];
+
+	if (!s || !(flags & ASX_FLUSHRW) || (flags & ~(ASX_FLUSHRW | ASX_FLUSHBAND)))
+		return -EINVAL;
+	if (flags & ASX_FLUSHR) {
+		if (flags & ASX_FLUSHBAND)
+			asx_msgq_flush_band(s->head->rd.q, band);
+		else
+			asx_msgq_flush(s->head->rd.q);
+	}
+	if (!(flags & ASX_FLUSHW))
+		return 0;
+	m = asx_msg_alloc(2, ASX_MSG_FLUSH);
+	if (!m)
+		return -ENOMEM;
+	b[0] = (unsigned char)flags;
+	b[1] = band;
+	asx_msg_append(m, b, 2);
+	if (asx_task_put_next(&s->head->wr, m, NULL))
+		asx_msg_free_chain(m);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- reconfiguration */
+
+static struct asx_module *find_locked(struct asx_stream *s, const char *name)
+{
+	struct asx_module *mod;
+
+	for (mod = s->head; mod; mod = mod->down)
+		if (!strcmp(mod->name, name))
+			return mod;
+	return NULL;
+}
+
+/* Link @mod just below @above; @old (or NULL) is taken out in the same step. */
+static int link_locked(struct asx_stream *s, struct asx_module *above, struct asx_module *mod,
+		       struct asx_module *old, int argc, char **argv)
+{
+	struct asx_module *below, *same;
+	int r;
+
+	if (mod->stream)
+		return -EINVAL;
+	same = find_locked(s, mod->name);
+	if (same && same != old)
+		return -EEXIST;
+	mod->stream = s;
+	r = open_module(s, mod, argc, argv);
+	if (r) {
+		mod->stream = NULL;
+		return r;
+	}
+	below = old ? old->down : above->down;
+	asx__rcu_assign(mod->wr.next, &below->wr);
+	asx__rcu_assign(mod->rd.next, &above->rd);
+	asx__rcu_assign(above->wr.next, &mod->wr);
+	asx__rcu_assign(below->rd.next, &mod->rd);
+	mod->up = above;
+	mod->down = below;
+	above->down = mod;
+	below->up = mod;
+	return 0;
+}
+
+static void unlink_locked(struct asx_module *mod)
+{
+	struct asx_module *above = mod->up, *below = mod->down;
+
+	asx__rcu_assign(above->wr.next, &below->wr);
+	asx__rcu_assign(below->rd.next, &above->rd);
+	above->down = below;
+	below->up = above;
+}
+
+int asx_stream_insert(struct asx_stream *s, const char *after, struct asx_module *mod,
+		      int argc, char **argv)
+{
+	struct asx_module *above;
+	int r;
+
+	if (!s || !after || !mod)
+		return -EINVAL;
+	if (asx__rcu_in_reader())
+		return -EDEADLK;
+	asx_mutex_lock(&s->cfg);
+	above = find_locked(s, after);
+	if (!above || above == s->tail)
+		r = -ENOENT;
+	else
+		r = link_locked(s, above, mod, NULL, argc, argv);
+	asx_mutex_unlock(&s->cfg);
+	return r;
+}
+
+int asx_stream_push(struct asx_stream *s, struct asx_module *mod, int argc, char **argv)
+{
+	return asx_stream_insert(s, "head", mod, argc, argv);
+}
+
+int asx_stream_replace(struct asx_stream *s, const char *name, struct asx_module *mod,
+		       int argc, char **argv)
+{
+	struct asx_module *old;
+	int r;
+
+	if (!s || !name || !mod)
+		return -EINVAL;
+	if (asx__rcu_in_reader())
+		return -EDEADLK;
+	asx_mutex_lock(&s->cfg);
+	old = find_locked(s, name);
+	if (!old || old == s->head || old == s->tail) {
+		r = -ENOENT;
+	} else {
+		r = link_locked(s, old->up, mod, old, argc, argv);
+		if (r == 0) {
+			(void)asx__rcu_synchronize();
+			retire_module(s, old);
+		}
+	}
+	asx_mutex_unlock(&s->cfg);
+	return r;
+}
+
+static int remove_locked(struct asx_stream *s, struct asx_module *mod)
+{
+	if (!mod || mod == s->head || mod == s->tail)
+		return -ENOENT;
+	unlink_locked(mod);
+	(void)asx__rcu_synchronize();
+	retire_module(s, mod);
+	return 0;
+}
+
+int asx_stream_remove(struct asx_stream *s, const char *name)
+{
+	int r;
+
+	if (!s || !name)
+		return -EINVAL;
+	if (asx__rcu_in_reader())
+		return -EDEADLK;
+	asx_mutex_lock(&s->cfg);
+	r = remove_locked(s, find_locked(s, name));
+	asx_mutex_unlock(&s->cfg);
+	return r;
+}
+
+int asx_stream_pop(struct asx_stream *s)
+{
+	int r;
+
+	if (!s)
+		return -EINVAL;
+	if (asx__rcu_in_reader())
+		return -EDEADLK;
+	asx_mutex_lock(&s->cfg);
+	r = remove_locked(s, s->head->down);
+	asx_mutex_unlock(&s->cfg);
+	return r;
+}
+
+int asx_stream_list(struct asx_stream *s, char (*names)[ASX_MODULE_NAME_MAX], int n)
+{
+	struct asx_module *mod;
+	int i = 0;
+
+	if (!s || n < 0 || (n && !names))
+		return -EINVAL;
+	asx_mutex_lock(&s->cfg);
+	for (mod = s->head; mod; mod = mod->down, i++)
+		if (i < n)
+			memcpy(names[i], mod->name, ASX_MODULE_NAME_MAX);
+	asx_mutex_unlock(&s->cfg);
+	return i;
+}
+
+struct asx_module *asx_stream_head(struct asx_stream *s) { return s ? s->head : NULL; }
+struct asx_module *asx_stream_tail(struct asx_stream *s) { return s ? s->tail : NULL; }
+
+uint64_t asx_stream_sunk(struct asx_stream *s)
+{
+	return s ? __atomic_load_n(&s->sunk, __ATOMIC_RELAXED) : 0;
+}
+
+void asx__stream_set_upcall(struct asx_stream *s, asx__stream_upcall_fn *fn, void *arg)
+{
+	STORE(&s->upcall_arg, arg);
+	STORE(&s->upcall, fn);
+}

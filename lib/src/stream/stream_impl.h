@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/* stream_impl.h - what the Multiplexor needs from the Stream core. */
+#ifndef ASX_STREAM_IMPL_H
+#define ASX_STREAM_IMPL_H
+
+#include <asx/stream.h>
+
+/*
+ * Takes every message that reaches @s's head from below, instead of the
+ * head's read queue (a lower stream linked under a Multiplexor).  Same
+ * contract as a Task's put: 0 = taken, else still the caller's.
+ */
+typedef int asx__stream_upcall_fn(void *arg, struct asx_stream *s, struct asx_msg *m,
+				  const struct timespec *deadline);
+
+void asx__stream_set_upcall(struct asx_stream *s, asx__stream_upcall_fn *fn, void *arg);
+
+/* The loop-back driver's write side (read side: pass-through). */
+extern const struct asx_task_ops asx__loop_wr_ops;
+
+#endif /* ASX_STREAM_IMPL_H */

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * test_mux.c - the Multiplexor under each lock strategy: 64 upper
+ * streams (connections) over two loop-back lower streams; 4 threads each
+ * own 16 connections and send messages keyed by connection id.  Every
+ * message must come back up its own connection, in order, nothing
+ * unroutable.  With a locking strategy another thread opens and closes
+ * extra connections meanwhile (binds and unbinds while routing).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <stdlib.h>
+#include <pthread.h>
+#include <cmocka.h>
+
+#include <asx/modules.h>
+#include <asx/mux.h>
+
+#define NCONN 64
+#define NTH 4
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define PER_CONN 200	/* sanitizers: fewer messages */
+#else
+#define PER_CONN 5000
+#endif
+
+static int key_of(const struct asx_msg *m, void *key, void *arg)
+{
+	(void)arg;
+	return asx_msg_read(m, 0, key, 4) == 4 ? 0 : -EBADMSG;
+}
+
+struct run {
+	struct asx_mux *mux;
+	struct asx_stream *up[NCONN];
+	int stop;		/* atomic */
+	uint64_t churns;
+	int churn_err;
+};
+
+struct th {
+	struct run *r;
+	int idx;
+	uint64_t ok, wrong, lost;
+};
+
+static void *owner_main(void *arg)
+{
+	struct th *t = arg;
+	struct timespec ts;
+
+	for (uint32_t i = 0; i < PER_CONN; i++) {
+		for (uint32_t c = (uint32_t)t->idx; c < NCONN; c += NTH) {
+			struct asx_msg *m = asx_msg_alloc(8, ASX_MSG_DATA);
+			uint32_t v[2];
+
+			asx_msg_append(m, &c, 4);
+			asx_msg_append(m, &i, 4);
+			if (asx_stream_put(t->r->up[c], m, 0, NULL)) {
+				asx_msg_free_chain(m);
+				t->lost++;
+				continue;
+			}
+			if (asx_stream_get(t->r->up[c], &m, 0, asx_deadline(&ts, 5000000000ULL))) {
+				t->lost++;
+				continue;
+			}
+			asx_msg_read(m, 0, v, 8);
+			if (v[0] == c && v[1] == i)
+				t->ok++;
+			else
+				t->wrong++;
+			asx_msg_free_chain(m);
+		}
+	}
+	return NULL;
+}
+
+static void *churn_main(void *arg)
+{
+	struct run *r = arg;
+	uint32_t k = 1000;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		struct asx_stream *s;
+		int e = asx_mux_open_upper(r->mux, &k, NULL, &s);
+
+		if (!e)
+			e = asx_mux_close_upper(r->mux, s);
+		if (e) {
+			r->churn_err = e;
+			break;
+		}
+		r->churns++;
+		k = 1000 + (k + 1) % 64;
+	}
+	return NULL;
+}
+
+static void run_strategy(enum asx_map_lock lk)
+{
+	struct run r = { 0 };
+	struct asx_stream *low[2];
+	struct th t[NTH];
+	pthread_t th[NTH], ch;
+	struct asx_mux_stats st;
+	uint32_t odd = 1;
+
+	assert_int_equal(asx_mux_create(&r.mux, lk, 4, key_of, NULL), 0);
+	for (uint32_t c = 0; c < NCONN; c++) {
+		assert_int_equal(asx_mux_open_upper(r.mux, &c, NULL, &r.up[c]), 0);
+		/* some connections carry their own modules */
+		if (c % 3 == 0)
+			assert_int_equal(asx_stream_push(r.up[c], asx_mod_counter("cnt"), 0, NULL), 0);
+	}
+	assert_int_equal(asx_mux_open_upper(r.mux, &odd, NULL, &low[0]), -EEXIST);
+	/* lower 0: default route; lower 1: connection 1 only */
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(asx_stream_open(&low[i], NULL), 0);
+		assert_int_equal(asx_stream_push(low[i], asx_mod_pass("ip"), 0, NULL), 0);
+	}
+	assert_int_equal(asx_mux_link(r.mux, low[0], NULL), 0);
+	assert_int_equal(asx_mux_link(r.mux, low[0], NULL), -EBUSY);
+	assert_int_equal(asx_mux_link(r.mux, low[1], &odd), 0);
+	if (lk != ASX_MAP_NONE)
+		assert_int_equal(pthread_create(&ch, NULL, churn_main, &r), 0);
+	for (int i = 0; i < NTH; i++) {
+		t[i] = (struct th){ .r = &r, .idx = i };
+		assert_int_equal(pthread_create(&th[i], NULL, owner_main, &t[i]), 0);
+	}
+	for (int i = 0; i < NTH; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(t[i].wrong, 0);
+		assert_int_equal(t[i].lost, 0);
+		assert_int_equal(t[i].ok, (uint64_t)PER_CONN * NCONN / NTH);
+	}
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+	if (lk != ASX_MAP_NONE) {
+		pthread_join(ch, NULL);
+		assert_int_equal(r.churn_err, 0);
+		assert_true(r.churns > 0);
+	}
+	asx_mux_stats(r.mux, &st);
+	assert_int_equal(st.down, (uint64_t)PER_CONN * NCONN);
+	assert_int_equal(st.up, (uint64_t)PER_CONN * NCONN);
+	assert_int_equal(st.unroutable, 0);
+	assert_int_equal(asx_map_count(asx_mux_upper_map(r.mux)), NCONN);
+	/* a message for nobody is counted, not delivered */
+	{
+		struct asx_msg *m = asx_msg_alloc(8, ASX_MSG_DATA);
+		uint32_t v[2] = { 5000, 0 };
+
+		asx_msg_append(m, v, 8);
+		assert_int_equal(asx_stream_put(low[0], m, 0, NULL), 0);
+		asx_mux_stats(r.mux, &st);
+		assert_int_equal(st.unroutable, 1);
+	}
+	assert_int_equal(asx_mux_close_upper(r.mux, r.up[5]), 0);
+	assert_int_equal(asx_mux_close_upper(r.mux, r.up[5]), -ENOENT);
+	assert_int_equal(asx_mux_unlink(r.mux, low[1]), 0);
+	assert_int_equal(asx_mux_unlink(r.mux, low[1]), -ENOENT);
+	asx_mux_destroy(r.mux);
+	asx_stream_close(low[0]);
+	asx_stream_close(low[1]);
+}
+
+static void test_mux_none(void **state) { (void)state; run_strategy(ASX_MAP_NONE); }
+static void test_mux_mutex(void **state) { (void)state; run_strategy(ASX_MAP_MUTEX); }
+static void test_mux_rwlock(void **state) { (void)state; run_strategy(ASX_MAP_RWLOCK); }
+static void test_mux_rcu(void **state) { (void)state; run_strategy(ASX_MAP_RCU); }
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mux_none),
+		cmocka_unit_test(test_mux_mutex),
+		cmocka_unit_test(test_mux_rwlock),
+		cmocka_unit_test(test_mux_rcu),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,697 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * test_stream.c - Streams: head/tail basics, the 4-module stream run
+ * message-based and task-based (1,000,000 messages, per-source order),
+ * flow control with water marks, high-priority and flush semantics,
+ * reconfiguration semantics, and the reusable modules.
+ *
+ * Helper threads never call cmocka's assert_* (it longjmps); they record
+ * what they saw and the main thread asserts.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <stdlib.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <asx/modules.h>
+#include <asx/stream.h>
+#include <asx/sync.h>
+
+/* The full run; sanitizers are 5-20x slower on 2 shared cores. */
+#if defined(__SANITIZE_THREAD__)
+#define BIG_N 20000
+#elif defined(__SANITIZE_ADDRESS__)
+#define BIG_N 100000
+#else
+#define BIG_N 1000000
+#endif
+
+#define HEADROOM 16
+#define ASX_ARRAY_SIZE_T(a) (sizeof(a) / sizeof((a)[0]))
+
+static struct asx_msg *mk(uint32_t src, uint32_t seq, size_t len, unsigned int type)
+{
+	struct asx_msg *m = asx_msg_alloc(HEADROOM + (len < 8 ? 8 : len), type);
+
+	if (!m)
+		abort();
+	m->rd += HEADROOM;
+	m->wr = m->rd;
+	memset(m->wr, (int)(seq & 0xff), len < 8 ? 8 : len);
+	memcpy(m->wr, &src, 4);
+	memcpy(m->wr + 4, &seq, 4);
+	m->wr += len < 8 ? 8 : len;
+	return m;
+}
+
+static void ids(const struct asx_msg *m, uint32_t *src, uint32_t *seq)
+{
+	unsigned char b[8];
+
+	asx_msg_read(m, 0, b, 8);
+	memcpy(src, b, 4);
+	memcpy(seq, b + 4, 4);
+}
+
+static const struct timespec *in_ms(struct timespec *ts, unsigned int ms)
+{
+	return asx_deadline(ts, (uint64_t)ms * 1000000ULL);
+}
+
+/* ---------------------------------------------------------------- basics */
+
+static void test_loop_basics(void **state)
+{
+	struct asx_stream *s;
+	struct asx_msg *m;
+	struct timespec ts;
+	uint32_t src, seq;
+	char names[4][ASX_MODULE_NAME_MAX];
+
+	(void)state;
+	assert_int_equal(asx_stream_open(&s, NULL), 0);
+	assert_int_equal(asx_stream_list(s, names, 4), 2);
+	assert_string_equal(names[0], "head");
+	assert_string_equal(names[1], "loop");
+	assert_int_equal(asx_stream_get(s, &m, ASX_STREAM_NOWAIT, NULL), -EWOULDBLOCK);
+	assert_int_equal(asx_stream_get(s, &m, 0, in_ms(&ts, 20)), -ETIMEDOUT);
+	for (uint32_t i = 0; i < 10; i++)
+		assert_int_equal(asx_stream_put(s, mk(7, i, 8, i == 5 ? ASX_MSG_PROTO : ASX_MSG_DATA),
+						0, NULL), 0);
+	for (uint32_t i = 0; i < 10; i++) {
+		assert_int_equal(asx_stream_get(s, &m, 0, NULL), 0);
+		ids(m, &src, &seq);
+		assert_int_equal(src, 7);
+		assert_int_equal(seq, i);
+		assert_int_equal(m->type, i == 5 ? ASX_MSG_PROTO : ASX_MSG_DATA);
+		asx_msg_free_chain(m);
+	}
+	assert_int_equal(asx_stream_put(s, NULL, 0, NULL), -EINVAL);
+	/* messages left in the stream are freed by close (ASan checks) */
+	assert_int_equal(asx_stream_put(s, mk(1, 1, 100, ASX_MSG_DATA), 0, NULL), 0);
+	asx_stream_close(s);
+}
+
+static void test_sink_and_opts(void **state)
+{
+	ASX_STREAM_OPTS(o, .tail = ASX_STREAM_SINK);
+	struct asx_stream *s;
+	struct asx_msg *m;
+	struct { struct asx_stream_opts o; uint64_t extra; } big;
+
+	(void)state;
+	assert_int_equal(asx_stream_open(&s, &o), 0);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(asx_stream_put(s, mk(1, (uint32_t)i, 64, ASX_MSG_DATA), 0, NULL), 0);
+	assert_int_equal(asx_stream_sunk(s), 100);
+	assert_int_equal(asx_stream_get(s, &m, ASX_STREAM_NOWAIT, NULL), -EWOULDBLOCK);
+	asx_stream_close(s);
+
+	memset(&big, 0, sizeof(big));
+	big.o.sz = sizeof(big);
+	assert_int_equal(asx_stream_open(&s, &big.o), 0);
+	asx_stream_close(s);
+	big.extra = 1;
+	assert_int_equal(asx_stream_open(&s, &big.o), -E2BIG);
+	o.tail = ASX_STREAM_DRIVER;	/* without a driver */
+	assert_int_equal(asx_stream_open(&s, &o), -EINVAL);
+}
+
+/* ---------------------------------------------------------------- reconfiguration semantics */
+
+struct life {
+	int opened, closed, fail_open;
+	unsigned int close_flags;
+};
+
+static int life_open(struct asx_task *t, int argc, char **argv)
+{
+	struct life *l = asx_module_arg(asx_task_module(t));
+
+	if (l->fail_open && !asx_task_is_wr(t))
+		return -EPROTO;
+	assert_int_equal(argc, 1);
+	assert_string_equal(argv[0], "arg");
+	l->opened++;
+	return 0;
+}
+
+static void life_close(struct asx_task *t, unsigned int flags)
+{
+	struct life *l = asx_module_arg(asx_task_module(t));
+
+	l->closed++;
+	l->close_flags = flags;
+}
+
+static const struct asx_task_ops life_ops = { .open = life_open, .close = life_close };
+
+static void test_reconfigure(void **state)
+{
+	char *argv[] = { "arg", NULL };
+	struct life la = { 0 }, lb = { 0 }, lc = { 0 }, ld = { .fail_open = 1 };
+	struct asx_module *a, *b, *c, *d, *dup;
+	struct asx_stream *s;
+	char n[8][ASX_MODULE_NAME_MAX];
+	struct asx_msg *m;
+
+	(void)state;
+	assert_int_equal(asx_stream_open(&s, NULL), 0);
+	a = asx_module_create("a", &life_ops, &life_ops, &la);
+	b = asx_module_create("b", &life_ops, &life_ops, &lb);
+	c = asx_module_create("c", &life_ops, &life_ops, &lc);
+	d = asx_module_create("d", &life_ops, &life_ops, &ld);
+	dup = asx_module_create("a", NULL, NULL, NULL);
+	assert_null(asx_module_create("", NULL, NULL, NULL));
+	assert_null(asx_module_create("0123456789012345678901234567890123", NULL, NULL, NULL));
+	assert_int_equal(asx_stream_push(s, a, 1, argv), 0);
+	assert_int_equal(la.opened, 2);
+	assert_int_equal(asx_stream_push(s, dup, 1, argv), -EEXIST);
+	assert_int_equal(asx_stream_insert(s, "a", b, 1, argv), 0);	/* head a b loop */
+	assert_int_equal(asx_stream_insert(s, "nope", c, 1, argv), -ENOENT);
+	assert_int_equal(asx_stream_insert(s, "loop", c, 1, argv), -ENOENT);
+	assert_int_equal(asx_stream_push(s, d, 1, argv), -EPROTO);
+	assert_int_equal(ld.opened, 1);		/* wr opened, rd failed ... */
+	assert_int_equal(ld.closed, 1);		/* ... so wr was closed again */
+	asx_module_destroy(d);			/* still ours */
+	assert_int_equal(asx_stream_list(s, n, 8), 4);
+	assert_string_equal(n[1], "a");
+	assert_string_equal(n[2], "b");
+	assert_int_equal(asx_stream_replace(s, "b", c, 1, argv), 0);	/* head a c loop */
+	assert_int_equal(lb.closed, 2);
+	assert_int_equal(lb.close_flags, ASX_TASK_CLOSE_REMOVED);
+	assert_int_equal(asx_stream_list(s, n, 8), 4);
+	assert_string_equal(n[2], "c");
+	/* messages still flow */
+	assert_int_equal(asx_stream_put(s, mk(1, 2, 8, ASX_MSG_DATA), 0, NULL), 0);
+	assert_int_equal(asx_stream_get(s, &m, ASX_STREAM_NOWAIT, NULL), 0);
+	asx_msg_free_chain(m);
+	assert_int_equal(asx_stream_remove(s, "head"), -ENOENT);
+	assert_int_equal(asx_stream_remove(s, "loop"), -ENOENT);
+	assert_int_equal(asx_stream_remove(s, "zz"), -ENOENT);
+	assert_int_equal(asx_stream_pop(s), 0);	/* a */
+	assert_int_equal(la.closed, 2);
+	assert_int_equal(asx_stream_list(s, n, 8), 3);
+	assert_string_equal(n[1], "c");
+	asx_stream_close(s);
+	assert_int_equal(lc.closed, 2);
+	assert_int_equal(lc.close_flags, ASX_TASK_CLOSE_STREAM);
+	asx_module_destroy(dup);
+}
+
+/* ---------------------------------------------------------------- 4 modules, 1M messages */
+
+struct writer {
+	struct asx_stream *s;
+	uint32_t src, n;
+	size_t len;		/* 0: 16 bytes */
+	int err;
+};
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct asx_msg *m = mk(w->src, i, w->len ? w->len : 16, ASX_MSG_DATA);
+		int r = asx_stream_put(w->s, m, 0, NULL);
+
+		if (r) {
+			asx_msg_free_chain(m);
+			w->err = r;
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+static void run_four(bool task_based)
+{
+	enum { NW = 2 };
+	struct asx_module *mods[4];
+	struct asx_stream *s;
+	struct writer w[NW];
+	pthread_t th[NW];
+	uint32_t next[NW] = { 0 };
+	uint64_t bad_order = 0, bad_src = 0, got = 0;
+	struct asx_counter c;
+	struct timespec ts;
+
+	assert_int_equal(asx_stream_open(&s, NULL), 0);
+	mods[0] = asx_mod_counter("counter");
+	mods[1] = asx_mod_framer("framer");
+	mods[2] = asx_mod_cksum("cksum");
+	mods[3] = asx_mod_pass("pass");
+	for (int i = 3; i >= 0; i--) {
+		assert_non_null(mods[i]);
+		assert_int_equal(asx_stream_push(s, mods[i], 0, NULL), 0);
+		if (task_based) {
+			assert_int_equal(asx_task_activate(asx_module_wr(mods[i]), 1), 0);
+			assert_int_equal(asx_task_activate(asx_module_rd(mods[i]), 1), 0);
+			assert_int_equal(asx_task_threads(asx_module_rd(mods[i])), 1);
+		}
+	}
+	for (int i = 0; i < NW; i++) {
+		w[i] = (struct writer){ .s = s, .src = (uint32_t)i, .n = BIG_N / NW };
+		assert_int_equal(pthread_create(&th[i], NULL, writer_main, &w[i]), 0);
+	}
+	while (got < BIG_N) {
+		struct asx_msg *m;
+		uint32_t src, seq;
+
+		if (asx_stream_get(s, &m, 0, in_ms(&ts, 20000)))
+			break;
+		if (asx_msg_length(m) != 16) {
+			bad_src++;
+		} else {
+			ids(m, &src, &seq);
+			if (src >= NW)
+				bad_src++;
+			else if (seq != next[src]++)
+				bad_order++;
+		}
+		asx_msg_free_chain(m);
+		got++;
+	}
+	for (int i = 0; i < NW; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(w[i].err, 0);
+	}
+	assert_int_equal(got, BIG_N);
+	assert_int_equal(bad_src, 0);
+	assert_int_equal(bad_order, 0);
+	for (int i = 0; i < NW; i++)
+		assert_int_equal(next[i], BIG_N / NW);
+	assert_int_equal(asx_mod_counter_read(mods[0], &c), 0);
+	assert_int_equal(c.wr_msgs, BIG_N);
+	assert_int_equal(c.rd_msgs, BIG_N);
+	assert_int_equal(c.wr_bytes, 16ull * BIG_N);
+	assert_int_equal(asx_mod_errors(mods[1]), 0);
+	assert_int_equal(asx_mod_errors(mods[2]), 0);
+	assert_int_equal(asx_mod_counter_read(mods[1], &c), -EINVAL);
+	{
+		struct asx_msg *m;
+
+		assert_int_equal(asx_stream_get(s, &m, ASX_STREAM_NOWAIT, NULL), -EWOULDBLOCK);
+	}
+	asx_stream_close(s);
+}
+
+static void test_four_message_based(void **state)
+{
+	(void)state;
+	run_four(false);
+}
+
+static void test_four_task_based(void **state)
+{
+	(void)state;
+	run_four(true);
+}
+
+/* ---------------------------------------------------------------- flow control */
+
+#define FC_HI 8192
+#define FC_LO 2048
+#define FC_MSG 1024
+
+/* A slow layer: 100 us per message, in its own service thread. */
+static int slow_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
+{
+	usleep(100);
+	return asx_task_put_next(t, m, dl);
+}
+
+static int slow_open(struct asx_task *t, int argc, char **argv)
+{
+	int r = asx_task_set_water(t, FC_HI, FC_LO);
+
+	return r ? r : asx_task_activate(t, 1);
+}
+
+static const struct asx_task_ops slow_rd_ops = { .open = slow_open, .put = slow_put };
+
+/* Below "slow": times each hand-over to it and samples its queue right after. */
+struct watch {
+	struct asx_msgq *q;
+	uint64_t puts, blocked, bad_resume, max_bytes;
+};
+
+static int watch_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
+{
+	struct watch *w = asx_module_arg(asx_task_module(t));
+	struct asx_msgq_stats st0, st1;
+	uint64_t b;
+	int r;
+
+	asx_msgq_stats(w->q, &st0);
+	r = asx_task_put_next(t, m, dl);
+	b = asx_msgq_bytes(w->q);
+	asx_msgq_stats(w->q, &st1);
+	__atomic_fetch_add(&w->puts, 1, __ATOMIC_RELAXED);
+	/* with one writer, a new full wait is this put's own */
+	if (st1.full_waits != st0.full_waits) {
+		/* it waited: it may only go on below low water (+ its own message) */
+		__atomic_fetch_add(&w->blocked, 1, __ATOMIC_RELAXED);
+		if (b > FC_LO + FC_MSG)
+			__atomic_fetch_add(&w->bad_resume, 1, __ATOMIC_RELAXED);
+	}
+	if (b > __atomic_load_n(&w->max_bytes, __ATOMIC_RELAXED))
+		__atomic_store_n(&w->max_bytes, b, __ATOMIC_RELAXED);
+	return r;
+}
+
+static const struct asx_task_ops watch_rd_ops = { .put = watch_put };
+
+struct fc_reader {
+	struct asx_stream *s;
+	uint32_t want;
+	uint32_t got;
+};
+
+static void *fc_reader_main(void *arg)
+{
+	struct fc_reader *rd = arg;
+	struct timespec ts;
+	struct asx_msg *m;
+
+	while (rd->got < rd->want && asx_stream_get(rd->s, &m, 0, in_ms(&ts, 20000)) == 0) {
+		asx_msg_free_chain(m);
+		rd->got++;
+	}
+	return NULL;
+}
+
+static void run_flow(int nwriters, uint32_t per)
+{
+	struct asx_module *slow, *wm;
+	struct watch w = { 0 };
+	struct asx_stream *s;
+	struct writer wr[4];
+	pthread_t th[4], rt;
+	struct fc_reader rd;
+	struct asx_msgq_stats st;
+
+	assert_int_equal(asx_stream_open(&s, NULL), 0);
+	slow = asx_module_create("slow", NULL, &slow_rd_ops, NULL);
+	wm = asx_module_create("watch", NULL, &watch_rd_ops, &w);
+	assert_int_equal(asx_stream_push(s, wm, 0, NULL), 0);
+	assert_int_equal(asx_stream_push(s, slow, 0, NULL), 0);	/* head slow watch loop */
+	w.q = asx_task_queue(asx_module_rd(slow));
+	rd = (struct fc_reader){ .s = s, .want = per * (uint32_t)nwriters };
+	assert_int_equal(pthread_create(&rt, NULL, fc_reader_main, &rd), 0);
+	for (int i = 0; i < nwriters; i++) {
+		wr[i] = (struct writer){ .s = s, .src = (uint32_t)i, .n = per, .len = FC_MSG };
+		assert_int_equal(pthread_create(&th[i], NULL, writer_main, &wr[i]), 0);
+	}
+	for (int i = 0; i < nwriters; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(wr[i].err, 0);
+	}
+	pthread_join(rt, NULL);
+	assert_int_equal(rd.got, rd.want);
+	asx_msgq_stats(w.q, &st);
+	/* writers did block at high water ... */
+	assert_true(st.full_waits > 0);
+	assert_true(w.blocked > 0);
+	/* ... the depth never passed high water plus one message ... */
+	assert_true(st.peak_bytes <= FC_HI + FC_MSG);
+	assert_true(w.max_bytes <= FC_HI + FC_MSG);
+	if (nwriters == 1)	/* ... and a blocked writer resumed only below low water */
+		assert_int_equal(w.bad_resume, 0);
+	asx_stream_close(s);
+}
+
+static void test_flow_control(void **state)
+{
+	(void)state;
+	run_flow(1, 300);
+	run_flow(4, 100);
+}
+
+/* ---------------------------------------------------------------- high priority, flush */
+
+struct gate {
+	struct asx_sem sem;
+};
+
+static int gate_svc(struct asx_task *t)
+{
+	struct gate *g = asx_module_arg(asx_task_module(t));
+	struct asx_msg *m;
+	int r;
+
+	asx_sem_wait(&g->sem);
+	while ((r = asx_task_getq(t, &m, NULL)) == 0)
+		if (asx_task_put_next(t, m, NULL))
+			asx_msg_free_chain(m);
+	return r == -ESHUTDOWN ? 0 : r;
+}
+
+static int gate_open(struct asx_task *t, int argc, char **argv)
+{
+	int r = asx_task_set_water(t, 100, 50);
+
+	return r ? r : asx_task_activate(t, 1);
+}
+
+static const struct asx_task_ops gate_wr_ops = { .open = gate_open, .svc = gate_svc };
+
+static void test_hipri_and_flush(void **state)
+{
+	struct asx_stream *s;
+	struct asx_module *g;
+	struct gate gt;
+	struct asx_msg *m;
+	struct timespec ts;
+	uint32_t src, seq;
+
+	(void)state;
+	assert_int_equal(asx_sem_init(&gt.sem, 0), 0);
+	assert_int_equal(asx_stream_open(&s, NULL), 0);
+	g = asx_module_create("gate", &gate_wr_ops, NULL, &gt);
+	assert_int_equal(asx_stream_push(s, g, 0, NULL), 0);
+	/* normal messages fill the gate's queue to high water, then wait */
+	for (uint32_t i = 0; i < 3; i++)	/* 40, 80, 120 bytes: full */
+		assert_int_equal(asx_stream_put(s, mk(1, i, 40, ASX_MSG_DATA), 0, NULL), 0);
+	m = mk(1, 99, 40, ASX_MSG_DATA);
+	assert_int_equal(asx_stream_put(s, m, ASX_STREAM_NOWAIT, NULL), -EWOULDBLOCK);
+	assert_int_equal(asx_stream_put(s, m, 0, in_ms(&ts, 10)), -ETIMEDOUT);
+	asx_msg_free_chain(m);
+	/* a high-priority message is not held back and overtakes them */
+	assert_int_equal(asx_stream_put(s, mk(2, 0, 40, ASX_MSG_PCPROTO), ASX_STREAM_NOWAIT, NULL), 0);
+	asx_sem_post(&gt.sem);
+	assert_int_equal(asx_stream_get(s, &m, 0, in_ms(&ts, 5000)), 0);
+	assert_int_equal(m->type, ASX_MSG_PCPROTO);
+	asx_msg_free_chain(m);
+	for (uint32_t i = 0; i < 3; i++) {
+		assert_int_equal(asx_stream_get(s, &m, 0, in_ms(&ts, 5000)), 0);
+		ids(m, &src, &seq);
+		assert_int_equal(seq, i);
+		asx_msg_free_chain(m);
+	}
+	asx_stream_close(s);
+
+	/* flush: clears the head's queue and the queues on the way */
+	assert_int_equal(asx_stream_open(&s, NULL), 0);
+	g = asx_module_create("gate", &gate_wr_ops, NULL, &gt);
+	assert_int_equal(asx_stream_push(s, g, 0, NULL), 0);
+	asx_sem_post(&gt.sem);
+	for (uint32_t i = 0; i < 3; i++)
+		assert_int_equal(asx_stream_put(s, mk(1, i, 8, ASX_MSG_DATA), 0, NULL), 0);
+	while (asx_msgq_count(asx_stream_head_queue(s)) < 3)
+		usleep(1000);
+	asx_stream_close(s);
+
+	assert_int_equal(asx_stream_open(&s, NULL), 0);
+	g = asx_module_create("gate", &gate_wr_ops, NULL, &gt);
+	assert_int_equal(asx_stream_push(s, g, 0, NULL), 0);
+	/* gate closed: 2 messages sit in its queue; 1 control message went
+	 * up to the head before (by putting on the read side directly) */
+	m = mk(3, 0, 8, ASX_MSG_PROTO);
+	assert_int_equal(asx_task_put_next(asx_module_rd(asx_stream_tail(s)), m, NULL), 0);
+	assert_int_equal(asx_msgq_count(asx_stream_head_queue(s)), 1);
+	for (uint32_t i = 0; i < 2; i++)
+		assert_int_equal(asx_stream_put(s, mk(1, i, 8, ASX_MSG_DATA), 0, NULL), 0);
+	assert_int_equal(asx_msgq_count(asx_task_queue(asx_module_wr(g))), 2);
+	assert_int_equal(asx_stream_flush(s, 0, 0), -EINVAL);
+	assert_int_equal(asx_stream_flush(s, ASX_FLUSHRW, 0), 0);
+	assert_int_equal(asx_msgq_count(asx_stream_head_queue(s)), 0);
+	/* only the FLUSH itself is left in the gate's queue */
+	assert_int_equal(asx_msgq_count(asx_task_queue(asx_module_wr(g))), 1);
+	asx_sem_post(&gt.sem);
+	/* nothing of the flushed data arrives; the FLUSH is consumed */
+	assert_int_equal(asx_stream_get(s, &m, 0, in_ms(&ts, 100)), -ETIMEDOUT);
+	assert_int_equal(asx_stream_put(s, mk(1, 42, 8, ASX_MSG_DATA), 0, NULL), 0);
+	assert_int_equal(asx_stream_get(s, &m, 0, in_ms(&ts, 5000)), 0);
+	ids(m, &src, &seq);
+	assert_int_equal(seq, 42);
+	asx_msg_free_chain(m);
+	asx_stream_close(s);
+	asx_sem_destroy(&gt.sem);
+}
+
+/* ---------------------------------------------------------------- modules */
+
+static void test_inet_cksum(void **state)
+{
+	static const unsigned char rfc[] = { 0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7 };
+	unsigned char buf[1001], b[2];
+	uint16_t c, c2;
+	struct asx_msg *m, *p;
+	size_t cuts[] = { 1, 3, 4, 7, 100, 301, 585 };
+
+	(void)state;
+	/* RFC 1071 section 3: sum 0xddf2, checksum 0x220d on the wire */
+	c = asx_inet_cksum(rfc, sizeof(rfc));
+	memcpy(b, &c, 2);
+	assert_int_equal(b[0], 0x22);
+	assert_int_equal(b[1], 0x0d);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (unsigned char)(i * 7 + 3);
+	for (size_t n = 0; n <= sizeof(buf); n += 37) {
+		c = asx_inet_cksum(buf, n);
+		/* a buffer that carries its checksum sums to zero */
+		unsigned char *with = malloc(n + 2);
+
+		memcpy(with, &c, 2);
+		memcpy(with + 2, buf, n);
+		assert_int_equal(asx_inet_cksum(with, n + 2), 0);
+		free(with);
+	}
+	/* a chain cut at odd and even places sums like the flat buffer */
+	c = asx_inet_cksum(buf, sizeof(buf));
+	m = NULL;
+	for (size_t i = 0, at = 0; i <= ASX_ARRAY_SIZE_T(cuts); i++) {
+		size_t end = i < ASX_ARRAY_SIZE_T(cuts) ? cuts[i] : sizeof(buf);
+
+		p = asx_msg_alloc(end - at, ASX_MSG_DATA);
+		asx_msg_append(p, buf + at, end - at);
+		if (m)
+			asx_msg_link(m, p);
+		else
+			m = p;
+		at = end;
+	}
+	c2 = asx_msg_cksum(m);
+	assert_int_equal(c, c2);
+	asx_msg_free_chain(m);
+}
+
+/* A driver tail fed by the test: byte-stream chunks come up the read side. */
+static void test_deframer_reassembly(void **state)
+{
+	ASX_STREAM_OPTS(o, .tail = ASX_STREAM_DRIVER);
+	struct asx_module *drv, *fr;
+	struct asx_stream *s;
+	unsigned char wire[20000];
+	size_t wl = 0, at = 0;
+	uint32_t seed = 12345;
+	struct asx_msg *m;
+
+	(void)state;
+	drv = asx_module_create("wire", NULL, NULL, NULL);
+	o.driver = drv;
+	assert_int_equal(asx_stream_open(&s, &o), 0);
+	fr = asx_mod_framer("framer");
+	assert_int_equal(asx_stream_push(s, fr, 0, NULL), 0);
+	/* 50 frames of 0..400 bytes, each byte = frame number */
+	for (int f = 0; f < 50; f++) {
+		uint32_t len = (uint32_t)(f * 8 % 401);
+
+		wire[wl++] = (unsigned char)(len >> 24);
+		wire[wl++] = (unsigned char)(len >> 16);
+		wire[wl++] = (unsigned char)(len >> 8);
+		wire[wl++] = (unsigned char)len;
+		memset(wire + wl, f, len);
+		wl += len;
+	}
+	while (at < wl) {
+		size_t n;
+
+		seed = seed * 1103515245 + 12345;
+		n = 1 + (seed >> 16) % 300;
+		if (n > wl - at)
+			n = wl - at;
+		m = asx_msg_alloc(n, ASX_MSG_DATA);
+		asx_msg_append(m, wire + at, n);
+		at += n;
+		assert_int_equal(asx_task_put_next(asx_module_rd(drv), m, NULL), 0);
+	}
+	for (int f = 0; f < 50; f++) {
+		size_t len = (size_t)(f * 8 % 401);
+		unsigned char *flat;
+
+		assert_int_equal(asx_stream_get(s, &m, ASX_STREAM_NOWAIT, NULL), 0);
+		assert_int_equal(asx_msg_length(m), len);
+		flat = malloc(len + 1);
+		asx_msg_read(m, 0, flat, len);
+		for (size_t i = 0; i < len; i++)
+			assert_int_equal(flat[i], f);
+		free(flat);
+		asx_msg_free_chain(m);
+	}
+	assert_int_equal(asx_stream_get(s, &m, ASX_STREAM_NOWAIT, NULL), -EWOULDBLOCK);
+	assert_int_equal(asx_mod_errors(fr), 0);
+	/* the write side frames: through a checksum and back on a loop stream */
+	asx_stream_close(s);
+}
+
+static void test_framer_cksum_no_headroom(void **state)
+{
+	struct asx_stream *s;
+	struct asx_module *ck;
+	struct asx_msg *m;
+	unsigned char data[333];
+
+	(void)state;
+	assert_int_equal(asx_stream_open(&s, NULL), 0);
+	ck = asx_mod_cksum("cksum");
+	assert_int_equal(asx_stream_push(s, ck, 0, NULL), 0);
+	assert_int_equal(asx_stream_push(s, asx_mod_framer("framer"), 0, NULL), 0);
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (unsigned char)(i ^ 0x5a);
+	/* no headroom: both layers chain a header block in front */
+	m = asx_msg_alloc(sizeof(data), ASX_MSG_DATA);
+	asx_msg_append(m, data, sizeof(data));
+	assert_int_equal(asx_stream_put(s, m, 0, NULL), 0);
+	assert_int_equal(asx_stream_get(s, &m, ASX_STREAM_NOWAIT, NULL), 0);
+	assert_int_equal(asx_msg_length(m), sizeof(data));
+	{
+		unsigned char back[sizeof(data)];
+
+		asx_msg_read(m, 0, back, sizeof(back));
+		assert_memory_equal(back, data, sizeof(data));
+	}
+	asx_msg_free_chain(m);
+	/* a corrupted message coming up is dropped and counted */
+	m = asx_msg_alloc(10, ASX_MSG_DATA);
+	asx_msg_append(m, "\x01\x02\x00\x00\x00\x04" "abcd", 10);
+	assert_int_equal(asx_task_put_next(asx_module_rd(asx_stream_tail(s)), m, NULL), 0);
+	assert_int_equal(asx_mod_errors(ck), 1);
+	assert_int_equal(asx_stream_get(s, &m, ASX_STREAM_NOWAIT, NULL), -EWOULDBLOCK);
+	asx_stream_close(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_loop_basics),
+		cmocka_unit_test(test_sink_and_opts),
+		cmocka_unit_test(test_reconfigure),
+		cmocka_unit_test(test_inet_cksum),
+		cmocka_unit_test(test_deframer_reassembly),
+		cmocka_unit_test(test_framer_cksum_no_headroom),
+		cmocka_unit_test(test_hipri_and_flush),
+		cmocka_unit_test(test_flow_control),
+		cmocka_unit_test(test_four_message_based),
+		cmocka_unit_test(test_four_task_based),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

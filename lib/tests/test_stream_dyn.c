@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * test_stream_dyn.c - reconfiguration while messages flow: a module is
+ * pushed, popped, inserted, replaced or removed every millisecond while
+ * 4 threads write through a loop-back stream.  Every message must come
+ * out exactly once (no loss, no duplicate), and no message may reach a
+ * closed Task.  With message-based modules only, per-writer order must
+ * hold too.
+ *
+ * Helper threads never call cmocka's assert_*; the main thread asserts.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <stdlib.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <asx/modules.h>
+#include <asx/stream.h>
+
+/*
+ * Writers go on until the reconfiguration thread has made RECONFIGS
+ * changes (one every ~2 ms: a push-like step, 1 ms, a pop-like step,
+ * 1 ms), with at least MIN_PER_WRITER and at most PER_WRITER messages each.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define RECONFIGS 60		/* TSan is ~10x slower: fewer rounds */
+#elif defined(__SANITIZE_ADDRESS__)
+#define RECONFIGS 150
+#else
+#define RECONFIGS 400
+#endif
+#define MIN_PER_WRITER 10000
+#define PER_WRITER 4000000
+#define NW 4
+
+struct dyn {
+	struct asx_stream *s;
+	int stop;			/* atomic: writers may stop */
+	int writers_done;		/* atomic */
+	int no_tb;			/* message-based modules only */
+	int err;
+	uint64_t reconfigs;
+	uint64_t closed_hits;		/* atomic: puts that reached a closed Task */
+};
+
+/* A module that notices a message delivered after its close(). */
+struct guard_mod {
+	struct dyn *d;
+	int closed;			/* atomic */
+	int task_based;
+};
+
+static int guard_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
+{
+	struct guard_mod *g = asx_module_arg(asx_task_module(t));
+
+	if (__atomic_load_n(&g->closed, __ATOMIC_ACQUIRE))
+		__atomic_fetch_add(&g->d->closed_hits, 1, __ATOMIC_RELAXED);
+	return asx_task_put_next(t, m, dl);
+}
+
+static int guard_open(struct asx_task *t, int argc, char **argv)
+{
+	struct guard_mod *g = asx_module_arg(asx_task_module(t));
+
+	return g->task_based ? asx_task_activate(t, 1) : 0;
+}
+
+static void guard_close(struct asx_task *t, unsigned int flags)
+{
+	struct guard_mod *g = asx_module_arg(asx_task_module(t));
+
+	if (!asx_task_is_wr(t))	/* both sides are closed by now */
+		__atomic_store_n(&g->closed, 1, __ATOMIC_RELEASE);
+}
+
+static const struct asx_task_ops guard_ops = {
+	.open = guard_open, .close = guard_close, .put = guard_put,
+};
+
+static struct asx_module *guard(struct dyn *d, const char *name, int task_based)
+{
+	struct guard_mod *g = calloc(1, sizeof(*g));
+	struct asx_module *mod;
+
+	g->d = d;
+	g->task_based = task_based;
+	mod = asx_module_create(name, &guard_ops, &guard_ops, g);
+	asx_module_set_dtor(mod, free);
+	return mod;
+}
+
+struct writer {
+	struct dyn *d;
+	uint32_t src;
+	uint32_t written;		/* atomic */
+	int err;
+};
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+
+	for (uint32_t i = 0; i < PER_WRITER; i++) {
+		struct asx_msg *m;
+		int r;
+
+		if (i >= MIN_PER_WRITER && __atomic_load_n(&w->d->stop, __ATOMIC_ACQUIRE))
+			break;
+		m = asx_msg_alloc(8, ASX_MSG_DATA);
+		asx_msg_append(m, &w->src, 4);
+		asx_msg_append(m, &i, 4);
+		r = asx_stream_put(w->d->s, m, 0, NULL);
+		if (r) {
+			asx_msg_free_chain(m);
+			w->err = r;
+			break;
+		}
+		__atomic_store_n(&w->written, i + 1, __ATOMIC_RELEASE);
+	}
+	__atomic_fetch_add(&w->d->writers_done, 1, __ATOMIC_ACQ_REL);
+	return NULL;
+}
+
+static void *reconfig_main(void *arg)
+{
+	struct dyn *d = arg;
+	unsigned int n = 0;
+	char name[16];
+	int r = 0;
+
+	while (n < RECONFIGS) {
+		int tb = !d->no_tb && (n % 3) == 1;	/* every third: own threads */
+
+		snprintf(name, sizeof(name), "m%u", n);
+		switch (n % 5) {
+		case 0:
+		case 3:
+			r = asx_stream_push(d->s, guard(d, name, tb), 0, NULL);
+			break;
+		case 1:
+			r = asx_stream_insert(d->s, "base", guard(d, name, tb), 0, NULL);
+			break;
+		case 2: {
+			char names[8][ASX_MODULE_NAME_MAX];
+			int k = asx_stream_list(d->s, names, 8);
+
+			/* replace the module just below the head if it is ours */
+			if (k > 3 && names[1][0] == 'm')
+				r = asx_stream_replace(d->s, names[1], guard(d, name, tb), 0, NULL);
+			else
+				r = asx_stream_push(d->s, guard(d, name, tb), 0, NULL);
+			break;
+		}
+		default:
+			break;
+		}
+		if (r)
+			break;
+		usleep(1000);
+		/* take one away again: pop, or remove the one below "base" */
+		{
+			char names[8][ASX_MODULE_NAME_MAX];
+			int k = asx_stream_list(d->s, names, 8);
+
+			r = 0;
+			if ((n % 2) && k > 2 && names[1][0] == 'm') {
+				r = asx_stream_pop(d->s);
+			} else {
+				/* the lowest of ours */
+				for (int i = (k < 8 ? k : 8) - 2; i >= 1; i--)
+					if (names[i][0] == 'm') {
+						r = asx_stream_remove(d->s, names[i]);
+						break;
+					}
+			}
+		}
+		if (r)
+			break;
+		n++;
+		usleep(1000);
+	}
+	d->err = r;
+	d->reconfigs = n;
+	__atomic_store_n(&d->stop, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void run(bool check_order, bool with_task_based)
+{
+	struct dyn d = { 0 };
+	struct writer w[NW];
+	pthread_t th[NW], rt;
+	uint8_t *seen = calloc((size_t)NW * PER_WRITER, 1);
+	uint32_t next[NW] = { 0 };
+	uint64_t got = 0, dups = 0, bad = 0, order = 0, total = 0;
+	int idle = 0;
+	struct timespec ts;
+	struct asx_module *base;
+
+	assert_non_null(seen);
+	assert_int_equal(asx_stream_open(&d.s, NULL), 0);
+	base = asx_mod_counter("base");
+	assert_int_equal(asx_stream_push(d.s, base, 0, NULL), 0);
+	d.no_tb = !with_task_based;
+	assert_int_equal(pthread_create(&rt, NULL, reconfig_main, &d), 0);
+	for (int i = 0; i < NW; i++) {
+		w[i] = (struct writer){ .d = &d, .src = (uint32_t)i };
+		assert_int_equal(pthread_create(&th[i], NULL, writer_main, &w[i]), 0);
+	}
+	for (;;) {
+		struct asx_msg *m;
+		uint32_t v[2];
+		uint64_t sum = 0;
+
+		if (asx_stream_get(d.s, &m, 0, asx_deadline(&ts, 200000000ULL))) {
+			if (__atomic_load_n(&d.writers_done, __ATOMIC_ACQUIRE) < NW)
+				continue;
+			for (int i = 0; i < NW; i++)
+				sum += __atomic_load_n(&w[i].written, __ATOMIC_ACQUIRE);
+			if (got >= sum || ++idle > 100)	/* 20 s without progress */
+				break;
+			continue;
+		}
+		got++;
+		if (asx_msg_length(m) != 8) {
+			bad++;
+		} else {
+			asx_msg_read(m, 0, v, 8);
+			if (v[0] >= NW || v[1] >= PER_WRITER)
+				bad++;
+			else if (seen[(size_t)v[0] * PER_WRITER + v[1]]++)
+				dups++;
+			else if (v[1] != next[v[0]]++)
+				order++;
+		}
+		asx_msg_free_chain(m);
+	}
+	for (int i = 0; i < NW; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(w[i].err, 0);
+		total += w[i].written;
+	}
+	pthread_join(rt, NULL);
+	assert_int_equal(d.err, 0);
+	assert_int_equal(d.reconfigs, RECONFIGS);
+	assert_int_equal(got, total);				/* zero loss */
+	for (int i = 0; i < NW; i++)
+		for (uint32_t k = 0; k < w[i].written; k++)
+			if (!seen[(size_t)i * PER_WRITER + k])
+				fail_msg("writer %d message %u lost", i, k);
+	assert_int_equal(dups, 0);				/* zero duplicates */
+	assert_int_equal(bad, 0);
+	assert_int_equal(__atomic_load_n(&d.closed_hits, __ATOMIC_RELAXED), 0);
+	if (check_order)
+		assert_int_equal(order, 0);
+	{
+		struct asx_counter c;
+
+		assert_int_equal(asx_mod_counter_read(base, &c), 0);
+		assert_int_equal(c.wr_msgs, total);
+		assert_int_equal(c.rd_msgs, total);
+	}
+	print_message("  %llu reconfigurations, %llu messages, %llu out of order\n",
+		      (unsigned long long)d.reconfigs, (unsigned long long)got,
+		      (unsigned long long)order);
+	asx_stream_close(d.s);
+	free(seen);
+}
+
+static void test_push_pop_while_writing(void **state)
+{
+	(void)state;
+	run(false, true);
+}
+
+static void test_push_pop_message_based_keeps_order(void **state)
+{
+	(void)state;
+	run(true, false);
+}
+
+static void test_reconfig_from_put_is_refused(void **state);
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_push_pop_while_writing),
+		cmocka_unit_test(test_push_pop_message_based_keeps_order),
+		cmocka_unit_test(test_reconfig_from_put_is_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
+
+/* A put() that tries to reconfigure its own stream gets -EDEADLK. */
+static int self_pop_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
+{
+	int *res = asx_module_arg(asx_task_module(t));
+
+	*res = asx_stream_pop(asx_task_stream(t));
+	return asx_task_put_next(t, m, dl);
+}
+
+static const struct asx_task_ops self_pop_ops = { .put = self_pop_put };
+
+static void test_reconfig_from_put_is_refused(void **state)
+{
+	struct asx_stream *s;
+	struct asx_msg *m;
+	int res = 0;
+
+	(void)state;
+	assert_int_equal(asx_stream_open(&s, NULL), 0);
+	assert_int_equal(asx_stream_push(s, asx_module_create("selfpop", &self_pop_ops, NULL, &res),
+					 0, NULL), 0);
+	m = asx_msg_alloc(1, ASX_MSG_DATA);
+	assert_int_equal(asx_stream_put(s, m, 0, NULL), 0);
+	assert_int_equal(res, -EDEADLK);
+	assert_int_equal(asx_stream_get(s, &m, ASX_STREAM_NOWAIT, NULL), 0);
+	asx_msg_free_chain(m);
+	asx_stream_close(s);
+}

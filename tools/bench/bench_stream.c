@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * bench_stream.c - `asx-bench stream`: 4 KB messages down a Stream of 4
+ * layers (framer, checksum, pass, pass) into a sink driver.
+ *
+ *   mp   message-based: the writer's thread runs every layer's put()
+ *        (the papers' Message Parallelism); 1 and 2 writer threads.
+ *   lp   task-based: every layer's write side has its own service
+ *        thread(s) and a queue between layers (Layer Parallelism); 1 and
+ *        2 service threads per layer, one writer.
+ *   touch_once  the baseline, measured in the same run: one Internet
+ *        checksum pass over a 4 KB buffer, the most a stack that touches
+ *        every byte once can do.
+ *
+ * Each message is allocated by the writer (64 bytes of headroom so the
+ * framer and the checksum prepend in place) and freed by the sink; its
+ * 4096 payload bytes are checksummed by the checksum layer, which is the
+ * one pass over the data.  GB/s counts payload bytes (10^9 bytes/s).
+ * mp_over_limit = mp (1 thread) / touch_once.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <asx/modules.h>
+#include <asx/stream.h>
+#include "bench.h"
+
+#define PAYLOAD 4096
+#define HEADROOM 64
+
+static int make_stack(struct asx_stream **sp, int svc_threads)
+{
+	ASX_STREAM_OPTS(o, .tail = ASX_STREAM_SINK);
+	struct asx_module *mods[4];
+	int r;
+
+	r = asx_stream_open(sp, &o);
+	if (r)
+		return r;
+	/* pushed bottom first: head framer cksum pass1 pass2 sink */
+	mods[0] = asx_mod_pass("pass2");
+	mods[1] = asx_mod_pass("pass1");
+	mods[2] = asx_mod_cksum("cksum");
+	mods[3] = asx_mod_framer("framer");
+	for (int i = 0; i < 4; i++) {
+		if (!mods[i]) {
+			r = -ENOMEM;
+			break;
+		}
+		r = asx_stream_push(*sp, mods[i], 0, NULL);
+		if (r)
+			break;
+		/* task-based: the write side of each layer gets its own threads */
+		if (svc_threads)
+			r = asx_task_activate(asx_module_wr(mods[i]), svc_threads);
+		mods[i] = NULL;
+		if (r)
+			break;
+	}
+	for (int i = 0; i < 4; i++)
+		asx_module_destroy(mods[i]);	/* those not pushed */
+	if (r)
+		asx_stream_close(*sp);
+	return r;
+}
+
+struct writer {
+	struct asx_stream *s;
+	uint64_t n;
+	int err;
+};
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+
+	for (uint64_t i = 0; i < w->n; i++) {
+		struct asx_msg *m = asx_msg_alloc(HEADROOM + PAYLOAD, ASX_MSG_DATA);
+		int r;
+
+		if (!m) {
+			w->err = -ENOMEM;
+			return NULL;
+		}
+		m->rd += HEADROOM;
+		m->wr = m->rd + PAYLOAD;
+		r = asx_stream_put(w->s, m, 0, NULL);
+		if (r) {
+			asx_msg_free_chain(m);
+			w->err = r;
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+/* One measurement: GB/s of payload through the stack, or a negative errno. */
+static double run_stack(uint64_t n, int writers, int svc_threads, int *err)
+{
+	struct asx_stream *s;
+	struct writer w[2];
+	pthread_t th[2];
+	uint64_t t0, t1;
+	int r;
+
+	*err = 0;
+	r = make_stack(&s, svc_threads);
+	if (r) {
+		*err = r;
+		return 0;
+	}
+	t0 = bench_now_ns();
+	for (int i = 0; i < writers; i++) {
+		w[i] = (struct writer){ .s = s, .n = n / (uint64_t)writers };
+		pthread_create(&th[i], NULL, writer_main, &w[i]);
+	}
+	for (int i = 0; i < writers; i++) {
+		pthread_join(th[i], NULL);
+		if (w[i].err)
+			*err = w[i].err;
+	}
+	while (asx_stream_sunk(s) < n && !*err)
+		sched_yield();
+	t1 = bench_now_ns();
+	asx_stream_close(s);
+	return (double)n * PAYLOAD / (double)(t1 - t0);
+}
+
+static double touch_once(uint64_t n)
+{
+	unsigned char *buf = malloc(PAYLOAD);
+	volatile uint16_t sink = 0;
+	uint64_t t0, t1;
+
+	if (!buf)
+		return 0;
+	for (size_t i = 0; i < PAYLOAD; i++)
+		buf[i] = (unsigned char)i;
+	t0 = bench_now_ns();
+	for (uint64_t i = 0; i < n; i++) {
+		buf[i & (PAYLOAD - 1)] ^= 1;	/* keep the compiler from hoisting it */
+		sink = (uint16_t)(sink + asx_inet_cksum(buf, PAYLOAD));
+	}
+	t1 = bench_now_ns();
+	free(buf);
+	return (double)n * PAYLOAD / (double)(t1 - t0);
+}
+
+static int bench_stream(struct bench_ctx *ctx, int argc, char **argv)
+{
+	enum { TO, MP1, MP2, LP1, LP2, NFIG };
+	static const char *const label[NFIG] = {
+		"touch-once", "message-based x1", "message-based x2",
+		"task-based x1", "task-based x2",
+	};
+	uint64_t n = ctx->quick ? 20000 : 200000;
+	double *v[NFIG], med[NFIG];
+	int opt, ret = 0;
+
+	while ((opt = getopt(argc, argv, "n:")) != -1) {
+		if (opt != 'n')
+			return -EINVAL;
+		n = strtoull(optarg, NULL, 0);
+	}
+	if (n < 2)
+		return -EINVAL;
+	for (int f = 0; f < NFIG; f++) {
+		v[f] = calloc((size_t)ctx->runs, sizeof(double));
+		if (!v[f])
+			ret = -ENOMEM;
+	}
+	if (ret)
+		goto out;
+	bench_say(ctx, "stream: %llu messages of %d bytes through framer, cksum, pass, pass "
+		  "into a sink; %d runs\n", (unsigned long long)n, PAYLOAD, ctx->runs);
+	bench_say(ctx, "%4s %11s %11s %11s %11s %11s   (GB/s)\n", "run", "touch-once", "mp x1",
+		  "mp x2", "lp x1", "lp x2");
+	for (int i = 0; i < ctx->runs; i++) {
+		int err = 0;
+
+		v[TO][i] = touch_once(n);
+		v[MP1][i] = run_stack(n, 1, 0, &err);
+		if (!err)
+			v[MP2][i] = run_stack(n, 2, 0, &err);
+		if (!err)
+			v[LP1][i] = run_stack(n, 1, 1, &err);
+		if (!err)
+			v[LP2][i] = run_stack(n, 1, 2, &err);
+		if (err) {
+			ret = err;
+			goto out;
+		}
+		bench_say(ctx, "%4d %11.2f %11.2f %11.2f %11.2f %11.2f\n", i + 1, v[TO][i],
+			  v[MP1][i], v[MP2][i], v[LP1][i], v[LP2][i]);
+	}
+	for (int f = 0; f < NFIG; f++)
+		med[f] = bench_median(v[f], (size_t)ctx->runs);
+	bench_say(ctx, "median %9.2f %11.2f %11.2f %11.2f %11.2f\n", med[TO], med[MP1], med[MP2],
+		  med[LP1], med[LP2]);
+	for (int f = 1; f < NFIG; f++)
+		bench_say(ctx, "  %-18s %5.2f of touch-once\n", label[f], med[f] / med[TO]);
+	bench_figure(ctx, "touch_once_gbps", med[TO], "GB/s");
+	bench_figure(ctx, "mp_gbps", med[MP1], "GB/s");
+	bench_figure(ctx, "mp2_gbps", med[MP2], "GB/s");
+	bench_figure(ctx, "lp_gbps", med[LP1], "GB/s");
+	bench_figure(ctx, "lp2_gbps", med[LP2], "GB/s");
+	bench_figure(ctx, "mp_over_limit", med[MP1] / med[TO], "");
+	bench_figure(ctx, "mp_over_lp", med[MP1] / med[LP1], "");
+out:
+	for (int f = 0; f < NFIG; f++)
+		free(v[f]);
+	return ret;
+}
+
+BENCH_COMMAND(stream, "stream",
+	      "4 KB messages through 4 layers: message-based vs task-based vs touch-once",
+	      "[-n MESSAGES]", bench_stream)
