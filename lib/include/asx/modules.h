@@ -19,6 +19,8 @@
  *             message (2 bytes); read side: verifies and strips it, drops
  *             and counts messages that do not verify.
  *   loopback  a driver for ASX_STREAM_DRIVER: writes come back up.
+ *   xdr       asx_mod_xdr() in asx/xdr.h: native records above, their XDR
+ *             encoding below (encodes going down, decodes going up).
  *
  * Prepending uses the first block's headroom when it has 4 (2) free bytes
  * and its data is not shared; otherwise a small block is chained in front.

@@ -755,6 +755,85 @@ ASX_API int asx_xdr_chan_next_record(struct asx_xdr_chan *c);
 /* True when the current input record has been decoded to its end. */
 ASX_API bool asx_xdr_chan_record_done(struct asx_xdr_chan *c);
 
+/* ---- the XDR Module for Streams (asx/stream.h) ---- */
+
+/*
+ * asx_mod_xdr(name, rec, opts): a Module (ready to push, like asx_mod_framer)
+ * that presents records of type @rec in XDR below it and natively above.
+ *
+ * Write side (going down): a DATA message holds a C array of native
+ * records, `struct S v[count]`, with count = length / rec->size; the
+ * bytes may be split over any number of blocks, anywhere.  It is replaced
+ * by a DATA message (same band) holding exactly what
+ * asx_xdr_records(x, rec, v, count) writes: the records' XDR encodings
+ * back to back, with no count or header (the message boundary delimits
+ * them).  The encoding is written into new message blocks by the chain
+ * encoder, coded straight from the input blocks (only a record that
+ * straddles two blocks or is misaligned for S is copied first); the
+ * first block keeps 64 bytes of headroom for the layers below.  A length
+ * that is not a multiple of rec->size gives -EINVAL; an encode error
+ * (-ERANGE, -EMSGSIZE, -EINVAL) or -ENOMEM is returned as is.  Either way
+ * the message is refused unchanged (still the caller's: asx_stream_put
+ * returns the error; a task-based Task's default service loop drops it).
+ *
+ * Read side (going up): a DATA message of XDR bytes is decoded across its
+ * blocks (no pullup) record after record until its end, into a new
+ * one-block DATA message (same band) holding `struct S v[count]` at an
+ * address aligned for any type; bytes not written by the decoder (struct
+ * padding, unused capacity of strings and arrays) are zero.  A message
+ * that does not decode -- truncated, trailing bytes that are not a whole
+ * record, an invalid value (-EBADMSG), a length over a capacity or the
+ * limit, or more than max_msg bytes of records (-EMSGSIZE) -- is freed,
+ * counted (dec_errors), and replaced by an ASX_MSG_ERROR message sent up
+ * in its place, as a STREAMS module does with M_ERROR: two data bytes,
+ * [0] = the read-side errno (EBADMSG or EMSGSIZE, positive), [1] = the
+ * write-side errno (always 0: the write side is unaffected).  The Module
+ * does not latch the error: the next message is decoded normally; the
+ * application decides what an ERROR means.  -ENOMEM, or a failure to pass
+ * the ERROR up, returns the error with the message still the caller's.
+ *
+ * Both sides: a DATA message of length 0 (zero records) passes through
+ * as it is, and every other message type passes through untouched.
+ * Records whose encoding can be empty (only CUSTOM fields writing
+ * nothing) cannot be counted on the read side (-EBADMSG).  Stateless
+ * apart from the statistics: any number of threads may put on either
+ * side at once, message-based or task-based.  NULL on a bad name, a NULL
+ * or empty @rec, bad @opts, or short memory.  @rec must outlive the
+ * Module.
+ */
+struct asx_module;
+
+#define ASX_XDR_MOD_MAX_MSG	(64u << 20)	/* default largest decoded message */
+
+struct asx_xdr_mod_opts {
+	size_t sz;		/* sizeof(struct asx_xdr_mod_opts) */
+	size_t limit;		/* the codec's item limit, asx_xdr_set_limit()
+				 * (0: ASX_XDR_DEFAULT_LIMIT) */
+	size_t max_msg;		/* largest native message the read side makes,
+				 * bytes (0: ASX_XDR_MOD_MAX_MSG) */
+};
+#define ASX_XDR_MOD_OPTS(name, ...)					\
+	struct asx_xdr_mod_opts name = { .sz = sizeof(struct asx_xdr_mod_opts), __VA_ARGS__ }
+
+ASX_API struct asx_module *asx_mod_xdr(const char *name, const struct asx_xdr_record *rec,
+				       const struct asx_xdr_mod_opts *opts);
+
+struct asx_xdr_mod_stats {
+	uint64_t enc_msgs;	/* write side: DATA messages encoded and passed on */
+	uint64_t enc_records;
+	uint64_t enc_bytes;	/* XDR bytes passed on */
+	uint64_t enc_errors;	/* refused (bad length, encode error, no memory) */
+	uint64_t dec_msgs;	/* read side: DATA messages decoded and passed on */
+	uint64_t dec_records;
+	uint64_t dec_errors;	/* did not decode (an ERROR went up) */
+};
+/*
+ * A snapshot of an XDR Module's counters: 0, or -EINVAL (not an XDR
+ * Module).  A message is counted once the next Task took it, so a
+ * message may reach the head a moment before it is counted.
+ */
+ASX_API int asx_mod_xdr_stats(struct asx_module *mod, struct asx_xdr_mod_stats *s);
+
 #ifdef __cplusplus
 }
 #endif
