@@ -556,6 +556,67 @@ static void test_notify_hook(void **state)
 	asx_msgq_destroy(q);
 }
 
+/*
+ * set_notify must not return while a producer is still inside the hook it
+ * replaced (the hook's argument may be freed right after); called from
+ * inside the hook it must not wait for itself.
+ */
+struct slow_hook {
+	int entered;		/* atomics: the producer is inside the hook */
+	int finished;
+	int resets;
+};
+
+static void slow_hook_fn(struct asx_msgq *q, void *arg)
+{
+	struct slow_hook *h = arg;
+
+	(void)q;
+	__atomic_store_n(&h->entered, 1, __ATOMIC_RELEASE);
+	usleep(100 * 1000);
+	__atomic_store_n(&h->finished, 1, __ATOMIC_RELEASE);
+}
+
+static void *slow_producer(void *arg)
+{
+	struct asx_msgq *q = arg;
+
+	if (asx_msgq_enqueue(q, mk(4, ASX_MSG_DATA, 0, 1), 0, NULL))
+		abort();
+	return NULL;
+}
+
+static void self_reset_hook(struct asx_msgq *q, void *arg)
+{
+	struct slow_hook *h = arg;
+
+	h->resets++;
+	asx_msgq_set_notify(q, NULL, NULL);	/* must not deadlock on itself */
+}
+
+static void test_set_notify_waits_for_running_hook(void **state)
+{
+	struct asx_msgq *q = asx_msgq_create(1000, 100);
+	struct slow_hook h = { 0 };
+	pthread_t t;
+
+	(void)state;
+	asx_msgq_set_notify(q, slow_hook_fn, &h);
+	assert_int_equal(pthread_create(&t, NULL, slow_producer, q), 0);
+	while (!__atomic_load_n(&h.entered, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	asx_msgq_set_notify(q, NULL, NULL);
+	assert_int_equal(__atomic_load_n(&h.finished, __ATOMIC_ACQUIRE), 1);
+	assert_int_equal(pthread_join(t, NULL), 0);
+
+	asx_msgq_set_notify(q, self_reset_hook, &h);
+	assert_int_equal(asx_msgq_enqueue(q, mk(4, ASX_MSG_DATA, 0, 2), 0, NULL), 0);
+	assert_int_equal(asx_msgq_enqueue(q, mk(4, ASX_MSG_DATA, 0, 3), 0, NULL), 0);
+	assert_int_equal(h.resets, 1);
+	asx_msgq_flush(q);
+	asx_msgq_destroy(q);
+}
+
 /* ---------------------------------------------------------------- stress */
 
 #define NPROD 4
@@ -742,6 +803,7 @@ int main(void)
 		cmocka_unit_test(test_set_water_wakes),
 		cmocka_unit_test(test_hipri_bypasses_flow_control),
 		cmocka_unit_test(test_notify_hook),
+		cmocka_unit_test(test_set_notify_waits_for_running_hook),
 		cmocka_unit_test(test_stress_4x4),
 	};
 

@@ -47,8 +47,10 @@
  * every successful enqueue, outside the queue's lock, in the enqueuing
  * thread.  fn may call any queue function (including dequeue).  Calls
  * from concurrent producers are not ordered; by the time fn runs the
- * message may already have been taken.  A call may still be running
- * after asx_msgq_set_notify() has replaced fn.
+ * message may already have been taken.  asx_msgq_set_notify() returns
+ * only once every call of the hook it replaced has returned, so the old
+ * hook's argument may be freed then; called from inside the hook it
+ * waits for the other threads' calls but not for its own.
  *
  * USDT probes (provider "asx"):
  *   msgq_enqueue(q, bytes_after, msgs_after)

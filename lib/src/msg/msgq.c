@@ -45,6 +45,7 @@
 #include "core/compiler.h"
 #include "core/futex.h"
 #include "core/probes.h"
+#include "msg/msgq_impl.h"
 
 /*
  * CPU-relax rounds a waiter spins before it sleeps: about half a
@@ -76,6 +77,14 @@ struct asx_msgq {
 	uint32_t pulse;			/* bumped by asx_msgq_pulse() */
 	asx_msgq_notify_fn *notify;
 	void *notify_arg;
+	/*
+	 * Hook calls in flight, by epoch.  An enqueue takes the hook and
+	 * counts itself in busy[epoch] under the lock; set_notify flips the
+	 * epoch under the lock and waits for the old epoch's count to drain,
+	 * so after it returns no thread still runs the hook it replaced.
+	 */
+	uint32_t notify_epoch;
+	uint32_t notify_busy[2];	/* futex words */
 	struct asx_msgq_stats st;
 	struct waitq cons __attribute__((aligned(64)));
 	struct waitq prod __attribute__((aligned(64)));
@@ -83,6 +92,24 @@ struct asx_msgq {
 
 #define LOAD(p)		__atomic_load_n(p, __ATOMIC_RELAXED)
 #define STORE(p, v)	__atomic_store_n(p, v, __ATOMIC_RELAXED)
+
+/* The hook this thread is running, so set_notify from inside it does not wait for itself. */
+static __thread struct asx_msgq *hook_q;
+static __thread uint32_t hook_epoch;
+
+static void run_hook(struct asx_msgq *q, asx_msgq_notify_fn *fn, void *arg, uint32_t e)
+{
+	struct asx_msgq *saved_q = hook_q;
+	uint32_t saved_e = hook_epoch;
+
+	hook_q = q;
+	hook_epoch = e;
+	fn(q, arg);
+	hook_q = saved_q;
+	hook_epoch = saved_e;
+	if (__atomic_sub_fetch(&q->notify_busy[e], 1, __ATOMIC_RELEASE) == 0)
+		asx_futex_wake(&q->notify_busy[e], INT_MAX);
+}
 
 struct asx_msgq *asx_msgq_create(size_t hiwat, size_t lowat)
 {
@@ -289,6 +316,7 @@ int asx_msgq_enqueue(struct asx_msgq *q, struct asx_msg *m, unsigned int flags,
 		     const struct timespec *deadline)
 {
 	asx_msgq_notify_fn *fn;
+	uint32_t e = 0;
 	void *arg;
 	size_t len;
 	int r, wk;
@@ -330,11 +358,15 @@ int asx_msgq_enqueue(struct asx_msgq *q, struct asx_msg *m, unsigned int flags,
 	wk = kick_one(&q->cons);
 	fn = q->notify;
 	arg = q->notify_arg;
+	if (fn) {
+		e = q->notify_epoch;
+		__atomic_add_fetch(&q->notify_busy[e], 1, __ATOMIC_RELAXED);
+	}
 	asx_mutex_unlock(&q->lock);
 
 	wake(&q->cons, wk);
 	if (fn)
-		fn(q, arg);
+		run_hook(q, fn, arg, e);
 	return 0;
 
 out_unlock:
@@ -556,12 +588,32 @@ int asx_msgq_set_lowat(struct asx_msgq *q, size_t lowat)
 	return set_water(q, (size_t)-1, lowat);
 }
 
-void asx_msgq_set_notify(struct asx_msgq *q, asx_msgq_notify_fn *fn, void *arg)
+uint32_t asx__msgq_swap_notify(struct asx_msgq *q, asx_msgq_notify_fn *fn, void *arg)
 {
+	uint32_t old;
+
 	asx_mutex_lock(&q->lock);
 	q->notify = fn;
 	q->notify_arg = arg;
+	old = q->notify_epoch;
+	q->notify_epoch = old ^ 1;
 	asx_mutex_unlock(&q->lock);
+	return old;
+}
+
+void asx__msgq_notify_drain(struct asx_msgq *q, uint32_t epoch)
+{
+	uint32_t self = hook_q == q && hook_epoch == epoch;
+	uint32_t v;
+
+	/* Wait for the calls that took the old hook; never for our own. */
+	while ((v = __atomic_load_n(&q->notify_busy[epoch], __ATOMIC_ACQUIRE)) > self)
+		asx_futex_wait(&q->notify_busy[epoch], v, NULL);
+}
+
+void asx_msgq_set_notify(struct asx_msgq *q, asx_msgq_notify_fn *fn, void *arg)
+{
+	asx__msgq_notify_drain(q, asx__msgq_swap_notify(q, fn, arg));
 }
 
 void asx_msgq_stats(struct asx_msgq *q, struct asx_msgq_stats *st)

@@ -15,6 +15,7 @@
 #include <asx/msgq.h>
 #include "core/compiler.h"
 #include "core/probes.h"
+#include "msg/msgq_impl.h"
 #include "reactor/reactor_impl.h"
 
 static bool one_bit(unsigned int mask)
@@ -157,11 +158,11 @@ static void bind_remove_unlock(struct asx_reactor *r, struct rx_mqbind *b)
 	struct asx_event_handler *eh = b->eh;
 
 	asx_rx_hmap_del(&r->mqs, (uintptr_t)b->q);
-	asx_msgq_set_notify(b->q, NULL, NULL);
+	b->epoch = asx__msgq_swap_notify(b->q, NULL, NULL);
 	if (b->node.queued)
 		dequeue(r, &b->node);
 	rx_list_del(&b->all);
-	free(b);
+	rx_list_add_tail(&r->mq_dead, &b->all);
 	asx_rx_reg_end(r, eh, -1, ASX_EV_MSGQ);
 	asx_rx_unlock_close(r, eh);
 }
@@ -266,7 +267,11 @@ int asx_reactor_notify_msgq(struct asx_reactor *r, struct asx_msgq *q,
 		goto err_detach;
 	rx_list_add_tail(&r->mq_list, &b->all);
 	asx_rx_reg_begin(r, eh);
-	asx_msgq_set_notify(q, mq_hook, r);
+	/*
+	 * No drain here: we hold r->lock, which an earlier binding's hook
+	 * call may be waiting for.  Unbinding drains, after unlocking.
+	 */
+	(void)asx__msgq_swap_notify(q, mq_hook, r);
 	if (!asx_msgq_is_empty(q))
 		need = enqueue(r, &b->node);
 	asx_mutex_unlock(&r->lock);
@@ -280,6 +285,28 @@ err_unlock:
 	asx_mutex_unlock(&r->lock);
 	free(b);
 	return err;
+}
+
+void asx_rx_mq_take_dead(struct asx_reactor *r, struct asx_rx_link *dead)
+{
+	rx_list_init(dead);
+	while (!rx_list_empty(&r->mq_dead)) {
+		struct asx_rx_link *l = r->mq_dead.next;
+
+		rx_list_del(l);
+		rx_list_add_tail(dead, l);
+	}
+}
+
+void asx_rx_mq_drain(struct asx_rx_link *dead)
+{
+	while (!rx_list_empty(dead)) {
+		struct rx_mqbind *b = container_of(dead->next, struct rx_mqbind, all);
+
+		rx_list_del(&b->all);
+		asx__msgq_notify_drain(b->q, b->epoch);
+		free(b);
+	}
 }
 
 int asx_reactor_remove_msgq(struct asx_reactor *r, struct asx_msgq *q)
@@ -310,12 +337,12 @@ unsigned int asx_rx_mq_remove(struct asx_reactor *r, struct asx_event_handler *e
 		if (eh && b->eh != eh)
 			continue;
 		asx_rx_hmap_del(&r->mqs, (uintptr_t)b->q);
-		asx_msgq_set_notify(b->q, NULL, NULL);
+		b->epoch = asx__msgq_swap_notify(b->q, NULL, NULL);
 		if (b->node.queued)
 			dequeue(r, &b->node);
 		rx_list_del(&b->all);
+		rx_list_add_tail(&r->mq_dead, &b->all);
 		asx_rx_reg_end(r, b->eh, -1, ASX_EV_MSGQ);
-		free(b);
 		n++;
 	}
 	return n;

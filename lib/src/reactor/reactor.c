@@ -105,6 +105,7 @@ void asx_rx_detach_idle(struct asx_reactor *r, struct asx_event_handler *eh)
 
 void asx_rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh)
 {
+	struct asx_rx_link dead;
 	unsigned int puts = 0;
 
 	/*
@@ -127,7 +128,10 @@ void asx_rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh)
 		puts += n;
 	}
 	asx_rx_detach_idle(r, eh);
+	asx_rx_mq_take_dead(r, &dead);
 	rx_unlock(r);
+	/* a queue hook call may still be inside the reactor: wait before returning */
+	asx_rx_mq_drain(&dead);
 	while (puts--)
 		asx_event_handler_put(eh);
 }
@@ -175,6 +179,7 @@ struct asx_reactor *asx_reactor_create(void)
 	r->wakefd = r->timerfd = r->sigfd = -1;
 	rx_list_init(&r->fd_list);
 	rx_list_init(&r->mq_list);
+	rx_list_init(&r->mq_dead);
 	rx_list_init(&r->notifs);
 	sigemptyset(&r->sigmask);
 	r->epfd = epoll_create1(EPOLL_CLOEXEC);

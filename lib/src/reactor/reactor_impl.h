@@ -101,6 +101,7 @@ struct rx_mqbind {
 	struct asx_msgq *q;
 	struct asx_event_handler *eh;
 	unsigned int mask;
+	uint32_t epoch;			/* the queue's hook epoch when unbound */
 	struct rx_notif node;
 };
 
@@ -123,6 +124,7 @@ struct asx_reactor {
 	sigset_t sigmask;
 	struct asx_rx_link fd_list;	/* struct rx_fd */
 	struct asx_rx_link mq_list;	/* struct rx_mqbind */
+	struct asx_rx_link mq_dead;	/* unbound, hook calls not yet drained */
 	uint64_t mq_id;
 	struct rx_timer *firing;	/* the timer whose callback runs */
 	struct asx_rx_link notifs;	/* struct rx_notif, FIFO */
@@ -166,6 +168,10 @@ void asx_rx_timers_free(struct asx_reactor *r);
 int asx_rx_notify_dispatch(struct asx_reactor *r);
 /* Lock held: drop the bindings of @eh (NULL: all); returns how many. */
 unsigned int asx_rx_mq_remove(struct asx_reactor *r, struct asx_event_handler *eh);
+/* Lock held: take the unbound bindings, to pass to asx_rx_mq_drain() unlocked. */
+void asx_rx_mq_take_dead(struct asx_reactor *r, struct asx_rx_link *dead);
+/* Lock not held: wait out their queues' in-flight hook calls, then free them. */
+void asx_rx_mq_drain(struct asx_rx_link *dead);
 /* Lock held: unlink every queued notification (of @eh, or all) onto @out. */
 void asx_rx_notifs_take(struct asx_reactor *r, struct asx_event_handler *eh,
 			struct asx_rx_link *out);

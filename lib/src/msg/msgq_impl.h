@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * msgq_impl.h - message-queue internals other libasx components use.
+ *
+ * asx_msgq_set_notify() is asx__msgq_swap_notify() followed by
+ * asx__msgq_notify_drain().  A caller that must swap the hook while
+ * holding a lock its own hook takes (the Reactor) swaps under the lock
+ * and drains after releasing it, or the two would wait on each other.
+ */
+#ifndef ASX_MSGQ_IMPL_H
+#define ASX_MSGQ_IMPL_H
+
+#include <stdint.h>
+#include <asx/msgq.h>
+
+/* Install @fn/@arg; returns the epoch of the calls that took the old hook. */
+uint32_t asx__msgq_swap_notify(struct asx_msgq *q, asx_msgq_notify_fn *fn, void *arg);
+
+/* Wait until every hook call of @epoch has returned (not the caller's own). */
+void asx__msgq_notify_drain(struct asx_msgq *q, uint32_t epoch);
+
+#endif /* ASX_MSGQ_IMPL_H */
