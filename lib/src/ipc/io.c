@@ -78,28 +78,27 @@ int ipc_close_fd(int *fd)
 	return r;
 }
 
+int ipc_retry(int fd, short events, const struct timespec *deadline)
+{
+	int e = errno;
+
+	if (e == EINTR)
+		return 0;
+	if (deadline && (e == EAGAIN || e == EWOULDBLOCK))
+		return ipc_wait(fd, events, deadline);
+	return -e;
+}
+
 ssize_t ipc_sendmsg(int fd, struct msghdr *mh, int flags, const struct timespec *deadline)
 {
 	ssize_t n;
 	int r;
 
-	flags |= MSG_NOSIGNAL;
-	if (deadline)
-		flags |= MSG_DONTWAIT;
-	for (;;) {
-		n = sendmsg(fd, mh, flags);
-		if (likely(n >= 0))
-			return n;
-		if (errno == EINTR)
-			continue;
-		if (deadline && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			r = ipc_wait(fd, POLLOUT, deadline);
-			if (r)
-				return r;
-			continue;
-		}
-		return -errno;
-	}
+	flags |= MSG_NOSIGNAL | (deadline ? MSG_DONTWAIT : 0);
+	while (unlikely((n = sendmsg(fd, mh, flags)) < 0))
+		if ((r = ipc_retry(fd, POLLOUT, deadline)))
+			return r;
+	return n;
 }
 
 ssize_t ipc_recvmsg(int fd, struct msghdr *mh, int flags, const struct timespec *deadline)
@@ -107,22 +106,11 @@ ssize_t ipc_recvmsg(int fd, struct msghdr *mh, int flags, const struct timespec 
 	ssize_t n;
 	int r;
 
-	if (deadline)
-		flags |= MSG_DONTWAIT;
-	for (;;) {
-		n = recvmsg(fd, mh, flags);
-		if (likely(n >= 0))
-			return n;
-		if (errno == EINTR)
-			continue;
-		if (deadline && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			r = ipc_wait(fd, POLLIN, deadline);
-			if (r)
-				return r;
-			continue;
-		}
-		return -errno;
-	}
+	flags |= deadline ? MSG_DONTWAIT : 0;
+	while (unlikely((n = recvmsg(fd, mh, flags)) < 0))
+		if ((r = ipc_retry(fd, POLLIN, deadline)))
+			return r;
+	return n;
 }
 
 ssize_t ipc_send(int fd, const void *buf, size_t len, const struct timespec *deadline)
@@ -131,20 +119,10 @@ ssize_t ipc_send(int fd, const void *buf, size_t len, const struct timespec *dea
 	ssize_t n;
 	int r;
 
-	for (;;) {
-		n = send(fd, buf, len, flags);
-		if (likely(n >= 0))
-			return n;
-		if (errno == EINTR)
-			continue;
-		if (deadline && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			r = ipc_wait(fd, POLLOUT, deadline);
-			if (r)
-				return r;
-			continue;
-		}
-		return -errno;
-	}
+	while (unlikely((n = send(fd, buf, len, flags)) < 0))
+		if ((r = ipc_retry(fd, POLLOUT, deadline)))
+			return r;
+	return n;
 }
 
 ssize_t ipc_recv(int fd, void *buf, size_t len, const struct timespec *deadline)
@@ -153,60 +131,53 @@ ssize_t ipc_recv(int fd, void *buf, size_t len, const struct timespec *deadline)
 	ssize_t n;
 	int r;
 
-	for (;;) {
-		n = recv(fd, buf, len, flags);
-		if (likely(n >= 0))
-			return n;
-		if (errno == EINTR)
-			continue;
-		if (deadline && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			r = ipc_wait(fd, POLLIN, deadline);
-			if (r)
-				return r;
-			continue;
-		}
-		return -errno;
+	while (unlikely((n = recv(fd, buf, len, flags)) < 0))
+		if ((r = ipc_retry(fd, POLLIN, deadline)))
+			return r;
+	return n;
+}
+
+ssize_t ipc_loop_n(ipc_step_fn *step, void *obj, void *buf, size_t len,
+		   const struct timespec *deadline, size_t *done)
+{
+	char *p = buf;
+	size_t moved = 0;
+	ssize_t n = 0;
+
+	if (len > SSIZE_MAX)
+		return -EINVAL;
+	while (moved < len) {
+		n = step(obj, p + moved, len - moved, deadline);
+		if (n <= 0)
+			break;
+		moved += (size_t)n;
 	}
+	if (done)
+		*done = moved;
+	return n < 0 ? n : (ssize_t)moved;
+}
+
+static ssize_t send_step(void *fd, void *buf, size_t len, const struct timespec *deadline)
+{
+	return ipc_send(*(int *)fd, buf, len, deadline);
+}
+
+static ssize_t recv_step(void *fd, void *buf, size_t len, const struct timespec *deadline)
+{
+	return ipc_recv(*(int *)fd, buf, len, deadline);
 }
 
 ssize_t ipc_send_n(int fd, const void *buf, size_t len, const struct timespec *deadline,
 		   size_t *done)
 {
-	const char *p = buf;
-	size_t sent = 0;
-	ssize_t n = 0;
-
-	if (len > SSIZE_MAX)
-		return -EINVAL;
-	while (sent < len) {
-		n = ipc_send(fd, p + sent, len - sent, deadline);
-		if (n < 0)
-			break;
-		sent += (size_t)n;
-	}
-	if (done)
-		*done = sent;
-	return n < 0 ? n : (ssize_t)sent;
+	/* the step only reads through the pointer */
+	return ipc_loop_n(send_step, &fd, (void *)buf, len, deadline, done);
 }
 
 ssize_t ipc_recv_n(int fd, void *buf, size_t len, const struct timespec *deadline,
 		   size_t *done)
 {
-	char *p = buf;
-	size_t got = 0;
-	ssize_t n = 0;
-
-	if (len > SSIZE_MAX)
-		return -EINVAL;
-	while (got < len) {
-		n = ipc_recv(fd, p + got, len - got, deadline);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	if (done)
-		*done = got;
-	return n < 0 ? n : (ssize_t)got;
+	return ipc_loop_n(recv_step, &fd, buf, len, deadline, done);
 }
 
 /* Total length of @iov, or -EINVAL if @iovcnt is negative or it overflows ssize_t. */

@@ -36,6 +36,23 @@ int ipc_close_fd(int *fd);
 int ipc_wait(int fd, short events, const struct timespec *deadline);
 
 /*
+ * After a transfer's system call failed (errno set): 0 to retry it (EINTR,
+ * or EAGAIN under a deadline once @fd is ready for @events), otherwise the
+ * negative errno to return (-ETIMEDOUT when the deadline passed).
+ */
+int ipc_retry(int fd, short events, const struct timespec *deadline);
+
+/* One transfer of at most @len bytes on @obj: bytes moved, 0 at end of file, or -errno. */
+typedef ssize_t ipc_step_fn(void *obj, void *buf, size_t len, const struct timespec *deadline);
+
+/*
+ * Repeat @step until @len bytes moved, end of file or an error; *@done (if
+ * not NULL) gets the bytes moved.  Returns them, or the error.
+ */
+ssize_t ipc_loop_n(ipc_step_fn *step, void *obj, void *buf, size_t len,
+		   const struct timespec *deadline, size_t *done);
+
+/*
  * The one-shot and looping transfer primitives.  With @deadline NULL they
  * are the plain blocking calls; otherwise MSG_DONTWAIT plus ipc_wait().
  */

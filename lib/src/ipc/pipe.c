@@ -101,44 +101,27 @@ ssize_t asx_pipe_write(struct asx_pipe_writer *w, const void *buf, size_t len,
 	return write_nosigpipe(w->fd, buf, len);
 }
 
+static ssize_t read_step(void *r, void *buf, size_t len, const struct timespec *deadline)
+{
+	return asx_pipe_read(r, buf, len, deadline);
+}
+
 ssize_t asx_pipe_read_n(struct asx_pipe_reader *r, void *buf, size_t len,
 			const struct timespec *deadline, size_t *done)
 {
-	char *p = buf;
-	size_t got = 0;
-	ssize_t n = 0;
+	return ipc_loop_n(read_step, r, buf, len, deadline, done);
+}
 
-	if (len > SSIZE_MAX)
-		return -EINVAL;
-	while (got < len) {
-		n = asx_pipe_read(r, p + got, len - got, deadline);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	if (done)
-		*done = got;
-	return n < 0 ? n : (ssize_t)got;
+static ssize_t write_step(void *w, void *buf, size_t len, const struct timespec *deadline)
+{
+	return asx_pipe_write(w, buf, len, deadline);
 }
 
 ssize_t asx_pipe_write_n(struct asx_pipe_writer *w, const void *buf, size_t len,
 			 const struct timespec *deadline, size_t *done)
 {
-	const char *p = buf;
-	size_t sent = 0;
-	ssize_t n = 0;
-
-	if (len > SSIZE_MAX)
-		return -EINVAL;
-	while (sent < len) {
-		n = asx_pipe_write(w, p + sent, len - sent, deadline);
-		if (n < 0)
-			break;
-		sent += (size_t)n;
-	}
-	if (done)
-		*done = sent;
-	return n < 0 ? n : (ssize_t)sent;
+	/* the step only reads through the pointer */
+	return ipc_loop_n(write_step, w, (void *)buf, len, deadline, done);
 }
 
 int asx_pipe_reader_close(struct asx_pipe_reader *r)

@@ -152,18 +152,27 @@ static int call(struct asx_event_handler *eh, unsigned int bit)
 	return eh->ops->handle_exception(eh, -1);
 }
 
-/* Lock held on entry, released on return: end binding @b. */
-static void bind_remove_unlock(struct asx_reactor *r, struct rx_mqbind *b)
+/*
+ * Lock held: end binding @b.  The hook is swapped out but not drained:
+ * @b waits on r->mq_dead until asx_rx_unlock_close() drains it unlocked.
+ */
+static void mq_unbind(struct asx_reactor *r, struct rx_mqbind *b)
 {
-	struct asx_event_handler *eh = b->eh;
-
 	asx_rx_hmap_del(&r->mqs, (uintptr_t)b->q);
 	b->epoch = asx__msgq_swap_notify(b->q, NULL, NULL);
 	if (b->node.queued)
 		dequeue(r, &b->node);
 	rx_list_del(&b->all);
 	rx_list_add_tail(&r->mq_dead, &b->all);
-	asx_rx_reg_end(r, eh, -1, ASX_EV_MSGQ);
+	asx_rx_reg_end(r, b->eh, -1, ASX_EV_MSGQ);
+}
+
+/* Lock held on entry, released on return: end binding @b. */
+static void bind_remove_unlock(struct asx_reactor *r, struct rx_mqbind *b)
+{
+	struct asx_event_handler *eh = b->eh;
+
+	mq_unbind(r, b);
 	asx_rx_unlock_close(r, eh);
 }
 
@@ -336,13 +345,7 @@ unsigned int asx_rx_mq_remove(struct asx_reactor *r, struct asx_event_handler *e
 		next = l->next;
 		if (eh && b->eh != eh)
 			continue;
-		asx_rx_hmap_del(&r->mqs, (uintptr_t)b->q);
-		b->epoch = asx__msgq_swap_notify(b->q, NULL, NULL);
-		if (b->node.queued)
-			dequeue(r, &b->node);
-		rx_list_del(&b->all);
-		rx_list_add_tail(&r->mq_dead, &b->all);
-		asx_rx_reg_end(r, b->eh, -1, ASX_EV_MSGQ);
+		mq_unbind(r, b);
 		n++;
 	}
 	return n;
