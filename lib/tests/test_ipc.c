@@ -933,9 +933,59 @@ static void test_handle_escape_hatch(void **state)
 	asx_lsock_stream_close(&b);
 }
 
+/*
+ * A deadline bounds a pipe write larger than the pipe can hold: write_n
+ * returns -ETIMEDOUT around the deadline, having moved what fitted, and
+ * does not wait for the (late) reader.
+ */
+struct late_reader {
+	struct asx_pipe_reader *r;
+};
+
+static void *drain_late(void *arg)
+{
+	struct late_reader *lr = arg;
+	char buf[65536];
+
+	usleep(3000 * 1000);
+	while (asx_pipe_read(lr->r, buf, sizeof(buf), NULL) > 0)
+		;
+	return NULL;
+}
+
+static void test_pipe_write_deadline_large(void **state)
+{
+	struct asx_pipe_reader r;
+	struct asx_pipe_writer w;
+	struct late_reader lr = { &r };
+	size_t len = 1 << 20, done = 0;
+	struct timespec dl;
+	uint64_t t0, ms;
+	pthread_t t;
+	char *big;
+
+	(void)state;
+	big = calloc(1, len);
+	assert_non_null(big);
+	assert_int_equal(asx_pipe_open(&r, &w), 0);
+	assert_int_equal(pthread_create(&t, NULL, drain_late, &lr), 0);
+	t0 = asx_now_ns();
+	assert_int_equal(asx_pipe_write_n(&w, big, len, asx_deadline(&dl, 200 * 1000000ull),
+					  &done), -ETIMEDOUT);
+	ms = (asx_now_ns() - t0) / 1000000;
+	assert_true(ms >= 190);
+	assert_true(ms < 2000);		/* the reader only starts after 3 s */
+	assert_true(done > 0 && done < len);
+	asx_pipe_writer_close(&w);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	asx_pipe_reader_close(&r);
+	free(big);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pipe_write_deadline_large),
 		cmocka_unit_test(test_addr_parse_print),
 		cmocka_unit_test(test_addr_bad_input),
 		cmocka_unit_test(test_addr_resolve),

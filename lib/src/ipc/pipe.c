@@ -3,7 +3,9 @@
  * pipe.c - pipes and FIFOs with typed read and write ends.
  *
  * Pipes cannot take MSG_DONTWAIT, so a read or write with a deadline
- * first polls and then does the system call; the ends are opened
+ * first polls and then does the system call (a write with a deadline
+ * moves at most PIPE_BUF bytes a call, all a ready pipe is sure to
+ * take without blocking); the ends are opened
  * O_NONBLOCK-free, so the call after a positive poll still blocks if
  * another thread emptied (or filled) the pipe in between: with several
  * readers on one pipe, use the Reactor instead of deadlines.  Writes that
@@ -97,6 +99,13 @@ ssize_t asx_pipe_write(struct asx_pipe_writer *w, const void *buf, size_t len,
 		e = ipc_wait(w->fd, POLLOUT, deadline);
 		if (e)
 			return e;
+		/*
+		 * POLLOUT promises one free page, not room for @len: a larger
+		 * blocking write would wait for the reader past the deadline.
+		 * At most PIPE_BUF bytes fit the free page; write_n loops.
+		 */
+		if (len > PIPE_BUF)
+			len = PIPE_BUF;
 	}
 	return write_nosigpipe(w->fd, buf, len);
 }
