@@ -1,93 +1,45 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ASX: the /dev/asx misc device.
+ * ASX: the /dev/asx misc device. Every open() makes a new Stream.
  *
  * Copyright (C) 2026 ASX developers
  */
 
-#include <linux/build_bug.h>
-#include <linux/fs.h>
+#include "stream.h"
+
 #include <linux/init.h>
 #include <linux/miscdevice.h>
-#include <linux/minmax.h>
 #include <linux/module.h>
 #include <linux/stringify.h>
-#include <linux/uaccess.h>
-
-#include <linux/asx.h>
 
 #define ASX_MODULE_VERSION	__stringify(ASX_VERSION_MAJOR) "." \
 				__stringify(ASX_VERSION_MINOR) "." \
 				__stringify(ASX_VERSION_PATCH)
 
-static_assert(sizeof(struct asx_version) == ASX_VERSION_SIZE_VER0);
-
-/* Features this build of the module supports (enum asx_feature bits). */
-#define ASX_FEATURES	0ULL
-
-/*
- * The size encoded in an ioctl command is the size of the struct when the
- * command was published; the real size travels in the struct's size field, so
- * commands are matched with their size bits masked out.
- */
-#define ASX_IOC_BASE(cmd)	((cmd) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
-
-static long asx_ioc_version(struct asx_version __user *uarg)
-{
-	struct asx_version ver;
-	u32 usize;
-	int ret;
-
-	if (get_user(usize, &uarg->size))
-		return -EFAULT;
-	if (usize < ASX_VERSION_SIZE_VER0)
-		return -EINVAL;
-	if (usize > PAGE_SIZE)
-		return -E2BIG;
-
-	ret = copy_struct_from_user(&ver, sizeof(ver), uarg, usize);
-	if (ret)
-		return ret;
-	if (ver.reserved[0] || ver.reserved[1])
-		return -EINVAL;
-
-	ver.size = min_t(u32, usize, sizeof(ver));
-	ver.major = ASX_VERSION_MAJOR;
-	ver.minor = ASX_VERSION_MINOR;
-	ver.patch = ASX_VERSION_PATCH;
-	ver.features = ASX_FEATURES;
-
-	if (copy_to_user(uarg, &ver, ver.size))
-		return -EFAULT;
-	return 0;
-}
-
-static long asx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
-{
-	void __user *uarg = (void __user *)arg;
-
-	switch (ASX_IOC_BASE(cmd)) {
-	case ASX_IOC_BASE(ASX_IOC_VERSION):
-		return asx_ioc_version(uarg);
-	default:
-		return -ENOTTY;
-	}
-}
-
 static int asx_open(struct inode *inode, struct file *file)
 {
+	struct asx_stream *st;
+
+	st = asx_stream_new();
+	if (!st)
+		return -ENOMEM;
+	file->private_data = st;
 	return nonseekable_open(inode, file);
 }
 
 static int asx_release(struct inode *inode, struct file *file)
 {
+	asx_stream_destroy(file->private_data);
 	return 0;
 }
 
-static const struct file_operations asx_fops = {
+const struct file_operations asx_fops = {
 	.owner		= THIS_MODULE,
 	.open		= asx_open,
 	.release	= asx_release,
+	.read		= asx_stream_read,
+	.write		= asx_stream_write,
+	.poll		= asx_stream_poll,
 	.unlocked_ioctl	= asx_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.llseek		= no_llseek,
@@ -100,23 +52,70 @@ static struct miscdevice asx_miscdev = {
 	.mode	= 0666,
 };
 
+static struct asx_modinfo *const asx_builtin[] = {
+	&asx_mod_pass, &asx_mod_count, &asx_mod_frame, &asx_mod_csum, &asx_mod_hold,
+};
+
+static void unregister_builtin(unsigned int n)
+{
+	while (n--)
+		asx_unregister_module(asx_builtin[n]);
+}
+
 static int __init asx_init(void)
 {
+	unsigned int i;
 	int ret;
 
+	ret = asx_msg_init();
+	if (ret)
+		return ret;
+	ret = asx_msg_selftest();
+	if (ret)
+		goto err_msg_exit;
+	asx_wq = alloc_workqueue("asx_srv", 0, 0);
+	if (!asx_wq) {
+		ret = -ENOMEM;
+		goto err_msg_exit;
+	}
+	for (i = 0; i < ARRAY_SIZE(asx_builtin); i++) {
+		ret = asx_register_module(asx_builtin[i]);
+		if (ret)
+			goto err_unregister;
+	}
+	ret = asx_proc_init();
+	if (ret)
+		goto err_unregister;
 	ret = misc_register(&asx_miscdev);
 	if (ret) {
 		pr_err("cannot register /dev/asx: %d\n", ret);
-		return ret;
+		goto err_proc_exit;
 	}
 
 	pr_info("ASX %s loaded\n", ASX_MODULE_VERSION);
 	return 0;
+
+err_proc_exit:
+	asx_proc_exit();
+err_unregister:
+	unregister_builtin(i);
+	destroy_workqueue(asx_wq);
+err_msg_exit:
+	asx_msg_exit();
+	return ret;
 }
 
 static void __exit asx_exit(void)
 {
 	misc_deregister(&asx_miscdev);
+	asx_proc_exit();
+	unregister_builtin(ARRAY_SIZE(asx_builtin));
+	/* Closed Streams are freed by RCU work: let it be queued, then drain it. */
+	rcu_barrier();
+	destroy_workqueue(asx_wq);
+	/* Every Stream is gone (each held a module reference), so are their messages. */
+	WARN_ON(asx_nr_msgs() || asx_nr_dblks());
+	asx_msg_exit();
 }
 
 module_init(asx_init);

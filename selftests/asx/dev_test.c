@@ -81,7 +81,9 @@ TEST_F(dev, version_exact_size)
 	EXPECT_EQ(v.major, ASX_VERSION_MAJOR);
 	EXPECT_EQ(v.minor, ASX_VERSION_MINOR);
 	EXPECT_EQ(v.patch, ASX_VERSION_PATCH);
-	EXPECT_EQ(v.features, 0);
+	EXPECT_EQ(v.features & ~(__u64)(ASX_FEAT_STREAMS | ASX_FEAT_PIPE | ASX_FEAT_MUX |
+					ASX_FEAT_STR | ASX_FEAT_PROCFS), 0);
+	EXPECT_EQ(v.max_depth, ASX_MAX_DEPTH);
 	EXPECT_EQ(v.reserved[0], 0);
 	EXPECT_EQ(v.reserved[1], 0);
 	TH_LOG("ASX ABI %u.%u.%u features %#llx", v.major, v.minor, v.patch,
@@ -102,6 +104,21 @@ TEST_F(dev, version_larger_size_zero_tail)
 	/* The kernel writes only what it knows. */
 	EXPECT_EQ(n.future[0], 0);
 	EXPECT_EQ(n.future[2], 0);
+}
+
+/* A program built against the first, 40-byte struct gets 40 bytes back. */
+TEST_F(dev, version_ver0_size)
+{
+	struct asx_version v;
+
+	memset(&v, 0xee, sizeof(v));
+	v.size = ASX_VERSION_SIZE_VER0;
+	v.reserved[0] = 0;
+	v.reserved[1] = 0;
+	ASSERT_EQ(ioctl(self->fd, ASX_IOC_VERSION, &v), 0, "%s", strerror(errno));
+	EXPECT_EQ(v.size, ASX_VERSION_SIZE_VER0);
+	EXPECT_EQ(v.minor, ASX_VERSION_MINOR);
+	EXPECT_EQ(v.max_depth, 0xeeeeeeee, "nothing written past the caller's size");
 }
 
 TEST_F(dev, version_nonzero_tail_is_e2big)

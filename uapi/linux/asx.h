@@ -21,6 +21,20 @@
  *   EINVAL  size too small, reserved field or unknown flag set
  *   E2BIG   size larger than the kernel knows and the extra bytes not all 0
  *   EFAULT  the argument pointer (or a pointer inside it) is not accessible
+ *
+ * Errors of the Stream ioctls (see Documentation/kmod.rst for each one):
+ *
+ *   ENOENT  PUSH/POP/SETDRV: no module or driver of that name
+ *   ENOSR   PUSH: the Stream already holds ASX_MAX_DEPTH modules
+ *   ENXIO   a queue level past the driver; UNLINK of an unknown id
+ *   EAGAIN  O_NONBLOCK and the call would block
+ *   EBADMSG read() of a message with a control part in ASX_RPROTNORM mode
+ *   ERANGE  PUTMSG/STR: a part longer than ASX_MAX_CTL, ASX_MAX_DATA, ASX_MAX_STR
+ *   ETIME   STR: no answer within the timeout
+ *   EPIPE   write/PUTMSG on a pipe whose other end is closed (and SIGPIPE)
+ *   EBUSY   SETDRV/PIPE on a Stream that is not fresh; LINK of a linked Stream
+ *   EINTR   STR interrupted by a signal (read/write/PUTMSG/GETMSG restart)
+ *   EPERM   SETWM: hiwat above ASX_MAX_HIWAT_USER without CAP_SYS_RESOURCE
  */
 #ifndef _UAPI_LINUX_ASX_H
 #define _UAPI_LINUX_ASX_H
@@ -33,26 +47,40 @@
 
 /* The ABI version reported by ASX_IOC_VERSION. */
 #define ASX_VERSION_MAJOR	0
-#define ASX_VERSION_MINOR	1
+#define ASX_VERSION_MINOR	2
 #define ASX_VERSION_PATCH	0
 
-/*
- * Bits of asx_version.features, one per optional capability of the module.
- * None are defined yet: later features (streams, activations, ...) add
- * ASX_FEAT_* bits here and user space tests them before relying on them.
- */
+/* Bits of asx_version.features, one per optional capability of the module. */
 enum asx_feature {
-	ASX_FEAT_NONE = 0,
+	ASX_FEAT_STREAMS	= 1 << 0,	/* Streams: read/write/poll, push/pop, ... */
+	ASX_FEAT_PIPE		= 1 << 1,	/* ASX_IOC_PIPE */
+	ASX_FEAT_MUX		= 1 << 2,	/* the mux driver, ASX_IOC_LINK/UNLINK */
+	ASX_FEAT_STR		= 1 << 3,	/* ASX_IOC_STR */
+	ASX_FEAT_PROCFS		= 1 << 4,	/* /proc/asx/{streams,objects,modules} */
 };
+
+/* Limits. */
+#define ASX_NAME_MAX		32	/* module and driver names, with the NUL */
+#define ASX_MAX_DEPTH		16	/* modules on one Stream */
+#define ASX_MAX_CTL		4096	/* control part of PUTMSG */
+#define ASX_MAX_DATA		65536	/* data part of PUTMSG */
+#define ASX_MAX_STR		4096	/* data of ASX_IOC_STR */
+#define ASX_MAX_WRITE		16384	/* write() is cut into messages of this size */
+#define ASX_MAX_HIWAT		(16 << 20)
+#define ASX_MAX_HIWAT_USER	(1 << 20)	/* above it SETWM needs CAP_SYS_RESOURCE */
+#define ASX_DEF_HIWAT		65536	/* default water marks of every queue */
+#define ASX_DEF_LOWAT		16384
 
 /**
  * struct asx_version - ASX_IOC_VERSION argument
- * @size:     in: sizeof(struct asx_version) as the caller knows it
- * @major:    out: ABI major version (incompatible changes)
- * @minor:    out: ABI minor version (compatible additions)
- * @patch:    out: patch level
- * @features: out: ASX_FEAT_* bits supported by the running module
- * @reserved: in: must be 0; out: 0
+ * @size:      in: sizeof(struct asx_version) as the caller knows it
+ * @major:     out: ABI major version (incompatible changes)
+ * @minor:     out: ABI minor version (compatible additions)
+ * @patch:     out: patch level
+ * @features:  out: ASX_FEAT_* bits supported by the running module
+ * @reserved:  in: must be 0; out: 0
+ * @max_depth: out (since 0.2, size >= 48): ASX_MAX_DEPTH of the module
+ * @max_write: out (since 0.2, size >= 48): ASX_MAX_WRITE of the module
  */
 struct asx_version {
 	__u32 size;
@@ -61,10 +89,362 @@ struct asx_version {
 	__u32 patch;
 	__aligned_u64 features;
 	__u64 reserved[2];
+	__u32 max_depth;
+	__u32 max_write;
 };
 
 #define ASX_VERSION_SIZE_VER0	40	/* sizeof the first published struct asx_version */
+#define ASX_VERSION_SIZE_VER1	48	/* 0.2: max_depth, max_write */
+
+/**
+ * struct asx_modname - PUSH, POP and SETDRV argument
+ * @size:     in: sizeof(struct asx_modname)
+ * @flags:    in: must be 0
+ * @name:     in: NUL-terminated module (PUSH, POP) or driver (SETDRV) name;
+ *            POP with an empty name pops the top module
+ * @reserved: in: must be 0
+ */
+struct asx_modname {
+	__u32 size;
+	__u32 flags;
+	char name[ASX_NAME_MAX];
+	__u64 reserved;
+};
+
+#define ASX_MODNAME_SIZE_VER0	48
+
+/**
+ * struct asx_list - LIST argument: the modules of a Stream, top first
+ * @size:     in: sizeof(struct asx_list)
+ * @count:    in: entries in @names; out: modules on the Stream (may exceed in)
+ * @names:    in: user pointer to @count char[ASX_NAME_MAX]; out: filled
+ * @driver:   out: the driver's name
+ * @reserved: in: must be 0
+ */
+struct asx_list {
+	__u32 size;
+	__u32 count;
+	__aligned_u64 names;
+	char driver[ASX_NAME_MAX];
+	__u64 reserved;
+};
+
+#define ASX_LIST_SIZE_VER0	56
+
+/**
+ * struct asx_strbuf - one part (control or data) of a message
+ * @maxlen: GETMSG/PEEK in: bytes available at @buf
+ * @len:    PUTMSG in: bytes to send, -1 for no such part;
+ *          GETMSG/PEEK out: bytes stored, -1 when the message has no such part
+ * @buf:    user pointer
+ */
+struct asx_strbuf {
+	__u32 maxlen;
+	__s32 len;
+	__aligned_u64 buf;
+};
+
+/* asx_strmsg.flags */
+#define ASX_MSG_ANY	0x0	/* GETMSG: the first message */
+#define ASX_MSG_HIPRI	0x1	/* a high-priority message (control part required) */
+#define ASX_MSG_BAND	0x2	/* GETMSG: the first message of band >= @band */
+
+/* asx_strmsg.more (GETMSG out): parts not wholly returned are kept queued */
+#define ASX_MORECTL	0x1
+#define ASX_MOREDATA	0x2
+
+/**
+ * struct asx_strmsg - PUTMSG, GETMSG and PEEK argument
+ * @size:     in: sizeof(struct asx_strmsg)
+ * @flags:    PUTMSG in: 0 or ASX_MSG_HIPRI; GETMSG/PEEK in: ASX_MSG_ANY,
+ *            ASX_MSG_HIPRI or ASX_MSG_BAND; out: ASX_MSG_HIPRI or ASX_MSG_BAND
+ * @band:     PUTMSG in: priority band 0-255 (0 with HIPRI); GETMSG in: lowest
+ *            band wanted with ASX_MSG_BAND; out: the message's band
+ * @more:     GETMSG out: ASX_MORECTL, ASX_MOREDATA; PEEK out: 1 if found
+ * @ctl:      the control part
+ * @data:     the data part
+ * @reserved: in: must be 0
+ */
+struct asx_strmsg {
+	__u32 size;
+	__u32 flags;
+	__u32 band;
+	__u32 more;
+	struct asx_strbuf ctl;
+	struct asx_strbuf data;
+	__u64 reserved[2];
+};
+
+#define ASX_STRMSG_SIZE_VER0	64
+
+/* asx_flush.flags */
+#define ASX_FLUSHR	0x1	/* the read side */
+#define ASX_FLUSHW	0x2	/* the write side */
+#define ASX_FLUSHRW	(ASX_FLUSHR | ASX_FLUSHW)
+#define ASX_FLUSHBAND	0x4	/* only messages of @band */
+
+/**
+ * struct asx_flush - FLUSH argument
+ * @size:     in: sizeof(struct asx_flush)
+ * @flags:    in: ASX_FLUSHR and/or ASX_FLUSHW, optionally ASX_FLUSHBAND
+ * @band:     in: the band with ASX_FLUSHBAND, else 0
+ * @reserved: in: must be 0
+ */
+struct asx_flush {
+	__u32 size;
+	__u32 flags;
+	__u32 band;
+	__u32 reserved;
+};
+
+#define ASX_FLUSH_SIZE_VER0	16
+
+/* Read options (SRDOPT/GRDOPT): one mode ... */
+#define ASX_RNORM	0x00	/* byte stream: read across message boundaries */
+#define ASX_RMSGD	0x01	/* one message per read, the rest discarded */
+#define ASX_RMSGN	0x02	/* one message per read, the rest kept */
+#define ASX_RMODEMASK	0x03
+/* ... or'ed with how read() treats a control part */
+#define ASX_RPROTNORM	0x00	/* fail with EBADMSG */
+#define ASX_RPROTDAT	0x10	/* deliver it as data */
+#define ASX_RPROTDIS	0x20	/* discard it, deliver the data part */
+#define ASX_RPROTMASK	0x30
+
+/* Write options (SWROPT/GWROPT) */
+#define ASX_SNDZERO	0x01	/* write(fd, buf, 0) sends a zero-length message */
+
+/**
+ * struct asx_opt - SRDOPT, GRDOPT, SWROPT and GWROPT argument
+ * @size:     in: sizeof(struct asx_opt)
+ * @opt:      SRDOPT/SWROPT in, GRDOPT/GWROPT out: the options
+ * @reserved: in: must be 0
+ */
+struct asx_opt {
+	__u32 size;
+	__u32 opt;
+	__u64 reserved;
+};
+
+#define ASX_OPT_SIZE_VER0	16
+
+/**
+ * struct asx_nread - NREAD argument
+ * @size:     in: sizeof(struct asx_nread)
+ * @msgs:     out: messages queued at the Stream head
+ * @first:    out: data bytes of the first message
+ * @bytes:    out: data bytes of all messages
+ * @reserved: in: must be 0
+ */
+struct asx_nread {
+	__u32 size;
+	__u32 msgs;
+	__aligned_u64 first;
+	__aligned_u64 bytes;
+	__u64 reserved;
+};
+
+#define ASX_NREAD_SIZE_VER0	32
+
+/* Queue selection: level 0 is the Stream head, 1..depth the modules from the
+ * top, depth + 1 (or ASX_LEVEL_DRIVER) the driver.
+ */
+#define ASX_LEVEL_DRIVER	0xffffffffU
+#define ASX_SIDE_READ		0
+#define ASX_SIDE_WRITE		1
+
+/**
+ * struct asx_wm - GETWM and SETWM argument
+ * @size:     in: sizeof(struct asx_wm)
+ * @level:    in: the queue's level (see ASX_LEVEL_DRIVER)
+ * @side:     in: ASX_SIDE_READ or ASX_SIDE_WRITE
+ * @flags:    in: must be 0
+ * @hiwat:    SETWM in, GETWM out: high water mark in bytes (1..ASX_MAX_HIWAT)
+ * @lowat:    SETWM in, GETWM out: low water mark in bytes (<= @hiwat)
+ * @reserved: in: must be 0
+ */
+struct asx_wm {
+	__u32 size;
+	__u32 level;
+	__u32 side;
+	__u32 flags;
+	__aligned_u64 hiwat;
+	__aligned_u64 lowat;
+	__u64 reserved;
+};
+
+#define ASX_WM_SIZE_VER0	40
+
+/* asx_qstats.qflags */
+#define ASX_QS_FULL	0x1	/* over the high water mark, not yet below low */
+#define ASX_QS_WANTW	0x2	/* a writer waits for it to drain */
+#define ASX_QS_ENABLED	0x4	/* its service procedure is scheduled */
+#define ASX_QS_SRV	0x8	/* it has a service procedure */
+
+/**
+ * struct asx_qstats - QSTATS argument
+ * @size:      in: sizeof(struct asx_qstats)
+ * @level:     in: the queue's level
+ * @side:      in: ASX_SIDE_READ or ASX_SIDE_WRITE
+ * @qflags:    out: ASX_QS_*
+ * @name:      out: module, "head" or the driver's name
+ * @count:     out: bytes queued
+ * @msgs:      out: messages queued
+ * @hiwat:     out: high water mark
+ * @lowat:     out: low water mark
+ * @puts:      out: calls of its put procedure
+ * @srv_runs:  out: runs of its service procedure
+ * @enqueued:  out: messages ever queued on it
+ * @fc_stops:  out: times it became full (flow control stop)
+ * @fc_starts: out: times its draining back-enabled a writer (flow control start)
+ * @drops:     out: messages it discarded (hung up, no route, bad checksum)
+ * @reserved:  in: must be 0
+ */
+struct asx_qstats {
+	__u32 size;
+	__u32 level;
+	__u32 side;
+	__u32 qflags;
+	char name[ASX_NAME_MAX];
+	__aligned_u64 count;
+	__aligned_u64 msgs;
+	__aligned_u64 hiwat;
+	__aligned_u64 lowat;
+	__aligned_u64 puts;
+	__aligned_u64 srv_runs;
+	__aligned_u64 enqueued;
+	__aligned_u64 fc_stops;
+	__aligned_u64 fc_starts;
+	__aligned_u64 drops;
+	__u64 reserved[2];
+};
+
+#define ASX_QSTATS_SIZE_VER0	144
+
+/**
+ * struct asx_strioctl - STR argument: an ioctl carried down as a message
+ * @size:       in: sizeof(struct asx_strioctl)
+ * @cmd:        in: the module's command (ASX_STR_*)
+ * @timeout_ms: in: 0 for the default (15 s), -1 for none, else milliseconds
+ * @len:        in: bytes of @data sent down; out: bytes of reply stored
+ * @maxlen:     in: bytes available at @data for the reply
+ * @rval:       out: the module's return value
+ * @data:       in: user pointer
+ * @reserved:   in: must be 0
+ *
+ * The ioctl returns 0 when a module acknowledges it, and -1 with errno set to
+ * the module's error when one refuses it (the driver refuses every command
+ * no module took: EINVAL).
+ */
+struct asx_strioctl {
+	__u32 size;
+	__u32 cmd;
+	__s32 timeout_ms;
+	__u32 len;
+	__u32 maxlen;
+	__s32 rval;
+	__aligned_u64 data;
+	__u64 reserved[2];
+};
+
+#define ASX_STRIOCTL_SIZE_VER0	48
+
+/* STR commands of the built-in modules */
+#define ASX_STR_HOLD_RELEASE	0x48010001	/* hold: let messages through */
+#define ASX_STR_HOLD_HOLD	0x48010002	/* hold: hold them again */
+#define ASX_STR_COUNT_GET	0x43010001	/* count: reply struct asx_count_stats */
+#define ASX_STR_COUNT_RESET	0x43010002	/* count: zero the counters */
+#define ASX_STR_CSUM_GET	0x53010001	/* csum: reply struct asx_csum_stats */
+
+/**
+ * struct asx_count_stats - reply to ASX_STR_COUNT_GET
+ * @rmsgs:  messages that went up
+ * @rbytes: data bytes that went up
+ * @wmsgs:  messages that went down
+ * @wbytes: data bytes that went down
+ */
+struct asx_count_stats {
+	__aligned_u64 rmsgs;
+	__aligned_u64 rbytes;
+	__aligned_u64 wmsgs;
+	__aligned_u64 wbytes;
+};
+
+/**
+ * struct asx_csum_stats - reply to ASX_STR_CSUM_GET
+ * @computed: messages given a checksum on the way down
+ * @good:     messages whose checksum verified on the way up
+ * @bad:      messages dropped on the way up: bad checksum or shorter than 2 bytes
+ */
+struct asx_csum_stats {
+	__aligned_u64 computed;
+	__aligned_u64 good;
+	__aligned_u64 bad;
+};
+
+/* The mux driver: every message carries this header as its control part. */
+struct asx_mux_hdr {
+	__u32 id;
+	__u32 reserved;
+};
+
+#define ASX_MUX_ALL	0xffffffffU	/* UNLINK: every lower Stream */
+
+/**
+ * struct asx_link - LINK and UNLINK argument
+ * @size:     in: sizeof(struct asx_link)
+ * @fd:       LINK in: the Stream to link under this mux
+ * @id:       LINK out: the lower Stream's mux id; UNLINK in: id or ASX_MUX_ALL
+ * @reserved: in: must be 0
+ */
+struct asx_link {
+	__u32 size;
+	__s32 fd;
+	__u32 id;
+	__u32 reserved;
+};
+
+#define ASX_LINK_SIZE_VER0	16
+
+/* asx_pipe.flags */
+#define ASX_PIPE_CLOEXEC	0x1
+#define ASX_PIPE_NONBLOCK	0x2
+
+/**
+ * struct asx_pipe - PIPE argument
+ * @size:     in: sizeof(struct asx_pipe)
+ * @flags:    in: ASX_PIPE_CLOEXEC, ASX_PIPE_NONBLOCK for the new descriptor
+ * @fd:       out: the descriptor of the other end
+ * @reserved: in: must be 0
+ */
+struct asx_pipe {
+	__u32 size;
+	__u32 flags;
+	__s32 fd;
+	__u32 reserved;
+};
+
+#define ASX_PIPE_SIZE_VER0	16
 
 #define ASX_IOC_VERSION		_IOWR(ASX_IOC_MAGIC, 0x00, struct asx_version)
+#define ASX_IOC_PUSH		_IOW(ASX_IOC_MAGIC, 0x01, struct asx_modname)
+#define ASX_IOC_POP		_IOW(ASX_IOC_MAGIC, 0x02, struct asx_modname)
+#define ASX_IOC_LIST		_IOWR(ASX_IOC_MAGIC, 0x03, struct asx_list)
+#define ASX_IOC_PUTMSG		_IOW(ASX_IOC_MAGIC, 0x04, struct asx_strmsg)
+#define ASX_IOC_GETMSG		_IOWR(ASX_IOC_MAGIC, 0x05, struct asx_strmsg)
+#define ASX_IOC_PEEK		_IOWR(ASX_IOC_MAGIC, 0x06, struct asx_strmsg)
+#define ASX_IOC_FLUSH		_IOW(ASX_IOC_MAGIC, 0x07, struct asx_flush)
+#define ASX_IOC_SRDOPT		_IOW(ASX_IOC_MAGIC, 0x08, struct asx_opt)
+#define ASX_IOC_GRDOPT		_IOWR(ASX_IOC_MAGIC, 0x09, struct asx_opt)
+#define ASX_IOC_SWROPT		_IOW(ASX_IOC_MAGIC, 0x0a, struct asx_opt)
+#define ASX_IOC_GWROPT		_IOWR(ASX_IOC_MAGIC, 0x0b, struct asx_opt)
+#define ASX_IOC_NREAD		_IOWR(ASX_IOC_MAGIC, 0x0c, struct asx_nread)
+#define ASX_IOC_GETWM		_IOWR(ASX_IOC_MAGIC, 0x0d, struct asx_wm)
+#define ASX_IOC_SETWM		_IOW(ASX_IOC_MAGIC, 0x0e, struct asx_wm)
+#define ASX_IOC_QSTATS		_IOWR(ASX_IOC_MAGIC, 0x0f, struct asx_qstats)
+#define ASX_IOC_STR		_IOWR(ASX_IOC_MAGIC, 0x10, struct asx_strioctl)
+#define ASX_IOC_LINK		_IOWR(ASX_IOC_MAGIC, 0x11, struct asx_link)
+#define ASX_IOC_UNLINK		_IOW(ASX_IOC_MAGIC, 0x12, struct asx_link)
+#define ASX_IOC_PIPE		_IOWR(ASX_IOC_MAGIC, 0x13, struct asx_pipe)
+#define ASX_IOC_SETDRV		_IOW(ASX_IOC_MAGIC, 0x14, struct asx_modname)
 
 #endif /* _UAPI_LINUX_ASX_H */

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The in-kernel ASX Streams API: messages, queues and module registration,
+ * exported (GPL) so other kernel modules can add ASX modules.
+ * Documentation/kmod-modules.rst explains how to use it.
+ *
+ * Copyright (C) 2026 ASX developers
+ */
+#ifndef _ASX_API_H
+#define _ASX_API_H
+
+#include <linux/asx.h>
+#include <linux/atomic.h>
+#include <linux/list.h>
+#include <linux/module.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+
+/* Message types. Types from ASX_M_HIPRI up are high priority. */
+enum asx_mtype {
+	ASX_M_DATA	= 0x00,	/* user data */
+	ASX_M_PROTO	= 0x01,	/* control part of a normal message */
+	ASX_M_IOCTL	= 0x02,	/* STR ioctl on its way down: struct asx_iocblk */
+	ASX_M_CTL	= 0x03,	/* between modules */
+	ASX_M_HIPRI	= 0x80,
+	ASX_M_PCPROTO	= 0x80,	/* control part of a high-priority message */
+	ASX_M_FLUSH	= 0x81,	/* one byte: ASX_FLUSHR/W/BAND; a second: the band */
+	ASX_M_IOCACK	= 0x82,	/* positive answer to M_IOCTL */
+	ASX_M_IOCNAK	= 0x83,	/* negative answer to M_IOCTL */
+	ASX_M_ERROR	= 0x84,	/* one byte: errno; the Stream fails */
+	ASX_M_HANGUP	= 0x85,	/* the other end went away */
+};
+
+/* A refcounted data buffer, shared by the messages that dup it. */
+struct asx_dblk {
+	refcount_t ref;
+	u32 size;
+	unsigned char *base;
+};
+
+/*
+ * A message block. A message is a chain of blocks through @cont; the first
+ * block's type and band are the message's.
+ */
+struct asx_msg {
+	struct list_head list;
+	struct asx_msg *cont;
+	struct asx_dblk *db;
+	unsigned char *rptr;
+	unsigned char *wptr;
+	u8 type;
+	u8 band;
+};
+
+/* The first block of M_IOCTL, M_IOCACK and M_IOCNAK; data follows in @cont. */
+struct asx_iocblk {
+	u32 cmd;
+	u32 id;
+	u32 count;	/* bytes of data in the cont chain */
+	int error;	/* IOCNAK: positive errno */
+	int rval;	/* IOCACK: returned in asx_strioctl.rval */
+};
+
+struct asx_queue;
+
+/* The procedures of one side of a module. @put is required. */
+struct asx_qinit {
+	void (*put)(struct asx_queue *q, struct asx_msg *mp);
+	void (*srv)(struct asx_queue *q);
+};
+
+/*
+ * A queue: one side of a module. @next and @prev are walked under RCU; the
+ * message list and counters are under @lock.
+ */
+struct asx_queue {
+	spinlock_t lock;	/* the message list, counters and flags */
+	struct list_head msgs;
+	size_t count;
+	u32 nmsgs;
+	u32 flags;
+	size_t hiwat;
+	size_t lowat;
+	struct asx_queue __rcu *next;
+	struct asx_queue __rcu *prev;
+	const struct asx_qinit *qi;
+	struct asx_queue *other;
+	struct asx_stream *st;
+	void *priv;
+	const char *name;
+	struct work_struct srv_work;
+	u64 puts;
+	u64 srv_runs;
+	u64 enqueued;
+	u64 fc_stops;
+	u64 fc_starts;
+	atomic64_t drops;
+	u8 side;
+};
+
+/**
+ * struct asx_modinfo - an ASX module, registered by name
+ * @name:      the name ASX_IOC_PUSH looks for (< ASX_NAME_MAX bytes)
+ * @owner:     THIS_MODULE; held while an instance is pushed
+ * @rinit:     read side procedures
+ * @winit:     write side procedures
+ * @priv_size: bytes of private data per instance (q->priv, zeroed)
+ * @open:      optional, called on push in process context; non-zero fails it
+ * @close:     optional, called on pop or close, after the queues are quiet
+ * @hiwat:     queue water marks, 0 for ASX_DEF_HIWAT/ASX_DEF_LOWAT
+ * @lowat:     see @hiwat
+ * @list:      registry use
+ *
+ * put procedures run in the caller's context under rcu_read_lock(): they must
+ * not sleep (use GFP_ATOMIC). Service procedures run in a workqueue.
+ */
+struct asx_modinfo {
+	const char *name;
+	struct module *owner;
+	struct asx_qinit rinit;
+	struct asx_qinit winit;
+	size_t priv_size;
+	int (*open)(struct asx_queue *rq, struct asx_queue *wq);
+	void (*close)(struct asx_queue *rq, struct asx_queue *wq);
+	size_t hiwat;
+	size_t lowat;
+	struct list_head list;
+};
+
+int asx_register_module(struct asx_modinfo *mi);
+void asx_unregister_module(struct asx_modinfo *mi);
+
+/* Messages */
+struct asx_msg *asx_allocb(size_t size, gfp_t gfp);
+void asx_freeb(struct asx_msg *mp);
+void asx_freemsg(struct asx_msg *mp);
+struct asx_msg *asx_dupb(struct asx_msg *mp, gfp_t gfp);
+struct asx_msg *asx_dupmsg(struct asx_msg *mp, gfp_t gfp);
+struct asx_msg *asx_copymsg(struct asx_msg *mp, gfp_t gfp);
+size_t asx_msgdsize(const struct asx_msg *mp);
+size_t asx_msg_copy_out(const struct asx_msg *mp, size_t off, void *buf, size_t len);
+void asx_msg_adj(struct asx_msg *mp, size_t len);
+struct asx_msg *asx_ctlmsg(u8 type, const void *data, size_t len, gfp_t gfp);
+
+static inline size_t asx_blen(const struct asx_msg *mp)
+{
+	return mp->wptr - mp->rptr;
+}
+
+static inline bool asx_hipri(const struct asx_msg *mp)
+{
+	return mp->type >= ASX_M_HIPRI;
+}
+
+/* Queues */
+void asx_put(struct asx_queue *q, struct asx_msg *mp);
+void asx_putnext(struct asx_queue *q, struct asx_msg *mp);
+void asx_qreply(struct asx_queue *q, struct asx_msg *mp);
+bool asx_canput(struct asx_queue *q);
+bool asx_canputnext(struct asx_queue *q);
+void asx_putq(struct asx_queue *q, struct asx_msg *mp);
+void asx_putbq(struct asx_queue *q, struct asx_msg *mp);
+struct asx_msg *asx_getq(struct asx_queue *q);
+void asx_qenable(struct asx_queue *q);
+bool asx_queue_idle(struct asx_queue *q);
+void asx_flushq(struct asx_queue *q, bool band_only, u8 band);
+void asx_flush_msg(struct asx_queue *q, struct asx_msg *mp);
+void asx_iocack(struct asx_queue *q, struct asx_msg *mp, int rval, struct asx_msg *data);
+void asx_iocnak(struct asx_queue *q, struct asx_msg *mp, int error);
+
+#endif /* _ASX_API_H */

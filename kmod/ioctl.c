@@ -1,0 +1,765 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ASX ioctls. Every argument is a size-first struct (see uapi/linux/asx.h):
+ * copy_in() checks the size and the unknown tail, copy_out() writes back no
+ * more than both sides know.
+ *
+ * Copyright (C) 2026 ASX developers
+ */
+
+#include "stream.h"
+
+#include <linux/anon_inodes.h>
+#include <linux/capability.h>
+#include <linux/file.h>
+#include <linux/jiffies.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#define ASX_FEATURES	(ASX_FEAT_STREAMS | ASX_FEAT_PIPE | ASX_FEAT_MUX | ASX_FEAT_STR | \
+			 ASX_FEAT_PROCFS)
+#define ASX_STR_TIMEOUT	(15 * HZ)
+
+static_assert(sizeof(struct asx_version) == ASX_VERSION_SIZE_VER1);
+static_assert(sizeof(struct asx_modname) == ASX_MODNAME_SIZE_VER0);
+static_assert(sizeof(struct asx_list) == ASX_LIST_SIZE_VER0);
+static_assert(sizeof(struct asx_strmsg) == ASX_STRMSG_SIZE_VER0);
+static_assert(sizeof(struct asx_flush) == ASX_FLUSH_SIZE_VER0);
+static_assert(sizeof(struct asx_opt) == ASX_OPT_SIZE_VER0);
+static_assert(sizeof(struct asx_nread) == ASX_NREAD_SIZE_VER0);
+static_assert(sizeof(struct asx_wm) == ASX_WM_SIZE_VER0);
+static_assert(sizeof(struct asx_qstats) == ASX_QSTATS_SIZE_VER0);
+static_assert(sizeof(struct asx_strioctl) == ASX_STRIOCTL_SIZE_VER0);
+static_assert(sizeof(struct asx_link) == ASX_LINK_SIZE_VER0);
+static_assert(sizeof(struct asx_pipe) == ASX_PIPE_SIZE_VER0);
+
+/*
+ * The size encoded in an ioctl command is the size of the struct when the
+ * command was published; the real size travels in the struct's size field, so
+ * commands are matched with their size bits masked out.
+ */
+#define ASX_IOC_BASE(cmd)	((cmd) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
+
+/* Reads a size-first struct; its size field keeps the caller's size. */
+static int copy_in(void *karg, size_t ksize, size_t ver0, const void __user *uarg)
+{
+	u32 usize;
+
+	if (get_user(usize, (const u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < ver0)
+		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	return copy_struct_from_user(karg, ksize, uarg, usize);
+}
+
+static int copy_out(void __user *uarg, void *karg, size_t ksize)
+{
+	u32 *size = karg;
+
+	*size = min_t(u32, *size, ksize);
+	return copy_to_user(uarg, karg, *size) ? -EFAULT : 0;
+}
+
+#define COPY_IN(k, u, ver0)	copy_in(&(k), sizeof(k), ver0, u)
+#define COPY_OUT(u, k)		copy_out(u, &(k), sizeof(k))
+#define NONZERO(x)		(!!memchr_inv(&(x), 0, sizeof(x)))
+
+static long ioc_version(void __user *uarg)
+{
+	struct asx_version v;
+	int ret;
+
+	ret = COPY_IN(v, uarg, ASX_VERSION_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (NONZERO(v.reserved))
+		return -EINVAL;
+	v.major = ASX_VERSION_MAJOR;
+	v.minor = ASX_VERSION_MINOR;
+	v.patch = ASX_VERSION_PATCH;
+	v.features = ASX_FEATURES;
+	v.max_depth = ASX_MAX_DEPTH;
+	v.max_write = ASX_MAX_WRITE;
+	return COPY_OUT(uarg, v);
+}
+
+/* A module or driver name: NUL-terminated inside the field, flags and reserved 0. */
+static int get_modname(struct asx_modname *mn, void __user *uarg, bool may_be_empty)
+{
+	int ret;
+
+	ret = COPY_IN(*mn, uarg, ASX_MODNAME_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (mn->flags || mn->reserved || !memchr(mn->name, 0, sizeof(mn->name)))
+		return -EINVAL;
+	if (!may_be_empty && !mn->name[0])
+		return -EINVAL;
+	return 0;
+}
+
+static long ioc_push(struct asx_stream *st, void __user *uarg)
+{
+	struct asx_modname mn;
+	int ret;
+
+	ret = get_modname(&mn, uarg, false);
+	return ret ? ret : asx_stream_push(st, mn.name);
+}
+
+static long ioc_pop(struct asx_stream *st, void __user *uarg)
+{
+	struct asx_modname mn;
+	int ret;
+
+	ret = get_modname(&mn, uarg, true);
+	return ret ? ret : asx_stream_pop(st, mn.name);
+}
+
+static long ioc_setdrv(struct asx_stream *st, void __user *uarg)
+{
+	const struct asx_driver *drv;
+	struct asx_modname mn;
+	int ret;
+
+	ret = get_modname(&mn, uarg, false);
+	if (ret)
+		return ret;
+	drv = asx_find_driver(mn.name);
+	if (!drv)
+		return -ENOENT;
+	mutex_lock(&st->cfg);
+	ret = asx_stream_set_driver(st, drv);
+	mutex_unlock(&st->cfg);
+	return ret;
+}
+
+static long ioc_list(struct asx_stream *st, void __user *uarg)
+{
+	struct asx_minst *m;
+	struct asx_list l;
+	char *names = NULL;
+	u32 n = 0;
+	int ret;
+
+	ret = COPY_IN(l, uarg, ASX_LIST_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (l.reserved)
+		return -EINVAL;
+	if (l.count) {
+		names = kcalloc(min_t(u32, l.count, ASX_MAX_DEPTH), ASX_NAME_MAX, GFP_KERNEL);
+		if (!names)
+			return -ENOMEM;
+	}
+	mutex_lock(&st->cfg);
+	list_for_each_entry(m, &st->mods, node) {
+		if (n < l.count && n < ASX_MAX_DEPTH)
+			strscpy(names + n * ASX_NAME_MAX, m->mi->name, ASX_NAME_MAX);
+		n++;
+	}
+	memset(l.driver, 0, sizeof(l.driver));
+	strscpy(l.driver, st->drv->name, sizeof(l.driver));
+	mutex_unlock(&st->cfg);
+
+	ret = 0;
+	if (min(n, l.count) &&
+	    copy_to_user(u64_to_user_ptr(l.names), names, min(n, l.count) * ASX_NAME_MAX))
+		ret = -EFAULT;
+	kfree(names);
+	if (ret)
+		return ret;
+	l.count = n;
+	return COPY_OUT(uarg, l);
+}
+
+static int user_block(struct asx_msg **mp, u8 type, u64 ubuf, u32 len)
+{
+	*mp = asx_allocb(len, GFP_KERNEL);
+	if (!*mp)
+		return -ENOMEM;
+	(*mp)->type = type;
+	if (len && copy_from_user((*mp)->wptr, u64_to_user_ptr(ubuf), len)) {
+		asx_freemsg(*mp);
+		*mp = NULL;
+		return -EFAULT;
+	}
+	(*mp)->wptr += len;
+	return 0;
+}
+
+static long ioc_putmsg(struct asx_stream *st, struct file *file, void __user *uarg)
+{
+	struct asx_msg *ctl = NULL, *data = NULL, *mp;
+	bool hipri;
+	struct asx_strmsg sm;
+	int ret;
+
+	ret = COPY_IN(sm, uarg, ASX_STRMSG_SIZE_VER0);
+	if (ret)
+		return ret;
+	hipri = sm.flags & ASX_MSG_HIPRI;
+	if (NONZERO(sm.reserved) || (sm.flags & ~ASX_MSG_HIPRI) || sm.band > 255 || sm.more ||
+	    sm.ctl.len < -1 || sm.data.len < -1 || (hipri && (sm.band || sm.ctl.len < 0)))
+		return -EINVAL;
+	if (sm.ctl.len > ASX_MAX_CTL || sm.data.len > ASX_MAX_DATA)
+		return -ERANGE;
+	if (asx_stream_linked(st))
+		return -EINVAL;
+	if (sm.ctl.len < 0 && sm.data.len < 0)
+		return 0;
+
+	if (hipri) {
+		if (test_bit(ASX_ST_ERROR, &st->flags))
+			return -st->error;
+		if (test_bit(ASX_ST_HANGUP, &st->flags)) {
+			send_sig(SIGPIPE, current, 0);
+			return -EPIPE;
+		}
+	} else {
+		ret = asx_head_wait_writable(st, file->f_flags & O_NONBLOCK);
+		if (ret)
+			return ret;
+	}
+	if (sm.ctl.len >= 0) {
+		ret = user_block(&ctl, hipri ? ASX_M_PCPROTO : ASX_M_PROTO, sm.ctl.buf, sm.ctl.len);
+		if (ret)
+			return ret;
+	}
+	if (sm.data.len >= 0) {
+		ret = user_block(&data, ASX_M_DATA, sm.data.buf, sm.data.len);
+		if (ret) {
+			if (ctl)
+				asx_freemsg(ctl);
+			return ret;
+		}
+	}
+	if (ctl) {
+		ctl->cont = data;
+		mp = ctl;
+	} else {
+		mp = data;
+	}
+	mp->band = sm.band;
+	asx_putnext(&st->hwq, mp);
+	return 0;
+}
+
+static bool is_ctl(const struct asx_msg *mp)
+{
+	return mp->type == ASX_M_PROTO || mp->type == ASX_M_PCPROTO;
+}
+
+/*
+ * Copies one part of a message (the control blocks at its front, or the data
+ * blocks after them) to user space without changing it. Returns the bytes
+ * stored in *len (-1 if there is no such part) and whether any was left over.
+ */
+static int copy_part(const struct asx_msg *mp, bool ctl, u64 ubuf, u32 maxlen, s32 *len,
+		     bool *more)
+{
+	u32 n = 0, k;
+	bool any = false;
+
+	*more = false;
+	for (; mp; mp = mp->cont) {
+		if (is_ctl(mp) != ctl) {
+			if (ctl)
+				break;
+			continue;
+		}
+		any = true;
+		k = min_t(size_t, asx_blen(mp), maxlen - n);
+		if (k && copy_to_user(u64_to_user_ptr(ubuf) + n, mp->rptr, k))
+			return -EFAULT;
+		n += k;
+		if (k < asx_blen(mp))
+			*more = true;
+	}
+	*len = any ? n : -1;
+	return 0;
+}
+
+/* Consumes @n bytes of the control (or data) blocks of @mp; returns what is left. */
+static struct asx_msg *consume_part(struct asx_msg *mp, bool ctl, size_t n)
+{
+	struct asx_msg *head = mp, **link = &head, *b;
+	u8 band = mp->band;
+	size_t k;
+
+	while ((b = *link)) {
+		if (is_ctl(b) != ctl) {
+			if (ctl)
+				break;
+			link = &b->cont;
+			continue;
+		}
+		k = min(n, asx_blen(b));
+		b->rptr += k;
+		n -= k;
+		if (!asx_blen(b)) {
+			*link = b->cont;
+			asx_freeb(b);
+			continue;
+		}
+		link = &b->cont;
+	}
+	if (head)
+		head->band = band;
+	return head;
+}
+
+static long ioc_getmsg(struct asx_stream *st, struct file *file, void __user *uarg, bool peek)
+{
+	bool nonblock = file->f_flags & O_NONBLOCK;
+	struct asx_queue *q = &st->hrq;
+	bool more_ctl = false, more_data = false;
+	struct asx_msg *mp;
+	struct asx_strmsg sm;
+	int ret;
+
+	ret = COPY_IN(sm, uarg, ASX_STRMSG_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (NONZERO(sm.reserved) || sm.flags > ASX_MSG_BAND || sm.band > 255 ||
+	    (sm.flags != ASX_MSG_BAND && sm.band))
+		return -EINVAL;
+	if (asx_stream_linked(st))
+		return -EINVAL;
+
+	for (;;) {
+		if (mutex_lock_interruptible(&st->rlock))
+			return -ERESTARTSYS;
+		if (test_bit(ASX_ST_ERROR, &st->flags)) {
+			mutex_unlock(&st->rlock);
+			return -st->error;
+		}
+		mp = asx_rmvq_match(q, sm.flags, sm.band);
+		if (mp || peek || test_bit(ASX_ST_HANGUP, &st->flags))
+			break;
+		mutex_unlock(&st->rlock);
+		if (nonblock)
+			return -EAGAIN;
+		ret = wait_event_interruptible(st->rwait, asx_queue_match(q, sm.flags, sm.band) ||
+					       st->flags);
+		if (ret)
+			return ret;
+	}
+
+	sm.more = 0;
+	sm.ctl.len = -1;
+	sm.data.len = -1;
+	if (mp) {
+		sm.flags = asx_hipri(mp) ? ASX_MSG_HIPRI : ASX_MSG_BAND;
+		sm.band = mp->band;
+		ret = copy_part(mp, true, sm.ctl.buf, sm.ctl.maxlen, &sm.ctl.len, &more_ctl);
+		if (!ret)
+			ret = copy_part(mp, false, sm.data.buf, sm.data.maxlen, &sm.data.len,
+					&more_data);
+		if (peek || ret) {
+			asx_putbq(q, mp);
+		} else {
+			mp = consume_part(mp, true, max(sm.ctl.len, 0));
+			if (mp)
+				mp = consume_part(mp, false, max(sm.data.len, 0));
+			if (mp)
+				asx_putbq(q, mp);
+		}
+		sm.more = peek ? 1 : (more_ctl ? ASX_MORECTL : 0) | (more_data ? ASX_MOREDATA : 0);
+	}
+	mutex_unlock(&st->rlock);
+	asx_queue_drained(q);
+	if (ret)
+		return ret;
+	return COPY_OUT(uarg, sm);
+}
+
+static long ioc_flush(struct asx_stream *st, void __user *uarg)
+{
+	struct asx_flush fl;
+	struct asx_msg *mp;
+	u8 buf[2];
+	int ret;
+
+	ret = COPY_IN(fl, uarg, ASX_FLUSH_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (fl.reserved || (fl.flags & ~(ASX_FLUSHRW | ASX_FLUSHBAND)) ||
+	    !(fl.flags & ASX_FLUSHRW) || fl.band > 255 ||
+	    (fl.band && !(fl.flags & ASX_FLUSHBAND)))
+		return -EINVAL;
+	if (asx_stream_linked(st))
+		return -EINVAL;
+	buf[0] = fl.flags;
+	buf[1] = fl.band;
+	mp = asx_ctlmsg(ASX_M_FLUSH, buf, sizeof(buf), GFP_KERNEL);
+	if (!mp)
+		return -ENOMEM;
+	if (fl.flags & ASX_FLUSHR)
+		asx_flushq(&st->hrq, fl.flags & ASX_FLUSHBAND, fl.band);
+	asx_putnext(&st->hwq, mp);
+	return 0;
+}
+
+static long ioc_opt(struct asx_stream *st, unsigned int cmd, void __user *uarg)
+{
+	struct asx_opt o;
+	int ret;
+
+	ret = COPY_IN(o, uarg, ASX_OPT_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (o.reserved)
+		return -EINVAL;
+	switch (cmd) {
+	case ASX_IOC_BASE(ASX_IOC_SRDOPT):
+		if ((o.opt & ~(ASX_RMODEMASK | ASX_RPROTMASK)) ||
+		    (o.opt & ASX_RMODEMASK) == ASX_RMODEMASK ||
+		    (o.opt & ASX_RPROTMASK) == ASX_RPROTMASK)
+			return -EINVAL;
+		WRITE_ONCE(st->ropt, o.opt);
+		return 0;
+	case ASX_IOC_BASE(ASX_IOC_SWROPT):
+		if (o.opt & ~ASX_SNDZERO)
+			return -EINVAL;
+		WRITE_ONCE(st->wopt, o.opt);
+		return 0;
+	case ASX_IOC_BASE(ASX_IOC_GRDOPT):
+		if (o.opt)
+			return -EINVAL;
+		o.opt = READ_ONCE(st->ropt);
+		break;
+	default:
+		if (o.opt)
+			return -EINVAL;
+		o.opt = READ_ONCE(st->wopt);
+		break;
+	}
+	return COPY_OUT(uarg, o);
+}
+
+static long ioc_nread(struct asx_stream *st, void __user *uarg)
+{
+	struct asx_nread nr;
+	struct asx_msg *mp;
+	int ret;
+
+	ret = COPY_IN(nr, uarg, ASX_NREAD_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (nr.reserved)
+		return -EINVAL;
+	spin_lock(&st->hrq.lock);
+	nr.msgs = st->hrq.nmsgs;
+	nr.bytes = st->hrq.count;
+	mp = list_first_entry_or_null(&st->hrq.msgs, struct asx_msg, list);
+	nr.first = mp ? asx_msgdsize(mp) : 0;
+	spin_unlock(&st->hrq.lock);
+	return COPY_OUT(uarg, nr);
+}
+
+static long ioc_wm(struct asx_stream *st, bool set, void __user *uarg)
+{
+	struct asx_queue *q;
+	struct asx_wm wm;
+	int ret;
+
+	ret = COPY_IN(wm, uarg, ASX_WM_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (wm.flags || wm.reserved || wm.side > ASX_SIDE_WRITE)
+		return -EINVAL;
+	if (set && (!wm.hiwat || wm.hiwat > ASX_MAX_HIWAT || wm.lowat > wm.hiwat))
+		return -EINVAL;
+	if (!set && (wm.hiwat || wm.lowat))
+		return -EINVAL;
+	/* Like pipe-max-size: big queues pin kernel memory. */
+	if (set && wm.hiwat > ASX_MAX_HIWAT_USER && !capable(CAP_SYS_RESOURCE))
+		return -EPERM;
+	mutex_lock(&st->cfg);
+	q = asx_stream_queue(st, wm.level, wm.side);
+	if (q && set)
+		asx_queue_set_wm(q, wm.hiwat, wm.lowat);
+	if (q) {
+		wm.hiwat = READ_ONCE(q->hiwat);
+		wm.lowat = READ_ONCE(q->lowat);
+	}
+	mutex_unlock(&st->cfg);
+	if (!q)
+		return -ENXIO;
+	return set ? 0 : COPY_OUT(uarg, wm);
+}
+
+static long ioc_qstats(struct asx_stream *st, void __user *uarg)
+{
+	struct asx_qstats qs;
+	struct asx_queue *q;
+	int ret;
+
+	ret = COPY_IN(qs, uarg, ASX_QSTATS_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (NONZERO(qs.reserved) || qs.side > ASX_SIDE_WRITE)
+		return -EINVAL;
+	mutex_lock(&st->cfg);
+	q = asx_stream_queue(st, qs.level, qs.side);
+	if (!q) {
+		mutex_unlock(&st->cfg);
+		return -ENXIO;
+	}
+	memset(qs.name, 0, sizeof(qs.name));
+	strscpy(qs.name, q->name, sizeof(qs.name));
+	spin_lock(&q->lock);
+	qs.qflags = (q->flags & ASX_QFULL ? ASX_QS_FULL : 0) |
+		    (q->flags & ASX_QWANTW ? ASX_QS_WANTW : 0) |
+		    (q->flags & ASX_QENAB ? ASX_QS_ENABLED : 0) |
+		    (q->qi->srv ? ASX_QS_SRV : 0);
+	qs.count = q->count;
+	qs.msgs = q->nmsgs;
+	qs.hiwat = q->hiwat;
+	qs.lowat = q->lowat;
+	qs.srv_runs = q->srv_runs;
+	qs.enqueued = q->enqueued;
+	qs.fc_stops = q->fc_stops;
+	qs.fc_starts = q->fc_starts;
+	spin_unlock(&q->lock);
+	qs.puts = READ_ONCE(q->puts);
+	qs.drops = atomic64_read(&q->drops);
+	mutex_unlock(&st->cfg);
+	return COPY_OUT(uarg, qs);
+}
+
+static bool ioc_done(struct asx_stream *st)
+{
+	return READ_ONCE(st->ioc_resp) || test_bit(ASX_ST_ERROR, &st->flags);
+}
+
+static long ioc_str(struct asx_stream *st, void __user *uarg)
+{
+	struct asx_msg *mp, *data, *resp;
+	struct asx_strioctl si;
+	struct asx_iocblk *ioc;
+	size_t n, copied = 0;
+	long timeout, left;
+	void *buf;
+	int ret;
+
+	ret = COPY_IN(si, uarg, ASX_STRIOCTL_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (NONZERO(si.reserved) || si.timeout_ms < -1 || si.rval)
+		return -EINVAL;
+	if (si.len > ASX_MAX_STR)
+		return -ERANGE;
+	if (asx_stream_linked(st))
+		return -EINVAL;
+	timeout = si.timeout_ms == 0 ? ASX_STR_TIMEOUT :
+		  si.timeout_ms < 0 ? MAX_SCHEDULE_TIMEOUT : msecs_to_jiffies(si.timeout_ms);
+
+	mp = asx_allocb(sizeof(*ioc), GFP_KERNEL);
+	if (!mp)
+		return -ENOMEM;
+	ret = user_block(&data, ASX_M_DATA, si.data, si.len);
+	if (ret)
+		goto err_free_mp;
+	mp->type = ASX_M_IOCTL;
+	mp->cont = data;
+	ioc = (struct asx_iocblk *)mp->wptr;
+	memset(ioc, 0, sizeof(*ioc));
+	ioc->cmd = si.cmd;
+	ioc->count = si.len;
+	mp->wptr += sizeof(*ioc);
+
+	if (mutex_lock_interruptible(&st->ioclock)) {
+		ret = -EINTR;
+		goto err_free_mp;
+	}
+	if (test_bit(ASX_ST_ERROR, &st->flags)) {
+		ret = -st->error;
+		goto err_unlock;
+	}
+	spin_lock(&st->hrq.lock);
+	if (!++st->ioc_id)
+		++st->ioc_id;
+	st->ioc_wait = st->ioc_id;
+	ioc->id = st->ioc_id;
+	spin_unlock(&st->hrq.lock);
+	asx_putnext(&st->hwq, mp);
+
+	left = wait_event_interruptible_timeout(st->iocwait, ioc_done(st), timeout);
+	spin_lock(&st->hrq.lock);
+	resp = st->ioc_resp;
+	st->ioc_resp = NULL;
+	st->ioc_wait = 0;
+	spin_unlock(&st->hrq.lock);
+	mutex_unlock(&st->ioclock);
+
+	if (!resp) {
+		if (left < 0)
+			return -EINTR;
+		if (test_bit(ASX_ST_ERROR, &st->flags))
+			return -st->error;
+		return -ETIME;
+	}
+	ioc = (struct asx_iocblk *)resp->rptr;
+	if (resp->type == ASX_M_IOCNAK) {
+		ret = ioc->error > 0 && ioc->error < MAX_ERRNO ? -ioc->error : -EINVAL;
+		asx_freemsg(resp);
+		return ret;
+	}
+	si.rval = ioc->rval;
+	n = min_t(size_t, asx_msgdsize(resp->cont), min_t(u32, si.maxlen, ASX_MAX_STR));
+	ret = 0;
+	if (n) {
+		buf = kmalloc(n, GFP_KERNEL);
+		if (buf) {
+			copied = asx_msg_copy_out(resp->cont, 0, buf, n);
+			if (copy_to_user(u64_to_user_ptr(si.data), buf, copied))
+				ret = -EFAULT;
+			kfree(buf);
+		} else {
+			ret = -ENOMEM;
+		}
+	}
+	asx_freemsg(resp);
+	if (ret)
+		return ret;
+	si.len = copied;
+	return COPY_OUT(uarg, si);
+
+err_unlock:
+	mutex_unlock(&st->ioclock);
+err_free_mp:
+	asx_freemsg(mp);
+	return ret;
+}
+
+static long ioc_link(struct asx_stream *st, bool link, void __user *uarg)
+{
+	struct asx_link lk;
+	int ret;
+
+	ret = COPY_IN(lk, uarg, ASX_LINK_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (lk.reserved || (link && lk.id) || (!link && lk.fd))
+		return -EINVAL;
+	if (!link)
+		return asx_mux_unlink(st, lk.id);
+	ret = asx_mux_link(st, lk.fd, &lk.id);
+	if (ret)
+		return ret;
+	return COPY_OUT(uarg, lk);
+}
+
+static long ioc_pipe(struct asx_stream *st, void __user *uarg)
+{
+	struct asx_stream *peer;
+	struct asx_pipe p;
+	struct file *file;
+	int ret, fd;
+
+	ret = COPY_IN(p, uarg, ASX_PIPE_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (p.reserved || p.fd || (p.flags & ~(ASX_PIPE_CLOEXEC | ASX_PIPE_NONBLOCK)))
+		return -EINVAL;
+
+	/* Before cfg: asx_stream_new() takes asx_streams_lock, which nests outside cfg. */
+	peer = asx_stream_new();
+	if (!peer)
+		return -ENOMEM;
+	fd = get_unused_fd_flags(p.flags & ASX_PIPE_CLOEXEC ? O_CLOEXEC : 0);
+	if (fd < 0) {
+		ret = fd;
+		goto err_destroy_peer;
+	}
+	file = anon_inode_getfile("[asx]", &asx_fops, peer,
+				  O_RDWR | (p.flags & ASX_PIPE_NONBLOCK ? O_NONBLOCK : 0));
+	if (IS_ERR(file)) {
+		ret = PTR_ERR(file);
+		goto err_put_fd;
+	}
+	file->f_mode &= ~(FMODE_LSEEK | FMODE_PREAD | FMODE_PWRITE);
+	/* From here the file owns @peer: fput() destroys it. */
+	p.fd = fd;
+	ret = COPY_OUT(uarg, p);
+	if (ret)
+		goto err_fput;
+
+	mutex_lock(&st->cfg);
+	if (st->drv != &asx_drv_loop || rcu_access_pointer(st->peer) ||
+	    rcu_access_pointer(st->upper)) {
+		mutex_unlock(&st->cfg);
+		ret = -EBUSY;
+		goto err_fput;
+	}
+	asx_pipe_connect(st, peer);
+	mutex_unlock(&st->cfg);
+	fd_install(fd, file);
+	return 0;
+
+err_fput:
+	fput(file);
+	put_unused_fd(fd);
+	return ret;
+err_put_fd:
+	put_unused_fd(fd);
+err_destroy_peer:
+	asx_stream_destroy(peer);
+	return ret;
+}
+
+long asx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct asx_stream *st = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	unsigned int base = ASX_IOC_BASE(cmd);
+
+	switch (base) {
+	case ASX_IOC_BASE(ASX_IOC_VERSION):
+		return ioc_version(uarg);
+	case ASX_IOC_BASE(ASX_IOC_PUSH):
+		return ioc_push(st, uarg);
+	case ASX_IOC_BASE(ASX_IOC_POP):
+		return ioc_pop(st, uarg);
+	case ASX_IOC_BASE(ASX_IOC_LIST):
+		return ioc_list(st, uarg);
+	case ASX_IOC_BASE(ASX_IOC_PUTMSG):
+		return ioc_putmsg(st, file, uarg);
+	case ASX_IOC_BASE(ASX_IOC_GETMSG):
+		return ioc_getmsg(st, file, uarg, false);
+	case ASX_IOC_BASE(ASX_IOC_PEEK):
+		return ioc_getmsg(st, file, uarg, true);
+	case ASX_IOC_BASE(ASX_IOC_FLUSH):
+		return ioc_flush(st, uarg);
+	case ASX_IOC_BASE(ASX_IOC_SRDOPT):
+	case ASX_IOC_BASE(ASX_IOC_GRDOPT):
+	case ASX_IOC_BASE(ASX_IOC_SWROPT):
+	case ASX_IOC_BASE(ASX_IOC_GWROPT):
+		return ioc_opt(st, base, uarg);
+	case ASX_IOC_BASE(ASX_IOC_NREAD):
+		return ioc_nread(st, uarg);
+	case ASX_IOC_BASE(ASX_IOC_GETWM):
+		return ioc_wm(st, false, uarg);
+	case ASX_IOC_BASE(ASX_IOC_SETWM):
+		return ioc_wm(st, true, uarg);
+	case ASX_IOC_BASE(ASX_IOC_QSTATS):
+		return ioc_qstats(st, uarg);
+	case ASX_IOC_BASE(ASX_IOC_STR):
+		return ioc_str(st, uarg);
+	case ASX_IOC_BASE(ASX_IOC_LINK):
+		return ioc_link(st, true, uarg);
+	case ASX_IOC_BASE(ASX_IOC_UNLINK):
+		return ioc_link(st, false, uarg);
+	case ASX_IOC_BASE(ASX_IOC_PIPE):
+		return ioc_pipe(st, uarg);
+	case ASX_IOC_BASE(ASX_IOC_SETDRV):
+		return ioc_setdrv(st, uarg);
+	default:
+		return -ENOTTY;
+	}
+}

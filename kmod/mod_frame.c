@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ASX module "frame": length-prefix framing. Going down, each M_DATA
+ * message gets a 4-byte big-endian length in front. Coming up, the byte
+ * stream is cut back into one M_DATA message per frame, however it was split;
+ * a length above ASX_FRAME_MAX fails the Stream with EPROTO.
+ *
+ * Copyright (C) 2026 ASX developers
+ */
+
+#include "stream.h"
+
+#include <asm/unaligned.h>
+
+#define ASX_FRAME_MAX	BIT(20)
+
+struct frame_priv {
+	spinlock_t lock;	/* the reassembly state of the read side */
+	struct asx_msg *pend;
+	struct asx_msg *tail;
+	size_t bytes;
+};
+
+static void frame_wput(struct asx_queue *q, struct asx_msg *mp)
+{
+	struct asx_msg *h;
+
+	if (mp->type == ASX_M_FLUSH) {
+		asx_flush_msg(q, mp);
+		return;
+	}
+	if (mp->type != ASX_M_DATA) {
+		asx_putnext(q, mp);
+		return;
+	}
+	h = asx_allocb(4, GFP_ATOMIC);
+	if (!h) {
+		atomic64_inc(&q->drops);
+		asx_freemsg(mp);
+		return;
+	}
+	put_unaligned_be32(asx_msgdsize(mp), h->wptr);
+	h->wptr += 4;
+	h->band = mp->band;
+	h->cont = mp;
+	asx_putnext(q, h);
+}
+
+static void frame_reset(struct frame_priv *f)
+{
+	asx_freemsg(f->pend);
+	f->pend = NULL;
+	f->tail = NULL;
+	f->bytes = 0;
+}
+
+static struct asx_msg *trim(struct asx_msg *mp)
+{
+	struct asx_msg *next;
+
+	while (mp && !asx_blen(mp)) {
+		next = mp->cont;
+		asx_freeb(mp);
+		mp = next;
+	}
+	return mp;
+}
+
+/* Cuts whole frames off the pending bytes and sends them up. f->lock held. */
+static void frame_deliver(struct asx_queue *q, struct frame_priv *f)
+{
+	struct asx_msg *out;
+	u8 hdr[4];
+	u8 err = EPROTO;
+	u32 len;
+
+	while (f->bytes >= sizeof(hdr)) {
+		asx_msg_copy_out(f->pend, 0, hdr, sizeof(hdr));
+		len = get_unaligned_be32(hdr);
+		if (len > ASX_FRAME_MAX) {
+			frame_reset(f);
+			atomic64_inc(&q->drops);
+			out = asx_ctlmsg(ASX_M_ERROR, &err, 1, GFP_ATOMIC);
+			if (out)
+				asx_putnext(q, out);
+			return;
+		}
+		if (f->bytes < sizeof(hdr) + len)
+			return;
+		out = asx_allocb(len, GFP_ATOMIC);
+		if (!out) {
+			frame_reset(f);
+			atomic64_inc(&q->drops);
+			return;
+		}
+		asx_msg_copy_out(f->pend, sizeof(hdr), out->wptr, len);
+		out->wptr += len;
+		asx_msg_adj(f->pend, sizeof(hdr) + len);
+		f->pend = trim(f->pend);
+		if (!f->pend)
+			f->tail = NULL;
+		f->bytes -= sizeof(hdr) + len;
+		asx_putnext(q, out);
+	}
+}
+
+static void frame_rput(struct asx_queue *q, struct asx_msg *mp)
+{
+	struct frame_priv *f = q->priv;
+	struct asx_msg *last;
+
+	if (mp->type == ASX_M_FLUSH) {
+		if (asx_blen(mp) && (mp->rptr[0] & ASX_FLUSHR)) {
+			spin_lock(&f->lock);
+			frame_reset(f);
+			spin_unlock(&f->lock);
+		}
+		asx_flush_msg(q, mp);
+		return;
+	}
+	if (mp->type != ASX_M_DATA) {
+		asx_putnext(q, mp);
+		return;
+	}
+	for (last = mp; last->cont; last = last->cont)
+		;
+	spin_lock(&f->lock);
+	if (f->tail)
+		f->tail->cont = mp;
+	else
+		f->pend = mp;
+	f->tail = last;
+	f->bytes += asx_msgdsize(mp);
+	frame_deliver(q, f);
+	spin_unlock(&f->lock);
+}
+
+static int frame_open(struct asx_queue *rq, struct asx_queue *wq)
+{
+	struct frame_priv *f = rq->priv;
+
+	spin_lock_init(&f->lock);
+	return 0;
+}
+
+static void frame_close(struct asx_queue *rq, struct asx_queue *wq)
+{
+	struct frame_priv *f = rq->priv;
+
+	frame_reset(f);
+}
+
+struct asx_modinfo asx_mod_frame = {
+	.name		= "frame",
+	.owner		= THIS_MODULE,
+	.rinit		= { .put = frame_rput },
+	.winit		= { .put = frame_wput },
+	.priv_size	= sizeof(struct frame_priv),
+	.open		= frame_open,
+	.close		= frame_close,
+};

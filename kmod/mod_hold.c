@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ASX module "hold", for tests: its write side holds every message from the
+ * moment it is pushed until ASX_STR_HOLD_RELEASE, and again after
+ * ASX_STR_HOLD_HOLD. Held messages fill its queue, so the flow control above
+ * it can be driven deterministically. M_IOCTLs for other modules are held
+ * too (so an STR times out). The read side passes messages on.
+ *
+ * Copyright (C) 2026 ASX developers
+ */
+
+#include "stream.h"
+
+struct hold_priv {
+	bool released;
+};
+
+static void hold_wput(struct asx_queue *q, struct asx_msg *mp)
+{
+	const struct asx_iocblk *ioc = (const struct asx_iocblk *)mp->rptr;
+	struct hold_priv *h = q->priv;
+
+	switch (mp->type) {
+	case ASX_M_FLUSH:
+		asx_flush_msg(q, mp);
+		return;
+	case ASX_M_IOCTL:
+		if (asx_blen(mp) < sizeof(*ioc))
+			break;
+		if (ioc->cmd == ASX_STR_HOLD_RELEASE) {
+			WRITE_ONCE(h->released, true);
+			asx_iocack(q, mp, 0, NULL);
+			asx_qenable(q);
+			return;
+		}
+		if (ioc->cmd == ASX_STR_HOLD_HOLD) {
+			WRITE_ONCE(h->released, false);
+			asx_iocack(q, mp, 0, NULL);
+			return;
+		}
+		fallthrough;
+	default:
+		if (!READ_ONCE(h->released) || !asx_queue_idle(q) ||
+		    !(asx_hipri(mp) || asx_canputnext(q))) {
+			asx_putq(q, mp);
+			return;
+		}
+	}
+	asx_putnext(q, mp);
+}
+
+static void hold_wsrv(struct asx_queue *q)
+{
+	struct hold_priv *h = q->priv;
+	struct asx_msg *mp;
+
+	while (READ_ONCE(h->released) && (mp = asx_getq(q))) {
+		if (!asx_hipri(mp) && !asx_canputnext(q)) {
+			asx_putbq(q, mp);
+			break;
+		}
+		asx_putnext(q, mp);
+	}
+}
+
+static void hold_rput(struct asx_queue *q, struct asx_msg *mp)
+{
+	if (mp->type == ASX_M_FLUSH)
+		asx_flush_msg(q, mp);
+	else
+		asx_putnext(q, mp);
+}
+
+struct asx_modinfo asx_mod_hold = {
+	.name		= "hold",
+	.owner		= THIS_MODULE,
+	.rinit		= { .put = hold_rput },
+	.winit		= { .put = hold_wput, .srv = hold_wsrv },
+	.priv_size	= sizeof(struct hold_priv),
+};

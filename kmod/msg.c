@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ASX message blocks: refcounted data blocks, cont chains, dup without copy.
+ *
+ * Copyright (C) 2026 ASX developers
+ */
+
+#include "stream.h"
+
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+/*
+ * A message header, its data block and (for small messages) its data are
+ * one object, like the mdbblock of SVR4 STREAMS. The object outlives its
+ * header while dups still share its data block: it is freed when the last
+ * reference to the block goes.
+ */
+struct asx_mdb {
+	struct asx_msg m;
+	struct asx_dblk db;
+	unsigned char data[];
+};
+
+#define ASX_MDB_SIZE	256
+#define ASX_INLINE_MAX	(ASX_MDB_SIZE - sizeof(struct asx_mdb))
+
+static struct kmem_cache *mdb_cache;
+
+/*
+ * Data of up to a page lives in a page of its own. Free pages and message
+ * objects go to small per-CPU stashes (the pipe's tmp_page idea): a batch of
+ * write()s and read()s in steady state reaches neither allocator, nor the
+ * zeroing that init_on_alloc kernels do there.
+ */
+#define ASX_PAGE_STASH	16	/* 64 KB of pages per CPU */
+#define ASX_MDB_STASH	64	/* 16 KB of message objects per CPU */
+
+struct stash {
+	unsigned int n;
+	unsigned int max;
+	void *obj[ASX_MDB_STASH];
+};
+
+static DEFINE_PER_CPU(struct stash, page_stash);
+static DEFINE_PER_CPU(struct stash, mdb_stash);
+
+static void *stash_get(struct stash __percpu *pcs)
+{
+	struct stash *s = get_cpu_ptr(pcs);
+	void *p = s->n ? s->obj[--s->n] : NULL;
+
+	put_cpu_ptr(pcs);
+	return p;
+}
+
+/* Returns @p if the stash is full. */
+static void *stash_put(struct stash __percpu *pcs, void *p)
+{
+	struct stash *s = get_cpu_ptr(pcs);
+
+	if (s->n < s->max) {
+		s->obj[s->n++] = p;
+		p = NULL;
+	}
+	put_cpu_ptr(pcs);
+	return p;
+}
+
+static void *data_page_get(gfp_t gfp)
+{
+	void *p = stash_get(&page_stash);
+
+	return p ? p : (void *)__get_free_page(gfp);
+}
+
+static void data_page_put(void *p)
+{
+	p = stash_put(&page_stash, p);
+	if (p)
+		free_page((unsigned long)p);
+}
+
+static struct asx_mdb *mdb_alloc(gfp_t gfp)
+{
+	struct asx_mdb *o = stash_get(&mdb_stash);
+
+	return o ? o : kmem_cache_alloc(mdb_cache, gfp);
+}
+
+static void mdb_free(struct asx_mdb *o)
+{
+	o = stash_put(&mdb_stash, o);
+	if (o)
+		kmem_cache_free(mdb_cache, o);
+}
+
+static void *data_alloc(size_t size, gfp_t gfp)
+{
+	return size <= PAGE_SIZE ? data_page_get(gfp) : kvmalloc(size, gfp);
+}
+
+static void data_free(void *p, size_t size)
+{
+	if (size <= PAGE_SIZE)
+		data_page_put(p);
+	else
+		kvfree(p);
+}
+
+/* Live message headers and data blocks, per CPU: the hot path stays free of atomics. */
+static DEFINE_PER_CPU(long, nr_msgs);
+static DEFINE_PER_CPU(long, nr_dblks);
+
+static long sum_percpu(long __percpu *v)
+{
+	long n = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		n += *per_cpu_ptr(v, cpu);
+	return n;
+}
+
+long asx_nr_msgs(void)
+{
+	return sum_percpu(&nr_msgs);
+}
+
+long asx_nr_dblks(void)
+{
+	return sum_percpu(&nr_dblks);
+}
+
+static struct asx_mdb *mdb_new(gfp_t gfp)
+{
+	struct asx_mdb *o;
+
+	o = mdb_alloc(gfp);
+	if (!o)
+		return NULL;
+	INIT_LIST_HEAD(&o->m.list);
+	o->m.cont = NULL;
+	o->m.type = ASX_M_DATA;
+	o->m.band = 0;
+	this_cpu_inc(nr_msgs);
+	return o;
+}
+
+/**
+ * asx_allocb() - allocate a one-block M_DATA message with room for @size bytes
+ * @size: bytes of data room (0 is allowed)
+ * @gfp:  allocation flags (GFP_ATOMIC in put procedures)
+ *
+ * Return: the message, rptr == wptr at the start of the buffer, or NULL.
+ */
+struct asx_msg *asx_allocb(size_t size, gfp_t gfp)
+{
+	struct asx_mdb *o;
+
+	if (size > INT_MAX)
+		return NULL;
+	o = mdb_new(gfp);
+	if (!o)
+		return NULL;
+	if (size <= ASX_INLINE_MAX) {
+		o->db.base = o->data;
+	} else {
+		o->db.base = data_alloc(size, gfp);
+		if (!o->db.base) {
+			mdb_free(o);
+			this_cpu_dec(nr_msgs);
+			return NULL;
+		}
+	}
+	refcount_set(&o->db.ref, 1);
+	o->db.size = size;
+	o->m.db = &o->db;
+	o->m.rptr = o->db.base;
+	o->m.wptr = o->db.base;
+	this_cpu_inc(nr_dblks);
+	return &o->m;
+}
+EXPORT_SYMBOL_GPL(asx_allocb);
+
+/* Frees one block; the data goes when its last block does. */
+void asx_freeb(struct asx_msg *mp)
+{
+	struct asx_mdb *self = container_of(mp, struct asx_mdb, m);
+	struct asx_dblk *db = mp->db;
+	struct asx_mdb *owner = container_of(db, struct asx_mdb, db);
+
+	this_cpu_dec(nr_msgs);
+	/* Sole holder: nobody else can take a reference, so skip the atomic. */
+	if (refcount_read(&db->ref) == 1 || refcount_dec_and_test(&db->ref)) {
+		if (db->base != owner->data)
+			data_free(db->base, db->size);
+		this_cpu_dec(nr_dblks);
+		/* The owner's header is this one, or was freed before. */
+		mdb_free(owner);
+	}
+	if (owner != self)
+		mdb_free(self);
+}
+EXPORT_SYMBOL_GPL(asx_freeb);
+
+void asx_freemsg(struct asx_msg *mp)
+{
+	struct asx_msg *next;
+
+	for (; mp; mp = next) {
+		next = mp->cont;
+		asx_freeb(mp);
+	}
+}
+EXPORT_SYMBOL_GPL(asx_freemsg);
+
+/* A new block header sharing @mp's data. */
+struct asx_msg *asx_dupb(struct asx_msg *mp, gfp_t gfp)
+{
+	struct asx_mdb *o;
+	struct asx_msg *np;
+
+	o = mdb_new(gfp);
+	if (!o)
+		return NULL;
+	np = &o->m;
+	np->db = mp->db;
+	refcount_inc(&mp->db->ref);
+	np->rptr = mp->rptr;
+	np->wptr = mp->wptr;
+	np->type = mp->type;
+	np->band = mp->band;
+	return np;
+}
+EXPORT_SYMBOL_GPL(asx_dupb);
+
+/* Duplicates a whole chain; no data is copied. */
+struct asx_msg *asx_dupmsg(struct asx_msg *mp, gfp_t gfp)
+{
+	struct asx_msg *head = NULL, **tail = &head;
+
+	for (; mp; mp = mp->cont) {
+		*tail = asx_dupb(mp, gfp);
+		if (!*tail) {
+			asx_freemsg(head);
+			return NULL;
+		}
+		tail = &(*tail)->cont;
+	}
+	return head;
+}
+EXPORT_SYMBOL_GPL(asx_dupmsg);
+
+/* Copies a whole chain, block for block, data and all. */
+struct asx_msg *asx_copymsg(struct asx_msg *mp, gfp_t gfp)
+{
+	struct asx_msg *head = NULL, **tail = &head;
+
+	for (; mp; mp = mp->cont) {
+		*tail = asx_allocb(asx_blen(mp), gfp);
+		if (!*tail) {
+			asx_freemsg(head);
+			return NULL;
+		}
+		if (asx_blen(mp))
+			memcpy((*tail)->wptr, mp->rptr, asx_blen(mp));
+		(*tail)->wptr += asx_blen(mp);
+		(*tail)->type = mp->type;
+		(*tail)->band = mp->band;
+		tail = &(*tail)->cont;
+	}
+	return head;
+}
+EXPORT_SYMBOL_GPL(asx_copymsg);
+
+/* Bytes in every block of the chain. */
+size_t asx_msgdsize(const struct asx_msg *mp)
+{
+	size_t n = 0;
+
+	for (; mp; mp = mp->cont)
+		n += asx_blen(mp);
+	return n;
+}
+EXPORT_SYMBOL_GPL(asx_msgdsize);
+
+/* Copies up to @len bytes from offset @off of the chain; returns the count. */
+size_t asx_msg_copy_out(const struct asx_msg *mp, size_t off, void *buf, size_t len)
+{
+	size_t done = 0, n;
+
+	for (; mp && done < len; mp = mp->cont) {
+		n = asx_blen(mp);
+		if (off >= n) {
+			off -= n;
+			continue;
+		}
+		n = min(n - off, len - done);
+		memcpy(buf + done, mp->rptr + off, n);
+		done += n;
+		off = 0;
+	}
+	return done;
+}
+EXPORT_SYMBOL_GPL(asx_msg_copy_out);
+
+/* Trims @len bytes from the front of the chain (blocks are kept, emptied). */
+void asx_msg_adj(struct asx_msg *mp, size_t len)
+{
+	size_t n;
+
+	for (; mp && len; mp = mp->cont) {
+		n = min(len, asx_blen(mp));
+		mp->rptr += n;
+		len -= n;
+	}
+}
+EXPORT_SYMBOL_GPL(asx_msg_adj);
+
+/* A one-block message of @type holding a copy of @data. */
+struct asx_msg *asx_ctlmsg(u8 type, const void *data, size_t len, gfp_t gfp)
+{
+	struct asx_msg *mp;
+
+	mp = asx_allocb(len, gfp);
+	if (!mp)
+		return NULL;
+	if (len)
+		memcpy(mp->wptr, data, len);
+	mp->wptr += len;
+	mp->type = type;
+	return mp;
+}
+EXPORT_SYMBOL_GPL(asx_ctlmsg);
+
+int asx_msg_init(void)
+{
+	int cpu;
+
+	BUILD_BUG_ON(sizeof(struct asx_mdb) > ASX_MDB_SIZE / 2);
+	for_each_possible_cpu(cpu) {
+		per_cpu_ptr(&page_stash, cpu)->max = ASX_PAGE_STASH;
+		per_cpu_ptr(&mdb_stash, cpu)->max = ASX_MDB_STASH;
+	}
+	/* Inline data is copied to and from user space: whitelist it for usercopy. */
+	mdb_cache = kmem_cache_create_usercopy("asx_mdb", ASX_MDB_SIZE, 0, 0,
+					       offsetof(struct asx_mdb, data), ASX_INLINE_MAX,
+					       NULL);
+	return mdb_cache ? 0 : -ENOMEM;
+}
+
+void asx_msg_exit(void)
+{
+	struct stash *s;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		s = per_cpu_ptr(&page_stash, cpu);
+		while (s->n)
+			free_page((unsigned long)s->obj[--s->n]);
+		s = per_cpu_ptr(&mdb_stash, cpu);
+		while (s->n)
+			kmem_cache_free(mdb_cache, s->obj[--s->n]);
+	}
+	kmem_cache_destroy(mdb_cache);
+}
+
+/*
+ * Checks at load time, WireGuard-style, that dup shares data instead of
+ * copying it and that a queue orders messages by priority and band.
+ */
+static bool __init dup_selftest(void)
+{
+	struct asx_msg *a, *b, *dup;
+	bool ok;
+
+	a = asx_allocb(3000, GFP_KERNEL);
+	b = asx_allocb(10, GFP_KERNEL);
+	if (!a || !b)
+		goto err_free;
+	memset(a->wptr, 'a', 3000);
+	a->wptr += 3000;
+	memcpy(b->wptr, "0123456789", 10);
+	b->wptr += 10;
+	a->cont = b;
+	dup = asx_dupmsg(a, GFP_KERNEL);
+	if (!dup)
+		goto err_free;
+	ok = dup->db == a->db && dup->cont->db == b->db && dup->rptr == a->rptr &&
+	     refcount_read(&a->db->ref) == 2 && asx_msgdsize(dup) == 3010;
+	asx_freemsg(a);
+	ok = ok && refcount_read(&dup->db->ref) == 1 && dup->rptr[2999] == 'a' &&
+	     !memcmp(dup->cont->rptr, "0123456789", 10);
+	asx_freemsg(dup);
+	return ok;
+
+err_free:
+	if (a)
+		a->cont = NULL;
+	asx_freemsg(a);
+	asx_freemsg(b);
+	return false;
+}
+
+static bool __init order_selftest(void)
+{
+	static const u8 band[] = { 0, 3, ASX_M_HIPRI, 1, 3, 0, ASX_M_HIPRI };
+	static const u8 want[] = { 2, 6, 1, 4, 3, 0, 5 };
+	static const struct asx_qinit qi = { .put = asx_putq };
+	struct asx_queue *q;
+	struct asx_msg *mp;
+	bool ok = true;
+	u8 i;
+
+	q = kzalloc(sizeof(*q), GFP_KERNEL);
+	if (!q)
+		return false;
+	asx_queue_init(q, NULL, &qi, "selftest", ASX_SIDE_READ, 0, 0);
+	for (i = 0; i < ARRAY_SIZE(band); i++) {
+		mp = asx_ctlmsg(band[i] == ASX_M_HIPRI ? ASX_M_PCPROTO : ASX_M_DATA, &i, 1,
+				GFP_KERNEL);
+		if (!mp) {
+			ok = false;
+			break;
+		}
+		mp->band = band[i] == ASX_M_HIPRI ? 0 : band[i];
+		asx_putq(q, mp);
+	}
+	for (i = 0; (mp = asx_getq(q)); i++) {
+		ok = ok && i < ARRAY_SIZE(want) && mp->rptr[0] == want[i];
+		asx_freemsg(mp);
+	}
+	kfree(q);
+	return ok && i == ARRAY_SIZE(want);
+}
+
+int __init asx_msg_selftest(void)
+{
+	if (!dup_selftest() || !order_selftest()) {
+		pr_err("message self-test failed\n");
+		return -ENOTRECOVERABLE;
+	}
+	return 0;
+}

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ASX multiplexing: lower Streams linked under a Stream whose driver is mux.
+ * Going down, the mux driver routes each message by the struct asx_mux_hdr
+ * at the front of its control part and strips it; coming up, the lower's
+ * messages get the header of their lower prepended.
+ *
+ * Both ways are flow controlled: the mux stops sending to a full lower and
+ * is restarted when the lower's write side drains; a lower whose messages
+ * find the mux's read queue full keeps them at its head, and the mux's
+ * service procedure restarts it once there is room.
+ *
+ * Lock order: asx_mux_lock, then the upper's cfg, then the lower's.
+ *
+ * Copyright (C) 2026 ASX developers
+ */
+
+#include "stream.h"
+
+#include <linux/file.h>
+
+#define ASX_MAX_LOWERS	64
+
+static DEFINE_MUTEX(asx_mux_lock);
+
+int asx_mux_link(struct asx_stream *st, int fd, u32 *id)
+{
+	struct asx_stream *l, *x;
+	struct file *file;
+	u32 n = 0;
+	int ret;
+
+	file = fget(fd);
+	if (!file)
+		return -EBADF;
+	ret = -EINVAL;
+	if (file->f_op != &asx_fops)
+		goto err_fput;
+	l = file->private_data;
+	if (l == st)
+		goto err_fput;
+
+	mutex_lock(&asx_mux_lock);
+	mutex_lock(&st->cfg);
+	mutex_lock_nested(&l->cfg, SINGLE_DEPTH_NESTING);
+	ret = -EINVAL;
+	if (st->drv != &asx_drv_mux || l->drv == &asx_drv_mux)
+		goto err_unlock;
+	ret = -EBUSY;
+	if (rcu_access_pointer(l->upper))
+		goto err_unlock;
+	list_for_each_entry(x, &st->lowers, mux_node)
+		n++;
+	ret = -ENOSR;
+	if (n >= ASX_MAX_LOWERS)
+		goto err_unlock;
+	do {
+		l->mux_id = ++st->mux_next_id;
+	} while (l->mux_id == 0 || l->mux_id == ASX_MUX_ALL);
+	l->mux_file = file;
+	list_add_tail_rcu(&l->mux_node, &st->lowers);
+	rcu_assign_pointer(l->upper, st);
+	asx_head_set_linked(l, true);
+	*id = l->mux_id;
+	mutex_unlock(&l->cfg);
+	mutex_unlock(&st->cfg);
+	mutex_unlock(&asx_mux_lock);
+	return 0;
+
+err_unlock:
+	mutex_unlock(&l->cfg);
+	mutex_unlock(&st->cfg);
+	mutex_unlock(&asx_mux_lock);
+err_fput:
+	fput(file);
+	return ret;
+}
+
+/* Unlinks lower @id (ASX_MUX_ALL: every one) and drops its file. */
+int asx_mux_unlink(struct asx_stream *st, u32 id)
+{
+	struct asx_stream *l, *tmp, *gone[ASX_MAX_LOWERS];
+	unsigned int n = 0, i;
+
+	mutex_lock(&asx_mux_lock);
+	mutex_lock(&st->cfg);
+	if (st->drv != &asx_drv_mux) {
+		mutex_unlock(&st->cfg);
+		mutex_unlock(&asx_mux_lock);
+		return -EINVAL;
+	}
+	list_for_each_entry_safe(l, tmp, &st->lowers, mux_node) {
+		if (id != ASX_MUX_ALL && l->mux_id != id)
+			continue;
+		mutex_lock_nested(&l->cfg, SINGLE_DEPTH_NESTING);
+		list_del_rcu(&l->mux_node);
+		RCU_INIT_POINTER(l->upper, NULL);
+		mutex_unlock(&l->cfg);
+		gone[n++] = l;
+	}
+	mutex_unlock(&st->cfg);
+	mutex_unlock(&asx_mux_lock);
+	if (!n)
+		return id == ASX_MUX_ALL ? 0 : -ENXIO;
+
+	synchronize_rcu();
+	for (i = 0; i < n; i++) {
+		struct file *file = gone[i]->mux_file;
+
+		asx_head_set_linked(gone[i], false);
+		gone[i]->mux_file = NULL;
+		wake_up_interruptible_poll(&gone[i]->rwait, EPOLLIN);
+		wake_up_interruptible_poll(&gone[i]->wwait, EPOLLOUT);
+		fput(file);
+	}
+	return 0;
+}
+
+/* A message at the head of linked lower @l goes up the upper Stream. */
+void asx_mux_up(struct asx_stream *l, struct asx_msg *mp)
+{
+	struct asx_mux_hdr hdr = { .id = l->mux_id };
+	struct asx_stream *u;
+	struct asx_msg *h;
+
+	rcu_read_lock();
+	u = rcu_dereference(l->upper);
+	if (!u) {
+		rcu_read_unlock();
+		asx_putq(&l->hrq, mp);
+		wake_up_interruptible_poll(&l->rwait, EPOLLIN);
+		return;
+	}
+	h = asx_ctlmsg(mp->type == ASX_M_PCPROTO ? ASX_M_PCPROTO : ASX_M_PROTO, &hdr,
+		       sizeof(hdr), GFP_ATOMIC);
+	if (!h) {
+		atomic64_inc(&u->drq.drops);
+		asx_freemsg(mp);
+	} else {
+		h->band = mp->band;
+		h->cont = mp;
+		asx_put(&u->drq, h);
+	}
+	rcu_read_unlock();
+}
+
+/* May lower @l send a normal message up its mux now? */
+bool asx_mux_can_up(struct asx_stream *l)
+{
+	struct asx_stream *u;
+	bool ok = true;
+
+	rcu_read_lock();
+	u = rcu_dereference(l->upper);
+	if (u)
+		ok = asx_canput(&u->drq);
+	rcu_read_unlock();
+	return ok;
+}
+
+/* The mux's read queue has room again: let the lowers holding messages send. */
+void asx_mux_kick_lowers(struct asx_stream *u)
+{
+	struct asx_stream *l;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(l, &u->lowers, mux_node) {
+		if (READ_ONCE(l->hrq.nmsgs))
+			asx_qenable(&l->hrq);
+	}
+	rcu_read_unlock();
+}
+
+/* Lower @l drained below its write-side low water mark: restart the mux. */
+void asx_mux_kick(struct asx_stream *l)
+{
+	struct asx_stream *u;
+
+	rcu_read_lock();
+	u = rcu_dereference(l->upper);
+	if (u)
+		asx_qenable(&u->dwq);
+	rcu_read_unlock();
+}

@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ASX queues: put/putnext, putq/getq with band ordering, water marks,
+ * canput and back-enabling, service procedures in a workqueue.
+ *
+ * Copyright (C) 2026 ASX developers
+ */
+
+#include "stream.h"
+
+#define CREATE_TRACE_POINTS
+#include "trace.h"
+
+struct workqueue_struct *asx_wq;
+
+static void srv_work_fn(struct work_struct *work)
+{
+	struct asx_queue *q = container_of(work, struct asx_queue, srv_work);
+	void (*srv)(struct asx_queue *q);
+
+	spin_lock(&q->lock);
+	q->flags &= ~ASX_QENAB;
+	q->flags |= ASX_QSRVBUSY;
+	q->srv_runs++;
+	spin_unlock(&q->lock);
+	srv = READ_ONCE(q->qi)->srv;
+	if (srv) {
+		trace_asx_srv(q);
+		srv(q);
+	}
+	spin_lock(&q->lock);
+	q->flags &= ~ASX_QSRVBUSY;
+	spin_unlock(&q->lock);
+}
+
+/**
+ * asx_queue_idle() - may a put procedure bypass @q's own queue?
+ * @q: the queue
+ *
+ * True when nothing is queued and the service procedure is not running (it
+ * may hold a message it took off the queue), so passing a message on at once
+ * cannot overtake an earlier one.
+ */
+bool asx_queue_idle(struct asx_queue *q)
+{
+	u32 n = READ_ONCE(q->nmsgs);
+
+	/*
+	 * The service procedure marks itself busy before it takes a message
+	 * off, so seeing the queue empty and then not busy means nothing taken
+	 * earlier is still on its way.
+	 */
+	smp_rmb();
+	return !n && !(READ_ONCE(q->flags) & ASX_QSRVBUSY);
+}
+EXPORT_SYMBOL_GPL(asx_queue_idle);
+
+void asx_queue_init(struct asx_queue *q, struct asx_stream *st, const struct asx_qinit *qi,
+		    const char *name, u8 side, size_t hiwat, size_t lowat)
+{
+	spin_lock_init(&q->lock);
+	INIT_LIST_HEAD(&q->msgs);
+	INIT_WORK(&q->srv_work, srv_work_fn);
+	q->qi = qi;
+	q->st = st;
+	q->name = name;
+	q->side = side;
+	q->hiwat = hiwat ? hiwat : ASX_DEF_HIWAT;
+	q->lowat = hiwat ? lowat : ASX_DEF_LOWAT;
+}
+
+/* 256 for high priority, else the band: a queue is sorted by rank, FIFO within one. */
+static unsigned int rank(const struct asx_msg *mp)
+{
+	return asx_hipri(mp) ? 256 : mp->band;
+}
+
+static void q_insert(struct asx_queue *q, struct asx_msg *mp, bool front)
+{
+	struct asx_msg *pos;
+
+	if (!front) {
+		list_for_each_entry_reverse(pos, &q->msgs, list) {
+			if (rank(pos) >= rank(mp)) {
+				list_add(&mp->list, &pos->list);
+				return;
+			}
+		}
+		list_add(&mp->list, &q->msgs);
+		return;
+	}
+	list_for_each_entry(pos, &q->msgs, list) {
+		if (rank(pos) <= rank(mp)) {
+			list_add_tail(&mp->list, &pos->list);
+			return;
+		}
+	}
+	list_add_tail(&mp->list, &q->msgs);
+}
+
+static void q_unlink(struct asx_queue *q, struct asx_msg *mp)
+{
+	lockdep_assert_held(&q->lock);
+	list_del_init(&mp->list);
+	q->count -= asx_msgdsize(mp);
+	q->nmsgs--;
+}
+
+/* After a dequeue: true if a writer waiting on @q must be back-enabled. */
+static bool q_check_drain(struct asx_queue *q)
+{
+	lockdep_assert_held(&q->lock);
+	if ((q->flags & ASX_QFULL) && (q->count < q->lowat || !q->count))
+		q->flags &= ~ASX_QFULL;
+	if ((q->flags & (ASX_QFULL | ASX_QWANTW)) == ASX_QWANTW) {
+		q->flags &= ~ASX_QWANTW;
+		q->fc_starts++;
+		trace_asx_fc_start(q);
+		return true;
+	}
+	return false;
+}
+
+/* Enables the nearest queue behind @q that has a service procedure. */
+static void back_enable(struct asx_queue *q)
+{
+	struct asx_queue *p;
+
+	rcu_read_lock();
+	for (p = rcu_dereference(q->prev); p; p = rcu_dereference(p->prev)) {
+		if ((READ_ONCE(p->flags) & ASX_QHEADW) || READ_ONCE(p->qi)->srv) {
+			asx_qenable(p);
+			break;
+		}
+	}
+	rcu_read_unlock();
+}
+
+static void __putq(struct asx_queue *q, struct asx_msg *mp, bool front)
+{
+	size_t n = asx_msgdsize(mp);
+	bool enable = false;
+
+	spin_lock(&q->lock);
+	enable = list_empty(&q->msgs) || asx_hipri(mp);
+	q_insert(q, mp, front);
+	q->count += n;
+	q->nmsgs++;
+	if (!front)
+		q->enqueued++;
+	if (q->count >= q->hiwat && !(q->flags & ASX_QFULL)) {
+		q->flags |= ASX_QFULL;
+		q->fc_stops++;
+		trace_asx_fc_stop(q);
+	}
+	/* putbq from a service procedure must not reschedule it. */
+	if (front && !asx_hipri(mp))
+		enable = false;
+	if (enable && READ_ONCE(q->qi)->srv && !(q->flags & (ASX_QENAB | ASX_QCLOSING)))
+		q->flags |= ASX_QENAB;
+	else
+		enable = false;
+	spin_unlock(&q->lock);
+	if (enable)
+		queue_work(asx_wq, &q->srv_work);
+}
+
+/**
+ * asx_putq() - queue @mp on @q by priority and schedule @q's service procedure
+ * @q:  the queue
+ * @mp: the message
+ *
+ * The service procedure is scheduled when the queue was empty or @mp is high
+ * priority; after that, only back-enabling or asx_qenable() schedules it.
+ */
+void asx_putq(struct asx_queue *q, struct asx_msg *mp)
+{
+	__putq(q, mp, false);
+}
+EXPORT_SYMBOL_GPL(asx_putq);
+
+/* Puts @mp back at the front of its priority class (service procedures). */
+void asx_putbq(struct asx_queue *q, struct asx_msg *mp)
+{
+	__putq(q, mp, true);
+}
+EXPORT_SYMBOL_GPL(asx_putbq);
+
+/* Takes the first message, back-enabling the writer behind once below low water. */
+struct asx_msg *asx_getq(struct asx_queue *q)
+{
+	struct asx_msg *mp;
+	bool backen;
+
+	spin_lock(&q->lock);
+	mp = list_first_entry_or_null(&q->msgs, struct asx_msg, list);
+	if (mp)
+		q_unlink(q, mp);
+	backen = q_check_drain(q);
+	spin_unlock(&q->lock);
+	if (backen)
+		back_enable(q);
+	return mp;
+}
+EXPORT_SYMBOL_GPL(asx_getq);
+
+/* Removes the first message without the flow-control bookkeeping. */
+struct asx_msg *asx_rmvq_first(struct asx_queue *q)
+{
+	struct asx_msg *mp;
+
+	spin_lock(&q->lock);
+	mp = list_first_entry_or_null(&q->msgs, struct asx_msg, list);
+	if (mp)
+		q_unlink(q, mp);
+	spin_unlock(&q->lock);
+	return mp;
+}
+
+/* Does the flow-control bookkeeping a dequeue owes. */
+void asx_queue_drained(struct asx_queue *q)
+{
+	bool backen;
+
+	if (!(READ_ONCE(q->flags) & (ASX_QFULL | ASX_QWANTW)))
+		return;
+	spin_lock(&q->lock);
+	backen = q_check_drain(q);
+	spin_unlock(&q->lock);
+	if (backen)
+		back_enable(q);
+}
+
+void asx_qenable(struct asx_queue *q)
+{
+	bool sched = false;
+
+	if (READ_ONCE(q->flags) & ASX_QHEADW) {
+		wake_up_interruptible_poll(&q->st->wwait, EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND);
+		if (rcu_access_pointer(q->st->upper))
+			asx_mux_kick(q->st);
+		return;
+	}
+	if (!READ_ONCE(q->qi)->srv)
+		return;
+	spin_lock(&q->lock);
+	if (!(q->flags & (ASX_QENAB | ASX_QCLOSING))) {
+		q->flags |= ASX_QENAB;
+		sched = true;
+	}
+	spin_unlock(&q->lock);
+	if (sched)
+		queue_work(asx_wq, &q->srv_work);
+}
+EXPORT_SYMBOL_GPL(asx_qenable);
+
+/*
+ * Can a message be put on @q? Looks at the nearest queue from @q on that has
+ * a service procedure (or ends the chain); if it is full, marks it so that it
+ * back-enables us once it drains below its low water mark.
+ */
+bool asx_canput(struct asx_queue *q)
+{
+	struct asx_queue *n;
+	bool ok = true;
+
+	rcu_read_lock();
+	while (!READ_ONCE(q->qi)->srv && (n = rcu_dereference(q->next)))
+		q = n;
+	if (READ_ONCE(q->flags) & ASX_QFULL) {
+		spin_lock(&q->lock);
+		if (q->flags & ASX_QFULL) {
+			q->flags |= ASX_QWANTW;
+			ok = false;
+		}
+		spin_unlock(&q->lock);
+	}
+	rcu_read_unlock();
+	return ok;
+}
+EXPORT_SYMBOL_GPL(asx_canput);
+
+bool asx_canputnext(struct asx_queue *q)
+{
+	struct asx_queue *n;
+	bool ok = true;
+
+	rcu_read_lock();
+	n = rcu_dereference(q->next);
+	if (n)
+		ok = asx_canput(n);
+	rcu_read_unlock();
+	return ok;
+}
+EXPORT_SYMBOL_GPL(asx_canputnext);
+
+/* Calls @q's put procedure. */
+void asx_put(struct asx_queue *q, struct asx_msg *mp)
+{
+	/* A statistic: a lost increment under contention is acceptable. */
+	WRITE_ONCE(q->puts, q->puts + 1);
+	trace_asx_put(q, mp);
+	READ_ONCE(q->qi)->put(q, mp);
+}
+EXPORT_SYMBOL_GPL(asx_put);
+
+/* Passes @mp to the queue after @q; at the end of a cut chain it is dropped. */
+void asx_putnext(struct asx_queue *q, struct asx_msg *mp)
+{
+	struct asx_queue *n;
+
+	rcu_read_lock();
+	n = rcu_dereference(q->next);
+	if (n) {
+		asx_put(n, mp);
+	} else {
+		atomic64_inc(&q->drops);
+		asx_freemsg(mp);
+	}
+	rcu_read_unlock();
+}
+EXPORT_SYMBOL_GPL(asx_putnext);
+
+/* Sends @mp back the other way, from @q's partner. */
+void asx_qreply(struct asx_queue *q, struct asx_msg *mp)
+{
+	asx_putnext(q->other, mp);
+}
+EXPORT_SYMBOL_GPL(asx_qreply);
+
+/* Frees the queued messages (of @band only, not high priority, with @band_only). */
+void asx_flushq(struct asx_queue *q, bool band_only, u8 band)
+{
+	struct asx_msg *mp, *tmp;
+	LIST_HEAD(dead);
+	bool backen;
+
+	spin_lock(&q->lock);
+	list_for_each_entry_safe(mp, tmp, &q->msgs, list) {
+		if (band_only && (asx_hipri(mp) || mp->band != band))
+			continue;
+		q_unlink(q, mp);
+		list_add_tail(&mp->list, &dead);
+	}
+	backen = q_check_drain(q);
+	spin_unlock(&q->lock);
+	list_for_each_entry_safe(mp, tmp, &dead, list) {
+		list_del(&mp->list);
+		asx_freemsg(mp);
+	}
+	if (backen)
+		back_enable(q);
+}
+EXPORT_SYMBOL_GPL(asx_flushq);
+
+/*
+ * The usual handling of M_FLUSH in a module's put procedure: flush @q if the
+ * message names its side, then pass it on.
+ */
+void asx_flush_msg(struct asx_queue *q, struct asx_msg *mp)
+{
+	u8 flags = asx_blen(mp) ? mp->rptr[0] : 0;
+	u8 band = asx_blen(mp) > 1 ? mp->rptr[1] : 0;
+	u8 mine = q->side == ASX_SIDE_READ ? ASX_FLUSHR : ASX_FLUSHW;
+
+	if (flags & mine)
+		asx_flushq(q, flags & ASX_FLUSHBAND, band);
+	asx_putnext(q, mp);
+}
+EXPORT_SYMBOL_GPL(asx_flush_msg);
+
+static void ioc_answer(struct asx_queue *q, struct asx_msg *mp, u8 type, int error, int rval,
+		       struct asx_msg *data)
+{
+	struct asx_iocblk *ioc = (struct asx_iocblk *)mp->rptr;
+
+	mp->type = type;
+	ioc->error = error;
+	ioc->rval = rval;
+	asx_freemsg(mp->cont);
+	mp->cont = data;
+	ioc->count = data ? asx_msgdsize(data) : 0;
+	asx_qreply(q, mp);
+}
+
+/* Acknowledges the M_IOCTL @mp that arrived on write queue @q; @data is the reply. */
+void asx_iocack(struct asx_queue *q, struct asx_msg *mp, int rval, struct asx_msg *data)
+{
+	ioc_answer(q, mp, ASX_M_IOCACK, 0, rval, data);
+}
+EXPORT_SYMBOL_GPL(asx_iocack);
+
+/* Refuses the M_IOCTL @mp with positive errno @error. */
+void asx_iocnak(struct asx_queue *q, struct asx_msg *mp, int error)
+{
+	ioc_answer(q, mp, ASX_M_IOCNAK, error, -1, NULL);
+}
+EXPORT_SYMBOL_GPL(asx_iocnak);
+
+void asx_queue_set_wm(struct asx_queue *q, size_t hiwat, size_t lowat)
+{
+	bool backen;
+
+	spin_lock(&q->lock);
+	q->hiwat = hiwat;
+	q->lowat = lowat;
+	if (q->count >= q->hiwat && !(q->flags & ASX_QFULL)) {
+		q->flags |= ASX_QFULL;
+		q->fc_stops++;
+	}
+	backen = q_check_drain(q);
+	spin_unlock(&q->lock);
+	if (backen)
+		back_enable(q);
+}
+
+/* Stops @q from being scheduled again; the caller then waits for RCU and the work. */
+void asx_queue_close(struct asx_queue *q)
+{
+	spin_lock(&q->lock);
+	q->flags |= ASX_QCLOSING;
+	spin_unlock(&q->lock);
+}
+
+/* Frees every queued message of a quiet queue. */
+void asx_queue_purge(struct asx_queue *q)
+{
+	struct asx_msg *mp;
+
+	cancel_work_sync(&q->srv_work);
+	while ((mp = asx_rmvq_first(q)))
+		asx_freemsg(mp);
+}
+
+static bool first_matches(const struct asx_msg *mp, u32 flags, u8 band)
+{
+	if (!mp)
+		return false;
+	if (flags == ASX_MSG_HIPRI)
+		return asx_hipri(mp);
+	if (flags == ASX_MSG_BAND)
+		return asx_hipri(mp) || mp->band >= band;
+	return true;
+}
+
+/* Is the first message one GETMSG with @flags and @band takes? */
+bool asx_queue_match(struct asx_queue *q, u32 flags, u8 band)
+{
+	bool ret;
+
+	spin_lock(&q->lock);
+	ret = first_matches(list_first_entry_or_null(&q->msgs, struct asx_msg, list),
+			    flags, band);
+	spin_unlock(&q->lock);
+	return ret;
+}
+
+/* Removes the first message if GETMSG with @flags and @band takes it. */
+struct asx_msg *asx_rmvq_match(struct asx_queue *q, u32 flags, u8 band)
+{
+	struct asx_msg *mp;
+
+	spin_lock(&q->lock);
+	mp = list_first_entry_or_null(&q->msgs, struct asx_msg, list);
+	if (first_matches(mp, flags, band))
+		q_unlink(q, mp);
+	else
+		mp = NULL;
+	spin_unlock(&q->lock);
+	return mp;
+}

@@ -1,0 +1,712 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ASX Streams: life cycle, push/pop, and the Stream head (read, write, poll).
+ *
+ * The chain of queues is written under st->cfg and walked under RCU: a put
+ * procedure always runs inside rcu_read_lock(), so once a module is unlinked
+ * and a grace period has passed, nothing but its own service procedures can
+ * reach it.
+ *
+ * Copyright (C) 2026 ASX developers
+ */
+
+#include "stream.h"
+
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+atomic_long_t asx_nr_streams = ATOMIC_LONG_INIT(0);
+atomic_long_t asx_nr_minst = ATOMIC_LONG_INIT(0);
+/* Protects asx_streams, the list /proc/asx/streams walks; nests outside st->cfg. */
+DEFINE_MUTEX(asx_streams_lock);
+LIST_HEAD(asx_streams);
+static atomic64_t asx_next_id = ATOMIC64_INIT(0);
+
+static void head_rput(struct asx_queue *q, struct asx_msg *mp);
+
+static void head_wput(struct asx_queue *q, struct asx_msg *mp)
+{
+	asx_putnext(q, mp);
+}
+
+/*
+ * The head of a Stream linked under a mux sends its messages up the mux; when
+ * the mux is full they wait here and a service procedure sends them later.
+ */
+static void head_lsrv(struct asx_queue *q)
+{
+	struct asx_msg *mp;
+
+	while ((mp = asx_getq(q))) {
+		if (!rcu_access_pointer(q->st->upper) ||
+		    (!asx_hipri(mp) && !asx_mux_can_up(q->st))) {
+			asx_putbq(q, mp);
+			break;
+		}
+		asx_mux_up(q->st, mp);
+	}
+}
+
+static const struct asx_qinit head_rinit = { .put = head_rput };
+static const struct asx_qinit head_winit = { .put = head_wput };
+static const struct asx_qinit head_rinit_linked = { .put = head_rput, .srv = head_lsrv };
+
+/* Switches the head of @st between linked (under a mux) and not. */
+void asx_head_set_linked(struct asx_stream *st, bool linked)
+{
+	WRITE_ONCE(st->hrq.qi, linked ? &head_rinit_linked : &head_rinit);
+	if (linked)
+		asx_qenable(&st->hrq);
+	else
+		cancel_work_sync(&st->hrq.srv_work);
+}
+
+#define cfg_deref(st, p)	rcu_dereference_protected(p, lockdep_is_held(&(st)->cfg))
+
+static void wake_readers(struct asx_stream *st, __poll_t mask)
+{
+	if (wq_has_sleeper(&st->rwait))
+		wake_up_interruptible_poll(&st->rwait, mask);
+}
+
+void asx_head_hangup(struct asx_stream *st)
+{
+	set_bit(ASX_ST_HANGUP, &st->flags);
+	wake_up_interruptible_poll(&st->rwait, EPOLLHUP | EPOLLIN | EPOLLRDNORM);
+	wake_up_interruptible_poll(&st->wwait, EPOLLHUP);
+	wake_up(&st->iocwait);
+}
+
+static void head_error(struct asx_stream *st, int error)
+{
+	st->error = error ? error : EIO;
+	set_bit(ASX_ST_ERROR, &st->flags);
+	wake_up_interruptible_poll(&st->rwait, EPOLLERR);
+	wake_up_interruptible_poll(&st->wwait, EPOLLERR);
+	wake_up(&st->iocwait);
+}
+
+static void head_ioc_answer(struct asx_stream *st, struct asx_msg *mp)
+{
+	struct asx_iocblk *ioc = (struct asx_iocblk *)mp->rptr;
+	bool taken = false;
+
+	if (asx_blen(mp) >= sizeof(*ioc)) {
+		spin_lock(&st->hrq.lock);
+		if (st->ioc_wait && ioc->id == st->ioc_wait && !st->ioc_resp) {
+			st->ioc_resp = mp;
+			taken = true;
+		}
+		spin_unlock(&st->hrq.lock);
+	}
+	if (taken)
+		wake_up(&st->iocwait);
+	else
+		asx_freemsg(mp);
+}
+
+/* What arrives at the top of the read side. */
+static void head_rput(struct asx_queue *q, struct asx_msg *mp)
+{
+	struct asx_stream *st = q->st;
+	u8 flags;
+
+	switch (mp->type) {
+	case ASX_M_DATA:
+	case ASX_M_PROTO:
+	case ASX_M_PCPROTO:
+		if (rcu_access_pointer(st->upper)) {
+			if (asx_hipri(mp) || (asx_queue_idle(q) && asx_mux_can_up(st)))
+				asx_mux_up(st, mp);
+			else
+				asx_putq(q, mp);
+			return;
+		}
+		asx_putq(q, mp);
+		wake_readers(st, asx_hipri(mp) ? EPOLLPRI :
+			     EPOLLIN | (mp->band ? EPOLLRDBAND : EPOLLRDNORM));
+		return;
+	case ASX_M_FLUSH:
+		flags = asx_blen(mp) ? mp->rptr[0] : 0;
+		if (flags & ASX_FLUSHR)
+			asx_flushq(q, flags & ASX_FLUSHBAND, asx_blen(mp) > 1 ? mp->rptr[1] : 0);
+		if (flags & ASX_FLUSHW) {
+			mp->rptr[0] = flags & ~ASX_FLUSHR;
+			asx_putnext(&st->hwq, mp);
+			return;
+		}
+		break;
+	case ASX_M_IOCACK:
+	case ASX_M_IOCNAK:
+		head_ioc_answer(st, mp);
+		return;
+	case ASX_M_ERROR:
+		head_error(st, asx_blen(mp) ? mp->rptr[0] : EIO);
+		break;
+	case ASX_M_HANGUP:
+		asx_head_hangup(st);
+		break;
+	}
+	asx_freemsg(mp);
+}
+
+static void init_driver(struct asx_stream *st, const struct asx_driver *drv)
+{
+	st->drv = drv;
+	asx_queue_init(&st->drq, st, &drv->rinit, drv->name, ASX_SIDE_READ, 0, 0);
+	asx_queue_init(&st->dwq, st, &drv->winit, drv->name, ASX_SIDE_WRITE, 0, 0);
+	st->drq.other = &st->dwq;
+	st->dwq.other = &st->drq;
+}
+
+struct asx_stream *asx_stream_new(void)
+{
+	struct asx_stream *st;
+
+	st = kzalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return NULL;
+	st->id = atomic64_inc_return(&asx_next_id);
+	st->pid = task_tgid_nr(current);
+	get_task_comm(st->comm, current);
+	mutex_init(&st->cfg);
+	mutex_init(&st->rlock);
+	mutex_init(&st->ioclock);
+	init_waitqueue_head(&st->rwait);
+	init_waitqueue_head(&st->wwait);
+	init_waitqueue_head(&st->iocwait);
+	INIT_LIST_HEAD(&st->mods);
+	INIT_LIST_HEAD(&st->lowers);
+	INIT_LIST_HEAD(&st->mux_node);
+
+	asx_queue_init(&st->hrq, st, &head_rinit, "head", ASX_SIDE_READ, 0, 0);
+	asx_queue_init(&st->hwq, st, &head_winit, "head", ASX_SIDE_WRITE, 0, 0);
+	st->hwq.flags = ASX_QHEADW;
+	st->hrq.other = &st->hwq;
+	st->hwq.other = &st->hrq;
+	init_driver(st, &asx_drv_loop);
+
+	RCU_INIT_POINTER(st->hwq.next, &st->dwq);
+	RCU_INIT_POINTER(st->dwq.prev, &st->hwq);
+	RCU_INIT_POINTER(st->dwq.next, &st->drq);
+	RCU_INIT_POINTER(st->drq.prev, &st->dwq);
+	RCU_INIT_POINTER(st->drq.next, &st->hrq);
+	RCU_INIT_POINTER(st->hrq.prev, &st->drq);
+
+	mutex_lock(&asx_streams_lock);
+	list_add_tail(&st->all, &asx_streams);
+	mutex_unlock(&asx_streams_lock);
+	atomic_long_inc(&asx_nr_streams);
+	return st;
+}
+
+/* Switches a fresh Stream to another driver (SETDRV). Called with cfg held. */
+int asx_stream_set_driver(struct asx_stream *st, const struct asx_driver *drv)
+{
+	lockdep_assert_held(&st->cfg);
+	if (st->drv != &asx_drv_loop || rcu_access_pointer(st->peer) ||
+	    rcu_access_pointer(st->upper) || READ_ONCE(st->dwq.nmsgs) || st->depth)
+		return -EBUSY;
+	if (drv == st->drv)
+		return 0;
+	/* The loop's service procedure may still be scheduled: let it finish first. */
+	cancel_work_sync(&st->dwq.srv_work);
+	st->drv = drv;
+	WRITE_ONCE(st->drq.qi, &drv->rinit);
+	WRITE_ONCE(st->dwq.qi, &drv->winit);
+	st->drq.name = drv->name;
+	st->dwq.name = drv->name;
+	if (drv != &asx_drv_loop) {
+		rcu_assign_pointer(st->dwq.next, NULL);
+		rcu_assign_pointer(st->drq.prev, NULL);
+	}
+	return 0;
+}
+
+static struct asx_minst *minst_alloc(struct asx_stream *st, struct asx_modinfo *mi)
+{
+	struct asx_minst *m;
+
+	m = kzalloc(struct_size(m, priv, DIV_ROUND_UP(mi->priv_size, sizeof(long))),
+		    GFP_KERNEL);
+	if (!m)
+		return NULL;
+	m->mi = mi;
+	asx_queue_init(&m->rq, st, &mi->rinit, mi->name, ASX_SIDE_READ, mi->hiwat, mi->lowat);
+	asx_queue_init(&m->wq, st, &mi->winit, mi->name, ASX_SIDE_WRITE, mi->hiwat, mi->lowat);
+	m->rq.other = &m->wq;
+	m->wq.other = &m->rq;
+	m->rq.priv = m->priv;
+	m->wq.priv = m->priv;
+	atomic_long_inc(&asx_nr_minst);
+	return m;
+}
+
+static void minst_free(struct asx_minst *m)
+{
+	struct asx_modinfo *mi = m->mi;
+
+	kfree(m);
+	atomic_long_dec(&asx_nr_minst);
+	asx_put_module(mi);
+}
+
+/* Wakes everything that may wait on a queue that just left or joined the chain. */
+static void kick_all(struct asx_stream *st)
+{
+	struct asx_minst *m;
+
+	lockdep_assert_held(&st->cfg);
+	list_for_each_entry(m, &st->mods, node) {
+		asx_qenable(&m->rq);
+		asx_qenable(&m->wq);
+	}
+	asx_qenable(&st->drq);
+	asx_qenable(&st->dwq);
+	asx_qenable(&st->hwq);
+	wake_readers(st, EPOLLIN);
+}
+
+int asx_stream_push(struct asx_stream *st, const char *name)
+{
+	struct asx_queue *below, *feed;
+	struct asx_modinfo *mi;
+	struct asx_minst *m;
+	int ret;
+
+	mi = asx_find_module(name);
+	if (!mi)
+		return -ENOENT;
+	m = minst_alloc(st, mi);
+	if (!m) {
+		asx_put_module(mi);
+		return -ENOMEM;
+	}
+
+	ret = mutex_lock_killable(&st->cfg);
+	if (ret)
+		goto err_free_minst;
+	ret = -ENOSR;
+	if (st->depth >= ASX_MAX_DEPTH)
+		goto err_unlock;
+	if (mi->open) {
+		ret = mi->open(&m->rq, &m->wq);
+		if (ret)
+			goto err_unlock;
+	}
+
+	below = cfg_deref(st, st->hwq.next);
+	feed = cfg_deref(st, st->hrq.prev);
+	RCU_INIT_POINTER(m->wq.next, below);
+	RCU_INIT_POINTER(m->wq.prev, &st->hwq);
+	RCU_INIT_POINTER(m->rq.next, &st->hrq);
+	RCU_INIT_POINTER(m->rq.prev, feed);
+	rcu_assign_pointer(below->prev, &m->wq);
+	rcu_assign_pointer(feed->next, &m->rq);
+	rcu_assign_pointer(st->hrq.prev, &m->rq);
+	rcu_assign_pointer(st->hwq.next, &m->wq);
+	list_add(&m->node, &st->mods);
+	st->depth++;
+	mutex_unlock(&st->cfg);
+	return 0;
+
+err_unlock:
+	mutex_unlock(&st->cfg);
+err_free_minst:
+	minst_free(m);
+	return ret;
+}
+
+/* Unlinks @m (cfg held); the caller waits for a grace period before finishing it. */
+static void unlink_minst(struct asx_stream *st, struct asx_minst *m)
+{
+	struct asx_queue *wprev = cfg_deref(st, m->wq.prev);
+	struct asx_queue *wnext = cfg_deref(st, m->wq.next);
+	struct asx_queue *rprev = cfg_deref(st, m->rq.prev);
+	struct asx_queue *rnext = cfg_deref(st, m->rq.next);
+
+	rcu_assign_pointer(wprev->next, wnext);
+	rcu_assign_pointer(wnext->prev, wprev);
+	rcu_assign_pointer(rprev->next, rnext);
+	rcu_assign_pointer(rnext->prev, rprev);
+	list_del(&m->node);
+	st->depth--;
+	asx_queue_close(&m->rq);
+	asx_queue_close(&m->wq);
+}
+
+/*
+ * Pops the top module, or the topmost one called @name. Messages it still
+ * holds are passed on in their direction, not lost.
+ */
+int asx_stream_pop(struct asx_stream *st, const char *name)
+{
+	struct asx_minst *m, *found = NULL;
+	struct asx_msg *mp;
+	int ret;
+
+	ret = mutex_lock_killable(&st->cfg);
+	if (ret)
+		return ret;
+	if (list_empty(&st->mods)) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	list_for_each_entry(m, &st->mods, node) {
+		if (!name[0] || !strcmp(m->mi->name, name)) {
+			found = m;
+			break;
+		}
+	}
+	if (!found) {
+		ret = -ENOENT;
+		goto out_unlock;
+	}
+	m = found;
+	unlink_minst(st, m);
+	synchronize_rcu();
+	cancel_work_sync(&m->wq.srv_work);
+	cancel_work_sync(&m->rq.srv_work);
+	while ((mp = asx_rmvq_first(&m->wq)))
+		asx_putnext(&m->wq, mp);
+	while ((mp = asx_rmvq_first(&m->rq)))
+		asx_putnext(&m->rq, mp);
+	if (m->mi->close)
+		m->mi->close(&m->rq, &m->wq);
+	kick_all(st);
+	mutex_unlock(&st->cfg);
+	minst_free(m);
+	return 0;
+
+out_unlock:
+	mutex_unlock(&st->cfg);
+	return ret;
+}
+
+/* The queue at @level (0 head, 1..depth modules, then the driver). cfg held. */
+struct asx_queue *asx_stream_queue(struct asx_stream *st, u32 level, u32 side)
+{
+	struct asx_minst *m;
+	u32 i = 1;
+
+	lockdep_assert_held(&st->cfg);
+	if (side > ASX_SIDE_WRITE)
+		return NULL;
+	if (level == 0)
+		return side ? &st->hwq : &st->hrq;
+	if (level == ASX_LEVEL_DRIVER || level == st->depth + 1)
+		return side ? &st->dwq : &st->drq;
+	list_for_each_entry(m, &st->mods, node) {
+		if (i++ == level)
+			return side ? &m->wq : &m->rq;
+	}
+	return NULL;
+}
+
+/* After a grace period nothing reaches the Stream but its own workers. */
+static void stream_free_work(struct work_struct *work)
+{
+	struct asx_stream *st = container_of(to_rcu_work(work), struct asx_stream, free_work);
+	struct asx_minst *m, *tmp;
+
+	cancel_work_sync(&st->dwq.srv_work);
+	cancel_work_sync(&st->drq.srv_work);
+	list_for_each_entry(m, &st->mods, node) {
+		cancel_work_sync(&m->rq.srv_work);
+		cancel_work_sync(&m->wq.srv_work);
+	}
+	list_for_each_entry_safe(m, tmp, &st->mods, node) {
+		list_del(&m->node);
+		if (m->mi->close)
+			m->mi->close(&m->rq, &m->wq);
+		asx_queue_purge(&m->rq);
+		asx_queue_purge(&m->wq);
+		minst_free(m);
+	}
+	asx_queue_purge(&st->dwq);
+	asx_queue_purge(&st->drq);
+	asx_queue_purge(&st->hwq);
+	asx_queue_purge(&st->hrq);
+	if (st->ioc_resp)
+		asx_freemsg(st->ioc_resp);
+	kfree(st);
+	atomic_long_dec(&asx_nr_streams);
+}
+
+/*
+ * The last close: cut every way in and stop the queues from being scheduled;
+ * the rest happens in asx_wq after a grace period, so close() does not wait
+ * for one. asx_exit() waits for these (rcu_barrier(), destroy_workqueue()).
+ */
+void asx_stream_destroy(struct asx_stream *st)
+{
+	struct asx_minst *m;
+
+	set_bit(ASX_ST_CLOSING, &st->flags);
+	mutex_lock(&asx_streams_lock);
+	list_del(&st->all);
+	mutex_unlock(&asx_streams_lock);
+
+	asx_pipe_disconnect(st);
+	if (st->drv == &asx_drv_mux)
+		asx_mux_unlink(st, ASX_MUX_ALL);
+
+	mutex_lock(&st->cfg);
+	asx_queue_close(&st->hrq);
+	asx_queue_close(&st->hwq);
+	asx_queue_close(&st->drq);
+	asx_queue_close(&st->dwq);
+	list_for_each_entry(m, &st->mods, node) {
+		asx_queue_close(&m->rq);
+		asx_queue_close(&m->wq);
+	}
+	mutex_unlock(&st->cfg);
+
+	INIT_RCU_WORK(&st->free_work, stream_free_work);
+	queue_rcu_work(asx_wq, &st->free_work);
+}
+
+static bool readable(struct asx_stream *st)
+{
+	return READ_ONCE(st->hrq.nmsgs) || READ_ONCE(st->flags);
+}
+
+/* Waits for a message, a hangup or an error at the head (no lock held). */
+int asx_head_wait_readable(struct asx_stream *st, bool nonblock)
+{
+	if (readable(st))
+		return 0;
+	if (nonblock)
+		return -EAGAIN;
+	return wait_event_interruptible(st->rwait, readable(st));
+}
+
+static bool writable(struct asx_stream *st)
+{
+	return test_bit(ASX_ST_HANGUP, &st->flags) || test_bit(ASX_ST_ERROR, &st->flags) ||
+	       asx_canputnext(&st->hwq);
+}
+
+/* Waits until the first queue below the head takes messages. */
+int asx_head_wait_writable(struct asx_stream *st, bool nonblock)
+{
+	int ret;
+
+	for (;;) {
+		if (test_bit(ASX_ST_ERROR, &st->flags))
+			return -st->error;
+		if (test_bit(ASX_ST_HANGUP, &st->flags)) {
+			send_sig(SIGPIPE, current, 0);
+			return -EPIPE;
+		}
+		if (asx_canputnext(&st->hwq))
+			return 0;
+		if (nonblock)
+			return -EAGAIN;
+		ret = wait_event_interruptible(st->wwait, writable(st));
+		if (ret)
+			return ret;
+	}
+}
+
+static bool is_ctl(const struct asx_msg *mp)
+{
+	return mp->type == ASX_M_PROTO || mp->type == ASX_M_PCPROTO;
+}
+
+/* Drops the leading control blocks of @mp; returns what is left. */
+static struct asx_msg *strip_ctl(struct asx_msg *mp)
+{
+	struct asx_msg *next;
+	u8 band = mp->band;
+
+	while (mp && is_ctl(mp)) {
+		next = mp->cont;
+		asx_freeb(mp);
+		mp = next;
+	}
+	if (mp)
+		mp->band = band;
+	return mp;
+}
+
+/* Drops empty blocks at the front; NULL if nothing is left. */
+static struct asx_msg *trim_front(struct asx_msg *mp)
+{
+	struct asx_msg *next;
+
+	while (mp && !asx_blen(mp)) {
+		next = mp->cont;
+		if (next)
+			next->band = mp->band;
+		asx_freeb(mp);
+		mp = next;
+	}
+	return mp;
+}
+
+/*
+ * Copies up to @len bytes of @mp to @ubuf; returns what is left of it.
+ * *copied gets the byte count, *fault is set if user memory failed.
+ */
+static struct asx_msg *copy_msg_out(struct asx_msg *mp, char __user *ubuf, size_t len,
+				    size_t *copied, bool *fault)
+{
+	size_t n = 0, k;
+
+	while (mp && n < len) {
+		k = min_t(size_t, asx_blen(mp), len - n);
+		if (k && copy_to_user(ubuf + n, mp->rptr, k)) {
+			*fault = true;
+			break;
+		}
+		mp->rptr += k;
+		n += k;
+		if (asx_blen(mp))
+			break;
+		mp = trim_front(mp);
+	}
+	*copied = n;
+	return trim_front(mp);
+}
+
+ssize_t asx_stream_read(struct file *file, char __user *buf, size_t count, loff_t *ppos)
+{
+	struct asx_stream *st = file->private_data;
+	bool nonblock = file->f_flags & O_NONBLOCK;
+	struct asx_queue *q = &st->hrq;
+	size_t done = 0, n, size;
+	struct asx_msg *mp;
+	bool fault = false;
+	ssize_t ret = 0;
+	u32 ropt;
+
+	if (asx_stream_linked(st))
+		return -EINVAL;
+again:
+	ret = asx_head_wait_readable(st, nonblock);
+	if (ret)
+		return ret;
+	if (mutex_lock_interruptible(&st->rlock))
+		return -ERESTARTSYS;
+	if (test_bit(ASX_ST_ERROR, &st->flags)) {
+		mutex_unlock(&st->rlock);
+		return -st->error;
+	}
+	ropt = READ_ONCE(st->ropt);
+	for (;;) {
+		mp = asx_getq(q);
+		if (!mp) {
+			if (!done && !test_bit(ASX_ST_HANGUP, &st->flags)) {
+				mutex_unlock(&st->rlock);
+				goto again;
+			}
+			break;
+		}
+		if (is_ctl(mp)) {
+			if ((ropt & ASX_RPROTMASK) == ASX_RPROTNORM) {
+				asx_putbq(q, mp);
+				if (!done)
+					ret = -EBADMSG;
+				break;
+			}
+			if ((ropt & ASX_RPROTMASK) == ASX_RPROTDIS) {
+				mp = strip_ctl(mp);
+				if (!mp)
+					continue;
+			}
+		}
+		size = asx_msgdsize(mp);
+		if (!size && done) {
+			asx_putbq(q, mp);
+			break;
+		}
+		mp = copy_msg_out(mp, buf + done, count - done, &n, &fault);
+		done += n;
+		if (mp) {
+			if (!fault && (ropt & ASX_RMODEMASK) == ASX_RMSGD)
+				asx_freemsg(mp);
+			else
+				asx_putbq(q, mp);
+		}
+		if (fault) {
+			if (!done)
+				ret = -EFAULT;
+			break;
+		}
+		if ((ropt & ASX_RMODEMASK) != ASX_RNORM || !size || done == count)
+			break;
+	}
+	mutex_unlock(&st->rlock);
+	return done ? done : ret;
+}
+
+ssize_t asx_stream_write(struct file *file, const char __user *buf, size_t count,
+			 loff_t *ppos)
+{
+	struct asx_stream *st = file->private_data;
+	bool nonblock = file->f_flags & O_NONBLOCK;
+	struct asx_msg *mp;
+	size_t done = 0, n;
+	ssize_t ret = 0;
+
+	if (asx_stream_linked(st))
+		return -EINVAL;
+	if (!count && !(READ_ONCE(st->wopt) & ASX_SNDZERO))
+		return 0;
+	do {
+		ret = asx_head_wait_writable(st, nonblock);
+		if (ret)
+			break;
+		n = min_t(size_t, count - done, ASX_MAX_WRITE);
+		mp = asx_allocb(n, GFP_KERNEL);
+		if (!mp) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (copy_from_user(mp->wptr, buf + done, n)) {
+			asx_freemsg(mp);
+			ret = -EFAULT;
+			break;
+		}
+		mp->wptr += n;
+		asx_putnext(&st->hwq, mp);
+		done += n;
+	} while (done < count);
+	return done ? done : ret;
+}
+
+__poll_t asx_stream_poll(struct file *file, poll_table *wait)
+{
+	struct asx_stream *st = file->private_data;
+	struct asx_msg *mp;
+	__poll_t mask = 0;
+
+	poll_wait(file, &st->rwait, wait);
+	poll_wait(file, &st->wwait, wait);
+	if (asx_stream_linked(st))
+		return EPOLLERR;
+
+	spin_lock(&st->hrq.lock);
+	list_for_each_entry(mp, &st->hrq.msgs, list) {
+		if (asx_hipri(mp)) {
+			mask |= EPOLLPRI;
+			continue;
+		}
+		mask |= EPOLLIN | (mp->band ? EPOLLRDBAND : EPOLLRDNORM);
+		break;
+	}
+	mp = list_last_entry(&st->hrq.msgs, struct asx_msg, list);
+	if (!list_empty(&st->hrq.msgs) && !asx_hipri(mp) && !mp->band)
+		mask |= EPOLLRDNORM;
+	spin_unlock(&st->hrq.lock);
+
+	if (test_bit(ASX_ST_ERROR, &st->flags))
+		mask |= EPOLLERR;
+	if (test_bit(ASX_ST_HANGUP, &st->flags))
+		mask |= EPOLLHUP;
+	else if (asx_canputnext(&st->hwq))
+		mask |= EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND;
+	return mask;
+}

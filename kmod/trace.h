@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ASX tracepoints: asx:asx_put, asx:asx_srv, asx:asx_fc_stop, asx:asx_fc_start.
+ *
+ * Copyright (C) 2026 ASX developers
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM asx
+
+#if !defined(_ASX_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _ASX_TRACE_H
+
+#include "stream.h"
+
+#include <linux/tracepoint.h>
+
+TRACE_EVENT(asx_put,
+	TP_PROTO(const struct asx_queue *q, const struct asx_msg *mp),
+	TP_ARGS(q, mp),
+	TP_STRUCT__entry(
+		__field(u64, stream)
+		__string(name, q->name)
+		__field(u8, side)
+		__field(u8, type)
+		__field(u8, band)
+		__field(u32, len)
+	),
+	TP_fast_assign(
+		__entry->stream = q->st ? q->st->id : 0;
+		__assign_str(name, q->name);
+		__entry->side = q->side;
+		__entry->type = mp->type;
+		__entry->band = mp->band;
+		__entry->len = asx_msgdsize(mp);
+	),
+	TP_printk("stream=%llu queue=%s/%c type=%#x band=%u len=%u",
+		  __entry->stream, __get_str(name), __entry->side ? 'w' : 'r',
+		  __entry->type, __entry->band, __entry->len)
+);
+
+DECLARE_EVENT_CLASS(asx_queue_class,
+	TP_PROTO(const struct asx_queue *q),
+	TP_ARGS(q),
+	TP_STRUCT__entry(
+		__field(u64, stream)
+		__string(name, q->name)
+		__field(u8, side)
+		__field(u64, count)
+		__field(u32, nmsgs)
+	),
+	TP_fast_assign(
+		__entry->stream = q->st ? q->st->id : 0;
+		__assign_str(name, q->name);
+		__entry->side = q->side;
+		__entry->count = q->count;
+		__entry->nmsgs = q->nmsgs;
+	),
+	TP_printk("stream=%llu queue=%s/%c count=%llu msgs=%u",
+		  __entry->stream, __get_str(name), __entry->side ? 'w' : 'r',
+		  __entry->count, __entry->nmsgs)
+);
+
+DEFINE_EVENT(asx_queue_class, asx_srv,
+	TP_PROTO(const struct asx_queue *q),
+	TP_ARGS(q)
+);
+
+DEFINE_EVENT(asx_queue_class, asx_fc_stop,
+	TP_PROTO(const struct asx_queue *q),
+	TP_ARGS(q)
+);
+
+DEFINE_EVENT(asx_queue_class, asx_fc_start,
+	TP_PROTO(const struct asx_queue *q),
+	TP_ARGS(q)
+);
+
+#endif /* _ASX_TRACE_H */
+
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE trace
+#include <trace/define_trace.h>

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pipe_test.c - Stream pipes, the frame and csum modules across a pipe, and
+ * the mux driver with linked lower Streams.
+ */
+#include <signal.h>
+
+#include "asx_util.h"
+#include "harness.h"
+
+FIXTURE(pipe) {
+	int a;
+	int b;
+};
+
+FIXTURE_SETUP(pipe)
+{
+	self->b = -1;
+	self->a = asx_open(0);
+	ASSERT_GE(self->a, 0, "open %s: %s", ASX_DEV, strerror(errno));
+	self->b = asx_pipe(self->a, ASX_PIPE_CLOEXEC);
+	ASSERT_GE(self->b, 0, "ASX_IOC_PIPE: %s", strerror(errno));
+	signal(SIGPIPE, SIG_IGN);
+}
+
+FIXTURE_TEARDOWN(pipe)
+{
+	close(self->a);
+	if (self->b >= 0)
+		close(self->b);
+}
+
+TEST_F(pipe, both_ways)
+{
+	char buf[16], drv[ASX_NAME_MAX];
+
+	EXPECT_TRUE(fcntl(self->b, F_GETFD) & FD_CLOEXEC);
+	ASSERT_EQ(asx_list(self->b, NULL, 0, drv), 0);
+	EXPECT_EQ(strcmp(drv, "pipe"), 0);
+	ASSERT_EQ(write(self->a, "to b", 4), 4);
+	ASSERT_EQ(read(self->b, buf, sizeof(buf)), 4);
+	EXPECT_EQ(memcmp(buf, "to b", 4), 0);
+	ASSERT_EQ(write(self->b, "to a!", 5), 5);
+	ASSERT_EQ(read(self->a, buf, sizeof(buf)), 5);
+	EXPECT_EQ(memcmp(buf, "to a!", 5), 0);
+	errno = 0;
+	EXPECT_EQ(asx_pipe(self->a, 0), -1, "already a pipe");
+	EXPECT_EQ(errno, EBUSY);
+	errno = 0;
+	EXPECT_EQ(asx_pipe(self->a, 4), -1);
+	EXPECT_EQ(errno, EINVAL);
+}
+
+TEST_F(pipe, close_hangs_up_the_other_end)
+{
+	char buf[8];
+
+	ASSERT_EQ(write(self->b, "last", 4), 4);
+	ASSERT_EQ(close(self->b), 0);
+	self->b = -1;
+	EXPECT_TRUE(asx_poll1(self->a, POLLIN, 1000) & POLLHUP);
+	EXPECT_EQ(read(self->a, buf, sizeof(buf)), 4, "queued data is still read");
+	EXPECT_EQ(read(self->a, buf, sizeof(buf)), 0, "then end of file");
+	errno = 0;
+	EXPECT_EQ(write(self->a, "x", 1), -1);
+	EXPECT_EQ(errno, EPIPE);
+}
+
+TEST_F(pipe, flush_write_side_reaches_the_other_end)
+{
+	struct asx_nread nr;
+
+	ASSERT_EQ(write(self->a, "1", 1), 1);
+	ASSERT_EQ(write(self->a, "2", 1), 1);
+	ASSERT_EQ(asx_nread(self->b, &nr), 0);
+	EXPECT_EQ(nr.msgs, 2);
+	ASSERT_EQ(asx_flush(self->a, ASX_FLUSHW, 0), 0);
+	ASSERT_EQ(asx_nread(self->b, &nr), 0);
+	EXPECT_EQ(nr.msgs, 0);
+}
+
+TEST_F(pipe, frame_module)
+{
+	unsigned char raw[64], rec[3][20], buf[64];
+	unsigned int i, off = 0, n;
+
+	ASSERT_EQ(asx_push(self->a, "frame"), 0, "%s", strerror(errno));
+	/* Down: a length prefix in front of each message. */
+	ASSERT_EQ(write(self->a, "hello", 5), 5);
+	ASSERT_EQ(read(self->b, raw, sizeof(raw)), 9);
+	EXPECT_EQ(memcmp(raw, "\0\0\0\5hello", 9), 0);
+
+	/* Up: frames split and joined at random are cut back into messages. */
+	for (i = 0; i < 3; i++) {
+		n = 5 + i * 6;
+		raw[off] = 0;
+		raw[off + 1] = 0;
+		raw[off + 2] = 0;
+		raw[off + 3] = n;
+		memset(rec[i], 'A' + i, n);
+		memcpy(raw + off + 4, rec[i], n);
+		off += 4 + n;
+	}
+	ASSERT_EQ(write(self->b, raw, 3), 3);
+	ASSERT_EQ(write(self->b, raw + 3, 10), 10);
+	ASSERT_EQ(write(self->b, raw + 13, off - 13), off - 13);
+	ASSERT_EQ(asx_opt(self->a, ASX_IOC_SRDOPT, ASX_RMSGN), 0);
+	for (i = 0; i < 3; i++) {
+		n = 5 + i * 6;
+		ASSERT_EQ(read(self->a, buf, sizeof(buf)), n, "frame %u", i);
+		EXPECT_EQ(memcmp(buf, rec[i], n), 0, "frame %u", i);
+	}
+
+	/* A frame longer than the limit fails the Stream with EPROTO. */
+	ASSERT_EQ(write(self->b, "\xff\xff\xff\xff", 4), 4);
+	EXPECT_TRUE(asx_poll1(self->a, POLLIN, 1000) & POLLERR);
+	errno = 0;
+	EXPECT_EQ(read(self->a, buf, sizeof(buf)), -1);
+	EXPECT_EQ(errno, EPROTO);
+}
+
+static unsigned short rfc1071(const unsigned char *p, size_t n)
+{
+	unsigned long sum = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		sum += (i & 1) ? p[i] : (unsigned int)p[i] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum & 0xffff;
+}
+
+TEST_F(pipe, csum_module)
+{
+	unsigned char raw[64], buf[64];
+	struct asx_csum_stats cs;
+	unsigned short sum;
+
+	ASSERT_EQ(asx_push(self->a, "csum"), 0, "%s", strerror(errno));
+	ASSERT_EQ(write(self->a, "abcde", 5), 5);
+	ASSERT_EQ(read(self->b, raw, sizeof(raw)), 7);
+	sum = rfc1071((const unsigned char *)"abcde", 5);
+	EXPECT_EQ(raw[5], sum >> 8);
+	EXPECT_EQ(raw[6], sum & 0xff);
+
+	/* Up: a good checksum is stripped; a bad one is dropped. */
+	memcpy(buf, "xyz!", 4);
+	sum = rfc1071(buf, 4);
+	buf[4] = sum >> 8;
+	buf[5] = sum & 0xff;
+	ASSERT_EQ(write(self->b, buf, 6), 6);
+	buf[5] ^= 1;
+	ASSERT_EQ(write(self->b, buf, 6), 6);
+	ASSERT_EQ(write(self->b, "q", 1), 1);
+	ASSERT_EQ(read(self->a, raw, sizeof(raw)), 4);
+	EXPECT_EQ(memcmp(raw, "xyz!", 4), 0);
+	ASSERT_EQ(asx_str(self->a, ASX_STR_CSUM_GET, &cs, 0, sizeof(cs), NULL), 0, "%s",
+		  strerror(errno));
+	EXPECT_EQ(cs.computed, 1);
+	EXPECT_EQ(cs.good, 1);
+	EXPECT_EQ(cs.bad, 2);
+	ASSERT_EQ(fcntl(self->a, F_SETFL, O_NONBLOCK), 0);
+	errno = 0;
+	EXPECT_EQ(read(self->a, raw, sizeof(raw)), -1, "the bad ones never arrive");
+	EXPECT_EQ(errno, EAGAIN);
+}
+
+FIXTURE(mux) {
+	int u;
+	int l[2];
+};
+
+FIXTURE_SETUP(mux)
+{
+	self->u = asx_open(0);
+	self->l[0] = asx_open(0);
+	self->l[1] = asx_open(0);
+	ASSERT_GE(self->u, 0);
+	ASSERT_GE(self->l[0], 0);
+	ASSERT_GE(self->l[1], 0);
+}
+
+FIXTURE_TEARDOWN(mux)
+{
+	close(self->u);
+	if (self->l[0] >= 0)
+		close(self->l[0]);
+	close(self->l[1]);
+}
+
+static int link_fd(int u, int fd, __u32 *id)
+{
+	struct asx_link lk = { .size = sizeof(lk), .fd = fd };
+	int ret = ioctl(u, ASX_IOC_LINK, &lk);
+
+	if (!ret && id)
+		*id = lk.id;
+	return ret;
+}
+
+static int unlink_id(int u, __u32 id)
+{
+	struct asx_link lk = { .size = sizeof(lk), .id = id };
+
+	return ioctl(u, ASX_IOC_UNLINK, &lk);
+}
+
+TEST_F(mux, route_by_id)
+{
+	struct asx_mux_hdr hdr = { 0 }, got;
+	unsigned char data[16];
+	struct asx_strmsg sm;
+	__u32 id[2];
+	char c;
+	int i;
+
+	errno = 0;
+	EXPECT_EQ(link_fd(self->u, self->l[0], NULL), -1, "not a mux yet");
+	EXPECT_EQ(errno, EINVAL);
+	ASSERT_EQ(asx_setdrv(self->u, "mux"), 0, "%s", strerror(errno));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(link_fd(self->u, self->l[i], &id[i]), 0, "link %d: %s", i,
+			  strerror(errno));
+	EXPECT_NE(id[0], id[1]);
+	errno = 0;
+	EXPECT_EQ(link_fd(self->u, self->l[0], NULL), -1, "linked twice");
+	EXPECT_EQ(errno, EBUSY);
+	errno = 0;
+	EXPECT_EQ(link_fd(self->u, self->u, NULL), -1);
+	EXPECT_EQ(errno, EINVAL);
+	errno = 0;
+	EXPECT_EQ(link_fd(self->u, 0, NULL), -1, "not an ASX Stream");
+	EXPECT_EQ(errno, EINVAL);
+	errno = 0;
+	EXPECT_EQ(write(self->l[0], "x", 1), -1, "a linked Stream takes no I/O");
+	EXPECT_EQ(errno, EINVAL);
+
+	/* Down to each loop lower and back up, tagged with its id. */
+	for (i = 1; i >= 0; i--) {
+		hdr.id = id[i];
+		ASSERT_EQ(asx_putmsg(self->u, &hdr, sizeof(hdr), i ? "one" : "zero",
+				     i ? 3 : 4, 0, 0), 0, "%s", strerror(errno));
+		memset(data, 0, sizeof(data));
+		ASSERT_EQ(asx_getmsg(self->u, ASX_IOC_GETMSG, &sm, &got, sizeof(got), data,
+				     sizeof(data), 0, 0), 0, "%s", strerror(errno));
+		EXPECT_EQ(sm.ctl.len, sizeof(got));
+		EXPECT_EQ(got.id, id[i]);
+		EXPECT_EQ(strcmp((char *)data, i ? "one" : "zero"), 0);
+	}
+
+	/* Unknown id: dropped. */
+	hdr.id = 999;
+	ASSERT_EQ(asx_putmsg(self->u, &hdr, sizeof(hdr), "lost", 4, 0, 0), 0);
+	ASSERT_EQ(fcntl(self->u, F_SETFL, O_NONBLOCK), 0);
+	asx_msleep(100);
+	errno = 0;
+	EXPECT_EQ(asx_getmsg(self->u, ASX_IOC_GETMSG, &sm, &got, sizeof(got), data,
+			     sizeof(data), 0, 0), -1);
+	EXPECT_EQ(errno, EAGAIN);
+
+	errno = 0;
+	EXPECT_EQ(unlink_id(self->u, 999), -1);
+	EXPECT_EQ(errno, ENXIO);
+	ASSERT_EQ(unlink_id(self->u, id[0]), 0, "%s", strerror(errno));
+	ASSERT_EQ(write(self->l[0], "y", 1), 1, "usable again: %s", strerror(errno));
+	ASSERT_EQ(read(self->l[0], &c, 1), 1);
+	/* Closing a lower's descriptor while linked: the mux keeps it. */
+	ASSERT_EQ(close(self->l[0]), 0);
+	self->l[0] = -1;
+	ASSERT_EQ(unlink_id(self->u, ASX_MUX_ALL), 0);
+}
+
+/* A slow reader of the mux stops the whole path, down and up, and loses nothing. */
+TEST_F(mux, flow_control_both_ways)
+{
+	struct asx_mux_hdr hdr = { 0 }, got;
+	unsigned char data[100];
+	struct asx_strmsg sm;
+	int sent = 0, recvd = 0, bad = 0, tries = 0;
+	__u32 id = 0;
+
+	ASSERT_EQ(asx_setdrv(self->u, "mux"), 0);
+	ASSERT_EQ(link_fd(self->u, self->l[0], &id), 0, "%s", strerror(errno));
+	ASSERT_EQ(asx_setwm(self->u, 0, ASX_SIDE_READ, 1000, 100), 0);
+	ASSERT_EQ(asx_setwm(self->u, ASX_LEVEL_DRIVER, ASX_SIDE_READ, 1000, 100), 0);
+	ASSERT_EQ(asx_setwm(self->u, ASX_LEVEL_DRIVER, ASX_SIDE_WRITE, 1000, 100), 0);
+	ASSERT_EQ(fcntl(self->u, F_SETFL, O_NONBLOCK), 0);
+	hdr.id = id;
+	for (;;) {
+		memset(data, sent & 0xff, sizeof(data));
+		if (asx_putmsg(self->u, &hdr, sizeof(hdr), data, sizeof(data), 0, 0)) {
+			if (errno == EAGAIN && ++tries < 20) {
+				asx_msleep(20);	/* let the mux and the lower settle */
+				continue;
+			}
+			break;
+		}
+		tries = 0;
+		sent++;
+		if (sent > 100000)
+			break;
+	}
+	EXPECT_EQ(errno, EAGAIN, "the mux writer is stopped");
+	EXPECT_LT(sent, 100000);
+	TH_LOG("%d messages in flight when the writer stopped", sent);
+	while (recvd < sent) {
+		if (asx_getmsg(self->u, ASX_IOC_GETMSG, &sm, &got, sizeof(got), data,
+			       sizeof(data), 0, 0)) {
+			if (errno != EAGAIN || !(asx_poll1(self->u, POLLIN, 2000) & POLLIN))
+				break;
+			continue;
+		}
+		if (got.id != id || sm.data.len != sizeof(data) || data[0] != (recvd & 0xff) ||
+		    data[99] != (recvd & 0xff))
+			bad++;
+		recvd++;
+	}
+	EXPECT_EQ(recvd, sent, "every message comes back");
+	EXPECT_EQ(bad, 0, "in order and intact");
+}
+
+TEST_HARNESS_MAIN

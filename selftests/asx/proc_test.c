@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * proc_test.c - the live-Stream listing /proc/asx/streams, the object counts
+ * of /proc/asx/objects, and the asxctl tool that shows them (skipped when
+ * build/bin/asxctl is not built; $ASXCTL names another binary).
+ */
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "asx_util.h"
+#include "harness.h"
+
+static char *slurp(const char *cmd_or_path, int run)
+{
+	static char buf[1 << 16];
+	size_t n;
+	FILE *f = run ? popen(cmd_or_path, "r") : fopen(cmd_or_path, "r");
+
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	if (run) {
+		if (pclose(f) != 0)
+			return NULL;
+	} else {
+		fclose(f);
+	}
+	return buf;
+}
+
+TEST(streams_listing)
+{
+	char want[128], *s, *line;
+	int fd, i;
+
+	fd = asx_open(0);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(asx_push(fd, "hold"), 0);
+	ASSERT_EQ(asx_push(fd, "count"), 0);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(write(fd, "abcd", 4), 4);
+	s = slurp("/proc/asx/streams", 0);
+	ASSERT_TRUE(s != NULL, "/proc/asx/streams: %s", strerror(errno));
+	snprintf(want, sizeof(want), " pid %d comm proc_test driver loop depth 2 modules count hold",
+		 getpid());
+	line = strstr(s, want);
+	EXPECT_TRUE(line != NULL, "no '%s' in:\n%s", want, s);
+	if (line) {
+		EXPECT_TRUE(strstr(line, "q 2 w hold     count 12 msgs 3 ") != NULL, "%s", line);
+		EXPECT_TRUE(strstr(line, "q 1 w count    count 0 msgs 0 ") != NULL, "%s", line);
+	}
+	EXPECT_GE(asx_objects("streams"), 1);
+	EXPECT_GE(asx_objects("msgs"), 3);
+	EXPECT_GE(asx_objects("modules"), 2);
+	s = slurp("/proc/asx/modules", 0);
+	ASSERT_TRUE(s != NULL);
+	EXPECT_TRUE(strstr(s, "module frame asx\n") && strstr(s, "driver mux\n"), "%s", s);
+	close(fd);
+}
+
+static int asxctl_path(char *out, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+	int i;
+
+	if (getenv("ASXCTL")) {
+		snprintf(out, len, "%s", getenv("ASXCTL"));
+		return 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		return -1;
+	exe[n] = 0;
+	for (i = 0; i < 2; i++)
+		dirname(exe);
+	snprintf(out, len, "%s/bin/asxctl", exe);
+	return 0;
+}
+
+TEST(asxctl_shows_streams)
+{
+	char path[PATH_MAX + 16], cmd[PATH_MAX + 64], *s;
+	int fd;
+
+	ASSERT_EQ(asxctl_path(path, sizeof(path)), 0);
+	if (access(path, X_OK))
+		SKIP(return, "%.400s not built", path);
+	fd = asx_open(0);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(asx_push(fd, "pass"), 0);
+	snprintf(cmd, sizeof(cmd), "%s streams", path);
+	s = slurp(cmd, 1);
+	ASSERT_TRUE(s != NULL, "%s failed", cmd);
+	EXPECT_TRUE(strstr(s, "modules pass") != NULL, "%s", s);
+	snprintf(cmd, sizeof(cmd), "%s stats", path);
+	s = slurp(cmd, 1);
+	ASSERT_TRUE(s != NULL, "%s failed", cmd);
+	EXPECT_TRUE(strstr(s, "streams ") && strstr(s, "fc_stop"), "%s", s);
+	snprintf(cmd, sizeof(cmd), "%s push -n 5 count pass", path);
+	s = slurp(cmd, 1);
+	ASSERT_TRUE(s != NULL, "%s failed", cmd);
+	EXPECT_TRUE(strstr(s, "head -> pass -> count -> loop") != NULL, "%s", s);
+	EXPECT_TRUE(strstr(s, "5 message(s)") != NULL, "%s", s);
+	snprintf(cmd, sizeof(cmd), "%s pop count frame", path);
+	s = slurp(cmd, 1);
+	ASSERT_TRUE(s != NULL, "%s failed", cmd);
+	EXPECT_TRUE(strstr(s, "popped: head -> count -> loop") != NULL, "%s", s);
+	EXPECT_TRUE(strstr(s, "popped: head -> loop") != NULL, "%s", s);
+	snprintf(cmd, sizeof(cmd), "%s version", path);
+	s = slurp(cmd, 1);
+	ASSERT_TRUE(s != NULL && strstr(s, "ASX ABI 0.2"), "%s", s ? s : "");
+	close(fd);
+}
+
+#define TRACEFS	"/sys/kernel/tracing"
+
+static int put_str(const char *path, const char *s)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fputs(s, f) < 0 ? -1 : 0;
+	if (fclose(f))
+		ret = -1;
+	return ret;
+}
+
+TEST(tracepoints)
+{
+	char buf[1024], *s;
+	struct stat st;
+	int fd, n = 0;
+
+	if (stat(TRACEFS "/events", &st))
+		mount("nodev", TRACEFS, "tracefs", 0, NULL);
+	ASSERT_EQ(stat(TRACEFS "/events/asx/asx_put", &st), 0, "%s: %s",
+		  TRACEFS "/events/asx/asx_put", strerror(errno));
+	ASSERT_EQ(stat(TRACEFS "/events/asx/asx_srv", &st), 0);
+	ASSERT_EQ(stat(TRACEFS "/events/asx/asx_fc_stop", &st), 0);
+	ASSERT_EQ(stat(TRACEFS "/events/asx/asx_fc_start", &st), 0);
+	ASSERT_EQ(put_str(TRACEFS "/trace", ""), 0, "%s", strerror(errno));
+	ASSERT_EQ(put_str(TRACEFS "/events/asx/enable", "1"), 0, "%s", strerror(errno));
+
+	fd = asx_open(O_NONBLOCK);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(asx_push(fd, "hold"), 0);
+	ASSERT_EQ(asx_setwm(fd, 1, ASX_SIDE_WRITE, 2048, 512), 0);
+	memset(buf, 'x', sizeof(buf));
+	while (write(fd, buf, sizeof(buf)) > 0 && n < 10)
+		n++;
+	ASSERT_EQ(asx_str(fd, ASX_STR_HOLD_RELEASE, NULL, 0, 0, NULL), 0);
+	EXPECT_EQ(asx_poll1(fd, POLLOUT, 2000), POLLOUT);
+	close(fd);
+	put_str(TRACEFS "/events/asx/enable", "0");
+
+	s = slurp(TRACEFS "/trace", 0);
+	ASSERT_TRUE(s != NULL);
+	EXPECT_TRUE(strstr(s, "asx_put: stream=") && strstr(s, "queue=hold/w"), "%.2000s", s);
+	EXPECT_TRUE(strstr(s, "asx_fc_stop: stream=") != NULL, "%.2000s", s);
+	EXPECT_TRUE(strstr(s, "asx_fc_start: stream=") != NULL, "%.2000s", s);
+	EXPECT_TRUE(strstr(s, "asx_srv: stream=") != NULL, "%.2000s", s);
+	put_str(TRACEFS "/trace", "");
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * asxctl - look at ASX kernel Streams.
+ *
+ * USAGE: asxctl streams | stats | modules | version
+ *        asxctl push [-n MSGS] MODULE...
+ *        asxctl pop MODULE...
+ *
+ * streams  every live Stream of /dev/asx with its queues (/proc/asx/streams)
+ * stats    live object counts and, per Stream, bytes queued and flow-control
+ *          events summed over its queues
+ * modules  the registered modules and the drivers
+ * version  the ABI version and features of the loaded asx.ko
+ * push     open a Stream, push MODULEs (first = lowest), send MSGS messages
+ *          round the loop, show the Stream's queues, close it
+ * pop      open a Stream, push MODULEs, then pop them one by one, listing the
+ *          Stream after each pop
+ *
+ * Documentation/asxctl.rst has examples. Exit status: 0, 1 on an error, 2 on
+ * a usage error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <linux/asx.h>
+
+#define PROC	"/proc/asx"
+
+static void usage(FILE *f)
+{
+	fputs("usage: asxctl streams | stats | modules | version\n"
+	      "       asxctl push [-n MSGS] MODULE...\n"
+	      "       asxctl pop MODULE...\n", f);
+}
+
+static int cat(const char *name)
+{
+	char path[64], buf[4096];
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), PROC "/%s", name);
+	f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "asxctl: %s: %s (is asx.ko loaded?)\n", path, strerror(errno));
+		return 1;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, n, stdout);
+	fclose(f);
+	return 0;
+}
+
+/* Sums each Stream's queue lines of /proc/asx/streams. */
+static int stats(void)
+{
+	unsigned long long count = 0, stops = 0, starts = 0, drops = 0, puts = 0, v[9];
+	char line[512], head[512] = "", name[64], side;
+	unsigned int level, msgs = 0, m;
+	int have = 0;
+	FILE *f;
+
+	if (cat("objects"))
+		return 1;
+	f = fopen(PROC "/streams", "r");
+	if (!f) {
+		perror("asxctl: " PROC "/streams");
+		return 1;
+	}
+	printf("%-60s %8s %6s %10s %8s %8s %6s\n", "stream", "bytes", "msgs", "puts",
+	       "fc_stop", "fc_start", "drops");
+	for (;;) {
+		char *ok = fgets(line, sizeof(line), f);
+
+		if ((!ok || !strncmp(line, "stream ", 7)) && have) {
+			printf("%-60.60s %8llu %6u %10llu %8llu %8llu %6llu\n", head, count, msgs,
+			       puts, stops, starts, drops);
+			count = stops = starts = drops = puts = 0;
+			msgs = 0;
+		}
+		if (!ok)
+			break;
+		if (!strncmp(line, "stream ", 7)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(head, sizeof(head), "%s", line + 7);
+			have = 1;
+		} else if (sscanf(line, " q %u %c %63s count %llu msgs %u hiwat %llu lowat %llu "
+				  "puts %llu srv %llu enq %llu fc_stop %llu fc_start %llu "
+				  "drops %llu", &level, &side, name, &v[0], &m, &v[1], &v[2],
+				  &v[3], &v[4], &v[5], &v[6], &v[7], &v[8]) == 13) {
+			count += v[0];
+			msgs += m;
+			puts += v[3];
+			stops += v[6];
+			starts += v[7];
+			drops += v[8];
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static int open_asx(void)
+{
+	int fd = open("/dev/asx", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		fprintf(stderr, "asxctl: /dev/asx: %s (is asx.ko loaded?)\n", strerror(errno));
+	return fd;
+}
+
+static int version(void)
+{
+	struct asx_version v = { .size = sizeof(v) };
+	int fd = open_asx();
+
+	if (fd < 0)
+		return 1;
+	if (ioctl(fd, ASX_IOC_VERSION, &v)) {
+		perror("asxctl: ASX_IOC_VERSION");
+		close(fd);
+		return 1;
+	}
+	printf("ASX ABI %u.%u.%u features %#llx max_depth %u max_write %u\n", v.major, v.minor,
+	       v.patch, (unsigned long long)v.features, v.max_depth, v.max_write);
+	close(fd);
+	return 0;
+}
+
+static int modcall(int fd, unsigned long cmd, const char *name)
+{
+	struct asx_modname mn;
+
+	memset(&mn, 0, sizeof(mn));
+	mn.size = sizeof(mn);
+	if (strlen(name) >= sizeof(mn.name)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(mn.name, name);
+	return ioctl(fd, cmd, &mn);
+}
+
+static int list(int fd)
+{
+	char names[ASX_MAX_DEPTH][ASX_NAME_MAX];
+	struct asx_list l;
+	unsigned int i;
+
+	memset(&l, 0, sizeof(l));
+	l.size = sizeof(l);
+	l.count = ASX_MAX_DEPTH;
+	l.names = (uintptr_t)names;
+	if (ioctl(fd, ASX_IOC_LIST, &l)) {
+		perror("asxctl: ASX_IOC_LIST");
+		return 1;
+	}
+	printf("head");
+	for (i = 0; i < l.count && i < ASX_MAX_DEPTH; i++)
+		printf(" -> %s", names[i]);
+	printf(" -> %s\n", l.driver);
+	return 0;
+}
+
+static int show_queues(int fd)
+{
+	struct asx_qstats qs;
+	unsigned int level, side;
+
+	printf("%5s %4s %-8s %8s %5s %8s %8s %8s %6s %7s %8s %6s\n", "level", "side", "name",
+	       "bytes", "msgs", "hiwat", "lowat", "puts", "srv", "fc_stop", "fc_start",
+	       "drops");
+	for (level = 0;; level++) {
+		for (side = 0; side < 2; side++) {
+			memset(&qs, 0, sizeof(qs));
+			qs.size = sizeof(qs);
+			qs.level = level;
+			qs.side = side;
+			if (ioctl(fd, ASX_IOC_QSTATS, &qs))
+				return errno == ENXIO ? 0 : 1;
+			printf("%5u %4s %-8s %8llu %5llu %8llu %8llu %8llu %6llu %7llu %8llu %6llu\n",
+			       level, side ? "w" : "r", qs.name, (unsigned long long)qs.count,
+			       (unsigned long long)qs.msgs, (unsigned long long)qs.hiwat,
+			       (unsigned long long)qs.lowat, (unsigned long long)qs.puts,
+			       (unsigned long long)qs.srv_runs, (unsigned long long)qs.fc_stops,
+			       (unsigned long long)qs.fc_starts, (unsigned long long)qs.drops);
+		}
+	}
+}
+
+static int push(int argc, char **argv)
+{
+	char buf[64], got[64];
+	long n = 1, i;
+	int opt, fd, ret = 0;
+
+	while ((opt = getopt(argc, argv, "n:h")) != -1) {
+		switch (opt) {
+		case 'n':
+			n = strtol(optarg, NULL, 0);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc || n < 0) {
+		usage(stderr);
+		return 2;
+	}
+	fd = open_asx();
+	if (fd < 0)
+		return 1;
+	for (i = optind; i < argc; i++) {
+		if (modcall(fd, ASX_IOC_PUSH, argv[i])) {
+			fprintf(stderr, "asxctl: push %s: %s\n", argv[i], strerror(errno));
+			close(fd);
+			return 1;
+		}
+	}
+	list(fd);
+	for (i = 0; i < n && !ret; i++) {
+		int len = snprintf(buf, sizeof(buf), "asxctl message %ld", i);
+		ssize_t r;
+
+		if (write(fd, buf, len) != len) {
+			fprintf(stderr, "asxctl: write: %s\n", strerror(errno));
+			ret = 1;
+			break;
+		}
+		r = read(fd, got, sizeof(got));
+		if (r < 0) {
+			fprintf(stderr, "asxctl: read: %s\n", strerror(errno));
+			ret = 1;
+		} else if (r != len || memcmp(buf, got, len)) {
+			printf("message %ld came back changed: %zd bytes\n", i, r);
+		}
+	}
+	printf("%ld message(s) sent round the loop\n", i);
+	if (show_queues(fd))
+		ret = 1;
+	close(fd);
+	return ret;
+}
+
+static int pop(int argc, char **argv)
+{
+	int fd, i, ret = 0;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	fd = open_asx();
+	if (fd < 0)
+		return 1;
+	for (i = 1; i < argc; i++) {
+		if (modcall(fd, ASX_IOC_PUSH, argv[i])) {
+			fprintf(stderr, "asxctl: push %s: %s\n", argv[i], strerror(errno));
+			close(fd);
+			return 1;
+		}
+	}
+	list(fd);
+	for (;;) {
+		if (modcall(fd, ASX_IOC_POP, "")) {
+			if (errno != EINVAL) {
+				fprintf(stderr, "asxctl: pop: %s\n", strerror(errno));
+				ret = 1;
+			}
+			break;
+		}
+		printf("popped: ");
+		list(fd);
+	}
+	close(fd);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "streams"))
+		return cat("streams");
+	if (!strcmp(argv[1], "modules"))
+		return cat("modules");
+	if (!strcmp(argv[1], "stats"))
+		return stats();
+	if (!strcmp(argv[1], "version"))
+		return version();
+	if (!strcmp(argv[1], "push"))
+		return push(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "pop"))
+		return pop(argc - 1, argv + 1);
+	fprintf(stderr, "asxctl: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}
