@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * asx/asc.h - Application Scheduler Contexts: user threads multiplexed
+ * over virtual processors (VPs, which are pthreads), with a scheduling
+ * policy, a concurrency semantic, a VP activation policy and a QoS schema
+ * per context.  Documentation/asc.rst has the model; in short:
+ *
+ *   struct asx_asc *asc;
+ *   asx_asc_create(&asc, &asx_asc_prio, NULL);          // one VP
+ *   struct asx_prio_qos q = ASX_PRIO_QOS(5);
+ *   asx_thread_spawn(asc, &q.qos, fn, arg, NULL, &t);    // create + thread_put
+ *   asx_thread_join(t, &ret);
+ *   asx_asc_destroy(asc);
+ *
+ * Every call may be made from a user thread or from an ordinary pthread
+ * (which is then simply blocked where a user thread would be switched
+ * out), unless it says otherwise.  Errors are negative errno values.
+ */
+#ifndef ASX_ASC_H
+#define ASX_ASC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <poll.h>
+#include <asx/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct asx_asc;
+struct asx_thread;
+struct asx_asc_policy;
+
+/* ------------------------------------------------------------ policies */
+
+/* PRIO: non-preemptive priority round-robin; QoS struct asx_prio_qos. */
+ASX_API extern const struct asx_asc_policy asx_asc_prio;
+/* EDF: preemptive, periodic threads, earliest deadline first within a
+ * priority, deadline-miss accounting, admission test; struct asx_edf_qos. */
+ASX_API extern const struct asx_asc_policy asx_asc_edf;
+/* DIRECT: one VP per thread (kernel threads); QoS NULL or asx_direct_qos. */
+ASX_API extern const struct asx_asc_policy asx_asc_direct;
+
+/* ------------------------------------------------------------ QoS */
+
+/* Each policy defines a QoS schema; a QoS struct starts with this header. */
+enum asx_qos_schema {
+	ASX_QOS_PRIO = 1,
+	ASX_QOS_EDF = 2,
+	ASX_QOS_DIRECT = 3,
+};
+
+struct asx_qos {
+	uint32_t schema;	/* enum asx_qos_schema */
+	uint32_t size;		/* sizeof the whole QoS struct */
+};
+
+struct asx_prio_qos {
+	struct asx_qos qos;
+	int priority;		/* larger runs first */
+};
+#define ASX_PRIO_QOS(p) \
+	((struct asx_prio_qos){ { ASX_QOS_PRIO, sizeof(struct asx_prio_qos) }, (p) })
+
+struct asx_edf_qos {
+	struct asx_qos qos;
+	int priority;		/* larger first; EDF among equal priorities */
+	uint64_t period_ns;	/* the entry point runs once per period */
+	uint64_t deadline_ns;	/* relative to each release; 0: the period */
+	uint64_t budget_ns;	/* worst-case run time per period (admission) */
+	uint64_t nperiods;	/* 0: until asx_thread_exit() */
+};
+#define ASX_EDF_QOS(prio, period, budget, n) \
+	((struct asx_edf_qos){ { ASX_QOS_EDF, sizeof(struct asx_edf_qos) }, \
+			       (prio), (period), 0, (budget), (n) })
+
+struct asx_direct_qos {
+	struct asx_qos qos;
+};
+#define ASX_DIRECT_QOS() \
+	((struct asx_direct_qos){ { ASX_QOS_DIRECT, sizeof(struct asx_direct_qos) } })
+
+/* ------------------------------------------------------------ ASCs */
+
+enum asx_asc_semantic {
+	ASX_ASC_DEFAULT = 0,		/* the policy's own */
+	ASX_ASC_NONPREEMPTIVE,		/* switches only in yield / blocking calls */
+	ASX_ASC_PREEMPTIVE,		/* also when a more urgent thread wakes */
+	ASX_ASC_TIMESLICED,		/* also every timeslice */
+};
+
+struct asx_asc_attr {
+	size_t sz;			/* sizeof(struct asx_asc_attr) */
+	const char *name;
+	unsigned int nvps;		/* running VPs (concurrency); 0: 1 */
+	unsigned int max_vps;		/* cap with spare VPs for blocked calls; 0: nvps + 64 */
+	enum asx_asc_semantic semantic;
+	uint64_t timeslice_ns;		/* tick of PREEMPTIVE/TIMESLICED; 0: 2 ms */
+	double miss_ratio_max;		/* EDF: refuse admission above it; 0: 0.05 */
+	double util_max;		/* EDF: utilisation bound per VP; 0: 1.0 */
+};
+
+/*
+ * Create an ASC with @attr->nvps VPs (NULL: defaults).  Adding the
+ * process's second VP (here or anywhere) switches the scheduler from the
+ * lock-free single-VP path to the locked path; made from outside the
+ * ASCs, that waits until the single running VP reaches a scheduling point.
+ */
+ASX_API int asx_asc_create(struct asx_asc **out, const struct asx_asc_policy *policy,
+			   const struct asx_asc_attr *attr);
+/* -EBUSY while it has threads; otherwise stops and joins its VPs. */
+ASX_API int asx_asc_destroy(struct asx_asc *asc);
+/* Add or remove a running VP (changes the concurrency level). */
+ASX_API int asx_asc_add_vp(struct asx_asc *asc);
+ASX_API int asx_asc_remove_vp(struct asx_asc *asc);
+
+struct asx_asc_stats {
+	unsigned int vps;		/* pthreads of this ASC (running, idle, blocked) */
+	unsigned int vps_running;
+	unsigned int vps_blocked;	/* in a blocking call */
+	unsigned int vps_target;	/* concurrency level */
+	unsigned int threads;
+	uint64_t jobs;			/* EDF: jobs (periods) completed */
+	uint64_t misses;		/* EDF: of which finished after their deadline */
+	double utilisation;		/* EDF: admitted sum of budget/period */
+	uint64_t spares_made;		/* VPs created for blocked calls */
+};
+ASX_API int asx_asc_stats(struct asx_asc *asc, struct asx_asc_stats *st);
+ASX_API const char *asx_asc_name(const struct asx_asc *asc);
+/* True when the whole process runs on the lock-free single-VP path. */
+ASX_API bool asx_asc_single_vp_mode(void);
+
+/* ------------------------------------------------------------ threads */
+
+struct asx_thread_attr {
+	size_t sz;
+	size_t stack_size;		/* 0: 128 KiB (x4 under sanitizers) */
+	const char *name;
+	bool detached;			/* no join: freed when it ends */
+};
+
+typedef void *(*asx_thread_fn)(void *arg);
+
+/* A thread that is in no ASC yet; start it with asx_thread_put(). */
+ASX_API int asx_thread_create(struct asx_thread **out, asx_thread_fn fn, void *arg,
+			      const struct asx_thread_attr *attr);
+/*
+ * The paper's thread_put: insert @t (made by asx_thread_create) into @asc
+ * with @qos in @asc's schema.  -EINVAL for a wrong schema, -EBUSY when the
+ * admission test refuses (the thread stays unstarted and may be put
+ * elsewhere or released with asx_thread_release()).
+ */
+ASX_API int asx_thread_put(struct asx_asc *asc, struct asx_thread *t, const struct asx_qos *qos);
+/* Free a thread that was never put. */
+ASX_API void asx_thread_release(struct asx_thread *t);
+/* create + put. */
+ASX_API int asx_thread_spawn(struct asx_asc *asc, const struct asx_qos *qos, asx_thread_fn fn,
+			     void *arg, const struct asx_thread_attr *attr,
+			     struct asx_thread **out);
+/*
+ * The paper's thread_change, for the calling user thread: @asc NULL or
+ * its own ASC changes its QoS there; another ASC migrates it (any policy;
+ * @qos in the target's schema).  On return the caller runs in the target
+ * with the new QoS.  -EBUSY: refused by admission (nothing changed);
+ * -EPERM from a pthread that is not a user thread.
+ */
+ASX_API int asx_thread_change(struct asx_asc *asc, const struct asx_qos *qos);
+
+ASX_API void asx_thread_yield(void);
+/* The calling user thread, or NULL on an ordinary pthread. */
+ASX_API struct asx_thread *asx_thread_self(void);
+ASX_API struct asx_asc *asx_thread_asc(const struct asx_thread *t);
+ASX_API const char *asx_thread_name(const struct asx_thread *t);
+/* Wait for @t to end (0) and free it; -EINVAL if detached or joined already. */
+ASX_API int asx_thread_join(struct asx_thread *t, void **ret);
+ASX_API void asx_thread_exit(void *ret) __attribute__((noreturn));
+/* Sleep without holding the VP.  0, or -EINTR when a thread timer fired. */
+ASX_API int asx_thread_sleep_until(const struct timespec *deadline);
+ASX_API int asx_thread_sleep(uint64_t ns);
+
+/*
+ * Per-thread timers: ASX_THREAD_TIMERS independent timers per thread.
+ * @fn(@arg) runs in the owning thread when it is next dispatched after
+ * the timer fired (a sleeping owner is woken for it), once, or every
+ * @period_ns when non-zero.  @first NULL cancels the timer.  Only the
+ * owner may set its timers.
+ */
+#define ASX_THREAD_TIMERS 4
+ASX_API int asx_thread_timer_set(unsigned int idx, const struct timespec *first,
+				 uint64_t period_ns, void (*fn)(void *), void *arg);
+
+/* EDF: the current job's absolute deadline (CLOCK_MONOTONIC ns), 0 elsewhere. */
+ASX_API uint64_t asx_thread_deadline(void);
+
+/* ------------------------------------------------------------ sync */
+
+/*
+ * ASC-aware mutex, condition, semaphore and barrier: they block the user
+ * thread, not the VP (on an ordinary pthread they block the pthread).
+ * Plain structs: zero-fill or *_init(); the fields are private.
+ */
+struct asx__waitq {
+	void *head, *tail;
+};
+
+struct asx_asc_mutex {
+	int lock;
+	int locked;
+	void *owner;
+	struct asx__waitq q;
+};
+ASX_API void asx_asc_mutex_init(struct asx_asc_mutex *m);
+ASX_API void asx_asc_mutex_lock(struct asx_asc_mutex *m);
+ASX_API int asx_asc_mutex_trylock(struct asx_asc_mutex *m);	/* 0 or -EBUSY */
+ASX_API int asx_asc_mutex_timedlock(struct asx_asc_mutex *m, const struct timespec *abstime);
+ASX_API void asx_asc_mutex_unlock(struct asx_asc_mutex *m);
+
+struct asx_asc_cond {
+	int lock;
+	struct asx__waitq q;
+};
+ASX_API void asx_asc_cond_init(struct asx_asc_cond *c);
+ASX_API int asx_asc_cond_wait(struct asx_asc_cond *c, struct asx_asc_mutex *m);
+/* 0, or -ETIMEDOUT (the mutex is held again either way). */
+ASX_API int asx_asc_cond_timedwait(struct asx_asc_cond *c, struct asx_asc_mutex *m,
+				   const struct timespec *abstime);
+ASX_API void asx_asc_cond_signal(struct asx_asc_cond *c);
+ASX_API void asx_asc_cond_broadcast(struct asx_asc_cond *c);
+
+struct asx_asc_sem {
+	int lock;
+	unsigned int value;
+	struct asx__waitq q;
+};
+ASX_API void asx_asc_sem_init(struct asx_asc_sem *s, unsigned int value);
+ASX_API void asx_asc_sem_wait(struct asx_asc_sem *s);
+ASX_API int asx_asc_sem_trywait(struct asx_asc_sem *s);		/* 0 or -EAGAIN */
+ASX_API int asx_asc_sem_timedwait(struct asx_asc_sem *s, const struct timespec *abstime);
+ASX_API void asx_asc_sem_post(struct asx_asc_sem *s);
+
+struct asx_asc_barrier {
+	int lock;
+	unsigned int count, arrived;
+	uint64_t cycle;
+	struct asx__waitq q;
+};
+ASX_API int asx_asc_barrier_init(struct asx_asc_barrier *b, unsigned int count);
+/* 1 in exactly one thread per round (the last to arrive), 0 in the others. */
+ASX_API int asx_asc_barrier_wait(struct asx_asc_barrier *b);
+
+/* ------------------------------------------------------------ blocking calls */
+
+/*
+ * Wait without holding the VP until @fd is ready for @events (POLLIN,
+ * POLLOUT, ...): the sentinel watches it in epoll.  Returns the ready
+ * events (> 0), -ETIMEDOUT at @deadline, or a negative errno.
+ */
+ASX_API int asx_thread_wait_fd(int fd, short events, const struct timespec *deadline);
+
+/*
+ * Wrapped system calls.  Descriptors the kernel can report readiness for
+ * (pipes, sockets, ...) are waited for with asx_thread_wait_fd() when the
+ * call would block; anything else runs between asx_asc_blocking_begin()
+ * and _end(), which hand the VP to the ASC's other threads for the
+ * duration (waking or creating a spare VP as its activation policy says)
+ * and give it back afterwards.  Return values as the C library's, with
+ * errno set on failure.
+ */
+ASX_API ssize_t asx_asc_read(int fd, void *buf, size_t n);
+ASX_API ssize_t asx_asc_write(int fd, const void *buf, size_t n);
+ASX_API ssize_t asx_asc_recv(int fd, void *buf, size_t n, int flags);
+ASX_API ssize_t asx_asc_send(int fd, const void *buf, size_t n, int flags);
+ASX_API int asx_asc_accept(int fd, struct sockaddr *addr, socklen_t *len);
+ASX_API int asx_asc_connect(int fd, const struct sockaddr *addr, socklen_t len);
+ASX_API int asx_asc_poll(struct pollfd *fds, nfds_t n, int timeout_ms);
+ASX_API int asx_asc_nanosleep(const struct timespec *req, struct timespec *rem);
+
+/* Bracket any other call that may block the pthread. */
+ASX_API void asx_asc_blocking_begin(void);
+ASX_API void asx_asc_blocking_end(void);
+
+/*
+ * Second-level concurrency control: a preemptive ASC never switches a
+ * thread while it is between asx_asc_lib_enter() and _leave() (nestable).
+ * Calls into libc, libasx and the dynamic loader are recognised by their
+ * address and are never preempted either; use these around other
+ * libraries that take internal locks.
+ */
+ASX_API void asx_asc_lib_enter(void);
+ASX_API void asx_asc_lib_leave(void);
+
+/* ------------------------------------------------------------ diagnostics */
+
+/* Nanoseconds per raw context switch (no scheduler), @n round trips. */
+ASX_API double asx_asc_raw_switch_ns(unsigned long n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ASX_ASC_H */

@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * asc_impl.h - internals of the ASC scheduler shared by the runtime
+ * (sched.c), the policies (prio.c, edf.c, direct.c), the ASC-aware
+ * synchronisation (sync.c) and the blocking-call wrappers (io.c).
+ *
+ * Concurrency control (the paper's first level):
+ *   - S.mode == MODE_SINGLE: the process has one VP.  Run queues are
+ *     touched by that VP only, without a lock or atomic RMW.  Other
+ *     pthreads hand threads over through the ASC's inbox (a lock-free
+ *     stack) and kick the VP.
+ *   - MODE_MULTI: run queues are under the ASC's lock.
+ *   - MODE_REQUEST: a pthread outside the scheduler wants to add a VP;
+ *     the single VP acknowledges at its next scheduling point by moving
+ *     to MODE_MULTI itself, so it never races with its own lock-free
+ *     operation in flight.
+ *   Policy state other than the run queue (admission, accounting) and the
+ *   ASC's VP bookkeeping are always under the ASC's lock.
+ *
+ * A thread leaving a VP sets ->switching before it becomes visible to
+ * others (on a run queue, a wait queue); whoever resumes the next context
+ * clears it once the old one is saved.  A VP that picks a thread whose
+ * flag is still set spins until it clears (the window is a few
+ * instructions long).
+ */
+#ifndef ASX_ASC_IMPL_H
+#define ASX_ASC_IMPL_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <asx/asc.h>
+#include "asc/ctx.h"
+#include "core/compiler.h"
+
+#define TLS_IE __attribute__((tls_model("initial-exec")))
+
+enum { MODE_SINGLE = 0, MODE_MULTI = 1, MODE_REQUEST = 2 };
+
+enum tstate { T_NEW, T_READY, T_RUNNING, T_BLOCKED, T_DEAD };
+
+enum { W_WAITING = 0, W_WOKEN = 1, W_TIMEDOUT = 2, W_INTR = 3 };
+
+/* A blocked caller: a user thread (t) or a plain pthread (t == NULL). */
+struct asx_waiter {
+	struct asx_waiter *next;
+	struct asx_thread *t;
+	uint32_t state;		/* W_*; a pthread sleeps on it as a futex */
+	uintptr_t data;
+};
+
+/* A timer-heap node (sleep deadline, thread timer, wait_fd deadline). */
+struct tnode {
+	uint64_t when;
+	int idx;		/* heap slot, -1 when not queued */
+	int kind;
+	struct asx_thread *t;
+	struct asx_waiter *w;	/* TN_WAIT: claimed on expiry */
+	unsigned int timer;	/* TN_UTIMER: index */
+	struct asx_asc *asc;	/* TN_ACT */
+};
+enum { TN_WAIT, TN_UTIMER, TN_ACT };
+
+struct utimer {
+	struct tnode node;
+	uint64_t period;
+	void (*fn)(void *);
+	void *arg;
+};
+
+struct asx_vp;
+
+struct asx_thread {
+	struct asx_ctx ctx;
+	struct asx_asc *asc;
+	struct asx_vp *vp;		/* the VP running it */
+	struct asx_vp *bound;		/* DIRECT: its own VP */
+	int state;			/* enum tstate (atomic, informational) */
+	bool dead;			/* ended: set before its last switch */
+	int switching;			/* atomic: context not yet saved */
+
+	/* policy fields */
+	struct asx_thread *rq_next, *rq_prev;
+	void *pq;			/* PRIO: its level */
+	int prio;
+	int queued;
+	uint64_t period, rel_deadline, budget, nperiods;
+	uint64_t release, deadline;	/* EDF: current job */
+	uint64_t jobs;
+
+	struct asx_thread *inbox_next;
+
+	asx_thread_fn fn;
+	void *arg, *ret;
+	struct asx_stack *stack;
+	char name[24];
+	bool detached;
+
+	/* join */
+	int jlock;
+	int done;
+	bool joined;
+	struct asx_waiter *joiners;
+
+	/* sleeping, thread timers */
+	struct tnode sleep;
+	struct asx_waiter *sleep_w;	/* interruptible sleep, under the timer lock */
+	struct utimer utimers[ASX_THREAD_TIMERS];
+	uint32_t utimer_pending;	/* atomic bit mask */
+
+	/* migration target while switching away (thread_change) */
+	struct asx_asc *migrate_to;
+};
+
+enum vpstate { VP_RUNNING, VP_IDLE, VP_BLOCKED, VP_EXITED };
+
+struct asx_vp {
+	struct asx_ctx ctx;		/* the VP's own loop, on the pthread stack */
+	struct asx_asc *asc;
+	struct asx_thread *cur;
+	struct asx_thread *bound;	/* DIRECT */
+	pthread_t pth;
+	pid_t tid;
+	uint32_t wake;			/* futex: idle until 1 */
+	int state;			/* enum vpstate, under the ASC lock */
+	int in_sched;			/* signal-visible: inside the scheduler */
+	int nolib;			/* signal-visible: second-level counter */
+	int preempt_pending;
+	int stop;
+	int passivate;			/* asked to give its place back */
+	bool spare;
+	bool has_tick;
+	timer_t tick;
+	struct asx_vp *idle_next;
+	struct asx_vp *next;		/* ASC's list */
+	uint64_t nswitch;
+	unsigned int nyield;
+};
+
+/* The VP activation policy hears of these; it is the single place that
+ * decides to wake, create or passivate VPs.  */
+enum vp_event {
+	VPEV_RUNNABLE,		/* a thread became runnable */
+	VPEV_BLOCKED,		/* a VP entered a blocking call (wrapper or upcall) */
+	VPEV_UNBLOCKED,		/* a VP came back from one */
+	VPEV_JOB,		/* EDF: a job completed (miss ratio changed) */
+};
+
+#define ACT_LATER	(-1000)
+#define ACT_DELAY_NS	200000ULL
+
+struct asx_asc_policy {
+	const char *name;
+	uint32_t schema;
+	enum asx_asc_semantic semantic;
+	bool vp_per_thread;		/* DIRECT */
+	size_t state_size;
+	int (*init)(struct asx_asc *asc);
+	void (*fini)(struct asx_asc *asc);
+	/* Admit @t with @qos (@change: @t is already in @asc). Under the lock. */
+	int (*admit)(struct asx_asc *asc, struct asx_thread *t, const struct asx_qos *qos,
+		     bool change);
+	/* @t leaves (ends or migrates).  Under the lock. */
+	void (*leave)(struct asx_asc *asc, struct asx_thread *t);
+	/* run queue: @t became runnable */
+	void (*enqueue)(struct asx_asc *asc, struct asx_thread *t);
+	/* run queue: store @old (may be NULL) and return the next or NULL */
+	struct asx_thread *(*schedule)(struct asx_asc *asc, struct asx_vp *vp,
+				       struct asx_thread *old);
+	/* queued threads; may be called without the lock (a hint then) */
+	unsigned int (*nrunnable)(struct asx_asc *asc);
+	/*
+	 * VP activation policy: > 0 VPs to make running (idle ones first,
+	 * then spares), -1 the calling VP should passivate, ACT_LATER: one
+	 * more VP if the running ones do not get round the queued threads
+	 * within ACT_DELAY_NS, 0 nothing.  Under the lock.
+	 */
+	int (*activation)(struct asx_asc *asc, enum vp_event ev);
+	/* Periodic threads: a job ended; next release (ns) or 0 to end. */
+	uint64_t (*job_done)(struct asx_asc *asc, struct asx_thread *t);
+	/* Preemptive policies: should @a run before @b? */
+	bool (*more_urgent)(const struct asx_thread *a, const struct asx_thread *b);
+	void (*stats)(struct asx_asc *asc, struct asx_asc_stats *st);
+};
+
+struct asx_asc {
+	const struct asx_asc_policy *pol;
+	void *pstate;
+	char name[32];
+	int lock;
+	struct asx_thread *inbox;	/* atomic LIFO of threads made runnable outside */
+	struct asx_vp *vps, *idle;
+	unsigned int nvps, nidle, nblocked, nexited;
+	unsigned int target, max_vps;
+	unsigned int nthreads;
+	enum asx_asc_semantic semantic;
+	uint64_t timeslice;
+	double miss_ratio_max, util_max;
+	uint64_t spares_made;
+	uint64_t ndispatch;		/* threads dispatched on the locked path */
+	uint64_t act_mark;		/* ndispatch when the deferred check was armed */
+	struct tnode act;		/* deferred activation check (sentinel timer) */
+	bool act_armed, dying;		/* under the lock */
+	struct asx_asc *next;		/* global list */
+};
+
+/* Sentinel, under its timer lock: the deferred activation check of @a;
+ * returns true to re-arm it. */
+bool asx__activation_check(struct asx_asc *a);
+
+static inline unsigned int asc_running(const struct asx_asc *a)
+{
+	return a->nvps - a->nidle - a->nblocked - a->nexited;
+}
+
+/* ---------------------------------------------------------------- locks */
+
+void asx__spin_lock_slow(int *l);
+
+static inline void spin_lock(int *l)
+{
+	if (likely(!__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)))
+		return;
+	asx__spin_lock_slow(l);
+}
+
+static inline void spin_unlock(int *l)
+{
+	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+/* ---------------------------------------------------------------- runtime */
+
+extern __thread struct asx_vp *asx__tls_vp TLS_IE;
+void asx__preempt_check(struct asx_vp *vp);
+
+/*
+ * Second-level protection of the library's own critical sections (object
+ * spinlocks, the timer and stack-pool locks) against preemption of the
+ * user thread holding them: a preempted holder would leave the next
+ * thread on its VP spinning or sleeping on a lock nobody can release.
+ * No-ops on plain pthreads.
+ */
+static inline void np_enter(void)
+{
+	struct asx_vp *vp = asx__tls_vp;
+
+	if (vp)
+		__atomic_store_n(&vp->nolib, vp->nolib + 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/* @take: honour a preemption that arrived meanwhile */
+static inline void np_leave(bool take)
+{
+	struct asx_vp *vp = asx__tls_vp;
+
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!vp)
+		return;
+	__atomic_store_n(&vp->nolib, vp->nolib - 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (take && !vp->nolib && __atomic_load_n(&vp->preempt_pending, __ATOMIC_RELAXED))
+		asx__preempt_check(vp);
+}
+
+static inline void lock_np(int *l)
+{
+	np_enter();
+	spin_lock(l);
+}
+
+static inline void unlock_np(int *l)
+{
+	spin_unlock(l);
+	np_leave(true);
+}
+
+/* Make @t (blocked; claimed by the caller) runnable again. */
+void asx__wake(struct asx_thread *t);
+/*
+ * Block the calling user thread.  The caller has set self->switching
+ * and published self (wait queue, timer) and released its own locks.
+ */
+void asx__block_self(struct asx_thread *self);
+/* The calling user thread or NULL. */
+static inline struct asx_thread *asx__self(void)
+{
+	struct asx_vp *vp = asx__tls_vp;
+
+	return vp ? vp->cur : NULL;
+}
+
+/* Wait on @w (queued by the caller under *@lock, taken with lock_np())
+ * until woken or @abstime; returns W_WOKEN or W_TIMEDOUT.  Releases
+ * *@lock. */
+int asx__wait(struct asx_waiter *w, int *lock, const struct timespec *abstime);
+/* Claim @w (W_WAITING -> @how) and wake its owner; false if already claimed. */
+bool asx__claim_wake(struct asx_waiter *w, uint32_t how);
+
+/* Timers (the sentinel). */
+void asx__timer_add(struct tnode *n);
+bool asx__timer_del(struct tnode *n);	/* true if it was queued */
+int asx__sentinel_start(void);
+int asx__sentinel_epfd(void);
+void asx__sentinel_sync(void);
+
+/* Second-level flag leave: a preemption that arrived meanwhile is taken. */
+void asx__preempt_check(struct asx_vp *vp);
+
+/* VP activation: the single entry point (wrappers and upcalls alike). */
+void asx__vp_blocked(void);
+void asx__vp_unblocked(void);
+
+#endif /* ASX_ASC_IMPL_H */

@@ -1,0 +1,990 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * test_asc.c - CMocka tests of the ASC scheduler (asx/asc.h).
+ *
+ * Each test checks something a broken scheduler would get wrong: the
+ * order threads run in, counters updated without atomics inside ASC
+ * mutexes (a second VP would lose updates if exclusion failed), a thread
+ * that only makes progress when others are not starved, deadlines kept
+ * and missed.  Waits are bounded so failures fail rather than hang.
+ * Thread counts shrink under TSan (each fiber costs it a lot of memory).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fenv.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <asx/asc.h>
+
+#if defined(__SANITIZE_THREAD__)
+#define NMANY 1000
+#else
+#define NMANY 10000
+#endif
+
+#define MS 1000000ULL
+
+static int thread_failed;
+#define CHECK(cond)							\
+	do {								\
+		if (!(cond))						\
+			__atomic_store_n(&thread_failed, __LINE__, __ATOMIC_SEQ_CST); \
+	} while (0)
+
+static void assert_threads_ok(void)
+{
+	assert_int_equal(__atomic_exchange_n(&thread_failed, 0, __ATOMIC_SEQ_CST), 0);
+}
+
+static struct asx_asc *mk_asc(const struct asx_asc_policy *p, unsigned int nvps,
+			      enum asx_asc_semantic sem)
+{
+	struct asx_asc_attr at = { .sz = sizeof(at), .nvps = nvps, .semantic = sem };
+	struct asx_asc *a = NULL;
+
+	assert_int_equal(asx_asc_create(&a, p, &at), 0);
+	return a;
+}
+
+static void busy_ns(uint64_t ns)
+{
+	uint64_t end = asx_now_ns() + ns;
+
+	while (asx_now_ns() < end)
+		;
+}
+
+/* ---------------------------------------------------------------- basics */
+
+static void *ret_arg(void *arg)
+{
+	CHECK(asx_thread_self() != NULL);
+	asx_thread_yield();
+	return arg;
+}
+
+static void test_spawn_join(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_thread *t[8];
+	void *r;
+
+	assert_null(asx_thread_self());
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(asx_thread_spawn(a, &q.qos, ret_arg, (void *)(intptr_t)(i + 1),
+						  NULL, &t[i]), 0);
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(asx_thread_join(t[i], &r), 0);
+		assert_int_equal((intptr_t)r, i + 1);
+	}
+	/* wrong schema, missing QoS */
+	struct asx_edf_qos e = ASX_EDF_QOS(0, MS, 0, 1);
+
+	assert_int_equal(asx_thread_spawn(a, &e.qos, ret_arg, NULL, NULL, &t[0]), -EINVAL);
+	assert_int_equal(asx_thread_spawn(a, NULL, ret_arg, NULL, NULL, &t[0]), -EINVAL);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_threads_ok();
+}
+
+/* Floating-point control state is per thread: MXCSR and x87 CW survive switches. */
+static void *fp_thread(void *arg)
+{
+	int mode = (int)(intptr_t)arg;
+
+	fesetround(mode);
+	for (int i = 0; i < 100; i++) {
+		asx_thread_yield();
+		CHECK(fegetround() == mode);
+	}
+	return NULL;
+}
+
+static void test_fp_state(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_thread *t[3];
+	int modes[3] = { FE_TONEAREST, FE_UPWARD, FE_TOWARDZERO };
+
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(asx_thread_spawn(a, &q.qos, fp_thread,
+						  (void *)(intptr_t)modes[i], NULL, &t[i]), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_threads_ok();
+	assert_true(asx_asc_raw_switch_ns(1000) > 0);
+}
+
+/* ---------------------------------------------------------------- PRIO order */
+
+static char order[64];
+static int norder;
+
+struct ord {
+	char id;
+	int rounds;
+};
+
+static void *ord_thread(void *arg)
+{
+	struct ord *o = arg;
+
+	for (int i = 0; i < o->rounds; i++) {
+		order[norder++] = o->id;
+		asx_thread_yield();
+	}
+	return NULL;
+}
+
+static struct ord ords[6] = {
+	{ 'l', 1 }, { 'h', 1 }, { 'm', 1 }, { 'A', 3 }, { 'B', 3 }, { 'C', 3 },
+};
+
+static void *gate(void *arg)
+{
+	struct asx_asc *a = asx_thread_asc(asx_thread_self());
+	struct asx_thread **t = arg;
+	int prio[6] = { 1, 5, 3, 2, 2, 2 };
+
+	/* non-preemptive: none of these runs before the gate returns */
+	for (int i = 0; i < 6; i++) {
+		struct asx_prio_qos q = ASX_PRIO_QOS(prio[i]);
+
+		CHECK(asx_thread_spawn(a, &q.qos, ord_thread, &ords[i], NULL, &t[i]) == 0);
+	}
+	order[norder++] = 'g';
+	return NULL;
+}
+
+static void test_prio_order(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
+	struct asx_prio_qos q = ASX_PRIO_QOS(100);
+	struct asx_thread *g, *t[6];
+
+	norder = 0;
+	assert_int_equal(asx_thread_spawn(a, &q.qos, gate, t, NULL, &g), 0);
+	assert_int_equal(asx_thread_join(g, NULL), 0);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+	order[norder] = 0;
+	/* priority order, then round-robin among the three equals */
+	assert_string_equal(order, "ghmABCABCABCl");
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_threads_ok();
+}
+
+static void *qos_b(void *arg)
+{
+	struct asx_prio_qos low = ASX_PRIO_QOS(0);
+
+	(void)arg;
+	order[norder++] = 'B';
+	CHECK(asx_thread_change(NULL, &low.qos) == 0);	/* now below A: A runs */
+	order[norder++] = 'b';
+	return NULL;
+}
+
+static void *qos_a(void *arg)
+{
+	(void)arg;
+	order[norder++] = 'A';
+	return NULL;
+}
+
+static void *qos_gate(void *arg)
+{
+	struct asx_asc *a = asx_thread_asc(asx_thread_self());
+	struct asx_thread **t = arg;
+	struct asx_prio_qos pa = ASX_PRIO_QOS(1), pb = ASX_PRIO_QOS(2);
+
+	CHECK(asx_thread_spawn(a, &pa.qos, qos_a, NULL, NULL, &t[0]) == 0);
+	CHECK(asx_thread_spawn(a, &pb.qos, qos_b, NULL, NULL, &t[1]) == 0);
+	return NULL;
+}
+
+static void test_qos_change(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
+	struct asx_prio_qos q = ASX_PRIO_QOS(100);
+	struct asx_thread *g, *t[2];
+
+	norder = 0;
+	assert_int_equal(asx_thread_spawn(a, &q.qos, qos_gate, t, NULL, &g), 0);
+	assert_int_equal(asx_thread_join(g, NULL), 0);
+	assert_int_equal(asx_thread_join(t[0], NULL), 0);
+	assert_int_equal(asx_thread_join(t[1], NULL), 0);
+	order[norder] = 0;
+	assert_string_equal(order, "BAb");
+	assert_int_equal(asx_thread_change(NULL, &q.qos), -EPERM);	/* not a user thread */
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_threads_ok();
+}
+
+/* ---------------------------------------------------------------- many threads, mutexes */
+
+#define NLOCKS 8
+static struct asx_asc_mutex locks[NLOCKS];
+static long counters[NLOCKS];
+static int inside[NLOCKS];
+
+static void *locker(void *arg)
+{
+	int k = (int)((intptr_t)arg % NLOCKS);
+
+	for (int i = 0; i < 3; i++) {
+		asx_asc_mutex_lock(&locks[k]);
+		CHECK(__atomic_add_fetch(&inside[k], 1, __ATOMIC_RELAXED) == 1);
+		long v = counters[k];
+
+		asx_thread_yield();	/* others run, find the lock held, block */
+		counters[k] = v + 1;
+		__atomic_sub_fetch(&inside[k], 1, __ATOMIC_RELAXED);
+		asx_asc_mutex_unlock(&locks[k]);
+	}
+	return NULL;
+}
+
+static void many_threads(unsigned int nvps)
+{
+	struct asx_asc *a = mk_asc(&asx_asc_prio, nvps, 0);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_thread **t = calloc(NMANY, sizeof(*t));
+	long sum = 0;
+
+	assert_non_null(t);
+	for (int i = 0; i < NLOCKS; i++) {
+		asx_asc_mutex_init(&locks[i]);
+		counters[i] = 0;
+	}
+	for (int i = 0; i < NMANY; i++)
+		assert_int_equal(asx_thread_spawn(a, &q.qos, locker, (void *)(intptr_t)i, NULL,
+						  &t[i]), 0);
+	for (int i = 0; i < NMANY; i++)
+		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+	for (int i = 0; i < NLOCKS; i++)
+		sum += counters[i];
+	assert_int_equal(sum, 3L * NMANY);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	free(t);
+	assert_threads_ok();
+}
+
+static void test_many_threads_1vp(void **state)
+{
+	(void)state;
+	many_threads(1);
+}
+
+static void test_many_threads_2vp(void **state)
+{
+	(void)state;
+	many_threads(2);
+}
+
+/* ---------------------------------------------------------------- cond, sem, barrier */
+
+struct pc {
+	struct asx_asc_mutex m;
+	struct asx_asc_cond c;
+	int items, taken, done;
+	struct asx_asc_sem ping, pong;
+	struct asx_asc_barrier b;
+	int phase[8];
+};
+
+static void *producer(void *arg)
+{
+	struct pc *p = arg;
+
+	for (int i = 0; i < 1000; i++) {
+		asx_asc_mutex_lock(&p->m);
+		p->items++;
+		asx_asc_cond_signal(&p->c);
+		asx_asc_mutex_unlock(&p->m);
+		if (i % 7 == 0)
+			asx_thread_yield();
+	}
+	asx_asc_mutex_lock(&p->m);
+	p->done = 1;
+	asx_asc_cond_broadcast(&p->c);
+	asx_asc_mutex_unlock(&p->m);
+	return NULL;
+}
+
+static void *consumer(void *arg)
+{
+	struct pc *p = arg;
+
+	asx_asc_mutex_lock(&p->m);
+	for (;;) {
+		while (!p->items && !p->done)
+			asx_asc_cond_wait(&p->c, &p->m);
+		if (!p->items)
+			break;
+		p->items--;
+		p->taken++;
+	}
+	asx_asc_mutex_unlock(&p->m);
+	return NULL;
+}
+
+static void *pinger(void *arg)
+{
+	struct pc *p = arg;
+
+	for (int i = 0; i < 2000; i++) {
+		asx_asc_sem_post(&p->ping);
+		asx_asc_sem_wait(&p->pong);
+	}
+	return NULL;
+}
+
+static void *ponger(void *arg)
+{
+	struct pc *p = arg;
+
+	for (int i = 0; i < 2000; i++) {
+		asx_asc_sem_wait(&p->ping);
+		asx_asc_sem_post(&p->pong);
+	}
+	return NULL;
+}
+
+static struct pc *bar_pc;
+static void *barrier_thread(void *arg)
+{
+	int id = (int)(intptr_t)arg, leaders = 0;
+
+	for (int r = 0; r < 50; r++) {
+		__atomic_store_n(&bar_pc->phase[id], r, __ATOMIC_RELAXED);
+		leaders += asx_asc_barrier_wait(&bar_pc->b);
+		/* nobody may be a round behind once the barrier opened */
+		for (int j = 0; j < 8; j++)
+			CHECK(__atomic_load_n(&bar_pc->phase[j], __ATOMIC_RELAXED) >= r);
+		asx_asc_barrier_wait(&bar_pc->b);
+	}
+	return (void *)(intptr_t)leaders;
+}
+
+static void sync_objects(unsigned int nvps)
+{
+	struct asx_asc *a = mk_asc(&asx_asc_prio, nvps, 0);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct pc *p = calloc(1, sizeof(*p));
+	struct asx_thread *t[12];
+	long leaders = 0;
+	void *r;
+
+	assert_non_null(p);
+	asx_asc_mutex_init(&p->m);
+	asx_asc_cond_init(&p->c);
+	asx_asc_sem_init(&p->ping, 0);
+	asx_asc_sem_init(&p->pong, 0);
+	assert_int_equal(asx_asc_barrier_init(&p->b, 8), 0);
+	assert_int_equal(asx_thread_spawn(a, &q.qos, consumer, p, NULL, &t[0]), 0);
+	assert_int_equal(asx_thread_spawn(a, &q.qos, consumer, p, NULL, &t[1]), 0);
+	assert_int_equal(asx_thread_spawn(a, &q.qos, producer, p, NULL, &t[2]), 0);
+	assert_int_equal(asx_thread_spawn(a, &q.qos, pinger, p, NULL, &t[3]), 0);
+	assert_int_equal(asx_thread_spawn(a, &q.qos, ponger, p, NULL, &t[4]), 0);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+	assert_int_equal(p->taken, 1000);
+	bar_pc = p;
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(asx_thread_spawn(a, &q.qos, barrier_thread, (void *)(intptr_t)i,
+						  NULL, &t[i]), 0);
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(asx_thread_join(t[i], &r), 0);
+		leaders += (intptr_t)r;
+	}
+	assert_int_equal(leaders, 50);
+	/* a timed wait that times out, then a post from a plain pthread */
+	struct timespec ts;
+
+	assert_int_equal(asx_asc_sem_timedwait(&p->ping, asx_deadline(&ts, 20 * MS)), -ETIMEDOUT);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	free(p);
+	assert_threads_ok();
+}
+
+static void test_sync_1vp(void **state)
+{
+	(void)state;
+	sync_objects(1);
+}
+
+static void test_sync_3vp(void **state)
+{
+	(void)state;
+	sync_objects(3);
+}
+
+static struct asx_asc_sem ext_sem;
+static void *sem_waiter(void *arg)
+{
+	struct timespec ts;
+
+	(void)arg;
+	CHECK(asx_asc_sem_timedwait(&ext_sem, asx_deadline(&ts, 10 * MS)) == -ETIMEDOUT);
+	asx_asc_sem_wait(&ext_sem);
+	return (void *)1;
+}
+
+static void test_sem_from_pthread(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_thread *t;
+	void *r = NULL;
+
+	asx_asc_sem_init(&ext_sem, 0);
+	assert_int_equal(asx_thread_spawn(a, &q.qos, sem_waiter, NULL, NULL, &t), 0);
+	usleep(50000);
+	asx_asc_sem_post(&ext_sem);	/* main is a plain pthread */
+	assert_int_equal(asx_thread_join(t, &r), 0);
+	assert_ptr_equal(r, (void *)1);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_threads_ok();
+}
+
+/* ---------------------------------------------------------------- sleep, timers, fds */
+
+static int ticks;
+static void *ticker(void *arg)
+{
+	int *stop = arg;
+
+	while (!__atomic_load_n(stop, __ATOMIC_RELAXED)) {
+		ticks++;
+		asx_thread_yield();
+	}
+	return NULL;
+}
+
+static void *sleeper(void *arg)
+{
+	int *stop = arg;
+	uint64_t t0 = asx_now_ns();
+	int before = ticks;
+
+	CHECK(asx_thread_sleep(50 * MS) == 0);
+	CHECK(asx_now_ns() - t0 >= 50 * MS);
+	CHECK(ticks > before);	/* the VP ran the other thread meanwhile */
+	__atomic_store_n(stop, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void test_sleep(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_thread *t[2];
+	int stop = 0;
+
+	ticks = 0;
+	assert_int_equal(asx_thread_spawn(a, &q.qos, sleeper, &stop, NULL, &t[0]), 0);
+	assert_int_equal(asx_thread_spawn(a, &q.qos, ticker, &stop, NULL, &t[1]), 0);
+	assert_int_equal(asx_thread_join(t[0], NULL), 0);
+	assert_int_equal(asx_thread_join(t[1], NULL), 0);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_threads_ok();
+}
+
+static int fired;
+static void on_timer(void *arg)
+{
+	CHECK(asx_thread_self() == arg);	/* runs in the owner */
+	fired++;
+}
+
+static void *timer_thread(void *arg)
+{
+	struct timespec ts;
+	uint64_t end;
+
+	(void)arg;
+	CHECK(asx_thread_timer_set(0, asx_deadline(&ts, 5 * MS), 5 * MS, on_timer,
+				   asx_thread_self()) == 0);
+	end = asx_now_ns() + 2000 * MS;
+	while (fired < 3 && asx_now_ns() < end)
+		asx_thread_sleep(100 * MS);	/* a firing timer interrupts it */
+	CHECK(fired >= 3);
+	CHECK(asx_thread_timer_set(0, NULL, 0, NULL, NULL) == 0);
+	return NULL;
+}
+
+static void test_thread_timers(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_thread *t;
+
+	fired = 0;
+	assert_int_equal(asx_thread_spawn(a, &q.qos, timer_thread, NULL, NULL, &t), 0);
+	assert_int_equal(asx_thread_join(t, NULL), 0);
+	assert_true(fired >= 3);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_threads_ok();
+}
+
+struct piped {
+	int fd[2];
+	int progress;
+	int progress_at_read;
+};
+
+static void *pipe_reader(void *arg)
+{
+	struct piped *p = arg;
+	char c = 0;
+
+	CHECK(asx_asc_read(p->fd[0], &c, 1) == 1);
+	CHECK(c == 'x');
+	p->progress_at_read = p->progress;
+	return NULL;
+}
+
+static void *pipe_worker(void *arg)
+{
+	struct piped *p = arg;
+
+	for (int i = 0; i < 1000; i++) {
+		p->progress++;
+		asx_thread_yield();
+	}
+	CHECK(asx_asc_write(p->fd[1], "x", 1) == 1);
+	return NULL;
+}
+
+static void test_pipe_read(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_thread *t[2];
+	struct piped p = { .progress = 0 };
+	struct timespec ts;
+
+	assert_int_equal(pipe(p.fd), 0);
+	/* the reader first: it blocks in read before the worker starts */
+	assert_int_equal(asx_thread_spawn(a, &q.qos, pipe_reader, &p, NULL, &t[0]), 0);
+	assert_int_equal(asx_thread_spawn(a, &q.qos, pipe_worker, &p, NULL, &t[1]), 0);
+	assert_int_equal(asx_thread_join(t[1], NULL), 0);
+	assert_int_equal(asx_thread_join(t[0], NULL), 0);
+	assert_int_equal(p.progress_at_read, 1000);
+	/* nothing was spare-VP'd for it: the read parked, it did not block the VP */
+	struct asx_asc_stats st;
+
+	assert_int_equal(asx_asc_stats(a, &st), 0);
+	assert_int_equal(st.spares_made, 0);
+	/* a wait that times out, from a plain pthread */
+	assert_int_equal(asx_thread_wait_fd(p.fd[0], POLLIN, asx_deadline(&ts, 10 * MS)),
+			 -ETIMEDOUT);
+	close(p.fd[0]);
+	close(p.fd[1]);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_threads_ok();
+}
+
+static void *fd_timeout(void *arg)
+{
+	int *fd = arg;
+	struct timespec ts;
+	uint64_t t0 = asx_now_ns();
+
+	CHECK(asx_thread_wait_fd(fd[0], POLLIN, asx_deadline(&ts, 20 * MS)) == -ETIMEDOUT);
+	CHECK(asx_now_ns() - t0 >= 20 * MS);
+	return NULL;
+}
+
+static void test_wait_fd_timeout(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_thread *t[4];
+	int fd[2];
+
+	assert_int_equal(pipe(fd), 0);
+	for (int i = 0; i < 4; i++)	/* same fd, four waiters */
+		assert_int_equal(asx_thread_spawn(a, &q.qos, fd_timeout, fd, NULL, &t[i]), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+	close(fd[0]);
+	close(fd[1]);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_threads_ok();
+}
+
+/* ---------------------------------------------------------------- blocking calls, spares */
+
+static void *nap(void *arg)
+{
+	struct timespec req = { 0, 200 * (long)MS };
+	int *done = arg;
+
+	CHECK(asx_asc_nanosleep(&req, NULL) == 0);
+	CHECK(__atomic_load_n(done, __ATOMIC_ACQUIRE) == 1);	/* the other ran meanwhile */
+	return NULL;
+}
+
+static void *worker_done(void *arg)
+{
+	int *done = arg;
+
+	for (int i = 0; i < 100; i++)
+		asx_thread_yield();
+	__atomic_store_n(done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_blocking_spare(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_thread *t[2];
+	struct asx_asc_stats st;
+	int done = 0;
+
+	assert_int_equal(asx_thread_spawn(a, &q.qos, nap, &done, NULL, &t[0]), 0);
+	assert_int_equal(asx_thread_spawn(a, &q.qos, worker_done, &done, NULL, &t[1]), 0);
+	assert_int_equal(asx_thread_join(t[1], NULL), 0);
+	assert_int_equal(asx_thread_join(t[0], NULL), 0);
+	assert_int_equal(asx_asc_stats(a, &st), 0);
+	assert_true(st.spares_made >= 1);
+	assert_int_equal(st.vps_target, 1);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_threads_ok();
+}
+
+/* ---------------------------------------------------------------- activation */
+
+static int act_flags[2];
+
+static void *act_spinner(void *arg)
+{
+	int me = (int)(intptr_t)arg;
+	uint64_t end = asx_now_ns() + 5000 * MS;
+
+	__atomic_store_n(&act_flags[me], 1, __ATOMIC_RELEASE);
+	/* never yields: only a second VP lets the other thread run */
+	while (!__atomic_load_n(&act_flags[!me], __ATOMIC_ACQUIRE) && asx_now_ns() < end)
+		;
+	CHECK(__atomic_load_n(&act_flags[!me], __ATOMIC_ACQUIRE));
+	return NULL;
+}
+
+static void *act_gate(void *arg)
+{
+	struct asx_thread **t = arg;
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+
+	for (int i = 0; i < 2; i++)
+		CHECK(asx_thread_spawn(asx_thread_asc(asx_thread_self()), &q.qos, act_spinner,
+				       (void *)(intptr_t)i, NULL, &t[i]) == 0);
+	return NULL;
+}
+
+static void test_activation(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_prio, 2, 0);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_thread *t[2];
+
+	struct asx_thread *g;
+
+	act_flags[0] = act_flags[1] = 0;
+	/* spawned from inside, so the activation policy decides (deferred) */
+	assert_int_equal(asx_thread_spawn(a, &q.qos, act_gate, t, NULL, &g), 0);
+	assert_int_equal(asx_thread_join(g, NULL), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_threads_ok();
+}
+
+/* ---------------------------------------------------------------- modes */
+
+static void *yield_some(void *arg)
+{
+	for (int i = 0; i < 1000; i++)
+		asx_thread_yield();
+	return arg;
+}
+
+static void test_mode_switch(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0), *b;
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_thread *t[4];
+
+	assert_true(asx_asc_single_vp_mode());
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(asx_thread_spawn(a, &q.qos, yield_some, NULL, NULL, &t[i]), 0);
+	/* a second ASC while the first is yielding: the locked path at run time */
+	b = mk_asc(&asx_asc_prio, 1, 0);
+	assert_false(asx_asc_single_vp_mode());
+	for (int i = 2; i < 4; i++)
+		assert_int_equal(asx_thread_spawn(i == 2 ? a : b, &q.qos, yield_some, NULL, NULL,
+						  &t[i]), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+	assert_int_equal(asx_asc_destroy(b), 0);
+	assert_true(asx_asc_single_vp_mode());
+	assert_int_equal(asx_asc_add_vp(a), 0);
+	assert_false(asx_asc_single_vp_mode());
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_true(asx_asc_single_vp_mode());
+	assert_threads_ok();
+}
+
+/* ---------------------------------------------------------------- preemption */
+
+static void *spinner(void *arg)
+{
+	int *flag = arg;
+	uint64_t end = asx_now_ns() + 20000 * MS;
+
+	/* pure user code: never yields; only preemption lets the setter run */
+	while (!__atomic_load_n(flag, __ATOMIC_RELAXED)) {
+		static volatile unsigned long x;
+
+		x++;
+		if ((x & 0xfffff) == 0 && asx_now_ns() > end)
+			break;
+	}
+	CHECK(__atomic_load_n(flag, __ATOMIC_RELAXED));
+	return NULL;
+}
+
+static void *setter(void *arg)
+{
+	__atomic_store_n((int *)arg, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void test_preemption(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, ASX_ASC_TIMESLICED);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_thread *t[2];
+	int flag = 0;
+
+	assert_int_equal(asx_thread_spawn(a, &q.qos, spinner, &flag, NULL, &t[0]), 0);
+	usleep(20000);	/* the spinner has the VP */
+	assert_int_equal(asx_thread_spawn(a, &q.qos, setter, &flag, NULL, &t[1]), 0);
+	assert_int_equal(asx_thread_join(t[1], NULL), 0);
+	assert_int_equal(asx_thread_join(t[0], NULL), 0);
+	assert_int_equal(flag, 1);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_threads_ok();
+}
+
+/* ---------------------------------------------------------------- EDF */
+
+struct job {
+	uint64_t work;
+	int runs;
+};
+
+static void *edf_job(void *arg)
+{
+	struct job *j = arg;
+
+	CHECK(asx_thread_deadline() != 0);
+	busy_ns(j->work);
+	j->runs++;
+	return NULL;
+}
+
+static void test_edf(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_edf, 1, 0);
+	/* long periods: a loaded 2-core host may stall a VP for tens of ms */
+	struct asx_edf_qos q1 = ASX_EDF_QOS(0, 100 * MS, 10 * MS, 8);
+	struct asx_edf_qos q2 = ASX_EDF_QOS(0, 150 * MS, 15 * MS, 6);
+	struct asx_edf_qos big = ASX_EDF_QOS(0, 10 * MS, 9 * MS, 1);	/* 0.9 */
+	struct job j1 = { 1 * MS, 0 }, j2 = { 2 * MS, 0 };
+	struct asx_thread *t[3];
+	struct asx_asc_stats st;
+
+	assert_int_equal(asx_thread_spawn(a, &q1.qos, edf_job, &j1, NULL, &t[0]), 0);
+	assert_int_equal(asx_thread_spawn(a, &q2.qos, edf_job, &j2, NULL, &t[1]), 0);
+	/* 0.1 + 0.1 + 0.9 > 1: refused, nothing changes */
+	assert_int_equal(asx_thread_spawn(a, &big.qos, edf_job, &j1, NULL, &t[2]), -EBUSY);
+	assert_int_equal(asx_asc_stats(a, &st), 0);
+	assert_true(st.utilisation > 0.19 && st.utilisation < 0.21);
+	assert_int_equal(asx_thread_join(t[0], NULL), 0);
+	assert_int_equal(asx_thread_join(t[1], NULL), 0);
+	assert_int_equal(j1.runs, 8);
+	assert_int_equal(j2.runs, 6);
+	assert_int_equal(asx_asc_stats(a, &st), 0);
+	assert_int_equal(st.jobs, 14);
+	assert_int_equal(st.misses, 0);
+	assert_true(st.utilisation < 1e-9);
+
+	/* under-declared budgets: the jobs overrun their deadlines, misses are
+	 * counted, and admission then refuses while the miss ratio is high */
+	struct asx_edf_qos liar = ASX_EDF_QOS(0, 5 * MS, 1 * MS, 40);
+	struct job jl = { 12 * MS, 0 };
+
+	assert_int_equal(asx_thread_spawn(a, &liar.qos, edf_job, &jl, NULL, &t[0]), 0);
+	assert_int_equal(asx_thread_join(t[0], NULL), 0);
+	assert_int_equal(asx_asc_stats(a, &st), 0);
+	assert_true(st.misses >= 30);
+	struct asx_edf_qos small = ASX_EDF_QOS(0, 100 * MS, 1 * MS, 1);
+
+	assert_int_equal(asx_thread_spawn(a, &small.qos, edf_job, &j1, NULL, &t[0]), -EBUSY);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_threads_ok();
+}
+
+/* ---------------------------------------------------------------- migration */
+
+static struct asx_asc *mig_prio, *mig_edf;
+static int mig_calls;
+
+static void *migrant(void *arg)
+{
+	(void)arg;
+	if (mig_calls++ == 0) {
+		struct asx_edf_qos e = ASX_EDF_QOS(7, 10 * MS, 1 * MS, 4);
+		struct asx_edf_qos bad = ASX_EDF_QOS(7, 10 * MS, 10 * MS + 1, 4);
+		struct asx_edf_qos over = ASX_EDF_QOS(7, 10 * MS, 6 * MS, 4);
+		struct asx_prio_qos wrong = ASX_PRIO_QOS(1);
+
+		CHECK(asx_thread_change(mig_edf, &bad.qos) == -EINVAL);	/* budget > deadline */
+		CHECK(asx_thread_change(mig_edf, &wrong.qos) == -EINVAL);	/* not EDF's schema */
+		/* 0.6 > util_max 0.5: refused by admission, nothing changes */
+		CHECK(asx_thread_change(mig_edf, &over.qos) == -EBUSY);
+		CHECK(asx_thread_asc(asx_thread_self()) == mig_prio);
+
+		CHECK(asx_thread_asc(asx_thread_self()) == mig_prio);
+		CHECK(asx_thread_deadline() == 0);
+		CHECK(asx_thread_change(mig_edf, &e.qos) == 0);
+		/* the same thread, still running, now under EDF */
+		CHECK(asx_thread_asc(asx_thread_self()) == mig_edf);
+		CHECK(asx_thread_deadline() != 0);
+		return NULL;	/* EDF runs the entry point again each period */
+	}
+	CHECK(asx_thread_asc(asx_thread_self()) == mig_edf);
+	if (mig_calls == 4) {
+		struct asx_prio_qos p = ASX_PRIO_QOS(3);
+
+		CHECK(asx_thread_change(mig_prio, &p.qos) == 0);
+		CHECK(asx_thread_asc(asx_thread_self()) == mig_prio);
+		asx_thread_exit((void *)42);
+	}
+	return NULL;
+}
+
+static void test_migration(void **state)
+{
+	(void)state;
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_thread *t;
+	struct asx_asc_stats st;
+	void *r = NULL;
+
+	struct asx_asc_attr ea = { .sz = sizeof(ea), .util_max = 0.5 };
+
+	mig_prio = mk_asc(&asx_asc_prio, 1, 0);
+	assert_int_equal(asx_asc_create(&mig_edf, &asx_asc_edf, &ea), 0);
+	mig_calls = 0;
+	assert_int_equal(asx_thread_spawn(mig_prio, &q.qos, migrant, NULL, NULL, &t), 0);
+	assert_int_equal(asx_thread_join(t, &r), 0);
+	assert_ptr_equal(r, (void *)42);
+	assert_int_equal(mig_calls, 4);
+	assert_int_equal(asx_asc_stats(mig_edf, &st), 0);
+	assert_int_equal(st.jobs, 3);
+	assert_int_equal(st.threads, 0);
+	assert_int_equal(asx_asc_destroy(mig_edf), 0);
+	assert_int_equal(asx_asc_destroy(mig_prio), 0);
+	assert_threads_ok();
+}
+
+/* ---------------------------------------------------------------- DIRECT */
+
+static struct asx_asc_barrier dbar;
+static void *direct_thread(void *arg)
+{
+	struct asx_asc_stats st;
+
+	asx_asc_barrier_wait(&dbar);	/* all four exist at once */
+	CHECK(asx_asc_stats(arg, &st) == 0);
+	CHECK(st.vps == 4);
+	asx_asc_barrier_wait(&dbar);
+	return NULL;
+}
+
+static void test_direct(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_direct, 0, 0);
+	struct asx_direct_qos q = ASX_DIRECT_QOS();
+	struct asx_thread *t[4];
+
+	assert_int_equal(asx_asc_barrier_init(&dbar, 4), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(asx_thread_spawn(a, i & 1 ? NULL : &q.qos, direct_thread, a,
+						  NULL, &t[i]), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_threads_ok();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_spawn_join),
+		cmocka_unit_test(test_fp_state),
+		cmocka_unit_test(test_prio_order),
+		cmocka_unit_test(test_qos_change),
+		cmocka_unit_test(test_many_threads_1vp),
+		cmocka_unit_test(test_many_threads_2vp),
+		cmocka_unit_test(test_sync_1vp),
+		cmocka_unit_test(test_sync_3vp),
+		cmocka_unit_test(test_sem_from_pthread),
+		cmocka_unit_test(test_sleep),
+		cmocka_unit_test(test_thread_timers),
+		cmocka_unit_test(test_pipe_read),
+		cmocka_unit_test(test_wait_fd_timeout),
+		cmocka_unit_test(test_blocking_spare),
+		cmocka_unit_test(test_activation),
+		cmocka_unit_test(test_mode_switch),
+		cmocka_unit_test(test_preemption),
+		cmocka_unit_test(test_edf),
+		cmocka_unit_test(test_migration),
+		cmocka_unit_test(test_direct),
+	};
+
+	if (getenv("ASX_TEST_FILTER"))	/* e.g. ASX_TEST_FILTER='test_edf' */
+		cmocka_set_test_filter(getenv("ASX_TEST_FILTER"));
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
