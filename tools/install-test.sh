@@ -9,12 +9,23 @@ prefix=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# Every installed public header, each on its own first (self-contained)
+# and all together with the uapi header (no clashing names).
+for h in "$prefix"/include/asx/*.h; do
+	echo "#include <asx/$(basename "$h")>" > "$tmp/one.c"
+	cc -std=gnu11 -Wall -Wextra -Werror -I"$prefix/include" -fsyntax-only "$tmp/one.c" ||
+		{ echo "install-test: <asx/$(basename "$h")> does not compile on its own" >&2; exit 1; }
+	echo "#include <asx/$(basename "$h")>" >> "$tmp/all.h"
+done
+{
+	echo '#include <linux/asx.h>'
+	cat "$tmp/all.h"
+} > "$tmp/headers.h"
+
 cat > "$tmp/user.c" <<'C'
 #include <stdio.h>
 #include <string.h>
-#include <linux/asx.h>
-#include <asx/common.h>
-#include <asx/sync.h>
+#include "headers.h"
 
 int main(void)
 {
@@ -36,13 +47,13 @@ export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 flags=$(pkg-config --cflags --libs libasx)
 echo "install-test: cc $flags"
 # shellcheck disable=SC2086
-cc -std=gnu11 -Wall -Wextra -Werror -o "$tmp/user" "$tmp/user.c" $flags
+cc -std=gnu11 -Wall -Wextra -Werror -I"$tmp" -o "$tmp/user" "$tmp/user.c" $flags
 # the shared library must be the one picked (no static fallback)
 readelf -d "$tmp/user" | grep -q 'NEEDED.*libasx.so.0'
 LD_LIBRARY_PATH="$prefix/lib" "$tmp/user"
 # and the static library links on its own too
 # shellcheck disable=SC2086
-cc -std=gnu11 -o "$tmp/user-static" "$tmp/user.c" $(pkg-config --cflags libasx) \
+cc -std=gnu11 -I"$tmp" -o "$tmp/user-static" "$tmp/user.c" $(pkg-config --cflags libasx) \
 	"$prefix/lib/libasx.a" $(pkg-config --static --libs-only-l libasx | sed 's/-lasx//')
 "$tmp/user-static" >/dev/null
 echo "install-test: ok"

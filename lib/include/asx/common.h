@@ -26,9 +26,10 @@ extern "C" {
 #define ASX_API __attribute__((visibility("default")))
 #endif
 
-#define ASX_VERSION_MAJOR 0
-#define ASX_VERSION_MINOR 1
-#define ASX_VERSION_PATCH 0
+/* The library version (the kernel ABI version is ASX_VERSION_* in <linux/asx.h>). */
+#define ASX_LIB_VERSION_MAJOR 0
+#define ASX_LIB_VERSION_MINOR 1
+#define ASX_LIB_VERSION_PATCH 0
 
 /* The library's version as "MAJOR.MINOR.PATCH". */
 ASX_API const char *asx_version(void);

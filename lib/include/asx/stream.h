@@ -96,6 +96,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#include <linux/asx.h>
 #include <asx/common.h>
 #include <asx/msg.h>
 #include <asx/msgq.h>
@@ -113,10 +114,12 @@ static const struct timespec asx__deadline_now __attribute__((unused)) = { 0, 0 
 #define ASX_DEADLINE_NOW (&asx__deadline_now)
 
 /* Flags in the first data byte of an ASX_MSG_FLUSH message. */
-#define ASX_FLUSHR	0x01u	/* flush read-side queues */
-#define ASX_FLUSHW	0x02u	/* flush write-side queues */
-#define ASX_FLUSHRW	(ASX_FLUSHR | ASX_FLUSHW)
-#define ASX_FLUSHBAND	0x04u	/* only band = second data byte */
+/*
+ * ASX_FLUSHR (read-side queues), ASX_FLUSHW (write-side queues),
+ * ASX_FLUSHRW and ASX_FLUSHBAND (only the band in the second data byte)
+ * are the kernel ABI's flags from <linux/asx.h>, so a FLUSH message
+ * means the same in a user-space Stream and in a /dev/asx stream.
+ */
 
 /* asx_task_ops.close @flags */
 #define ASX_TASK_CLOSE_REMOVED	0x1u	/* removed from a running stream */

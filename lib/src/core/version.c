@@ -6,6 +6,6 @@
 
 const char *asx_version(void)
 {
-	return ASX_STR(ASX_VERSION_MAJOR) "." ASX_STR(ASX_VERSION_MINOR) "."
-	       ASX_STR(ASX_VERSION_PATCH);
+	return ASX_STR(ASX_LIB_VERSION_MAJOR) "." ASX_STR(ASX_LIB_VERSION_MINOR) "."
+	       ASX_STR(ASX_LIB_VERSION_PATCH);
 }
