@@ -21,7 +21,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <asx/asc.h>
@@ -959,6 +961,290 @@ static void test_direct(void **state)
 	assert_threads_ok();
 }
 
+/* ---------------------------------------------------------------- VP activation */
+
+struct ring {
+	int token, n, stop;
+	unsigned long rounds;
+};
+
+struct ring_self {
+	struct ring *r;
+	int me;
+};
+
+static void *ring_thread(void *arg)
+{
+	struct ring_self *s = arg;
+	struct ring *r = s->r;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		if (__atomic_load_n(&r->token, __ATOMIC_ACQUIRE) == s->me) {
+			__atomic_store_n(&r->token, (s->me + 1) % r->n, __ATOMIC_RELEASE);
+			if (!s->me)
+				__atomic_add_fetch(&r->rounds, 1, __ATOMIC_RELAXED);
+		}
+		asx_thread_yield();
+	}
+	return NULL;
+}
+
+struct burst {
+	int stop;
+};
+
+static void *burst_thread(void *arg)
+{
+	struct burst *b = arg;
+
+	/* computes 100 us between yields: a VP of its own is worth having */
+	while (!__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)) {
+		busy_ns(100000);
+		asx_thread_yield();
+	}
+	return NULL;
+}
+
+/* fraction of 1 ms samples over @ms in which @a had @n VPs running */
+static double running_share(struct asx_asc *a, unsigned int n, int ms)
+{
+	struct asx_asc_stats st;
+	int hit = 0;
+
+	for (int i = 0; i < ms; i++) {
+		assert_int_equal(asx_asc_stats(a, &st), 0);
+		hit += st.vps_running == n;
+		usleep(1000);
+	}
+	return (double)hit / ms;
+}
+
+/*
+ * A ring of threads that only yield to each other on a 2-VP PRIO ASC:
+ * the second VP is surplus (it only adds cross-CPU traffic), and the
+ * activation policy gives it back; threads that compute between yields
+ * keep both.
+ */
+static void test_surplus_vp(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_prio, 2, 0);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct ring r = { .n = 4 };
+	struct ring_self rs[4];
+	struct burst b = { 0 };
+	struct asx_thread *t[4];
+	double share;
+
+	for (int i = 0; i < 4; i++) {
+		rs[i].r = &r;
+		rs[i].me = i;
+		assert_int_equal(asx_thread_spawn(a, &q.qos, ring_thread, &rs[i], NULL, &t[i]), 0);
+	}
+	usleep(50000);		/* a few windows to settle */
+	share = running_share(a, 1, 200);
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+	assert_true(__atomic_load_n(&r.rounds, __ATOMIC_RELAXED) > 0);
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+	/* (sanitized switches take microseconds: the threads then look busy) */
+	assert_true(share >= 0.8);
+#endif
+
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(asx_thread_spawn(a, &q.qos, burst_thread, &b, NULL, &t[i]), 0);
+	usleep(20000);
+	share = running_share(a, 2, 100);
+	__atomic_store_n(&b.stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+	assert_true(share >= 0.8);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_threads_ok();
+}
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void *idle_nap(void *arg)
+{
+	struct timespec req = { 0, 30 * (long)MS };
+
+	(void)arg;
+	asx_asc_nanosleep(&req, NULL);	/* blocks the VP: spares stand in */
+	return NULL;
+}
+
+static void *lone_yielder(void *arg)
+{
+	uint64_t end = asx_now_ns() + 200 * MS;
+
+	(void)arg;
+	while (asx_now_ns() < end)
+		asx_thread_yield();
+	return NULL;
+}
+
+/* Idle VPs, spares included, are parked: they cost no CPU. */
+static void test_idle_vps(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_prio, 4, 0);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_thread *t[8];
+	struct asx_asc_stats st;
+	uint64_t c0, w0, c, w;
+
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(asx_thread_spawn(a, &q.qos, idle_nap, NULL, NULL, &t[i]), 0);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+	assert_int_equal(asx_asc_stats(a, &st), 0);
+	assert_true(st.vps >= 5);	/* spares were made */
+	usleep(20000);
+	/* nothing to run: the whole process (VPs, spares, sentinel) sleeps */
+	c0 = cpu_ns();
+	w0 = asx_now_ns();
+	usleep(300000);
+	c = cpu_ns() - c0;
+	w = asx_now_ns() - w0;
+	assert_true(c < w / 20 + 5 * MS);
+	assert_int_equal(asx_asc_stats(a, &st), 0);
+	assert_int_equal(st.vps_running, 0);
+
+	/* one thread yielding alone keeps one CPU busy, and only one */
+	c0 = cpu_ns();
+	w0 = asx_now_ns();
+	assert_int_equal(asx_thread_spawn(a, &q.qos, lone_yielder, NULL, NULL, &t[0]), 0);
+	assert_int_equal(asx_thread_join(t[0], NULL), 0);
+	c = cpu_ns() - c0;
+	w = asx_now_ns() - w0;
+	assert_true(c < w + w / 4 + 10 * MS);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_threads_ok();
+}
+
+/* ---------------------------------------------------------------- signals */
+
+struct sigt {
+	sigset_t set;
+	int got, progress, done;
+	siginfo_t info;
+	int timeout_r;
+	uint64_t timeout_ns;
+};
+
+static void *sig_waiter(void *arg)
+{
+	struct sigt *s = arg;
+	struct timespec ts;
+
+	s->got = asx_thread_wait_signal(&s->set, &s->info, asx_deadline(&ts, 5000 * MS));
+	__atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *sig_worker(void *arg)
+{
+	struct sigt *s = arg;
+
+	while (!__atomic_load_n(&s->done, __ATOMIC_ACQUIRE)) {
+		__atomic_add_fetch(&s->progress, 1, __ATOMIC_RELAXED);
+		asx_thread_yield();
+	}
+	return NULL;
+}
+
+static void *sig_timeout(void *arg)
+{
+	struct sigt *s = arg;
+	struct timespec ts;
+	sigset_t two;
+	uint64_t t0 = asx_now_ns();
+
+	sigemptyset(&two);
+	sigaddset(&two, SIGUSR2);
+	s->timeout_r = asx_thread_wait_signal(&two, NULL, asx_deadline(&ts, 30 * MS));
+	s->timeout_ns = asx_now_ns() - t0;
+	return NULL;
+}
+
+static void test_wait_signal(void **state)
+{
+	(void)state;
+	struct sigt s = { 0 };
+	sigset_t blk, old, bad;
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_thread *t[3];
+	struct timespec ts;
+	union sigval v = { .sival_int = 4242 };
+	uint64_t t0;
+
+	/* blocked everywhere: before the ASC (its VPs inherit the mask) */
+	sigemptyset(&blk);
+	sigaddset(&blk, SIGUSR1);
+	sigaddset(&blk, SIGUSR2);
+	assert_int_equal(pthread_sigmask(SIG_BLOCK, &blk, &old), 0);
+	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
+
+	sigemptyset(&s.set);
+	sigaddset(&s.set, SIGUSR1);
+	assert_int_equal(asx_thread_spawn(a, &q.qos, sig_waiter, &s, NULL, &t[0]), 0);
+	assert_int_equal(asx_thread_spawn(a, &q.qos, sig_worker, &s, NULL, &t[1]), 0);
+	assert_int_equal(asx_thread_spawn(a, &q.qos, sig_timeout, &s, NULL, &t[2]), 0);
+	/* the waiter does not hold the 1-VP ASC's only VP */
+	t0 = asx_now_ns();
+	while (__atomic_load_n(&s.progress, __ATOMIC_RELAXED) < 1000 &&
+	       asx_now_ns() - t0 < 5000 * MS)
+		usleep(1000);
+	assert_true(__atomic_load_n(&s.progress, __ATOMIC_RELAXED) >= 1000);
+	assert_int_equal(__atomic_load_n(&s.done, __ATOMIC_ACQUIRE), 0);
+	assert_int_equal(sigqueue(getpid(), SIGUSR1, v), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+	assert_int_equal(s.got, SIGUSR1);
+	assert_int_equal(s.info.si_signo, SIGUSR1);
+	assert_int_equal(s.info.si_pid, getpid());
+	assert_int_equal(s.info.si_code, SI_QUEUE);
+	assert_int_equal(s.info.si_value.sival_int, 4242);
+	assert_int_equal(s.timeout_r, -ETIMEDOUT);
+	assert_true(s.timeout_ns >= 30 * MS);
+
+	/* a signal pending before the wait is taken at once */
+	assert_int_equal(kill(getpid(), SIGUSR2), 0);
+	sigemptyset(&s.set);
+	sigaddset(&s.set, SIGUSR2);
+	s.done = 0;
+	assert_int_equal(asx_thread_spawn(a, &q.qos, sig_waiter, &s, NULL, &t[0]), 0);
+	assert_int_equal(asx_thread_join(t[0], NULL), 0);
+	assert_int_equal(s.got, SIGUSR2);
+	assert_int_equal(s.info.si_code, SI_USER);
+
+	/* refusals; a plain pthread waits in the kernel */
+	sigemptyset(&bad);
+	assert_int_equal(asx_thread_wait_signal(&bad, NULL, NULL), -EINVAL);
+	sigaddset(&bad, SIGKILL);
+	assert_int_equal(asx_thread_wait_signal(&bad, NULL, NULL), -EINVAL);
+	sigemptyset(&bad);
+	sigaddset(&bad, SIGWINCH);	/* not blocked */
+	assert_int_equal(asx_thread_wait_signal(&bad, NULL, NULL), -EINVAL);
+	assert_int_equal(asx_thread_wait_signal(&s.set, NULL, asx_deadline(&ts, 10 * MS)),
+			 -ETIMEDOUT);
+	assert_int_equal(kill(getpid(), SIGUSR2), 0);
+	assert_int_equal(asx_thread_wait_signal(&s.set, NULL, asx_deadline(&ts, 1000 * MS)),
+			 SIGUSR2);
+
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_int_equal(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
+	assert_threads_ok();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -982,6 +1268,9 @@ int main(void)
 		cmocka_unit_test(test_edf),
 		cmocka_unit_test(test_migration),
 		cmocka_unit_test(test_direct),
+		cmocka_unit_test(test_surplus_vp),
+		cmocka_unit_test(test_idle_vps),
+		cmocka_unit_test(test_wait_signal),
 	};
 
 	if (getenv("ASX_TEST_FILTER"))	/* e.g. ASX_TEST_FILTER='test_edf' */

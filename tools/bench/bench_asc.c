@@ -13,7 +13,8 @@
  * `asx-bench capsule-block` (the paper's Figure 2): 8 threads; phase 1
  * each blocks 1 s (--quick 0.1 s) in a wrapped nanosleep, a barrier, then
  * phase 2 passes a token round a ring (thread t yields until it holds the
- * token, then hands it to t+1) for R rounds.  Configurations: PRIO with
+ * token, then hands it to t+1) for R rounds (100,000; --quick 2,000;
+ * --rounds N).  Configurations, interleaved run by run: PRIO with
  * 1, 2, 4 and 8 VPs, DIRECT (a VP per thread) and plain pthreads (real
  * nanosleep, pthread barrier, sched_yield).
  */
@@ -219,9 +220,14 @@ struct capsule {
 	int token;
 	uint64_t t0, t1, t2;
 	int finished;
+	unsigned long yields;
+	int lined;			/* threads waiting to be lined up */
+	struct asx_asc_mutex lm;
+	struct asx_asc_cond lc[NT];
 	struct asx_asc_barrier ab;
 	pthread_barrier_t pb;
 	bool asc;
+	bool lineup;
 };
 
 struct cself {
@@ -233,6 +239,7 @@ static void capsule_body(struct cself *s)
 {
 	struct capsule *c = s->c;
 	struct timespec req = { c->sleep_ns / 1000000000L, c->sleep_ns % 1000000000L };
+	unsigned long ny = 0;
 	int leader;
 
 	/* phase 1: block the VP (or the pthread) in the kernel */
@@ -247,7 +254,29 @@ static void capsule_body(struct cself *s)
 		leader = pthread_barrier_wait(&c->pb) == PTHREAD_BARRIER_SERIAL_THREAD;
 	if (leader)
 		__atomic_store_n(&c->t1, bench_now_ns(), __ATOMIC_RELEASE);
-	/* everyone sees t1 set before the ring starts moving past thread 0 */
+	if (c->asc && c->lineup) {
+		/*
+		 * Line the threads up in ring order: a round-robin run queue
+		 * keeps its cyclic order through yields, and the order the
+		 * barrier happened to wake them in would otherwise cost up to
+		 * NT - 1 extra yields per hand-off, at random from run to run.
+		 * Thread 0 wakes the others in index order once all wait.
+		 */
+		asx_asc_mutex_lock(&c->lm);
+		if (s->me) {
+			c->lined++;
+			asx_asc_cond_wait(&c->lc[s->me], &c->lm);
+		} else {
+			while (c->lined < NT - 1) {
+				asx_asc_mutex_unlock(&c->lm);
+				asx_thread_yield();
+				asx_asc_mutex_lock(&c->lm);
+			}
+			for (int i = 1; i < NT; i++)
+				asx_asc_cond_signal(&c->lc[i]);
+		}
+		asx_asc_mutex_unlock(&c->lm);
+	}
 	/* phase 2: the ring */
 	for (unsigned long r = 0; r < c->rounds; r++) {
 		while (__atomic_load_n(&c->token, __ATOMIC_ACQUIRE) != s->me) {
@@ -255,9 +284,11 @@ static void capsule_body(struct cself *s)
 				asx_thread_yield();
 			else
 				sched_yield();
+			ny++;
 		}
 		__atomic_store_n(&c->token, (s->me + 1) % NT, __ATOMIC_RELEASE);
 	}
+	__atomic_add_fetch(&c->yields, ny, __ATOMIC_RELAXED);
 	if (__atomic_add_fetch(&c->finished, 1, __ATOMIC_ACQ_REL) == NT)
 		__atomic_store_n(&c->t2, bench_now_ns(), __ATOMIC_RELEASE);
 }
@@ -269,10 +300,13 @@ static void *capsule_thread(void *arg)
 }
 
 /* @nvps 0: DIRECT, -1: pthreads */
+static bool no_lineup;
+
 static int capsule_run(int nvps, long sleep_ns, unsigned long rounds, double *block,
-		       double *sync)
+		       double *sync, double *ypr)
 {
-	struct capsule c = { .sleep_ns = sleep_ns, .rounds = rounds, .asc = nvps >= 0 };
+	struct capsule c = { .sleep_ns = sleep_ns, .rounds = rounds, .asc = nvps >= 0,
+			     .lineup = !no_lineup };
 	struct cself s[NT];
 	struct asx_asc *a = NULL;
 	struct asx_thread *t[NT];
@@ -280,6 +314,9 @@ static int capsule_run(int nvps, long sleep_ns, unsigned long rounds, double *bl
 	int r = 0, n = 0;
 
 	asx_asc_barrier_init(&c.ab, NT);
+	asx_asc_mutex_init(&c.lm);
+	for (int i = 0; i < NT; i++)
+		asx_asc_cond_init(&c.lc[i]);
 	pthread_barrier_init(&c.pb, NULL, NT);
 	if (nvps >= 0) {
 		struct asx_asc_attr at = { .sz = sizeof(at), .nvps = nvps ? (unsigned)nvps : 1 };
@@ -316,6 +353,7 @@ static int capsule_run(int nvps, long sleep_ns, unsigned long rounds, double *bl
 	}
 	*block = (double)(c.t1 - c.t0) / 1e9;
 	*sync = (double)(c.t2 - c.t1) / 1e9;
+	*ypr = (double)c.yields / ((double)rounds * NT);
 out:
 	if (a)
 		asx_asc_destroy(a);
@@ -332,61 +370,121 @@ static const struct {
 };
 #define NCFG ((int)(sizeof(configs) / sizeof(configs[0])))
 
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* median of the per-run ratios a[r] / b[r] (paired: measured close in time) */
+static double paired_ratio(const double *a, const double *b, int runs)
+{
+	double *q = calloc((size_t)runs, sizeof(double)), m;
+
+	if (!q)
+		return 0;
+	for (int r = 0; r < runs; r++)
+		q[r] = b[r] > 0 ? a[r] / b[r] : 0;
+	qsort(q, (size_t)runs, sizeof(double), cmp_dbl);
+	m = runs % 2 ? q[runs / 2] : (q[runs / 2 - 1] + q[runs / 2]) / 2;
+	free(q);
+	return m;
+}
+
 static int cmd_capsule_block(struct bench_ctx *ctx, int argc, char **argv)
 {
 	long sleep_ns = ctx->quick ? 100000000L : 1000000000L;
-	unsigned long rounds = ctx->quick ? 200 : 20000;
+	/* enough rounds that the fastest configuration's sync phase lasts tens
+	 * of milliseconds, well above scheduling noise on a shared machine */
+	unsigned long rounds = ctx->quick ? 2000 : 100000;
 	int runs = ctx->quick ? 1 : ctx->runs;
-	double *b[NCFG], *s[NCFG];
+	double *b[NCFG], *s[NCFG], *y[NCFG], med_b[NCFG], med_s[NCFG];
+	bool on[NCFG];
 	const char *only = NULL;
 	int ret = 0;
 
-	/* --config NAME: one configuration only */
-	for (int i = 1; i + 1 < argc; i++)
+	/* --config NAME: one configuration only; --rounds N */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--no-lineup"))
+			no_lineup = true;	/* keep the barrier's order (noisy) */
+	for (int i = 1; i + 1 < argc; i++) {
 		if (!strcmp(argv[i], "--config"))
 			only = argv[i + 1];
+		else if (!strcmp(argv[i], "--rounds"))
+			rounds = strtoul(argv[i + 1], NULL, 10);
+	}
+	if (!rounds)
+		return -EINVAL;
 	for (int k = 0; k < NCFG; k++) {
+		on[k] = !only || !strcmp(only, configs[k].name);
 		b[k] = calloc((size_t)runs, sizeof(double));
 		s[k] = calloc((size_t)runs, sizeof(double));
-		if (!b[k] || !s[k])
+		y[k] = calloc((size_t)runs, sizeof(double));
+		if (!b[k] || !s[k] || !y[k])
 			ret = -ENOMEM;
 	}
-	for (int r = 0; r < runs && !ret; r++)
-		for (int k = 0; k < NCFG && !ret; k++)
-			if (!only || !strcmp(only, configs[k].name))
-				ret = capsule_run(configs[k].nvps, sleep_ns, rounds, &b[k][r], &s[k][r]);
+	/*
+	 * Interleaved: each run measures every configuration once, starting
+	 * one further along each time, so a slow spell of the machine is
+	 * spread over all of them rather than charged to one.
+	 */
+	for (int r = 0; r < runs && !ret; r++) {
+		for (int j = 0; j < NCFG && !ret; j++) {
+			int k = (j + r) % NCFG;
+
+			if (on[k])
+				ret = capsule_run(configs[k].nvps, sleep_ns, rounds, &b[k][r],
+						  &s[k][r], &y[k][r]);
+		}
+	}
 	if (!ret) {
 		char key[64];
-		double s1 = 0;
 
 		bench_say(ctx, "capsule-block: %d threads, %.1f s wrapped sleep, barrier, "
-			  "%lu-round token ring; median of %d runs\n", NT, sleep_ns / 1e9,
-			  rounds, runs);
-		bench_say(ctx, "  %-10s %10s %10s\n", "config", "block s", "sync s");
+			  "%lu-round token ring; medians of %d interleaved runs\n", NT,
+			  sleep_ns / 1e9, rounds, runs);
+		bench_say(ctx, "  %-10s %10s %10s %12s %12s %10s\n", "config", "block s",
+			  "sync s", "ns/hand-off", "yields/h-o", "sync/prio1");
 		for (int k = 0; k < NCFG; k++) {
-			if (only && strcmp(only, configs[k].name))
+			if (!on[k])
 				continue;
-			double mb = bench_median(b[k], (size_t)runs);
-			double ms = bench_median(s[k], (size_t)runs);
-
-			if (k == 0)
-				s1 = ms;
-			bench_say(ctx, "  %-10s %10.3f %10.4f  (sync x%.2f of prio1)\n",
-				  configs[k].name, mb, ms, s1 > 0 ? ms / s1 : 0);
+			med_b[k] = bench_median(b[k], (size_t)runs);
+			med_s[k] = bench_median(s[k], (size_t)runs);
+			bench_say(ctx, "  %-10s %10.3f %10.4f %12.1f %12.2f", configs[k].name,
+				  med_b[k], med_s[k], med_s[k] * 1e9 / ((double)rounds * NT),
+				  bench_median(y[k], (size_t)runs));
+			if (on[0])
+				bench_say(ctx, " %9.2fx", med_s[k] / med_s[0]);
+			bench_say(ctx, "\n");
 			snprintf(key, sizeof(key), "%s_block_s", configs[k].name);
-			bench_figure(ctx, key, mb, "s");
+			bench_figure(ctx, key, med_b[k], "s");
 			snprintf(key, sizeof(key), "%s_sync_s", configs[k].name);
-			bench_figure(ctx, key, ms, "s");
+			bench_figure(ctx, key, med_s[k], "s");
+		}
+		if (on[0] && on[1]) {
+			/* the target: prio2 syncs within 1.3x of prio1 */
+			double pr = paired_ratio(s[1], s[0], runs);
+
+			bench_say(ctx, "  prio2/prio1 sync: %.2fx (ratio of medians), %.2fx "
+				  "(median of per-run ratios)\n", med_s[1] / med_s[0], pr);
+			bench_figure(ctx, "prio2_over_prio1_sync", med_s[1] / med_s[0], "");
+		}
+		if (on[1] && on[5]) {
+			bench_say(ctx, "  pthread/prio2 sync: %.1fx\n", med_s[5] / med_s[1]);
+			bench_figure(ctx, "pthread_over_prio2_sync", med_s[5] / med_s[1], "");
 		}
 	}
 	for (int k = 0; k < NCFG; k++) {
 		free(b[k]);
 		free(s[k]);
+		free(y[k]);
 	}
 	return ret;
 }
 
 BENCH_COMMAND(capsule_block, "capsule-block",
 	      "whole-capsule blocking: wrapped sleep then a yield ring, PRIO 1-8 VPs, "
-	      "DIRECT, pthreads", "[--config prio1|prio2|prio4|prio8|direct|pthread]",
+	      "DIRECT, pthreads",
+	      "[--config prio1|prio2|prio4|prio8|direct|pthread] [--rounds N] [--no-lineup]",
 	      cmd_capsule_block)

@@ -26,6 +26,7 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <poll.h>
+#include <signal.h>
 #include <asx/common.h>
 
 #ifdef __cplusplus
@@ -261,6 +262,22 @@ ASX_API int asx_asc_barrier_wait(struct asx_asc_barrier *b);
  * events (> 0), -ETIMEDOUT at @deadline, or a negative errno.
  */
 ASX_API int asx_thread_wait_fd(int fd, short events, const struct timespec *deadline);
+
+/*
+ * Wait without holding the VP until one of the signals in @set is
+ * pending for the process, and accept it (like sigtimedwait): the
+ * sentinel reads it from a signalfd in its epoll set.  Returns the signal
+ * number, with its details in @info (may be NULL); -ETIMEDOUT at
+ * @deadline (NULL: none); -EINVAL for an empty set, SIGKILL or SIGSTOP,
+ * or a signal that is not blocked in the calling thread.  The signals
+ * must be blocked in every thread of the process (block them before
+ * creating ASCs: VPs inherit the creator's mask), or the kernel delivers
+ * them to some thread instead.  Process-directed signals only (kill,
+ * sigqueue); each is given to one waiter, the longest waiting for it.
+ * From a plain pthread this is sigtimedwait().
+ */
+ASX_API int asx_thread_wait_signal(const sigset_t *set, siginfo_t *info,
+				   const struct timespec *deadline);
 
 /*
  * Wrapped system calls.  Descriptors the kernel can report readiness for

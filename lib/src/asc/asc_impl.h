@@ -138,6 +138,7 @@ struct asx_vp {
 	struct asx_vp *next;		/* ASC's list */
 	uint64_t nswitch;
 	unsigned int nyield;
+	uint64_t act_cpu;		/* CPU time at the last deferred check (ASC lock) */
 };
 
 /* The VP activation policy hears of these; it is the single place that
@@ -147,10 +148,21 @@ enum vp_event {
 	VPEV_BLOCKED,		/* a VP entered a blocking call (wrapper or upcall) */
 	VPEV_UNBLOCKED,		/* a VP came back from one */
 	VPEV_JOB,		/* EDF: a job completed (miss ratio changed) */
+	/*
+	 * A dispatch window of at least ACT_DELAY_NS ended on the locked
+	 * path: asc->win_ns long, asc->win_disp dispatches in it.  -1 gives
+	 * the calling VP back (its thread is queued for the others).
+	 */
+	VPEV_WINDOW,
 };
 
 #define ACT_LATER	(-1000)
 #define ACT_DELAY_NS	200000ULL
+/* the deferred check backs off to ACT_DELAY_NS << ACT_BACKOFF_MAX while idle */
+#define ACT_BACKOFF_MAX	4
+/* threads running shorter than this between scheduling points are switching,
+ * not computing (PRIO's surplus-VP rule) */
+#define ACT_BURST_NS	1000ULL
 
 struct asx_asc_policy {
 	const char *name;
@@ -202,14 +214,18 @@ struct asx_asc {
 	uint64_t spares_made;
 	uint64_t ndispatch;		/* threads dispatched on the locked path */
 	uint64_t act_mark;		/* ndispatch when the deferred check was armed */
+	unsigned int act_backoff;	/* deferred check interval: ACT_DELAY_NS << it */
+	uint64_t act_t;			/* when the VPs' CPU marks were taken */
+	uint64_t win_t0, win_d0;	/* current dispatch window: start, ndispatch */
+	uint64_t win_ns, win_disp;	/* the window just ended (VPEV_WINDOW) */
 	struct tnode act;		/* deferred activation check (sentinel timer) */
 	bool act_armed, dying;		/* under the lock */
 	struct asx_asc *next;		/* global list */
 };
 
-/* Sentinel, under its timer lock: the deferred activation check of @a;
- * returns true to re-arm it. */
-bool asx__activation_check(struct asx_asc *a);
+/* Sentinel: the deferred activation check of @a; returns the delay (ns)
+ * after which to check again, 0 for never. */
+uint64_t asx__activation_check(struct asx_asc *a);
 
 static inline unsigned int asc_running(const struct asx_asc *a)
 {

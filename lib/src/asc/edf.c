@@ -164,6 +164,8 @@ static int edf_activation(struct asx_asc *a, enum vp_event ev)
 			return asc_running(a) > s->active ? -1 : 0;
 		}
 		return 0;
+	case VPEV_WINDOW:
+		return 0;	/* VPs follow the miss ratio, not the dispatch rate */
 	}
 	return 0;
 }

@@ -7,10 +7,14 @@
  * to its level and takes the head of the highest non-empty one.  Levels
  * are made on first use by the run-queue side (never by admission, which
  * runs under the lock while the single VP walks the queue without one).
- * VP activation: one idle VP is woken whenever a thread becomes runnable
- * while fewer VPs than the concurrency level run; a VP entering a
- * blocking call gets a stand-in if threads are waiting; one coming back
- * to a full ASC gives its place up.
+ * VP activation: as many VPs as it takes to get round the run queue in
+ * ACT_DELAY_NS, up to the concurrency level.  A thread becoming runnable
+ * wakes an idle VP at once only when none runs; otherwise the sentinel
+ * checks later whether the running VPs got round the queue.  A VP whose
+ * threads only switch (short bursts) and that the others do not need is
+ * given back (VPEV_WINDOW).  A VP entering a blocking call gets a
+ * stand-in if threads are waiting; one coming back to a full ASC gives
+ * its place up.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -139,6 +143,23 @@ static int prio_activation(struct asx_asc *a, enum vp_event ev)
 		return s->count && asc_running(a) < a->target ? 1 : 0;
 	case VPEV_UNBLOCKED:
 		return asc_running(a) > a->target ? -1 : 0;
+	case VPEV_WINDOW: {
+		/*
+		 * Surplus VPs: r VPs made d dispatches in the window.  When
+		 * the threads ran less than ACT_BURST_NS between scheduling
+		 * points on average (they are switching, not computing) and
+		 * r - 1 VPs would still get round the queue twice in a window
+		 * (so the deferred check above would not bring the VP back),
+		 * the extra VP only adds cross-CPU traffic on the run queue:
+		 * give one back.
+		 */
+		uint64_t r = asc_running(a), d = a->win_disp;
+		uint64_t q = s->count ? s->count : 1;
+
+		if (r >= 2 && d >= 2 * r * q && d * ACT_BURST_NS >= a->win_ns * r)
+			return -1;
+		return 0;
+	}
 	default:
 		return 0;
 	}

@@ -161,6 +161,8 @@ static int vp_spawn(struct asx_asc *a, struct asx_thread *bound, bool spare);
  * Carry out the activation policy's answer for @ev (under @a's lock);
  * VPs to wake are returned in @wk (up to @max), spares to make in *@mk.
  */
+static bool vps_had_cpu(struct asx_asc *a, uint64_t now);
+
 static int activate_n(struct asx_asc *a, int n, struct asx_thread *t,
 		      struct asx_vp **wk, int max, int *mk)
 {
@@ -170,6 +172,8 @@ static int activate_n(struct asx_asc *a, int n, struct asx_thread *t,
 		if (!a->act_armed && a->nidle && !a->dying) {
 			a->act_armed = true;
 			a->act_mark = a->ndispatch;
+			a->act_backoff = 0;
+			vps_had_cpu(a, asx_now_ns());	/* CPU marks */
 			a->act.when = asx_now_ns() + ACT_DELAY_NS;
 			asx__timer_add(&a->act);	/* lock order: ASC, then timers */
 		}
@@ -367,6 +371,29 @@ static unsigned int ncpus(void)
 	return __atomic_load_n(&n, __ATOMIC_RELAXED);
 }
 
+/*
+ * Under @a's lock, every 64 dispatches on the locked path: if the current
+ * dispatch window is ACT_DELAY_NS old, close it and ask the activation
+ * policy (VPEV_WINDOW) whether a VP is surplus.  True: the caller's VP
+ * gives its place back.
+ */
+static __attribute__((noinline)) bool window_end(struct asx_asc *a)
+{
+	uint64_t now = asx_now_ns();
+	int n;
+
+	if (now - a->win_t0 < ACT_DELAY_NS)
+		return false;
+	a->win_ns = now - a->win_t0;
+	a->win_disp = a->ndispatch - a->win_d0;
+	a->win_t0 = now;
+	a->win_d0 = a->ndispatch;
+	if (asc_running(a) < 2)
+		return false;
+	n = a->pol->activation(a, VPEV_WINDOW);
+	return n < 0;
+}
+
 static __attribute__((noinline)) void yield_slow(struct asx_vp *vp, struct asx_thread *self)
 {
 	struct asx_asc *a = self->asc;
@@ -437,25 +464,34 @@ void asx_thread_yield(void)
 			leave_sched(self);
 			return;
 		}
+		bool crowded;
+
 		__atomic_store_n(&self->switching, 1, __ATOMIC_RELAXED);
 		spin_lock(&a->lock);
 		if (unlikely(__atomic_load_n(&a->inbox, __ATOMIC_RELAXED)))
 			inbox_drain(a);
-		next = a->pol->schedule(a, vp, self);
-		a->ndispatch++;
+		if (unlikely((++a->ndispatch & 63) == 0) && window_end(a)) {
+			/* a surplus VP: give it back, self is queued for the others */
+			vp->passivate = 1;
+			__atomic_store_n(&self->state, T_READY, __ATOMIC_RELAXED);
+			a->pol->enqueue(a, self);
+			next = NULL;
+		} else {
+			next = a->pol->schedule(a, vp, self);
+		}
+		crowded = asc_running(a) > ncpus();
 		spin_unlock(&a->lock);
 		if (next == self)
 			__atomic_store_n(&self->switching, 0, __ATOMIC_RELAXED);
 		else
 			switch_to(vp, self, next);
 		/*
-		 * With more VPs than CPUs, a VP whose thread others wait for
-		 * may be off the CPU while ours spin through user-level
-		 * switches for a whole OS timeslice: every few yields let the
-		 * OS run the other VPs.
+		 * With more running VPs than CPUs, a VP whose thread others
+		 * wait for may be off the CPU while ours spin through
+		 * user-level switches for a whole OS timeslice: every few
+		 * yields let the OS run the other VPs.
 		 */
-		if (unlikely((++self->vp->nyield & 3) == 0) &&
-		    __atomic_load_n(&a->target, __ATOMIC_RELAXED) > ncpus())
+		if (unlikely(crowded) && (++self->vp->nyield & 3) == 0)
 			sched_yield();
 	} else {
 		yield_slow(vp, self);
@@ -874,6 +910,7 @@ static void vp_idle(struct asx_asc *a, struct asx_vp *vp)
 {
 	/* under a->lock */
 	vp->state = VP_IDLE;
+	vp->act_cpu = 0;	/* its CPU mark is stale once it runs again */
 	vp->passivate = 0;
 	vp->idle_next = a->idle;
 	a->idle = vp;
@@ -894,7 +931,7 @@ static void *vp_main(void *arg)
 	struct asx_asc *a = vp->asc;
 
 	asx__tls_vp = vp;
-	vp->tid = (pid_t)syscall(SYS_gettid);
+	__atomic_store_n(&vp->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
 	asx__ctx_init_self(&vp->ctx);
 	if (a->semantic == ASX_ASC_PREEMPTIVE || a->semantic == ASX_ASC_TIMESLICED)
 		setup_tick(vp);
@@ -1042,21 +1079,74 @@ static int vp_spawn(struct asx_asc *a, struct asx_thread *bound, bool spare)
 	return 0;
 }
 
-bool asx__activation_check(struct asx_asc *a)
+/* CPU time (ns) the VP with kernel thread id @tid has used; 0 if unknown. */
+static uint64_t vp_cputime(pid_t tid)
+{
+	/* the kernel's per-thread CPU clock id (MAKE_THREAD_CPUCLOCK(tid, SCHED)) */
+	clockid_t id = (clockid_t)((~(unsigned int)tid) << 3) | 6;
+	struct timespec ts;
+
+	if (tid <= 0 || clock_gettime(id, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * ASX_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Under @a's lock: did a running VP have the CPU for most of the time
+ * since the last check (it runs a thread that does not yield), rather
+ * than being off it (the OS runs something else: another VP would only
+ * compete for the same CPUs)?  Re-bases every running VP's mark.
+ */
+static bool vps_had_cpu(struct asx_asc *a, uint64_t now)
+{
+	uint64_t span = now - a->act_t;
+	bool busy = false;
+
+	for (struct asx_vp *v = a->vps; v; v = v->next) {
+		uint64_t c;
+
+		if (v->state != VP_RUNNING)
+			continue;
+		c = vp_cputime(__atomic_load_n(&v->tid, __ATOMIC_RELAXED));
+		/* no mark yet (it started running since): judged next time */
+		if (!c || (v->act_cpu && c - v->act_cpu >= span / 4))
+			busy = true;
+		v->act_cpu = c;
+	}
+	a->act_t = now;
+	return busy;
+}
+
+uint64_t asx__activation_check(struct asx_asc *a)
 {
 	struct asx_vp *wk[1];
 	int k = 0;
-	bool again = false;
+	uint64_t again = 0, now = asx_now_ns();
 
 	spin_lock(&a->lock);
 	if (!a->dying && a->pol->nrunnable(a) && asc_running(a) < a->target) {
-		/* the running VPs did not get round the queue: one more */
-		if (a->ndispatch - a->act_mark < a->pol->nrunnable(a) || asc_running(a) == 0)
+		/* the running VPs did not get round the queue, although they
+		 * had the CPU: one more */
+		bool had = vps_had_cpu(a, now);
+
+		if ((a->ndispatch - a->act_mark < a->pol->nrunnable(a) && had) ||
+		    asc_running(a) == 0)
 			k = activate_n(a, 1, NULL, wk, 1, NULL);
-		again = a->nidle > 0;
+		/*
+		 * Keep watching (a thread may turn CPU-bound later), less
+		 * often while the running VPs keep up: a ring of yielding
+		 * threads on one VP costs the sentinel a few wake-ups a
+		 * second, not 5,000.
+		 */
+		if (k)
+			a->act_backoff = 0;
+		else if (a->act_backoff < ACT_BACKOFF_MAX)
+			a->act_backoff++;
+		if (a->nidle > 0)
+			again = ACT_DELAY_NS << a->act_backoff;
 		a->act_mark = a->ndispatch;
 	}
-	a->act_armed = again;
+	a->act_armed = again != 0;
 	spin_unlock(&a->lock);
 	wake_list(wk, k);
 	return again;
@@ -1238,6 +1328,8 @@ int asx_asc_destroy(struct asx_asc *a)
 	spin_unlock(&a->lock);
 	asx__timer_del(&a->act);
 	asx__sentinel_sync();
+	/* a check that ran before it saw dying may have re-armed meanwhile */
+	asx__timer_del(&a->act);
 	pthread_mutex_lock(&S.cfg);
 	for (pp = &S.ascs; *pp; pp = &(*pp)->next) {
 		if (*pp == a) {

@@ -14,8 +14,10 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -33,11 +35,30 @@ static struct {
 	int err;
 	uint32_t epoch;			/* batches of events handled */
 	int syncers;
+	/* signals (under lock): a signalfd whose mask is the union of the
+	 * sets user threads wait for, the waiters in arrival order, and
+	 * signals read that no waiter could take any more (timed out) */
+	int sfd;
+	struct sigwait *sw_head, **sw_tail;
+	unsigned int sw_cnt[_NSIG];
+	struct signalfd_siginfo stash[32];
+	int nstash;
 } T = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.once = PTHREAD_ONCE_INIT,
-	.epfd = -1, .tfd = -1, .efd = -1,
+	.epfd = -1, .tfd = -1, .efd = -1, .sfd = -1,
+	.sw_tail = &T.sw_head,
 };
+
+struct sigwait {
+	struct asx_waiter w;
+	sigset_t set;
+	struct signalfd_siginfo si;
+	struct sigwait *next;
+	bool listed;
+};
+
+static void sig_deliver(void);
 
 static void tlock(void)
 {
@@ -229,8 +250,10 @@ static void fire_timers(void)
 			asx_futex_wake(&ws[i]->state, 1);
 	}
 	for (int i = 0; i < nact; i++) {
-		if (asx__activation_check(acts[i])) {
-			acts[i]->act.when = asx_now_ns() + ACT_DELAY_NS;
+		uint64_t again = asx__activation_check(acts[i]);
+
+		if (again) {
+			acts[i]->act.when = asx_now_ns() + again;
 			asx__timer_add(&acts[i]->act);
 		}
 	}
@@ -279,6 +302,8 @@ static void *sentinel_main(void *arg)
 
 				if (read(T.tfd, &x, sizeof(x)) < 0)
 					(void)0;
+			} else if (p == &T.sfd) {
+				sig_deliver();
 			} else if (p == &T.efd) {
 				uint64_t x;
 
@@ -328,8 +353,22 @@ static void sentinel_init(void)
 	pthread_attr_init(&pa);
 	pthread_attr_setdetachstate(&pa, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&pa, 256 * 1024);
+	/*
+	 * The sentinel runs no user code: it takes no asynchronous signal
+	 * (a signal user threads wait for stays pending for its signalfd
+	 * rather than being delivered to it).  It inherits this mask.
+	 */
+	sigset_t all, old;
+
+	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (pthread_create(&th, &pa, sentinel_main, NULL))
 		T.err = -EAGAIN;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&pa);
 }
 
@@ -458,4 +497,210 @@ int asx_thread_wait_fd(int fd, short events, const struct timespec *dl)
 			r |= POLLHUP;
 	}
 	return r ? r : POLLIN;
+}
+
+/* ---------------------------------------------------------------- signals */
+
+/* Under T.lock: the signalfd's mask = the union of the waited sets. */
+static int sig_update_mask(void)
+{
+	sigset_t m;
+
+	sigemptyset(&m);
+	for (int i = 1; i < _NSIG; i++)
+		if (T.sw_cnt[i])
+			sigaddset(&m, i);
+	if (T.sfd >= 0)
+		return signalfd(T.sfd, &m, 0) < 0 ? -errno : 0;
+	T.sfd = signalfd(-1, &m, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (T.sfd < 0)
+		return -errno;
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &T.sfd };
+
+	if (epoll_ctl(T.epfd, EPOLL_CTL_ADD, T.sfd, &ev) < 0) {
+		int e = -errno;
+
+		close(T.sfd);
+		T.sfd = -1;
+		return e;
+	}
+	return 0;
+}
+
+/* Under T.lock. */
+static void sig_unlist(struct sigwait *sw)
+{
+	struct sigwait **pp;
+
+	for (pp = &T.sw_head; *pp != sw; pp = &(*pp)->next)
+		;
+	*pp = sw->next;
+	if (T.sw_tail == &sw->next)
+		T.sw_tail = pp;
+	sw->listed = false;
+	for (int i = 1; i < _NSIG; i++)
+		if (sigismember(&sw->set, i))
+			T.sw_cnt[i]--;
+}
+
+/* Under T.lock: take a stashed signal in @set into @si. */
+static bool sig_unstash(const sigset_t *set, struct signalfd_siginfo *si)
+{
+	for (int i = 0; i < T.nstash; i++) {
+		if (!sigismember(set, (int)T.stash[i].ssi_signo))
+			continue;
+		*si = T.stash[i];
+		memmove(&T.stash[i], &T.stash[i + 1],
+			(size_t)(T.nstash - i - 1) * sizeof(T.stash[0]));
+		T.nstash--;
+		return true;
+	}
+	return false;
+}
+
+/* The sentinel: the signalfd is readable.  Hand each signal to the first
+ * waiter for it; one nobody can take any more is stashed for the next. */
+static void sig_deliver(void)
+{
+	struct asx_thread *wake[64];
+	int nw = 0;
+	struct signalfd_siginfo si;
+
+	tlock();
+	while (nw < 64 && T.sfd >= 0 && read(T.sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		struct sigwait *sw;
+		bool taken = false;
+
+		for (sw = T.sw_head; sw && !taken; sw = sw->next) {
+			uint32_t exp = W_WAITING;
+
+			if (!sigismember(&sw->set, (int)si.ssi_signo))
+				continue;
+			if (!__atomic_compare_exchange_n(&sw->w.state, &exp, W_WOKEN, false,
+							 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+				continue;	/* timed out: it unlists itself */
+			sw->si = si;
+			wake[nw++] = sw->w.t;
+			sig_unlist(sw);
+			taken = true;
+		}
+		if (!taken) {
+			if (T.nstash == (int)ASX_ARRAY_SIZE(T.stash))
+				memmove(&T.stash[0], &T.stash[1], sizeof(T.stash) - sizeof(T.stash[0]));
+			else
+				T.nstash++;
+			T.stash[T.nstash - 1] = si;
+		}
+	}
+	sig_update_mask();
+	tunlock();
+	/* a claimed waiter stays blocked until woken: its frame is alive */
+	for (int i = 0; i < nw; i++)
+		asx__wake(wake[i]);
+}
+
+static void si_fill(siginfo_t *info, const struct signalfd_siginfo *si)
+{
+	memset(info, 0, sizeof(*info));
+	info->si_signo = (int)si->ssi_signo;
+	info->si_errno = si->ssi_errno;
+	info->si_code = si->ssi_code;
+	info->si_pid = (pid_t)si->ssi_pid;
+	info->si_uid = (uid_t)si->ssi_uid;
+	info->si_status = si->ssi_status;
+	info->si_value.sival_ptr = (void *)(uintptr_t)si->ssi_ptr;
+}
+
+int asx_thread_wait_signal(const sigset_t *set, siginfo_t *info, const struct timespec *dl)
+{
+	struct asx_thread *self = asx__self();
+	struct sigwait sw = { .w = { .t = self } };
+	sigset_t cur;
+	int lock = 0, r, n = 0;
+
+	if (!set || !asx_timespec_valid(dl) || sigismember(set, SIGKILL) ||
+	    sigismember(set, SIGSTOP))
+		return -EINVAL;
+	/* signals that are not blocked would be delivered, not waited for */
+	if (pthread_sigmask(SIG_BLOCK, NULL, &cur))
+		return -EINVAL;
+	for (int i = 1; i < _NSIG; i++) {
+		if (!sigismember(set, i))
+			continue;
+		if (!sigismember(&cur, i))
+			return -EINVAL;
+		n++;
+	}
+	if (!n)
+		return -EINVAL;
+	if (!self) {
+		/* a plain pthread: the kernel's own wait */
+		siginfo_t tmp;
+		struct timespec rel;
+
+		for (;;) {
+			if (dl) {
+				uint64_t now = asx_now_ns(), d = asx_timespec_ns(dl);
+
+				d = d > now ? d - now : 0;
+				rel.tv_sec = (time_t)(d / ASX_NSEC_PER_SEC);
+				rel.tv_nsec = (long)(d % ASX_NSEC_PER_SEC);
+			}
+			r = sigtimedwait(set, info ? info : &tmp, dl ? &rel : NULL);
+			if (r > 0)
+				return r;
+			if (errno == EAGAIN)
+				return -ETIMEDOUT;
+			if (errno != EINTR)
+				return -errno;
+		}
+	}
+	if (asx__sentinel_start())
+		return T.err;
+	sw.set = *set;
+	__atomic_store_n(&self->switching, 1, __ATOMIC_RELAXED);
+	lock_np(&lock);
+	tlock();
+	if (sig_unstash(set, &sw.si)) {
+		tunlock();
+		unlock_np(&lock);
+		__atomic_store_n(&self->switching, 0, __ATOMIC_RELAXED);
+		goto got;
+	}
+	for (int i = 1; i < _NSIG; i++)
+		if (sigismember(set, i))
+			T.sw_cnt[i]++;
+	sw.listed = true;
+	*T.sw_tail = &sw;
+	T.sw_tail = &sw.next;
+	/* a signal pending already makes the signalfd readable at once */
+	r = sig_update_mask();
+	if (r) {
+		sig_unlist(&sw);
+		sig_update_mask();
+		tunlock();
+		unlock_np(&lock);
+		__atomic_store_n(&self->switching, 0, __ATOMIC_RELAXED);
+		return r;
+	}
+	tunlock();
+	r = asx__wait(&sw.w, &lock, dl);
+	if (r != W_WOKEN) {
+		bool got;
+
+		tlock();
+		if (sw.listed) {
+			sig_unlist(&sw);
+			sig_update_mask();
+		}
+		/* one read for us after we timed out was stashed */
+		got = sig_unstash(set, &sw.si);
+		tunlock();
+		if (!got)
+			return -ETIMEDOUT;
+	}
+got:
+	if (info)
+		si_fill(info, &sw.si);
+	return (int)sw.si.ssi_signo;
 }
