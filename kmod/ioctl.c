@@ -7,6 +7,7 @@
  * Copyright (C) 2026 ASX developers
  */
 
+#include "sa.h"
 #include "stream.h"
 
 #include <linux/anon_inodes.h>
@@ -18,7 +19,7 @@
 #include <linux/uaccess.h>
 
 #define ASX_FEATURES	(ASX_FEAT_STREAMS | ASX_FEAT_PIPE | ASX_FEAT_MUX | ASX_FEAT_STR | \
-			 ASX_FEAT_PROCFS)
+			 ASX_FEAT_PROCFS | ASX_FEAT_SA_BUILT)
 #define ASX_STR_TIMEOUT	(15 * HZ)
 
 static_assert(sizeof(struct asx_version) == ASX_VERSION_SIZE_VER1);
@@ -759,6 +760,8 @@ long asx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return ioc_pipe(st, uarg);
 	case ASX_IOC_BASE(ASX_IOC_SETDRV):
 		return ioc_setdrv(st, uarg);
+	case ASX_IOC_BASE(ASX_IOC_SA_CREATE):
+		return asx_sa_create(uarg);
 	default:
 		return -ENOTTY;
 	}

@@ -5,6 +5,7 @@
  * Copyright (C) 2026 ASX developers
  */
 
+#include "sa.h"
 #include "stream.h"
 
 #include <linux/init.h>
@@ -108,6 +109,7 @@ err_msg_exit:
 static void __exit asx_exit(void)
 {
 	misc_deregister(&asx_miscdev);
+	asx_sa_exit();
 	asx_proc_exit();
 	unregister_builtin(ARRAY_SIZE(asx_builtin));
 	/* Closed Streams are freed by RCU work: let it be queued, then drain it. */

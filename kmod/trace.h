@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * ASX tracepoints: asx:asx_put, asx:asx_srv, asx:asx_fc_stop, asx:asx_fc_start.
+ * ASX tracepoints: asx:asx_put, asx:asx_srv, asx:asx_fc_stop, asx:asx_fc_start, and
+ * the activation ones asx:sa_block, asx:sa_unblock (under the run-queue lock)
+ * and asx:sa_upcall.
  *
  * Copyright (C) 2026 ASX developers
  */
@@ -73,6 +75,48 @@ DEFINE_EVENT(asx_queue_class, asx_fc_stop,
 DEFINE_EVENT(asx_queue_class, asx_fc_start,
 	TP_PROTO(const struct asx_queue *q),
 	TP_ARGS(q)
+);
+
+DECLARE_EVENT_CLASS(asx_sa_class,
+	TP_PROTO(u64 group, u32 vp, u32 tid),
+	TP_ARGS(group, vp, tid),
+	TP_STRUCT__entry(
+		__field(u64, group)
+		__field(u32, vp)
+		__field(u32, tid)
+	),
+	TP_fast_assign(
+		__entry->group = group;
+		__entry->vp = vp;
+		__entry->tid = tid;
+	),
+	TP_printk("group=%llu vp=%u tid=%u", __entry->group, __entry->vp, __entry->tid)
+);
+
+DEFINE_EVENT(asx_sa_class, sa_block,
+	TP_PROTO(u64 group, u32 vp, u32 tid),
+	TP_ARGS(group, vp, tid)
+);
+
+DEFINE_EVENT(asx_sa_class, sa_unblock,
+	TP_PROTO(u64 group, u32 vp, u32 tid),
+	TP_ARGS(group, vp, tid)
+);
+
+TRACE_EVENT(sa_upcall,
+	TP_PROTO(u64 group, u32 events, u32 tid),
+	TP_ARGS(group, events, tid),
+	TP_STRUCT__entry(
+		__field(u64, group)
+		__field(u32, events)
+		__field(u32, tid)
+	),
+	TP_fast_assign(
+		__entry->group = group;
+		__entry->events = events;
+		__entry->tid = tid;
+	),
+	TP_printk("group=%llu events=%u tid=%u", __entry->group, __entry->events, __entry->tid)
 );
 
 #endif /* _ASX_TRACE_H */

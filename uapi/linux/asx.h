@@ -35,6 +35,16 @@
  *   EBUSY   SETDRV/PIPE on a Stream that is not fresh; LINK of a linked Stream
  *   EINTR   STR interrupted by a signal (read/write/PUTMSG/GETMSG restart)
  *   EPERM   SETWM: hiwat above ASX_MAX_HIWAT_USER without CAP_SYS_RESOURCE
+ *
+ * Errors of the activation ioctls (Documentation/sa.rst):
+ *
+ *   ENOSPC  SA_CREATE: ASX_SA_MAX_GROUPS groups exist; SA_JOIN: the group has
+ *           its max_vps members
+ *   EBUSY   SA_JOIN: the calling thread is a member of a group already
+ *   EPERM   SA_JOIN: the calling thread is not of the process that made the group
+ *   ENOENT  SA_LEAVE: the calling thread is not a member of this group
+ *   EINTR   SA_WAIT: a signal arrived (restarted with SA_RESTART: the deadline
+ *           is absolute)
  */
 #ifndef _UAPI_LINUX_ASX_H
 #define _UAPI_LINUX_ASX_H
@@ -57,6 +67,7 @@ enum asx_feature {
 	ASX_FEAT_MUX		= 1 << 2,	/* the mux driver, ASX_IOC_LINK/UNLINK */
 	ASX_FEAT_STR		= 1 << 3,	/* ASX_IOC_STR */
 	ASX_FEAT_PROCFS		= 1 << 4,	/* /proc/asx/{streams,objects,modules} */
+	ASX_FEAT_SA		= 1 << 5,	/* scheduler activations: ASX_IOC_SA_* */
 };
 
 /* Limits. */
@@ -425,6 +436,147 @@ struct asx_pipe {
 
 #define ASX_PIPE_SIZE_VER0	16
 
+/* Scheduler activations: limits, ring sizes in events */
+#define ASX_SA_MAX_GROUPS	256	/* groups open in the whole system */
+#define ASX_SA_MAX_VPS		1024	/* members of one group */
+#define ASX_SA_DEF_VPS		64
+#define ASX_SA_MIN_RING		64
+#define ASX_SA_MAX_RING		16384
+#define ASX_SA_DEF_RING		4096
+#define ASX_SA_WAIT_MAX		1024	/* events one SA_WAIT returns */
+
+/* asx_sa_create.flags */
+#define ASX_SA_CLOEXEC		0x1	/* the group descriptor is close-on-exec */
+
+/**
+ * struct asx_sa_create - SA_CREATE argument (on any /dev/asx descriptor)
+ * @size:      in: sizeof(struct asx_sa_create)
+ * @flags:     in: ASX_SA_CLOEXEC
+ * @max_vps:   in: member limit, 0 for ASX_SA_DEF_VPS (<= ASX_SA_MAX_VPS);
+ *             out: the limit
+ * @ring_size: in: events the ring holds, a power of two in [ASX_SA_MIN_RING,
+ *             ASX_SA_MAX_RING], 0 for ASX_SA_DEF_RING; out: the size
+ * @fd:        out: the new group's descriptor
+ * @reserved:  in: must be 0
+ * @id:        out: the group's id (in the tracepoints)
+ * @reserved2: in: must be 0
+ */
+struct asx_sa_create {
+	__u32 size;
+	__u32 flags;
+	__u32 max_vps;
+	__u32 ring_size;
+	__s32 fd;
+	__u32 reserved;
+	__aligned_u64 id;
+	__u64 reserved2;
+};
+
+#define ASX_SA_CREATE_SIZE_VER0	40
+
+/**
+ * struct asx_sa_join - SA_JOIN and SA_LEAVE argument (on a group descriptor)
+ * @size:     in: sizeof(struct asx_sa_join)
+ * @flags:    in: must be 0
+ * @vp:       out: the VP id of the calling thread in the group (0..max_vps-1)
+ * @tid:      out: the calling thread's id
+ * @reserved: in: must be 0
+ */
+struct asx_sa_join {
+	__u32 size;
+	__u32 flags;
+	__u32 vp;
+	__u32 tid;
+	__u64 reserved;
+};
+
+#define ASX_SA_JOIN_SIZE_VER0	24
+
+/* asx_sa_event.type */
+#define ASX_SA_BLOCKED		1	/* member @vp went to sleep in the kernel */
+#define ASX_SA_UNBLOCKED	2	/* member @vp runs again after BLOCKED */
+#define ASX_SA_EXITED		3	/* member @vp exited without SA_LEAVE */
+#define ASX_SA_OVERFLOW		4	/* @arg events from @seq on were lost: ring full */
+
+/**
+ * struct asx_sa_event - one activation event
+ * @type:  ASX_SA_*
+ * @vp:    the member's VP id (0 for OVERFLOW)
+ * @ts_ns: CLOCK_MONOTONIC time of the event, nanoseconds
+ * @seq:   the group's event number: consecutive, an OVERFLOW accounts for the
+ *         @arg numbers it stands for
+ * @tid:   the member's thread id (0 for OVERFLOW)
+ * @arg:   OVERFLOW: events lost; else 0
+ */
+struct asx_sa_event {
+	__u32 type;
+	__u32 vp;
+	__aligned_u64 ts_ns;
+	__aligned_u64 seq;
+	__u32 tid;
+	__u32 arg;
+};
+
+#define ASX_SA_DEADLINE_NONE	(~0ULL)	/* asx_sa_wait.deadline_ns: wait for ever */
+
+/**
+ * struct asx_sa_wait - SA_WAIT argument: the upcall
+ * @size:        in: sizeof(struct asx_sa_wait)
+ * @flags:       in: must be 0
+ * @deadline_ns: in: absolute CLOCK_MONOTONIC deadline; 0 takes what is there
+ *               without sleeping; ASX_SA_DEADLINE_NONE waits for ever
+ * @events:      in: user pointer to @max struct asx_sa_event
+ * @max:         in: 1..ASX_SA_WAIT_MAX
+ * @count:       out: events stored (also the ioctl's return value); 0 when
+ *               the deadline passed
+ * @reserved:    in: must be 0
+ */
+struct asx_sa_wait {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 deadline_ns;
+	__aligned_u64 events;
+	__u32 max;
+	__u32 count;
+	__u64 reserved;
+};
+
+#define ASX_SA_WAIT_SIZE_VER0	40
+
+/**
+ * struct asx_sa_info - SA_INFO argument (on a group descriptor)
+ * @size:        in: sizeof(struct asx_sa_info)
+ * @flags:       in: must be 0
+ * @id:          out: the group's id
+ * @max_vps:     out: its member limit
+ * @nr_vps:      out: its members now
+ * @ring_size:   out: its ring size
+ * @pending:     out: events in its ring
+ * @events:      out: events it recorded (lost ones included)
+ * @lost:        out: events it lost to a full ring
+ * @sys_groups:  out: groups open in the system
+ * @sys_members: out: threads with an activation notifier registered by
+ *               asx.ko, in any group or in none (group closed before the
+ *               thread left or exited: see Documentation/sa.rst)
+ * @reserved:    in: must be 0
+ */
+struct asx_sa_info {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 id;
+	__u32 max_vps;
+	__u32 nr_vps;
+	__u32 ring_size;
+	__u32 pending;
+	__aligned_u64 events;
+	__aligned_u64 lost;
+	__u32 sys_groups;
+	__u32 sys_members;
+	__u64 reserved[2];
+};
+
+#define ASX_SA_INFO_SIZE_VER0	72
+
 #define ASX_IOC_VERSION		_IOWR(ASX_IOC_MAGIC, 0x00, struct asx_version)
 #define ASX_IOC_PUSH		_IOW(ASX_IOC_MAGIC, 0x01, struct asx_modname)
 #define ASX_IOC_POP		_IOW(ASX_IOC_MAGIC, 0x02, struct asx_modname)
@@ -446,5 +598,11 @@ struct asx_pipe {
 #define ASX_IOC_UNLINK		_IOW(ASX_IOC_MAGIC, 0x12, struct asx_link)
 #define ASX_IOC_PIPE		_IOWR(ASX_IOC_MAGIC, 0x13, struct asx_pipe)
 #define ASX_IOC_SETDRV		_IOW(ASX_IOC_MAGIC, 0x14, struct asx_modname)
+/* Scheduler activations: SA_CREATE on /dev/asx, the others on a group */
+#define ASX_IOC_SA_CREATE	_IOWR(ASX_IOC_MAGIC, 0x20, struct asx_sa_create)
+#define ASX_IOC_SA_JOIN		_IOWR(ASX_IOC_MAGIC, 0x21, struct asx_sa_join)
+#define ASX_IOC_SA_LEAVE	_IOW(ASX_IOC_MAGIC, 0x22, struct asx_sa_join)
+#define ASX_IOC_SA_WAIT		_IOWR(ASX_IOC_MAGIC, 0x23, struct asx_sa_wait)
+#define ASX_IOC_SA_INFO		_IOWR(ASX_IOC_MAGIC, 0x24, struct asx_sa_info)
 
 #endif /* _UAPI_LINUX_ASX_H */

@@ -1,0 +1,746 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ASX scheduler activations: tell a user-level scheduler when one of its
+ * virtual processors (VPs) blocks in the kernel and when it runs again.
+ *
+ * SA_CREATE on /dev/asx makes a group, a file of its own. A VP thread joins
+ * it with SA_JOIN, which registers a preempt notifier on the calling thread
+ * (a notifier can only be put on current, so a thread can only join itself).
+ * The notifier's sched_out runs under the run-queue lock with interrupts
+ * off: when the member is going to sleep it writes a BLOCKED event into the
+ * group's preallocated ring under a raw spinlock and queues an irq_work that
+ * wakes one spare parked in SA_WAIT. Its sched_in writes UNBLOCKED when the
+ * member was blocked. SA_WAIT returning with events is the upcall.
+ *
+ * Lifetime. A member is freed by exactly one of:
+ *  - SA_LEAVE, from the member thread (it unregisters its own notifier);
+ *  - the release of its group when the closing thread is the member;
+ *  - a later SA_JOIN by the same thread, when its group was closed first;
+ *  - the reaper, after the thread died.
+ * Closing a group with other members cannot unregister their notifiers (a
+ * notifier may only be removed by its task), so release clears each
+ * member's group pointer (the notifiers then do nothing), waits for RCU so
+ * that no notifier still uses the group, and parks the members on the
+ * orphan list, each holding a module reference: the notifier code must
+ * outlive them. Every member holds a reference on its task. There is no
+ * exit hook in preempt_ops, but the last thing a task does is
+ * do_task_dead(): its final sched_out sees TASK_DEAD, queues the member on
+ * a lock-free list and kicks the reaper (irq_work, then a work item). The
+ * reaper frees the member once the task is off its CPU for good (on_cpu is
+ * cleared after the sched_out notifiers ran), so its memory outlives every
+ * call of the notifier; the dead task's notifier list is never walked again.
+ *
+ * Copyright (C) 2026 ASX developers
+ */
+
+#include "sa.h"
+#include "stream.h"
+#include "trace.h"
+
+#include <linux/anon_inodes.h>
+#include <linux/bitmap.h>
+#include <linux/file.h>
+#include <linux/hrtimer.h>
+#include <linux/irq_work.h>
+#include <linux/llist.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/pid.h>
+#include <linux/preempt.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+
+#define SA_BATCH	8	/* events copied to user space per round */
+
+static_assert(sizeof(struct asx_sa_create) == ASX_SA_CREATE_SIZE_VER0);
+static_assert(sizeof(struct asx_sa_join) == ASX_SA_JOIN_SIZE_VER0);
+static_assert(sizeof(struct asx_sa_wait) == ASX_SA_WAIT_SIZE_VER0);
+static_assert(sizeof(struct asx_sa_info) == ASX_SA_INFO_SIZE_VER0);
+static_assert(sizeof(struct asx_sa_event) == 32);
+
+struct sa_group {
+	u64 id;
+	struct pid *tgid;		/* the process that made it: only its threads join */
+	u32 max_vps;
+	u32 nr_vps;			/* under asx_sa_lock, like @vps and @members */
+	unsigned long *vps;
+	struct list_head members;
+	struct list_head node;		/* on sa_groups */
+
+	/* The ring: free-running indices, everything under @lock. */
+	raw_spinlock_t lock;
+	u32 mask;
+	u32 head;
+	u32 tail;
+	u32 lost_pending;		/* lost since the ring was last full, not yet reported */
+	u64 lost_seq;			/* seq of the first of them */
+	u64 lost_ts;
+	u64 seq;
+	u64 lost;
+	struct asx_sa_event *ring;
+
+	struct irq_work wake;
+	wait_queue_head_t wq;
+};
+
+struct sa_member {
+	struct preempt_notifier pn;
+	struct sa_group __rcu *grp;	/* NULL once the group is closed */
+	struct sa_group *owner;		/* the same, under asx_sa_lock */
+	struct task_struct *task;	/* a reference */
+	struct list_head node;		/* on owner->members or sa_orphans */
+	struct llist_node dead_node;
+	u32 vp;
+	u32 tid;
+	bool orphan;			/* on sa_orphans, holding a module reference */
+	bool blocked;			/* written by its own notifiers only */
+	bool parked;			/* in SA_WAIT of its own group: not a blocking VP */
+};
+
+static DEFINE_MUTEX(asx_sa_lock);	/* groups, membership, orphans */
+static LIST_HEAD(sa_groups);
+static LIST_HEAD(sa_orphans);
+static unsigned int sa_nr_groups;
+static atomic_t sa_nr_members = ATOMIC_INIT(0);
+static atomic64_t sa_next_id = ATOMIC64_INIT(0);
+static LLIST_HEAD(sa_dead);
+
+static void sa_reap(struct work_struct *work);
+static DECLARE_DELAYED_WORK(sa_reap_work, sa_reap);
+
+static void sa_reap_kick(struct irq_work *iw)
+{
+	mod_delayed_work(system_wq, &sa_reap_work, 0);
+}
+
+static DEFINE_IRQ_WORK(sa_reap_iw, sa_reap_kick);
+
+/* Appends one event; any context, interrupts may be off (sched_out). */
+static void sa_record(struct sa_group *g, const struct sa_member *m, u32 type)
+{
+	u64 now = ktime_get_mono_fast_ns();
+	struct asx_sa_event *ev;
+	unsigned long flags;
+	u32 used;
+
+	raw_spin_lock_irqsave(&g->lock, flags);
+	used = g->tail - g->head;
+	if (g->lost_pending) {
+		if (used > g->mask) {
+			g->lost_pending++;
+			g->lost++;
+			g->seq++;
+			goto out;
+		}
+		/* Room again: report the loss in its place before anything newer. */
+		ev = &g->ring[g->tail++ & g->mask];
+		*ev = (struct asx_sa_event){ .type = ASX_SA_OVERFLOW, .ts_ns = g->lost_ts,
+					     .seq = g->lost_seq, .arg = g->lost_pending };
+		g->lost_pending = 0;
+		used++;
+	}
+	if (used > g->mask) {
+		g->lost_pending = 1;
+		g->lost_seq = g->seq++;
+		g->lost_ts = now;
+		g->lost++;
+		goto out;
+	}
+	ev = &g->ring[g->tail++ & g->mask];
+	*ev = (struct asx_sa_event){ .type = type, .vp = m->vp, .ts_ns = now, .seq = g->seq++,
+				     .tid = m->tid };
+out:
+	raw_spin_unlock_irqrestore(&g->lock, flags);
+	irq_work_queue(&g->wake);
+}
+
+/*
+ * Runs under the run-queue lock, interrupts off, in the context of the
+ * member (it is current until the switch). On 6.1 a task that goes to sleep
+ * was dequeued by __schedule() before this: its state is not TASK_RUNNING
+ * and on_rq is 0. A preempted task keeps on_rq set (also one preempted
+ * between set_current_state() and schedule()), and one with a signal
+ * pending was put back to TASK_RUNNING. Kernels with delayed dequeue (EEVDF,
+ * 6.12 on) may leave a sleeping task on the run queue (se.sched_delayed):
+ * there on_rq alone does not tell a sleep from a preemption and the test
+ * must look at sched_delayed as well.
+ */
+static void sa_sched_out(struct preempt_notifier *pn, struct task_struct *next)
+{
+	struct sa_member *m = container_of(pn, struct sa_member, pn);
+	unsigned int state = READ_ONCE(m->task->__state);
+	struct sa_group *g;
+
+	if (state == TASK_DEAD) {
+		/* Its last switch: report it, then let the reaper free it. */
+		g = rcu_dereference_sched(m->grp);
+		if (g)
+			sa_record(g, m, ASX_SA_EXITED);
+		llist_add(&m->dead_node, &sa_dead);
+		irq_work_queue(&sa_reap_iw);
+		return;
+	}
+	if (state == TASK_RUNNING || READ_ONCE(m->task->on_rq) || m->parked)
+		return;
+	g = rcu_dereference_sched(m->grp);
+	if (!g)
+		return;
+	m->blocked = true;
+	trace_sa_block(g->id, m->vp, m->tid);
+	sa_record(g, m, ASX_SA_BLOCKED);
+}
+
+/* Preemption disabled, interrupts on, the run-queue lock released. */
+static void sa_sched_in(struct preempt_notifier *pn, int cpu)
+{
+	struct sa_member *m = container_of(pn, struct sa_member, pn);
+	struct sa_group *g;
+
+	if (!m->blocked)
+		return;
+	m->blocked = false;
+	g = rcu_dereference_sched(m->grp);
+	if (!g)
+		return;
+	trace_sa_unblock(g->id, m->vp, m->tid);
+	sa_record(g, m, ASX_SA_UNBLOCKED);
+}
+
+static struct preempt_ops sa_ops = {
+	.sched_in	= sa_sched_in,
+	.sched_out	= sa_sched_out,
+};
+
+static void sa_wake(struct irq_work *iw)
+{
+	struct sa_group *g = container_of(iw, struct sa_group, wake);
+
+	wake_up(&g->wq);
+}
+
+/* The calling thread's member, if asx.ko has a notifier on it. Only current
+ * changes its own notifier list.
+ */
+static struct sa_member *sa_current_member(void)
+{
+	struct preempt_notifier *pn;
+
+	hlist_for_each_entry(pn, &current->preempt_notifiers, link)
+		if (pn->ops == &sa_ops)
+			return container_of(pn, struct sa_member, pn);
+	return NULL;
+}
+
+static void sa_unhook_self(struct sa_member *m)
+{
+	preempt_disable();
+	preempt_notifier_unregister(&m->pn);
+	preempt_enable();
+}
+
+/* Takes @m off its group or the orphan list; under asx_sa_lock. */
+static void sa_detach(struct sa_member *m)
+{
+	struct sa_group *g = m->owner;
+
+	list_del_init(&m->node);
+	if (g) {
+		clear_bit(m->vp, g->vps);
+		g->nr_vps--;
+		m->owner = NULL;
+	}
+}
+
+/* @m's notifier is unregistered, or its task is dead and off its CPU. */
+static void sa_free_member(struct sa_member *m)
+{
+	preempt_notifier_dec();
+	put_task_struct(m->task);
+	kfree(m);
+	atomic_dec(&sa_nr_members);
+}
+
+static bool sa_task_off_cpu(struct task_struct *p)
+{
+#ifdef CONFIG_SMP
+	/* finish_task() clears on_cpu with release after the sched_out notifiers ran. */
+	return !smp_load_acquire(&p->on_cpu);
+#else
+	return true;
+#endif
+}
+
+static void sa_reap(struct work_struct *work)
+{
+	struct llist_node *dead = llist_del_all(&sa_dead);
+	struct sa_member *m, *tmp;
+	unsigned int puts = 0;
+	bool again = false;
+	LIST_HEAD(gone);
+
+	mutex_lock(&asx_sa_lock);
+	llist_for_each_entry_safe(m, tmp, dead, dead_node) {
+		if (!sa_task_off_cpu(m->task)) {
+			llist_add(&m->dead_node, &sa_dead);
+			again = true;
+			continue;
+		}
+		sa_detach(m);
+		puts += m->orphan;
+		list_add(&m->node, &gone);
+	}
+	mutex_unlock(&asx_sa_lock);
+	list_for_each_entry_safe(m, tmp, &gone, node)
+		sa_free_member(m);
+	if (again)
+		mod_delayed_work(system_wq, &sa_reap_work, 1);
+	/* asx_sa_exit() waits for this function to return. */
+	while (puts--)
+		module_put(THIS_MODULE);
+}
+
+static int sa_copy_in(void *karg, size_t ksize, size_t ver0, const void __user *uarg)
+{
+	u32 usize;
+
+	if (get_user(usize, (const u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < ver0)
+		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	return copy_struct_from_user(karg, ksize, uarg, usize);
+}
+
+static int sa_copy_out(void __user *uarg, void *karg, size_t ksize)
+{
+	u32 *size = karg;
+
+	*size = min_t(u32, *size, ksize);
+	return copy_to_user(uarg, karg, *size) ? -EFAULT : 0;
+}
+
+#define SA_COPY_IN(k, u, ver0)	sa_copy_in(&(k), sizeof(k), ver0, u)
+#define SA_COPY_OUT(u, k)	sa_copy_out(u, &(k), sizeof(k))
+
+static long sa_join(struct sa_group *g, void __user *uarg)
+{
+	struct sa_member *m, *old;
+	struct asx_sa_join j;
+	int ret;
+
+	ret = SA_COPY_IN(j, uarg, ASX_SA_JOIN_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (j.flags || j.reserved)
+		return -EINVAL;
+	if (task_tgid(current) != g->tgid)
+		return -EPERM;
+	m = kzalloc(sizeof(*m), GFP_KERNEL_ACCOUNT);
+	if (!m)
+		return -ENOMEM;
+	preempt_notifier_inc();
+
+	mutex_lock(&asx_sa_lock);
+	old = sa_current_member();
+	if (old && old->owner) {
+		ret = -EBUSY;
+		goto err_unlock;
+	}
+	if (g->nr_vps >= g->max_vps) {
+		ret = -ENOSPC;
+		goto err_unlock;
+	}
+	if (old) {
+		/* Left behind by a closed group: we are its thread, drop it now. */
+		sa_unhook_self(old);
+		sa_detach(old);
+	}
+	m->vp = find_first_zero_bit(g->vps, g->max_vps);
+	set_bit(m->vp, g->vps);
+	g->nr_vps++;
+	m->tid = task_pid_vnr(current);
+	m->task = get_task_struct(current);
+	m->owner = g;
+	RCU_INIT_POINTER(m->grp, g);
+	preempt_notifier_init(&m->pn, &sa_ops);
+	list_add_tail(&m->node, &g->members);
+	atomic_inc(&sa_nr_members);
+	preempt_disable();
+	preempt_notifier_register(&m->pn);
+	preempt_enable();
+	mutex_unlock(&asx_sa_lock);
+
+	if (old) {
+		sa_free_member(old);
+		/* The group's file pins the module while we run. */
+		module_put(THIS_MODULE);
+	}
+	j.vp = m->vp;
+	j.tid = m->tid;
+	return SA_COPY_OUT(uarg, j);
+
+err_unlock:
+	mutex_unlock(&asx_sa_lock);
+	preempt_notifier_dec();
+	kfree(m);
+	return ret;
+}
+
+static long sa_leave(struct sa_group *g, void __user *uarg)
+{
+	struct sa_member *m;
+	struct asx_sa_join j;
+	int ret;
+
+	ret = SA_COPY_IN(j, uarg, ASX_SA_JOIN_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (j.flags || j.reserved)
+		return -EINVAL;
+	mutex_lock(&asx_sa_lock);
+	m = sa_current_member();
+	if (!m || m->owner != g) {
+		mutex_unlock(&asx_sa_lock);
+		return -ENOENT;
+	}
+	sa_unhook_self(m);
+	sa_detach(m);
+	mutex_unlock(&asx_sa_lock);
+	sa_free_member(m);
+	return 0;
+}
+
+/* Takes up to @n events; *more says whether any are left. */
+static u32 sa_take(struct sa_group *g, struct asx_sa_event *buf, u32 n, bool *more)
+{
+	unsigned long flags;
+	u32 got = 0;
+
+	raw_spin_lock_irqsave(&g->lock, flags);
+	while (got < n && g->head != g->tail)
+		buf[got++] = g->ring[g->head++ & g->mask];
+	if (got < n && g->head == g->tail && g->lost_pending) {
+		/* The ring drained with losses after its last event. */
+		buf[got++] = (struct asx_sa_event){ .type = ASX_SA_OVERFLOW, .ts_ns = g->lost_ts,
+						    .seq = g->lost_seq, .arg = g->lost_pending };
+		g->lost_pending = 0;
+	}
+	*more = g->head != g->tail || g->lost_pending;
+	raw_spin_unlock_irqrestore(&g->lock, flags);
+	return got;
+}
+
+static bool sa_pending(struct sa_group *g)
+{
+	unsigned long flags;
+	bool ret;
+
+	raw_spin_lock_irqsave(&g->lock, flags);
+	ret = g->head != g->tail || g->lost_pending;
+	raw_spin_unlock_irqrestore(&g->lock, flags);
+	return ret;
+}
+
+/* Events taken but not delivered (EFAULT) are reported as lost. */
+static void sa_lose(struct sa_group *g, const struct asx_sa_event *ev, u32 n)
+{
+	unsigned long flags;
+	u32 i, k = 0;
+
+	for (i = 0; i < n; i++)
+		k += ev[i].type == ASX_SA_OVERFLOW ? ev[i].arg : 1;
+	raw_spin_lock_irqsave(&g->lock, flags);
+	if (!g->lost_pending) {
+		g->lost_seq = ev[0].seq;
+		g->lost_ts = ev[0].ts_ns;
+	}
+	g->lost_pending += k;
+	g->lost += k;
+	raw_spin_unlock_irqrestore(&g->lock, flags);
+}
+
+/* Sleeps until woken, the deadline or a signal: 0, -ETIMEDOUT or -ERESTARTSYS. */
+static int sa_sleep(struct sa_group *g, u64 deadline)
+{
+	ktime_t expires = ns_to_ktime(deadline);
+	DEFINE_WAIT(wait);
+	int ret = 0;
+
+	prepare_to_wait_exclusive(&g->wq, &wait, TASK_INTERRUPTIBLE);
+	if (sa_pending(g))
+		goto out;
+	if (signal_pending(current)) {
+		ret = -ERESTARTSYS;
+		goto out;
+	}
+	if (deadline == ASX_SA_DEADLINE_NONE)
+		schedule();
+	else if (!schedule_hrtimeout_range(&expires, current->timer_slack_ns, HRTIMER_MODE_ABS))
+		ret = -ETIMEDOUT;
+out:
+	finish_wait(&g->wq, &wait);
+	return ret;
+}
+
+static long sa_wait(struct sa_group *g, void __user *uarg)
+{
+	struct asx_sa_event buf[SA_BATCH];
+	struct asx_sa_event __user *ubuf;
+	struct sa_member *m;
+	struct asx_sa_wait w;
+	bool more = false;
+	u32 done = 0, n;
+	int ret;
+
+	ret = SA_COPY_IN(w, uarg, ASX_SA_WAIT_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (w.flags || w.reserved || w.count || !w.max || w.max > ASX_SA_WAIT_MAX)
+		return -EINVAL;
+	ubuf = u64_to_user_ptr(w.events);
+	if (!access_ok(ubuf, (size_t)w.max * sizeof(*ubuf)))
+		return -EFAULT;
+
+	/* A member parked here is a spare, not a VP that blocked. */
+	m = sa_current_member();
+	if (m && rcu_access_pointer(m->grp) != g)
+		m = NULL;
+	if (m)
+		WRITE_ONCE(m->parked, true);
+	for (;;) {
+		n = sa_take(g, buf, min_t(u32, SA_BATCH, w.max - done), &more);
+		if (n) {
+			if (copy_to_user(ubuf + done, buf, n * sizeof(*buf))) {
+				sa_lose(g, buf, n);
+				more = true;
+				ret = -EFAULT;
+				break;
+			}
+			done += n;
+			if (done == w.max || !more)
+				break;
+			continue;
+		}
+		if (!w.deadline_ns)
+			break;
+		ret = sa_sleep(g, w.deadline_ns);
+		if (ret)
+			break;
+	}
+	if (m)
+		WRITE_ONCE(m->parked, false);
+	/* An exclusive wake-up must not die here: hand what is left on. */
+	if (more || sa_pending(g))
+		wake_up(&g->wq);
+	if (ret == -EFAULT)
+		return ret;
+	if (!done && ret != -ETIMEDOUT && ret)
+		return ret;
+	trace_sa_upcall(g->id, done, task_pid_vnr(current));
+	w.count = done;
+	ret = SA_COPY_OUT(uarg, w);
+	return ret ? ret : done;
+}
+
+static long sa_info(struct sa_group *g, void __user *uarg)
+{
+	struct asx_sa_info in;
+	unsigned long flags;
+	int ret;
+
+	ret = SA_COPY_IN(in, uarg, ASX_SA_INFO_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (in.flags || memchr_inv(in.reserved, 0, sizeof(in.reserved)))
+		return -EINVAL;
+	in.id = g->id;
+	in.max_vps = g->max_vps;
+	in.ring_size = g->mask + 1;
+	mutex_lock(&asx_sa_lock);
+	in.nr_vps = g->nr_vps;
+	in.sys_groups = sa_nr_groups;
+	mutex_unlock(&asx_sa_lock);
+	in.sys_members = atomic_read(&sa_nr_members);
+	raw_spin_lock_irqsave(&g->lock, flags);
+	in.pending = g->tail - g->head + !!g->lost_pending;
+	in.events = g->seq;
+	in.lost = g->lost;
+	raw_spin_unlock_irqrestore(&g->lock, flags);
+	return SA_COPY_OUT(uarg, in);
+}
+
+#define SA_IOC_BASE(cmd)	((cmd) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
+
+static long sa_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct sa_group *g = file->private_data;
+	void __user *uarg = (void __user *)arg;
+
+	switch (SA_IOC_BASE(cmd)) {
+	case SA_IOC_BASE(ASX_IOC_SA_JOIN):
+		return sa_join(g, uarg);
+	case SA_IOC_BASE(ASX_IOC_SA_LEAVE):
+		return sa_leave(g, uarg);
+	case SA_IOC_BASE(ASX_IOC_SA_WAIT):
+		return sa_wait(g, uarg);
+	case SA_IOC_BASE(ASX_IOC_SA_INFO):
+		return sa_info(g, uarg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static __poll_t sa_poll(struct file *file, poll_table *pt)
+{
+	struct sa_group *g = file->private_data;
+
+	poll_wait(file, &g->wq, pt);
+	return sa_pending(g) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+static void sa_free_group(struct sa_group *g)
+{
+	put_pid(g->tgid);
+	bitmap_free(g->vps);
+	kvfree(g->ring);
+	kfree(g);
+}
+
+static int sa_release(struct inode *inode, struct file *file)
+{
+	struct sa_group *g = file->private_data;
+	struct sa_member *m, *tmp, *self = NULL;
+
+	mutex_lock(&asx_sa_lock);
+	list_del(&g->node);
+	sa_nr_groups--;
+	list_for_each_entry_safe(m, tmp, &g->members, node) {
+		RCU_INIT_POINTER(m->grp, NULL);
+		sa_detach(m);
+		if (m->task == current) {
+			sa_unhook_self(m);
+			self = m;
+			continue;
+		}
+		/* Its notifier stays until the thread exits or joins again. */
+		m->orphan = true;
+		__module_get(THIS_MODULE);
+		list_add_tail(&m->node, &sa_orphans);
+	}
+	mutex_unlock(&asx_sa_lock);
+	/* Notifiers run with interrupts or preemption off: RCU readers. */
+	synchronize_rcu();
+	irq_work_sync(&g->wake);
+	if (self)
+		sa_free_member(self);
+	sa_free_group(g);
+	return 0;
+}
+
+static const struct file_operations sa_fops = {
+	.owner		= THIS_MODULE,
+	.release	= sa_release,
+	.poll		= sa_poll,
+	.unlocked_ioctl	= sa_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.llseek		= no_llseek,
+};
+
+long asx_sa_create(void __user *uarg)
+{
+	struct asx_sa_create c;
+	struct sa_group *g;
+	struct file *file;
+	int ret, fd;
+
+	ret = SA_COPY_IN(c, uarg, ASX_SA_CREATE_SIZE_VER0);
+	if (ret)
+		return ret;
+	if ((c.flags & ~ASX_SA_CLOEXEC) || c.reserved || c.reserved2 || c.fd || c.id)
+		return -EINVAL;
+	if (!c.max_vps)
+		c.max_vps = ASX_SA_DEF_VPS;
+	if (!c.ring_size)
+		c.ring_size = ASX_SA_DEF_RING;
+	if (c.max_vps > ASX_SA_MAX_VPS || !is_power_of_2(c.ring_size) ||
+	    c.ring_size < ASX_SA_MIN_RING || c.ring_size > ASX_SA_MAX_RING)
+		return -EINVAL;
+
+	g = kzalloc(sizeof(*g), GFP_KERNEL_ACCOUNT);
+	if (!g)
+		return -ENOMEM;
+	g->ring = kvcalloc(c.ring_size, sizeof(*g->ring), GFP_KERNEL_ACCOUNT);
+	g->vps = bitmap_zalloc(c.max_vps, GFP_KERNEL_ACCOUNT);
+	if (!g->ring || !g->vps) {
+		ret = -ENOMEM;
+		goto err_free_group;
+	}
+	g->max_vps = c.max_vps;
+	g->mask = c.ring_size - 1;
+	g->id = atomic64_inc_return(&sa_next_id);
+	g->tgid = get_task_pid(current, PIDTYPE_TGID);
+	INIT_LIST_HEAD(&g->members);
+	raw_spin_lock_init(&g->lock);
+	init_irq_work(&g->wake, sa_wake);
+	init_waitqueue_head(&g->wq);
+
+	mutex_lock(&asx_sa_lock);
+	if (sa_nr_groups >= ASX_SA_MAX_GROUPS) {
+		mutex_unlock(&asx_sa_lock);
+		ret = -ENOSPC;
+		goto err_free_group;
+	}
+	sa_nr_groups++;
+	list_add_tail(&g->node, &sa_groups);
+	mutex_unlock(&asx_sa_lock);
+
+	fd = get_unused_fd_flags(c.flags & ASX_SA_CLOEXEC ? O_CLOEXEC : 0);
+	if (fd < 0) {
+		ret = fd;
+		goto err_unlist;
+	}
+	file = anon_inode_getfile("[asx-sa]", &sa_fops, g, O_RDWR);
+	if (IS_ERR(file)) {
+		ret = PTR_ERR(file);
+		goto err_put_fd;
+	}
+	/* From here the file owns @g: fput() releases it. */
+	c.fd = fd;
+	c.id = g->id;
+	ret = SA_COPY_OUT(uarg, c);
+	if (ret) {
+		fput(file);
+		put_unused_fd(fd);
+		return ret;
+	}
+	fd_install(fd, file);
+	return 0;
+
+err_put_fd:
+	put_unused_fd(fd);
+err_unlist:
+	mutex_lock(&asx_sa_lock);
+	list_del(&g->node);
+	sa_nr_groups--;
+	mutex_unlock(&asx_sa_lock);
+err_free_group:
+	sa_free_group(g);
+	return ret;
+}
+
+void asx_sa_exit(void)
+{
+	/* Every member held the module (orphans) or its group's file did. */
+	irq_work_sync(&sa_reap_iw);
+	cancel_delayed_work_sync(&sa_reap_work);
+	WARN_ON(atomic_read(&sa_nr_members) || !list_empty(&sa_orphans));
+}

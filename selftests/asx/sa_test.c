@@ -1,0 +1,938 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sa_test.c - scheduler activations: groups, JOIN/LEAVE, BLOCKED/UNBLOCKED
+ * events in order, no event for preemption, many VPs at random with every
+ * BLOCKED matched, ring overflow, close and thread exit at every stage,
+ * limits, another process's threads, rmmod, and the ABI edges.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "asx_util.h"
+#include "harness.h"
+
+static int sa_create(unsigned int max_vps, unsigned int ring)
+{
+	struct asx_sa_create c = { .size = sizeof(c), .flags = ASX_SA_CLOEXEC,
+				   .max_vps = max_vps, .ring_size = ring };
+	int dev = asx_open(0), ret;
+
+	if (dev < 0)
+		return -1;
+	ret = ioctl(dev, ASX_IOC_SA_CREATE, &c);
+	close(dev);
+	return ret ? -1 : c.fd;
+}
+
+/* Returns the VP id or -1. */
+static int sa_join(int g)
+{
+	struct asx_sa_join j = { .size = sizeof(j) };
+
+	return ioctl(g, ASX_IOC_SA_JOIN, &j) ? -1 : (int)j.vp;
+}
+
+static int sa_leave(int g)
+{
+	struct asx_sa_join j = { .size = sizeof(j) };
+
+	return ioctl(g, ASX_IOC_SA_LEAVE, &j);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Waits up to @ms (0: do not sleep); returns the events or -1. */
+static int sa_wait(int g, struct asx_sa_event *ev, unsigned int max, long ms)
+{
+	struct asx_sa_wait w = { .size = sizeof(w), .events = (uintptr_t)ev, .max = max };
+
+	w.deadline_ns = ms ? now_ns() + ms * 1000000ULL : 0;
+	return ioctl(g, ASX_IOC_SA_WAIT, &w);
+}
+
+static int sa_info(int g, struct asx_sa_info *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->size = sizeof(*in);
+	return ioctl(g, ASX_IOC_SA_INFO, in);
+}
+
+/* Threads with an asx.ko notifier in the whole system, or -1. */
+static long sys_members(void)
+{
+	struct asx_sa_info in;
+	int g = sa_create(1, 0);
+	long n = -1;
+
+	if (g < 0)
+		return -1;
+	if (!sa_info(g, &in))
+		n = in.sys_members;
+	close(g);
+	return n;
+}
+
+/* Waits (up to 5 s) for sys_members() to come down to @want. */
+static long settle_members(long want)
+{
+	long n = -1;
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		n = sys_members();
+		if (n == want)
+			break;
+		asx_msleep(10);
+	}
+	return n;
+}
+
+static bool have_sa(void)
+{
+	struct asx_version v = { .size = sizeof(v) };
+	int fd = asx_open(0);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = !ioctl(fd, ASX_IOC_VERSION, &v) && (v.features & ASX_FEAT_SA);
+	close(fd);
+	return ok;
+}
+
+#define NEED_SA() do {								\
+	if (!have_sa())								\
+		SKIP(return, "asx.ko without scheduler activations");		\
+} while (0)
+
+static pid_t gettid_(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* A member that joins, blocks in read() on a pipe, then leaves (or not). */
+struct blocker {
+	int g;
+	int rfd;
+	bool leave;
+	volatile int vp;
+	volatile pid_t tid;
+	volatile int joined;
+	int err;
+};
+
+static void *blocker_main(void *arg)
+{
+	struct blocker *b = arg;
+	char c;
+
+	b->tid = gettid_();
+	b->vp = sa_join(b->g);
+	if (b->vp < 0) {
+		b->err = errno;
+		__atomic_store_n(&b->joined, -1, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	__atomic_store_n(&b->joined, 1, __ATOMIC_RELEASE);
+	if (read(b->rfd, &c, 1) != 1)
+		b->err = errno ? errno : EIO;
+	if (b->leave && sa_leave(b->g))
+		b->err = errno;
+	return NULL;
+}
+
+static int wait_joined(struct blocker *b)
+{
+	int i, v = 0;
+
+	for (i = 0; i < 5000 && !(v = __atomic_load_n(&b->joined, __ATOMIC_ACQUIRE)); i++)
+		asx_msleep(1);
+	return v;
+}
+
+TEST(feature_and_abi_edges)
+{
+	struct asx_sa_create c;
+	struct asx_sa_join j;
+	struct asx_sa_wait w;
+	char big[sizeof(struct asx_sa_create) + 8];
+	int dev, g;
+
+	NEED_SA();
+	dev = asx_open(0);
+	ASSERT_GE(dev, 0);
+
+	memset(&c, 0, sizeof(c));
+	c.size = ASX_SA_CREATE_SIZE_VER0 - 4;
+	errno = 0;
+	EXPECT_EQ(ioctl(dev, ASX_IOC_SA_CREATE, &c), -1, "short size");
+	EXPECT_EQ(errno, EINVAL);
+	memset(big, 0, sizeof(big));
+	((struct asx_sa_create *)big)->size = sizeof(big);
+	big[sizeof(big) - 1] = 1;
+	errno = 0;
+	EXPECT_EQ(ioctl(dev, ASX_IOC_SA_CREATE, big), -1, "non-zero tail");
+	EXPECT_EQ(errno, E2BIG);
+	big[sizeof(big) - 1] = 0;
+	ASSERT_EQ(ioctl(dev, ASX_IOC_SA_CREATE, big), 0, "zero tail: %s", strerror(errno));
+	close(((struct asx_sa_create *)big)->fd);
+	memset(&c, 0, sizeof(c));
+	c.size = sizeof(c);
+	c.flags = 0x80;
+	errno = 0;
+	EXPECT_EQ(ioctl(dev, ASX_IOC_SA_CREATE, &c), -1, "unknown flag");
+	EXPECT_EQ(errno, EINVAL);
+	c.flags = 0;
+	c.ring_size = 100;
+	errno = 0;
+	EXPECT_EQ(ioctl(dev, ASX_IOC_SA_CREATE, &c), -1, "ring not a power of two");
+	EXPECT_EQ(errno, EINVAL);
+	c.ring_size = 0;
+	c.max_vps = ASX_SA_MAX_VPS + 1;
+	errno = 0;
+	EXPECT_EQ(ioctl(dev, ASX_IOC_SA_CREATE, &c), -1, "too many VPs");
+	EXPECT_EQ(errno, EINVAL);
+	c.max_vps = 0;
+	ASSERT_EQ(ioctl(dev, ASX_IOC_SA_CREATE, &c), 0);
+	EXPECT_EQ(c.max_vps, ASX_SA_DEF_VPS);
+	EXPECT_EQ(c.ring_size, ASX_SA_DEF_RING);
+	EXPECT_GT(c.id, 0);
+	g = c.fd;
+	EXPECT_FALSE(fcntl(g, F_GETFD) & FD_CLOEXEC);
+
+	memset(&j, 0, sizeof(j));
+	j.size = 8;
+	errno = 0;
+	EXPECT_EQ(ioctl(g, ASX_IOC_SA_JOIN, &j), -1);
+	EXPECT_EQ(errno, EINVAL);
+	j.size = sizeof(j);
+	j.flags = 1;
+	errno = 0;
+	EXPECT_EQ(ioctl(g, ASX_IOC_SA_JOIN, &j), -1);
+	EXPECT_EQ(errno, EINVAL);
+	errno = 0;
+	EXPECT_EQ(ioctl(dev, ASX_IOC_SA_JOIN, &j), -1, "a group ioctl on a Stream");
+	EXPECT_EQ(errno, ENOTTY);
+	errno = 0;
+	EXPECT_EQ(ioctl(g, ASX_IOC_PUSH, &j), -1, "a Stream ioctl on a group");
+	EXPECT_EQ(errno, ENOTTY);
+	memset(&w, 0, sizeof(w));
+	w.size = sizeof(w);
+	errno = 0;
+	EXPECT_EQ(ioctl(g, ASX_IOC_SA_WAIT, &w), -1, "max 0");
+	EXPECT_EQ(errno, EINVAL);
+	w.max = 1;
+	w.events = 16;
+	errno = 0;
+	EXPECT_EQ(ioctl(g, ASX_IOC_SA_WAIT, &w), 0, "nothing pending, deadline 0");
+	errno = 0;
+	EXPECT_EQ(sa_leave(g), -1);
+	EXPECT_EQ(errno, ENOENT);
+	close(g);
+	close(dev);
+}
+
+TEST(block_then_wake_in_order)
+{
+	struct asx_sa_event ev[4];
+	struct blocker b = { 0 };
+	struct asx_sa_info in;
+	int p[2], n;
+	pthread_t t;
+
+	NEED_SA();
+	b.g = sa_create(4, 0);
+	ASSERT_GE(b.g, 0);
+	ASSERT_EQ(pipe(p), 0);
+	b.rfd = p[0];
+	b.leave = true;
+	ASSERT_EQ(pthread_create(&t, NULL, blocker_main, &b), 0);
+	ASSERT_EQ(wait_joined(&b), 1, "join: %s", strerror(b.err));
+
+	n = sa_wait(b.g, ev, 1, 5000);
+	ASSERT_EQ(n, 1, "BLOCKED within 5 s");
+	EXPECT_EQ(ev[0].type, ASX_SA_BLOCKED);
+	EXPECT_EQ(ev[0].vp, (unsigned int)b.vp);
+	EXPECT_EQ(ev[0].tid, (unsigned int)b.tid);
+	EXPECT_EQ(ev[0].seq, 0);
+	EXPECT_LE(ev[0].ts_ns, now_ns());
+	asx_msleep(50);
+	EXPECT_EQ(sa_wait(b.g, ev, 4, 0), 0, "still blocked: nothing new");
+
+	ASSERT_EQ(write(p[1], "x", 1), 1);
+	n = sa_wait(b.g, ev, 1, 5000);
+	ASSERT_EQ(n, 1);
+	EXPECT_EQ(ev[0].type, ASX_SA_UNBLOCKED);
+	EXPECT_EQ(ev[0].vp, (unsigned int)b.vp);
+	EXPECT_EQ(ev[0].seq, 1);
+	pthread_join(t, NULL);
+	EXPECT_EQ(b.err, 0, "%s", strerror(b.err));
+	ASSERT_EQ(sa_info(b.g, &in), 0);
+	EXPECT_EQ(in.nr_vps, 0, "left");
+	EXPECT_EQ(in.lost, 0);
+	close(b.g);
+	close(p[0]);
+	close(p[1]);
+}
+
+struct spinner {
+	int g;
+	volatile int *stop;
+	long nivcsw;
+	int err;
+};
+
+static void *spin_main(void *arg)
+{
+	struct spinner *s = arg;
+	struct rusage ru;
+
+	if (s->g >= 0 && sa_join(s->g) < 0) {
+		s->err = errno;
+		return NULL;
+	}
+	while (!__atomic_load_n(s->stop, __ATOMIC_RELAXED))
+		;
+	getrusage(RUSAGE_THREAD, &ru);
+	s->nivcsw = ru.ru_nivcsw;
+	if (s->g >= 0 && sa_leave(s->g))
+		s->err = errno;
+	return NULL;
+}
+
+/* ASX emits no PREEMPTED event: preemption of a member is not reported. */
+TEST(no_event_for_preemption)
+{
+	struct spinner s[2] = { { .g = -1 }, { .g = -1 } };
+	struct asx_sa_event ev[8];
+	volatile int stop = 0;
+	pthread_attr_t attr;
+	pthread_t t[2];
+	cpu_set_t cpus;
+	int g, i, n;
+
+	NEED_SA();
+	g = sa_create(4, 0);
+	ASSERT_GE(g, 0);
+	s[0].g = g;
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	pthread_attr_init(&attr);
+	ASSERT_EQ(pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus), 0);
+	for (i = 0; i < 2; i++) {
+		s[i].stop = &stop;
+		ASSERT_EQ(pthread_create(&t[i], &attr, spin_main, &s[i]), 0);
+	}
+	asx_msleep(400);
+	stop = 1;
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	EXPECT_EQ(s[0].err, 0);
+	n = sa_wait(g, ev, 8, 0);
+	for (i = 0; i < n; i++)
+		TH_LOG("event type %u vp %u", ev[i].type, ev[i].vp);
+	EXPECT_EQ(n, 0, "a preempted member is not blocked (%ld involuntary switches)",
+		  s[0].nivcsw);
+	EXPECT_GT(s[0].nivcsw, 0, "the member was preempted");
+	close(g);
+}
+
+#define MANY_VPS	512
+#define MANY_SECS	3
+
+struct many {
+	int g;
+	volatile int stop;
+	volatile int done_vps;
+	int err;
+	pthread_mutex_t lock;
+	int state[ASX_SA_MAX_VPS];	/* 1 after BLOCKED */
+	long blocked[ASX_SA_MAX_VPS];
+	long unblocked[ASX_SA_MAX_VPS];
+	long bad_order;
+	long other;
+	unsigned char *seen;		/* by seq: times delivered */
+	unsigned char *type;		/* by seq */
+	unsigned short *vp;		/* by seq */
+	long dup;
+	long nseq;
+};
+
+static void *many_vp(void *arg)
+{
+	struct many *m = arg;
+	unsigned int seed = (unsigned int)gettid_();
+	struct timespec ts;
+
+	if (sa_join(m->g) < 0) {
+		m->err = errno;
+		__atomic_add_fetch(&m->done_vps, 1, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	while (!m->stop) {
+		ts.tv_sec = 0;
+		ts.tv_nsec = (10000 + rand_r(&seed) % 30000) * 1000;
+		nanosleep(&ts, NULL);
+		if (rand_r(&seed) % 4 == 0)
+			sched_yield();
+	}
+	if (sa_leave(m->g))
+		m->err = errno;
+	__atomic_add_fetch(&m->done_vps, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void many_account(struct many *m, const struct asx_sa_event *ev, int n)
+{
+	int i;
+
+	pthread_mutex_lock(&m->lock);
+	for (i = 0; i < n; i++) {
+		if (ev[i].seq < (uint64_t)m->nseq) {
+			if (m->seen[ev[i].seq]++)
+				m->dup++;
+			m->type[ev[i].seq] = (unsigned char)ev[i].type;
+			m->vp[ev[i].seq] = (unsigned short)ev[i].vp;
+		}
+		if (ev[i].vp >= ASX_SA_MAX_VPS) {
+			m->other++;
+			continue;
+		}
+		switch (ev[i].type) {
+		case ASX_SA_BLOCKED:
+			m->blocked[ev[i].vp]++;
+			break;
+		case ASX_SA_UNBLOCKED:
+			m->unblocked[ev[i].vp]++;
+			break;
+		default:
+			m->other++;
+		}
+	}
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void *many_spare(void *arg)
+{
+	struct many *m = arg;
+	struct sched_param sp = { .sched_priority = 1 };
+	struct asx_sa_event ev[256];
+	int n;
+
+	/* Spares are the scheduler's: let them run before the VPs (root only). */
+	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	for (;;) {
+		n = sa_wait(m->g, ev, 256, 100);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			m->err = errno;
+			return NULL;
+		}
+		many_account(m, ev, n);
+		if (!n && __atomic_load_n(&m->done_vps, __ATOMIC_ACQUIRE) == MANY_VPS)
+			return NULL;
+	}
+}
+
+TEST(many_vps_block_and_wake_at_random)
+{
+	pthread_t vps[MANY_VPS], spares[2];
+	struct asx_sa_info in;
+	struct many *m;
+	long base, nb = 0, nu = 0, unmatched = 0, missing = 0;
+	int i;
+
+	NEED_SA();
+	base = sys_members();
+	m = calloc(1, sizeof(*m));
+	ASSERT_NE(m, NULL);
+	m->nseq = 1L << 22;
+	m->seen = calloc(m->nseq, 1);
+	m->type = calloc(m->nseq, 1);
+	m->vp = calloc(m->nseq, sizeof(*m->vp));
+	ASSERT_TRUE(m->seen && m->type && m->vp);
+	pthread_mutex_init(&m->lock, NULL);
+	m->g = sa_create(ASX_SA_MAX_VPS, ASX_SA_MAX_RING);
+	ASSERT_GE(m->g, 0);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(pthread_create(&spares[i], NULL, many_spare, m), 0);
+	for (i = 0; i < MANY_VPS; i++)
+		ASSERT_EQ(pthread_create(&vps[i], NULL, many_vp, m), 0, "VP %d", i);
+	asx_msleep(MANY_SECS * 1000);
+	m->stop = 1;
+	for (i = 0; i < MANY_VPS; i++)
+		pthread_join(vps[i], NULL);
+	for (i = 0; i < 2; i++)
+		pthread_join(spares[i], NULL);
+	EXPECT_EQ(m->err, 0, "%s", strerror(m->err));
+	ASSERT_EQ(sa_info(m->g, &in), 0);
+	EXPECT_EQ(in.lost, 0, "ring overflowed");
+	EXPECT_EQ(in.nr_vps, 0);
+	EXPECT_EQ(in.pending, 0);
+	for (i = 0; i < ASX_SA_MAX_VPS; i++) {
+		nb += m->blocked[i];
+		nu += m->unblocked[i];
+		unmatched += m->blocked[i] != m->unblocked[i];
+	}
+	ASSERT_LT((long)in.events, m->nseq);
+	/* In seq order, per VP: BLOCKED, UNBLOCKED, BLOCKED, ... */
+	for (i = 0; i < (long)in.events; i++) {
+		missing += m->seen[i] != 1;
+		if (m->type[i] == ASX_SA_BLOCKED)
+			m->bad_order += m->state[m->vp[i]]++ != 0;
+		else if (m->type[i] == ASX_SA_UNBLOCKED)
+			m->bad_order += m->state[m->vp[i]]-- != 1;
+	}
+	TH_LOG("%ld BLOCKED, %ld UNBLOCKED, %llu events", nb, nu, (unsigned long long)in.events);
+	EXPECT_GT(nb, MANY_VPS);
+	EXPECT_EQ(unmatched, 0, "every BLOCKED matched by one UNBLOCKED");
+	EXPECT_EQ(m->bad_order, 0, "BLOCKED and UNBLOCKED alternate per VP");
+	EXPECT_EQ(m->other, 0);
+	EXPECT_EQ(m->dup, 0, "no event delivered twice");
+	EXPECT_EQ(missing, 0, "no event lost");
+	EXPECT_EQ(nb + nu, (long)in.events);
+	close(m->g);
+	EXPECT_EQ(settle_members(base), base);
+	free(m->seen);
+	free(m->type);
+	free(m->vp);
+	free(m);
+}
+
+struct hopper {
+	int g;
+	int n;
+	int err;
+};
+
+static void *hop_main(void *arg)
+{
+	struct hopper *h = arg;
+	struct timespec ts = { 0, 1000 };
+	int i;
+
+	if (sa_join(h->g) < 0) {
+		h->err = errno;
+		return NULL;
+	}
+	for (i = 0; i < h->n; i++)
+		nanosleep(&ts, NULL);
+	if (sa_leave(h->g))
+		h->err = errno;
+	return NULL;
+}
+
+TEST(overflow_is_reported_in_place)
+{
+	struct asx_sa_event ev[ASX_SA_MIN_RING + 8];
+	struct hopper h = { .n = 200 };
+	struct asx_sa_info in;
+	uint64_t next = 0, lost = 0;
+	int n, i, markers = 0;
+	pthread_t t;
+
+	NEED_SA();
+	h.g = sa_create(2, ASX_SA_MIN_RING);
+	ASSERT_GE(h.g, 0);
+	ASSERT_EQ(pthread_create(&t, NULL, hop_main, &h), 0);
+	pthread_join(t, NULL);
+	ASSERT_EQ(h.err, 0);
+	ASSERT_EQ(sa_info(h.g, &in), 0);
+	EXPECT_GT(in.lost, 0);
+	while ((n = sa_wait(h.g, ev, ASX_SA_MIN_RING + 8, 0)) > 0) {
+		for (i = 0; i < n; i++) {
+			EXPECT_EQ(ev[i].seq, next, "consecutive");
+			if (ev[i].type == ASX_SA_OVERFLOW) {
+				markers++;
+				lost += ev[i].arg;
+				next += ev[i].arg;
+			} else {
+				next++;
+			}
+		}
+	}
+	EXPECT_EQ(n, 0);
+	EXPECT_GE(markers, 1);
+	EXPECT_EQ(lost, in.lost);
+	EXPECT_EQ(next, in.events);
+	close(h.g);
+}
+
+TEST(member_exits_without_leaving)
+{
+	struct asx_sa_event ev[8];
+	struct blocker b = { 0 };
+	struct asx_sa_info in;
+	int p[2], n, i, seen = 0;
+	long base;
+	pthread_t t;
+
+	NEED_SA();
+	base = sys_members();
+	b.g = sa_create(4, 0);
+	ASSERT_GE(b.g, 0);
+	ASSERT_EQ(pipe(p), 0);
+	b.rfd = p[0];
+	ASSERT_EQ(pthread_create(&t, NULL, blocker_main, &b), 0);
+	ASSERT_EQ(wait_joined(&b), 1);
+	ASSERT_EQ(sa_wait(b.g, ev, 1, 5000), 1);
+	EXPECT_EQ(ev[0].type, ASX_SA_BLOCKED);
+	ASSERT_EQ(write(p[1], "x", 1), 1);
+	pthread_join(t, NULL);
+	while ((n = sa_wait(b.g, ev, 8, 1000)) > 0)
+		for (i = 0; i < n; i++)
+			if (ev[i].type == ASX_SA_EXITED && ev[i].vp == (unsigned int)b.vp)
+				seen++;
+	EXPECT_EQ(seen, 1, "one EXITED");
+	for (i = 0; i < 500; i++) {
+		ASSERT_EQ(sa_info(b.g, &in), 0);
+		if (!in.nr_vps)
+			break;
+		asx_msleep(10);
+	}
+	EXPECT_EQ(in.nr_vps, 0, "the dead member was reaped");
+	close(b.g);
+	EXPECT_EQ(settle_members(base), base);
+	close(p[0]);
+	close(p[1]);
+}
+
+struct parked {
+	int g;
+	int n;
+	int err;
+};
+
+static void *park_main(void *arg)
+{
+	struct parked *s = arg;
+	struct asx_sa_event ev[16];
+	int n;
+
+	do {
+		n = sa_wait(s->g, ev, 16, 1500);
+		if (n > 0)
+			s->n += n;
+	} while (n > 0);
+	if (n < 0)
+		s->err = errno;
+	return NULL;
+}
+
+TEST(close_with_members_blocked_and_spares_parked)
+{
+	struct blocker b[4] = { 0 };
+	struct parked s = { 0 };
+	pthread_t t[4], st;
+	int p[2], i, g;
+	long base;
+
+	NEED_SA();
+	base = sys_members();
+	g = sa_create(8, 0);
+	ASSERT_GE(g, 0);
+	ASSERT_EQ(pipe(p), 0);
+	for (i = 0; i < 4; i++) {
+		b[i].g = g;
+		b[i].rfd = p[0];
+		ASSERT_EQ(pthread_create(&t[i], NULL, blocker_main, &b[i]), 0);
+		ASSERT_EQ(wait_joined(&b[i]), 1);
+	}
+	s.g = g;
+	ASSERT_EQ(pthread_create(&st, NULL, park_main, &s), 0);
+	asx_msleep(200);
+	EXPECT_EQ(settle_members(base + 4), base + 4);
+	/* The spare's WAIT keeps the file until it returns; then it is released. */
+	close(g);
+	pthread_join(st, NULL);
+	EXPECT_EQ(s.err, 0, "%s", strerror(s.err));
+	EXPECT_GE(s.n, 4, "the BLOCKED events");
+	/* The members are orphans now: their notifiers stay, doing nothing. */
+	EXPECT_EQ(sys_members(), base + 4);
+	ASSERT_EQ(write(p[1], "abcd", 4), 4);
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	EXPECT_EQ(settle_members(base), base, "the exited orphans were reaped");
+	close(p[0]);
+	close(p[1]);
+}
+
+struct closer {
+	int g;
+	int g2;
+	int err;
+	long after_close;
+	long after_rejoin;
+};
+
+static void *closer_main(void *arg)
+{
+	struct closer *c = arg;
+
+	if (sa_join(c->g) < 0) {
+		c->err = errno;
+		return NULL;
+	}
+	close(c->g);
+	c->after_close = sys_members();
+	if (sa_join(c->g2) < 0) {
+		c->err = errno;
+		return NULL;
+	}
+	return NULL;
+}
+
+struct joiner {
+	int g;
+	int g2;
+	int err;
+	volatile int phase;
+};
+
+static void *rejoin_main(void *arg)
+{
+	struct joiner *j = arg;
+
+	if (sa_join(j->g) < 0) {
+		j->err = errno;
+		return NULL;
+	}
+	__atomic_store_n(&j->phase, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&j->phase, __ATOMIC_ACQUIRE) != 2)
+		asx_msleep(1);
+	/* Its first group was closed: this join drops the old notifier. */
+	if (sa_join(j->g2) < 0)
+		j->err = errno;
+	else if (sa_leave(j->g2))
+		j->err = errno;
+	__atomic_store_n(&j->phase, 3, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+TEST(close_by_member_and_rejoin_after_close)
+{
+	struct closer c = { 0 };
+	struct joiner j = { 0 };
+	pthread_t t;
+	long base;
+
+	NEED_SA();
+	base = sys_members();
+	c.g = sa_create(2, 0);
+	c.g2 = sa_create(2, 0);
+	ASSERT_GE(c.g, 0);
+	ASSERT_GE(c.g2, 0);
+	ASSERT_EQ(pthread_create(&t, NULL, closer_main, &c), 0);
+	pthread_join(t, NULL);
+	EXPECT_EQ(c.err, 0, "%s", strerror(c.err));
+	EXPECT_EQ(c.after_close, base, "closing the group unhooked its own member");
+	EXPECT_EQ(settle_members(base), base, "the joined thread exited and was reaped");
+	close(c.g2);
+
+	j.g = sa_create(2, 0);
+	j.g2 = sa_create(2, 0);
+	ASSERT_GE(j.g, 0);
+	ASSERT_EQ(pthread_create(&t, NULL, rejoin_main, &j), 0);
+	while (!__atomic_load_n(&j.phase, __ATOMIC_ACQUIRE) && !j.err)
+		asx_msleep(1);
+	close(j.g);
+	EXPECT_EQ(sys_members(), base + 1, "an orphan");
+	__atomic_store_n(&j.phase, 2, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&j.phase, __ATOMIC_ACQUIRE) != 3 && !j.err)
+		asx_msleep(1);
+	EXPECT_EQ(j.err, 0, "%s", strerror(j.err));
+	EXPECT_EQ(sys_members(), base, "rejoin dropped the orphan, leave the new one");
+	pthread_join(t, NULL);
+	close(j.g2);
+}
+
+TEST(process_killed_with_member_blocked)
+{
+	int p[2], ready[2], status;
+	long base;
+	pid_t pid;
+	char c;
+
+	NEED_SA();
+	base = sys_members();
+	ASSERT_EQ(pipe(p), 0);
+	ASSERT_EQ(pipe(ready), 0);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		struct blocker b = { .rfd = p[0] };
+		pthread_t t;
+
+		b.g = sa_create(4, 0);
+		if (b.g < 0 || pthread_create(&t, NULL, blocker_main, &b) || wait_joined(&b) != 1)
+			_exit(1);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ(read(ready[0], &c, 1), 1);
+	asx_msleep(100);
+	kill(pid, SIGKILL);
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	EXPECT_TRUE(WIFSIGNALED(status));
+	EXPECT_EQ(settle_members(base), base, "nothing left registered");
+	close(p[0]);
+	close(p[1]);
+	close(ready[0]);
+	close(ready[1]);
+}
+
+TEST(limits_and_ownership)
+{
+	struct blocker b[3] = { 0 };
+	int g, i, p[2], fds[ASX_SA_MAX_GROUPS], n = 0, status;
+	struct asx_sa_info in;
+	pthread_t t[3];
+	pid_t pid;
+
+	NEED_SA();
+	g = sa_create(2, 0);
+	ASSERT_GE(g, 0);
+	ASSERT_EQ(pipe(p), 0);
+	for (i = 0; i < 3; i++) {
+		b[i].g = g;
+		b[i].rfd = p[0];
+		b[i].leave = true;
+		ASSERT_EQ(pthread_create(&t[i], NULL, blocker_main, &b[i]), 0);
+		wait_joined(&b[i]);
+	}
+	EXPECT_EQ(b[2].joined, -1, "third VP of a 2-VP group");
+	EXPECT_EQ(b[2].err, ENOSPC);
+	pthread_join(t[2], NULL);
+
+	errno = 0;
+	EXPECT_EQ(sa_join(g), -1, "full");
+	EXPECT_EQ(errno, ENOSPC);
+	ASSERT_EQ(sa_info(g, &in), 0);
+	EXPECT_EQ(in.nr_vps, 2);
+
+	/* Another process cannot put its threads into our group. */
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(sa_join(g) < 0 && errno == EPERM ? 0 : 1);
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0, "EPERM in the child");
+
+	ASSERT_EQ(write(p[1], "ab", 2), 2);
+	for (i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(b[i].err, 0, "%s", strerror(b[i].err));
+	}
+
+	/* The global group limit. */
+	ASSERT_EQ(sa_info(g, &in), 0);
+	for (i = 0; i < ASX_SA_MAX_GROUPS; i++) {
+		fds[i] = sa_create(1, ASX_SA_MIN_RING);
+		if (fds[i] < 0)
+			break;
+		n++;
+	}
+	EXPECT_EQ(n, ASX_SA_MAX_GROUPS - (int)in.sys_groups);
+	EXPECT_EQ(errno, ENOSPC);
+	while (n--)
+		close(fds[n]);
+	close(g);
+	close(p[0]);
+	close(p[1]);
+}
+
+TEST(join_twice_is_ebusy)
+{
+	int g, g2;
+
+	NEED_SA();
+	g = sa_create(2, 0);
+	g2 = sa_create(2, 0);
+	ASSERT_GE(g, 0);
+	ASSERT_GE(g2, 0);
+	ASSERT_GE(sa_join(g), 0);
+	errno = 0;
+	EXPECT_EQ(sa_join(g), -1);
+	EXPECT_EQ(errno, EBUSY);
+	errno = 0;
+	EXPECT_EQ(sa_join(g2), -1);
+	EXPECT_EQ(errno, EBUSY);
+	errno = 0;
+	EXPECT_EQ(sa_leave(g2), -1);
+	EXPECT_EQ(errno, ENOENT);
+	EXPECT_EQ(sa_leave(g), 0);
+	close(g);
+	close(g2);
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+static void *kick_main(void *arg __attribute__((unused)))
+{
+	asx_msleep(100);
+	kill(getpid(), SIGUSR1);
+	return NULL;
+}
+
+TEST(wait_deadline_and_signal)
+{
+	struct asx_sa_event ev[1];
+	struct sigaction sa;
+	pthread_t t;
+	sigset_t set;
+	uint64_t t0;
+	int g;
+
+	NEED_SA();
+	g = sa_create(1, 0);
+	ASSERT_GE(g, 0);
+	t0 = now_ns();
+	EXPECT_EQ(sa_wait(g, ev, 1, 60), 0, "deadline passes: 0 events");
+	EXPECT_GE(now_ns() - t0, 60000000ULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigaction(SIGUSR1, &sa, NULL);	/* no SA_RESTART */
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	ASSERT_EQ(pthread_create(&t, NULL, kick_main, NULL), 0);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	errno = 0;
+	EXPECT_EQ(sa_wait(g, ev, 1, 10000), -1);
+	EXPECT_EQ(errno, EINTR);
+	pthread_join(t, NULL);
+	close(g);
+}
+
+TEST(rmmod_refused_while_a_group_is_open)
+{
+	int g;
+
+	NEED_SA();
+	g = sa_create(1, 0);
+	ASSERT_GE(g, 0);
+	errno = 0;
+	EXPECT_EQ(syscall(SYS_delete_module, "asx", O_NONBLOCK), -1);
+	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY, "errno %d", errno);
+	close(g);
+}
+
+TEST_HARNESS_MAIN
