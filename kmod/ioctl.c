@@ -9,6 +9,7 @@
 
 #include "sa.h"
 #include "stream.h"
+#include "uarg.h"
 
 #include <linux/anon_inodes.h>
 #include <linux/capability.h>
@@ -42,30 +43,6 @@ static_assert(sizeof(struct asx_pipe) == ASX_PIPE_SIZE_VER0);
  */
 #define ASX_IOC_BASE(cmd)	((cmd) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
 
-/* Reads a size-first struct; its size field keeps the caller's size. */
-static int copy_in(void *karg, size_t ksize, size_t ver0, const void __user *uarg)
-{
-	u32 usize;
-
-	if (get_user(usize, (const u32 __user *)uarg))
-		return -EFAULT;
-	if (usize < ver0)
-		return -EINVAL;
-	if (usize > PAGE_SIZE)
-		return -E2BIG;
-	return copy_struct_from_user(karg, ksize, uarg, usize);
-}
-
-static int copy_out(void __user *uarg, void *karg, size_t ksize)
-{
-	u32 *size = karg;
-
-	*size = min_t(u32, *size, ksize);
-	return copy_to_user(uarg, karg, *size) ? -EFAULT : 0;
-}
-
-#define COPY_IN(k, u, ver0)	copy_in(&(k), sizeof(k), ver0, u)
-#define COPY_OUT(u, k)		copy_out(u, &(k), sizeof(k))
 #define NONZERO(x)		(!!memchr_inv(&(x), 0, sizeof(x)))
 
 static long ioc_version(void __user *uarg)
@@ -73,7 +50,7 @@ static long ioc_version(void __user *uarg)
 	struct asx_version v;
 	int ret;
 
-	ret = COPY_IN(v, uarg, ASX_VERSION_SIZE_VER0);
+	ret = ASX_COPY_IN(v, uarg, ASX_VERSION_SIZE_VER0);
 	if (ret)
 		return ret;
 	if (NONZERO(v.reserved))
@@ -84,7 +61,7 @@ static long ioc_version(void __user *uarg)
 	v.features = ASX_FEATURES;
 	v.max_depth = ASX_MAX_DEPTH;
 	v.max_write = ASX_MAX_WRITE;
-	return COPY_OUT(uarg, v);
+	return ASX_COPY_OUT(uarg, v);
 }
 
 /* A module or driver name: NUL-terminated inside the field, flags and reserved 0. */
@@ -92,7 +69,7 @@ static int get_modname(struct asx_modname *mn, void __user *uarg, bool may_be_em
 {
 	int ret;
 
-	ret = COPY_IN(*mn, uarg, ASX_MODNAME_SIZE_VER0);
+	ret = ASX_COPY_IN(*mn, uarg, ASX_MODNAME_SIZE_VER0);
 	if (ret)
 		return ret;
 	if (mn->flags || mn->reserved || !memchr(mn->name, 0, sizeof(mn->name)))
@@ -146,7 +123,7 @@ static long ioc_list(struct asx_stream *st, void __user *uarg)
 	u32 n = 0;
 	int ret;
 
-	ret = COPY_IN(l, uarg, ASX_LIST_SIZE_VER0);
+	ret = ASX_COPY_IN(l, uarg, ASX_LIST_SIZE_VER0);
 	if (ret)
 		return ret;
 	if (l.reserved)
@@ -174,7 +151,7 @@ static long ioc_list(struct asx_stream *st, void __user *uarg)
 	if (ret)
 		return ret;
 	l.count = n;
-	return COPY_OUT(uarg, l);
+	return ASX_COPY_OUT(uarg, l);
 }
 
 static int user_block(struct asx_msg **mp, u8 type, u64 ubuf, u32 len)
@@ -199,7 +176,7 @@ static long ioc_putmsg(struct asx_stream *st, struct file *file, void __user *ua
 	struct asx_strmsg sm;
 	int ret;
 
-	ret = COPY_IN(sm, uarg, ASX_STRMSG_SIZE_VER0);
+	ret = ASX_COPY_IN(sm, uarg, ASX_STRMSG_SIZE_VER0);
 	if (ret)
 		return ret;
 	hipri = sm.flags & ASX_MSG_HIPRI;
@@ -322,7 +299,7 @@ static long ioc_getmsg(struct asx_stream *st, struct file *file, void __user *ua
 	struct asx_strmsg sm;
 	int ret;
 
-	ret = COPY_IN(sm, uarg, ASX_STRMSG_SIZE_VER0);
+	ret = ASX_COPY_IN(sm, uarg, ASX_STRMSG_SIZE_VER0);
 	if (ret)
 		return ret;
 	if (NONZERO(sm.reserved) || sm.flags > ASX_MSG_BAND || sm.band > 255 ||
@@ -375,7 +352,7 @@ static long ioc_getmsg(struct asx_stream *st, struct file *file, void __user *ua
 	asx_queue_drained(q);
 	if (ret)
 		return ret;
-	return COPY_OUT(uarg, sm);
+	return ASX_COPY_OUT(uarg, sm);
 }
 
 static long ioc_flush(struct asx_stream *st, void __user *uarg)
@@ -385,7 +362,7 @@ static long ioc_flush(struct asx_stream *st, void __user *uarg)
 	u8 buf[2];
 	int ret;
 
-	ret = COPY_IN(fl, uarg, ASX_FLUSH_SIZE_VER0);
+	ret = ASX_COPY_IN(fl, uarg, ASX_FLUSH_SIZE_VER0);
 	if (ret)
 		return ret;
 	if (fl.reserved || (fl.flags & ~(ASX_FLUSHRW | ASX_FLUSHBAND)) ||
@@ -410,7 +387,7 @@ static long ioc_opt(struct asx_stream *st, unsigned int cmd, void __user *uarg)
 	struct asx_opt o;
 	int ret;
 
-	ret = COPY_IN(o, uarg, ASX_OPT_SIZE_VER0);
+	ret = ASX_COPY_IN(o, uarg, ASX_OPT_SIZE_VER0);
 	if (ret)
 		return ret;
 	if (o.reserved)
@@ -439,7 +416,7 @@ static long ioc_opt(struct asx_stream *st, unsigned int cmd, void __user *uarg)
 		o.opt = READ_ONCE(st->wopt);
 		break;
 	}
-	return COPY_OUT(uarg, o);
+	return ASX_COPY_OUT(uarg, o);
 }
 
 static long ioc_nread(struct asx_stream *st, void __user *uarg)
@@ -448,7 +425,7 @@ static long ioc_nread(struct asx_stream *st, void __user *uarg)
 	struct asx_msg *mp;
 	int ret;
 
-	ret = COPY_IN(nr, uarg, ASX_NREAD_SIZE_VER0);
+	ret = ASX_COPY_IN(nr, uarg, ASX_NREAD_SIZE_VER0);
 	if (ret)
 		return ret;
 	if (nr.reserved)
@@ -459,7 +436,7 @@ static long ioc_nread(struct asx_stream *st, void __user *uarg)
 	mp = list_first_entry_or_null(&st->hrq.msgs, struct asx_msg, list);
 	nr.first = mp ? asx_msgdsize(mp) : 0;
 	spin_unlock(&st->hrq.lock);
-	return COPY_OUT(uarg, nr);
+	return ASX_COPY_OUT(uarg, nr);
 }
 
 static long ioc_wm(struct asx_stream *st, bool set, void __user *uarg)
@@ -468,7 +445,7 @@ static long ioc_wm(struct asx_stream *st, bool set, void __user *uarg)
 	struct asx_wm wm;
 	int ret;
 
-	ret = COPY_IN(wm, uarg, ASX_WM_SIZE_VER0);
+	ret = ASX_COPY_IN(wm, uarg, ASX_WM_SIZE_VER0);
 	if (ret)
 		return ret;
 	if (wm.flags || wm.reserved || wm.side > ASX_SIDE_WRITE)
@@ -491,7 +468,7 @@ static long ioc_wm(struct asx_stream *st, bool set, void __user *uarg)
 	mutex_unlock(&st->cfg);
 	if (!q)
 		return -ENXIO;
-	return set ? 0 : COPY_OUT(uarg, wm);
+	return set ? 0 : ASX_COPY_OUT(uarg, wm);
 }
 
 static long ioc_qstats(struct asx_stream *st, void __user *uarg)
@@ -500,7 +477,7 @@ static long ioc_qstats(struct asx_stream *st, void __user *uarg)
 	struct asx_queue *q;
 	int ret;
 
-	ret = COPY_IN(qs, uarg, ASX_QSTATS_SIZE_VER0);
+	ret = ASX_COPY_IN(qs, uarg, ASX_QSTATS_SIZE_VER0);
 	if (ret)
 		return ret;
 	if (NONZERO(qs.reserved) || qs.side > ASX_SIDE_WRITE)
@@ -530,7 +507,7 @@ static long ioc_qstats(struct asx_stream *st, void __user *uarg)
 	qs.puts = READ_ONCE(q->puts);
 	qs.drops = atomic64_read(&q->drops);
 	mutex_unlock(&st->cfg);
-	return COPY_OUT(uarg, qs);
+	return ASX_COPY_OUT(uarg, qs);
 }
 
 static bool ioc_done(struct asx_stream *st)
@@ -548,7 +525,7 @@ static long ioc_str(struct asx_stream *st, void __user *uarg)
 	void *buf;
 	int ret;
 
-	ret = COPY_IN(si, uarg, ASX_STRIOCTL_SIZE_VER0);
+	ret = ASX_COPY_IN(si, uarg, ASX_STRIOCTL_SIZE_VER0);
 	if (ret)
 		return ret;
 	if (NONZERO(si.reserved) || si.timeout_ms < -1 || si.rval)
@@ -629,7 +606,7 @@ static long ioc_str(struct asx_stream *st, void __user *uarg)
 	if (ret)
 		return ret;
 	si.len = copied;
-	return COPY_OUT(uarg, si);
+	return ASX_COPY_OUT(uarg, si);
 
 err_unlock:
 	mutex_unlock(&st->ioclock);
@@ -643,7 +620,7 @@ static long ioc_link(struct asx_stream *st, bool link, void __user *uarg)
 	struct asx_link lk;
 	int ret;
 
-	ret = COPY_IN(lk, uarg, ASX_LINK_SIZE_VER0);
+	ret = ASX_COPY_IN(lk, uarg, ASX_LINK_SIZE_VER0);
 	if (ret)
 		return ret;
 	if (lk.reserved || (link && lk.id) || (!link && lk.fd))
@@ -653,7 +630,7 @@ static long ioc_link(struct asx_stream *st, bool link, void __user *uarg)
 	ret = asx_mux_link(st, lk.fd, &lk.id);
 	if (ret)
 		return ret;
-	return COPY_OUT(uarg, lk);
+	return ASX_COPY_OUT(uarg, lk);
 }
 
 static long ioc_pipe(struct asx_stream *st, void __user *uarg)
@@ -663,7 +640,7 @@ static long ioc_pipe(struct asx_stream *st, void __user *uarg)
 	struct file *file;
 	int ret, fd;
 
-	ret = COPY_IN(p, uarg, ASX_PIPE_SIZE_VER0);
+	ret = ASX_COPY_IN(p, uarg, ASX_PIPE_SIZE_VER0);
 	if (ret)
 		return ret;
 	if (p.reserved || p.fd || (p.flags & ~(ASX_PIPE_CLOEXEC | ASX_PIPE_NONBLOCK)))
@@ -687,7 +664,7 @@ static long ioc_pipe(struct asx_stream *st, void __user *uarg)
 	file->f_mode &= ~(FMODE_LSEEK | FMODE_PREAD | FMODE_PWRITE);
 	/* From here the file owns @peer: fput() destroys it. */
 	p.fd = fd;
-	ret = COPY_OUT(uarg, p);
+	ret = ASX_COPY_OUT(uarg, p);
 	if (ret)
 		goto err_fput;
 

@@ -35,6 +35,7 @@
 
 #include "sa.h"
 #include "stream.h"
+#include "uarg.h"
 #include "trace.h"
 
 #include <linux/anon_inodes.h>
@@ -307,29 +308,6 @@ static void sa_reap(struct work_struct *work)
 		module_put(THIS_MODULE);
 }
 
-static int sa_copy_in(void *karg, size_t ksize, size_t ver0, const void __user *uarg)
-{
-	u32 usize;
-
-	if (get_user(usize, (const u32 __user *)uarg))
-		return -EFAULT;
-	if (usize < ver0)
-		return -EINVAL;
-	if (usize > PAGE_SIZE)
-		return -E2BIG;
-	return copy_struct_from_user(karg, ksize, uarg, usize);
-}
-
-static int sa_copy_out(void __user *uarg, void *karg, size_t ksize)
-{
-	u32 *size = karg;
-
-	*size = min_t(u32, *size, ksize);
-	return copy_to_user(uarg, karg, *size) ? -EFAULT : 0;
-}
-
-#define SA_COPY_IN(k, u, ver0)	sa_copy_in(&(k), sizeof(k), ver0, u)
-#define SA_COPY_OUT(u, k)	sa_copy_out(u, &(k), sizeof(k))
 
 static long sa_join(struct sa_group *g, void __user *uarg)
 {
@@ -337,7 +315,7 @@ static long sa_join(struct sa_group *g, void __user *uarg)
 	struct asx_sa_join j;
 	int ret;
 
-	ret = SA_COPY_IN(j, uarg, ASX_SA_JOIN_SIZE_VER0);
+	ret = ASX_COPY_IN(j, uarg, ASX_SA_JOIN_SIZE_VER0);
 	if (ret)
 		return ret;
 	if (j.flags || j.reserved)
@@ -386,7 +364,7 @@ static long sa_join(struct sa_group *g, void __user *uarg)
 	}
 	j.vp = m->vp;
 	j.tid = m->tid;
-	return SA_COPY_OUT(uarg, j);
+	return ASX_COPY_OUT(uarg, j);
 
 err_unlock:
 	mutex_unlock(&asx_sa_lock);
@@ -401,7 +379,7 @@ static long sa_leave(struct sa_group *g, void __user *uarg)
 	struct asx_sa_join j;
 	int ret;
 
-	ret = SA_COPY_IN(j, uarg, ASX_SA_JOIN_SIZE_VER0);
+	ret = ASX_COPY_IN(j, uarg, ASX_SA_JOIN_SIZE_VER0);
 	if (ret)
 		return ret;
 	if (j.flags || j.reserved)
@@ -501,7 +479,7 @@ static long sa_wait(struct sa_group *g, void __user *uarg)
 	u32 done = 0, n;
 	int ret;
 
-	ret = SA_COPY_IN(w, uarg, ASX_SA_WAIT_SIZE_VER0);
+	ret = ASX_COPY_IN(w, uarg, ASX_SA_WAIT_SIZE_VER0);
 	if (ret)
 		return ret;
 	if (w.flags || w.reserved || w.count || !w.max || w.max > ASX_SA_WAIT_MAX)
@@ -547,7 +525,7 @@ static long sa_wait(struct sa_group *g, void __user *uarg)
 		return ret;
 	trace_sa_upcall(g->id, done, task_pid_vnr(current));
 	w.count = done;
-	ret = SA_COPY_OUT(uarg, w);
+	ret = ASX_COPY_OUT(uarg, w);
 	return ret ? ret : done;
 }
 
@@ -557,7 +535,7 @@ static long sa_info(struct sa_group *g, void __user *uarg)
 	unsigned long flags;
 	int ret;
 
-	ret = SA_COPY_IN(in, uarg, ASX_SA_INFO_SIZE_VER0);
+	ret = ASX_COPY_IN(in, uarg, ASX_SA_INFO_SIZE_VER0);
 	if (ret)
 		return ret;
 	if (in.flags || memchr_inv(in.reserved, 0, sizeof(in.reserved)))
@@ -575,7 +553,7 @@ static long sa_info(struct sa_group *g, void __user *uarg)
 	in.events = g->seq;
 	in.lost = g->lost;
 	raw_spin_unlock_irqrestore(&g->lock, flags);
-	return SA_COPY_OUT(uarg, in);
+	return ASX_COPY_OUT(uarg, in);
 }
 
 #define SA_IOC_BASE(cmd)	((cmd) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
@@ -662,7 +640,7 @@ long asx_sa_create(void __user *uarg)
 	struct file *file;
 	int ret, fd;
 
-	ret = SA_COPY_IN(c, uarg, ASX_SA_CREATE_SIZE_VER0);
+	ret = ASX_COPY_IN(c, uarg, ASX_SA_CREATE_SIZE_VER0);
 	if (ret)
 		return ret;
 	if ((c.flags & ~ASX_SA_CLOEXEC) || c.reserved || c.reserved2 || c.fd || c.id)
@@ -716,7 +694,7 @@ long asx_sa_create(void __user *uarg)
 	/* From here the file owns @g: fput() releases it. */
 	c.fd = fd;
 	c.id = g->id;
-	ret = SA_COPY_OUT(uarg, c);
+	ret = ASX_COPY_OUT(uarg, c);
 	if (ret) {
 		fput(file);
 		put_unused_fd(fd);
