@@ -87,16 +87,18 @@ static int __init asx_init(void)
 	ret = asx_proc_init();
 	if (ret)
 		goto err_unregister;
+	asx_sa_init();
 	ret = misc_register(&asx_miscdev);
 	if (ret) {
 		pr_err("cannot register /dev/asx: %d\n", ret);
-		goto err_proc_exit;
+		goto err_sa_exit;
 	}
 
 	pr_info("ASX %s loaded\n", ASX_MODULE_VERSION);
 	return 0;
 
-err_proc_exit:
+err_sa_exit:
+	asx_sa_exit();
 	asx_proc_exit();
 err_unregister:
 	unregister_builtin(i);

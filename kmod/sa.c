@@ -263,7 +263,6 @@ static void sa_detach(struct sa_member *m)
 /* @m's notifier is unregistered, or its task is dead and off its CPU. */
 static void sa_free_member(struct sa_member *m)
 {
-	preempt_notifier_dec();
 	put_task_struct(m->task);
 	kfree(m);
 	atomic_dec(&sa_nr_members);
@@ -325,7 +324,6 @@ static long sa_join(struct sa_group *g, void __user *uarg)
 	m = kzalloc(sizeof(*m), GFP_KERNEL_ACCOUNT);
 	if (!m)
 		return -ENOMEM;
-	preempt_notifier_inc();
 
 	mutex_lock(&asx_sa_lock);
 	old = sa_current_member();
@@ -368,7 +366,6 @@ static long sa_join(struct sa_group *g, void __user *uarg)
 
 err_unlock:
 	mutex_unlock(&asx_sa_lock);
-	preempt_notifier_dec();
 	kfree(m);
 	return ret;
 }
@@ -715,10 +712,21 @@ err_free_group:
 	return ret;
 }
 
+/*
+ * The preempt-notifier static key is taken once for the module's lifetime,
+ * as KVM takes it per VM, not per member: turning it on or off patches the
+ * scheduler's text, which per join and leave only adds cost and risk.
+ */
+void asx_sa_init(void)
+{
+	preempt_notifier_inc();
+}
+
 void asx_sa_exit(void)
 {
 	/* Every member held the module (orphans) or its group's file did. */
 	irq_work_sync(&sa_reap_iw);
 	cancel_delayed_work_sync(&sa_reap_work);
 	WARN_ON(atomic_read(&sa_nr_members) || !list_empty(&sa_orphans));
+	preempt_notifier_dec();
 }
