@@ -269,7 +269,8 @@ stage_kmod() {
 		return
 	fi
 	if tools/vm/selftest.sh; then pass; else fail "kmod: VM runner self-test"; fi
-	tools/vm/asx-vm -- selftests/asx/run_all.sh build/selftests 2>&1 | tee "$out"
+	# the suite takes about a minute; a hung guest should not hold CI for the default 900 s
+	tools/vm/asx-vm --timeout 420 -- selftests/asx/run_all.sh build/selftests 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	p=$(sed -n 's/^selftests: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$out" | tail -1)
 	f=$(sed -n 's/^selftests: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$out" | tail -1)
