@@ -38,17 +38,25 @@ static void drv_flush(struct asx_queue *q, struct asx_msg *mp)
 	}
 }
 
-/* loop and pipe: the write queue's next is the read queue of this or the other end. */
-static void loop_wput(struct asx_queue *q, struct asx_msg *mp)
+/* What every driver does with FLUSH and IOCTL; true when it took @mp. */
+static bool drv_ctl(struct asx_queue *q, struct asx_msg *mp)
 {
 	switch (mp->type) {
 	case ASX_M_FLUSH:
 		drv_flush(q, mp);
-		return;
+		return true;
 	case ASX_M_IOCTL:
 		asx_iocnak(q, mp, EINVAL);
-		return;
+		return true;
 	}
+	return false;
+}
+
+/* loop and pipe: the write queue's next is the read queue of this or the other end. */
+static void loop_wput(struct asx_queue *q, struct asx_msg *mp)
+{
+	if (drv_ctl(q, mp))
+		return;
 	if (asx_hipri(mp) || (asx_queue_idle(q) && asx_canputnext(q)))
 		asx_putnext(q, mp);
 	else
@@ -88,28 +96,16 @@ static void pipe_wput(struct asx_queue *q, struct asx_msg *mp)
 
 static void null_wput(struct asx_queue *q, struct asx_msg *mp)
 {
-	switch (mp->type) {
-	case ASX_M_FLUSH:
-		drv_flush(q, mp);
+	if (drv_ctl(q, mp))
 		return;
-	case ASX_M_IOCTL:
-		asx_iocnak(q, mp, EINVAL);
-		return;
-	}
 	asx_freemsg(mp);
 }
 
 /* mux: both sides queue, so a chain never recurses from one Stream into another. */
 static void mux_wput(struct asx_queue *q, struct asx_msg *mp)
 {
-	switch (mp->type) {
-	case ASX_M_FLUSH:
-		drv_flush(q, mp);
+	if (drv_ctl(q, mp))
 		return;
-	case ASX_M_IOCTL:
-		asx_iocnak(q, mp, EINVAL);
-		return;
-	}
 	asx_putq(q, mp);
 }
 

@@ -38,6 +38,20 @@
 #include <sanitizer/tsan_interface.h>
 #endif
 
+/* What both switch implementations record about a new context. */
+static void ctx_init_common(struct asx_ctx *c, void *stack_lo, size_t size)
+{
+	c->stack_lo = stack_lo;
+	c->stack_size = size;
+#ifdef ASX_ASC_ASAN
+	c->fake_stack = NULL;
+#endif
+#ifdef ASX_ASC_TSAN
+	c->fiber = __tsan_create_fiber(0);
+	c->own_fiber = 1;
+#endif
+}
+
 #ifndef ASX_ASC_UCONTEXT
 /*
  * void *asx__ctx_swap(void **save_sp, void *load_sp, void *arg)
@@ -120,15 +134,7 @@ void asx__ctx_make(struct asx_ctx *c, void *stack_lo, size_t size,
 	f->r13 = (uint64_t)(uintptr_t)param;
 	f->ret = (uint64_t)(uintptr_t)asx__ctx_tramp;
 	c->sp = f;
-	c->stack_lo = stack_lo;
-	c->stack_size = size;
-#ifdef ASX_ASC_ASAN
-	c->fake_stack = NULL;
-#endif
-#ifdef ASX_ASC_TSAN
-	c->fiber = __tsan_create_fiber(0);
-	c->own_fiber = 1;
-#endif
+	ctx_init_common(c, stack_lo, size);
 }
 
 static inline void *raw_switch(struct asx_ctx *from, struct asx_ctx *to, void *arg)
@@ -160,15 +166,7 @@ void asx__ctx_make(struct asx_ctx *c, void *stack_lo, size_t size,
 	c->xfer = NULL;
 	makecontext(&c->uc, (void (*)(void))uc_tramp, 2,
 		    (unsigned int)(p >> 32), (unsigned int)(p & 0xffffffffu));
-	c->stack_lo = stack_lo;
-	c->stack_size = size;
-#ifdef ASX_ASC_ASAN
-	c->fake_stack = NULL;
-#endif
-#ifdef ASX_ASC_TSAN
-	c->fiber = __tsan_create_fiber(0);
-	c->own_fiber = 1;
-#endif
+	ctx_init_common(c, stack_lo, size);
 }
 
 static inline void *raw_switch(struct asx_ctx *from, struct asx_ctx *to, void *arg)
