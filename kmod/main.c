@@ -87,18 +87,16 @@ static int __init asx_init(void)
 	ret = asx_proc_init();
 	if (ret)
 		goto err_unregister;
-	asx_sa_init();
 	ret = misc_register(&asx_miscdev);
 	if (ret) {
 		pr_err("cannot register /dev/asx: %d\n", ret);
-		goto err_sa_exit;
+		goto err_proc_exit;
 	}
 
 	pr_info("ASX %s loaded\n", ASX_MODULE_VERSION);
 	return 0;
 
-err_sa_exit:
-	asx_sa_exit();
+err_proc_exit:
 	asx_proc_exit();
 err_unregister:
 	unregister_builtin(i);

@@ -630,6 +630,20 @@ static const struct file_operations sa_fops = {
 	.llseek		= no_llseek,
 };
 
+/*
+ * The preempt-notifier static key is taken by the first group and held until
+ * unload, not per member: turning it on or off patches the scheduler's text,
+ * which per join and leave only adds cost and risk, and a module that never
+ * makes a group never patches at all.
+ */
+static atomic_t sa_key_taken = ATOMIC_INIT(0);
+
+static void sa_take_key(void)
+{
+	if (!atomic_xchg(&sa_key_taken, 1))
+		preempt_notifier_inc();
+}
+
 long asx_sa_create(void __user *uarg)
 {
 	struct asx_sa_create c;
@@ -650,6 +664,7 @@ long asx_sa_create(void __user *uarg)
 	    c.ring_size < ASX_SA_MIN_RING || c.ring_size > ASX_SA_MAX_RING)
 		return -EINVAL;
 
+	sa_take_key();
 	g = kzalloc(sizeof(*g), GFP_KERNEL_ACCOUNT);
 	if (!g)
 		return -ENOMEM;
@@ -712,21 +727,12 @@ err_free_group:
 	return ret;
 }
 
-/*
- * The preempt-notifier static key is taken once for the module's lifetime,
- * as KVM takes it per VM, not per member: turning it on or off patches the
- * scheduler's text, which per join and leave only adds cost and risk.
- */
-void asx_sa_init(void)
-{
-	preempt_notifier_inc();
-}
-
 void asx_sa_exit(void)
 {
 	/* Every member held the module (orphans) or its group's file did. */
 	irq_work_sync(&sa_reap_iw);
 	cancel_delayed_work_sync(&sa_reap_work);
 	WARN_ON(atomic_read(&sa_nr_members) || !list_empty(&sa_orphans));
-	preempt_notifier_dec();
+	if (atomic_read(&sa_key_taken))
+		preempt_notifier_dec();
 }

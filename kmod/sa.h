@@ -14,17 +14,12 @@
 #ifdef CONFIG_PREEMPT_NOTIFIERS
 #define ASX_FEAT_SA_BUILT	ASX_FEAT_SA
 long asx_sa_create(void __user *uarg);
-void asx_sa_init(void);
 void asx_sa_exit(void);
 #else
 #define ASX_FEAT_SA_BUILT	0
 static inline long asx_sa_create(void __user *uarg)
 {
 	return -ENOTTY;
-}
-
-static inline void asx_sa_init(void)
-{
 }
 
 static inline void asx_sa_exit(void)
