@@ -945,6 +945,91 @@ static void test_define_codec(void **state)
 	assert_int_equal(asx_xdr_pos(&d), 2 * sizeof(struct gfoo));
 }
 
+/* Large opaque members: the prefetching block copy (asx__xdr_copy). */
+
+#define BIGOP_DEFINE(N)							\
+struct bigop##N {							\
+	char c;								\
+	unsigned char buf[N];						\
+	short s;							\
+};									\
+ASX_XDR_DEFINE(bigop##N, struct bigop##N, BIGOP##N##_FIELDS)		\
+static bool_t tirpc_bigop##N(XDR *t, struct bigop##N *b)		\
+{									\
+	return xdr_char(t, &b->c) && xdr_opaque(t, (char *)b->buf, N) &&	\
+	       xdr_short(t, &b->s);					\
+}
+#define BIGOP511_FIELDS(X) X(CHAR, c) X(OPAQUE, buf) X(SHORT, s)
+#define BIGOP512_FIELDS(X) X(CHAR, c) X(OPAQUE, buf) X(SHORT, s)
+#define BIGOP1001_FIELDS(X) X(CHAR, c) X(OPAQUE, buf) X(SHORT, s)
+#define BIGOP4099_FIELDS(X) X(CHAR, c) X(OPAQUE, buf) X(SHORT, s)
+BIGOP_DEFINE(511)
+BIGOP_DEFINE(512)
+BIGOP_DEFINE(1001)
+BIGOP_DEFINE(4099)
+
+#define BIGOP_CHECK(N)							\
+	do {								\
+		static struct bigop##N v[5], back[5];			\
+		size_t tl, al;						\
+		struct asx_xdr d;					\
+		XDR tx;							\
+									\
+		memset(v, 0, sizeof(v));				\
+		for (i = 0; i < 5; i++) {				\
+			v[i].c = (char)(i + 1);				\
+			v[i].s = (short)(-i);				\
+			for (k = 0; k < N; k++)				\
+				v[i].buf[k] = (unsigned char)(k * 7 + i); \
+		}							\
+		xdrmem_create(&tx, (char *)tb, sizeof(tb), XDR_ENCODE); \
+		for (i = 0; i < 5; i++)					\
+			assert_true(tirpc_bigop##N(&tx, &v[i]));	\
+		tl = xdr_getpos(&tx);					\
+		memset(ab, 0xa5, sizeof(ab));				\
+		ASX_ENC(ab, al, bigop##N##_xdr_encode(a, v, 5));	\
+		same_bytes(tb, tl, ab, al);				\
+		memset(ab, 0xa5, sizeof(ab));				\
+		ASX_ENC(ab, al, asx_xdr_records(a, bigop##N##_xdr_record(), v, 5)); \
+		same_bytes(tb, tl, ab, al);				\
+		memset(back, 0, sizeof(back));				\
+		asx_xdr_mem_decoder(&d, ab, al);			\
+		assert_int_equal(bigop##N##_xdr_decode(&d, back, 5), 0); \
+		assert_memory_equal(back, v, sizeof(v));		\
+		memset(back, 0, sizeof(back));				\
+		asx_xdr_mem_decoder(&d, ab, al);			\
+		assert_int_equal(asx_xdr_records(&d, bigop##N##_xdr_record(), back, 5), 0); \
+		assert_memory_equal(back, v, sizeof(v));		\
+	} while (0)
+
+static void test_define_big_opaque(void **state)
+{
+	static unsigned char tb[32768], ab[32768], src[8192], dst[8192];
+	size_t n, so, doff, k;
+	int i;
+
+	BIGOP_CHECK(511);
+	BIGOP_CHECK(512);
+	BIGOP_CHECK(1001);
+	BIGOP_CHECK(4099);
+	/* the copy itself: every alignment of both ends, sizes around the threshold */
+	for (k = 0; k < sizeof(src); k++)
+		src[k] = (unsigned char)(k * 131 + 17);
+	for (n = ASX__XDR_BIG - 1; n <= 4200; n += n < 700 ? 1 : 97) {
+		for (so = 0; so < 64; so += 7) {
+			for (doff = 0; doff < 64; doff += 5) {
+				memset(dst, 0x5a, sizeof(dst));
+				asx__xdr_copy(dst + doff, src + so, n);
+				assert_memory_equal(dst + doff, src + so, n);
+				for (k = 0; k < doff; k++)
+					assert_int_equal(dst[k], 0x5a);
+				for (k = doff + n; k < sizeof(dst); k++)
+					assert_int_equal(dst[k], 0x5a);
+			}
+		}
+	}
+}
+
 /* ----------------------------------------------------- the fd channel */
 
 struct feeder {
@@ -1333,6 +1418,7 @@ int main(void)
 		cmocka_unit_test(test_lying_lengths),
 		cmocka_unit_test(test_mode_switch),
 		cmocka_unit_test(test_define_codec),
+		cmocka_unit_test(test_define_big_opaque),
 		cmocka_unit_test(test_chan_pieces),
 		cmocka_unit_test(test_chan_interop_xdrrec),
 		cmocka_unit_test(test_chan_large_opaque),

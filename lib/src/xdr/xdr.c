@@ -99,7 +99,7 @@ static int put_bytes_raw(struct asx_xdr *x, const unsigned char *s, size_t n)
 		}
 		if (room > n)
 			room = n;
-		memcpy(x->p, s, room);
+		asx__xdr_copy(x->p, s, room);
 		x->p += room;
 		s += room;
 		n -= room;
@@ -122,7 +122,7 @@ static int get_bytes_raw(struct asx_xdr *x, unsigned char *d, size_t n)
 		if (have > n)
 			have = n;
 		if (d) {
-			memcpy(d, x->p, have);
+			asx__xdr_copy(d, x->p, have);
 			d += have;
 		}
 		x->p += have;
@@ -156,7 +156,7 @@ static int put_body(struct asx_xdr *x, const void *src, size_t len)
 	size_t pad = asx_xdr__pad(len);
 
 	if (likely((size_t)(x->end - x->p) >= len + pad)) {
-		memcpy(x->p, src, len);
+		asx__xdr_copy(x->p, src, len);
 		x->p += len;
 		/* up to 3 zero bytes; a 4-byte store would overrun a full window */
 		for (; pad; pad--)
@@ -209,7 +209,7 @@ static int get_body(struct asx_xdr *x, void *dst, size_t len)
 	size_t have = (size_t)(x->end - x->p);
 
 	if (likely(have >= len + pad)) {
-		memcpy(dst, x->p, len);
+		asx__xdr_copy(dst, x->p, len);
 		x->p += len + pad;
 		return 0;
 	}
@@ -534,7 +534,7 @@ int asx_raw_put(struct asx_xdr *x, const void *src, size_t n)
 	if (ret)
 		return ret;
 	if (likely((size_t)(x->end - x->p) >= n)) {
-		memcpy(x->p, src, n);
+		asx__xdr_copy(x->p, src, n);
 		x->p += n;
 		return 0;
 	}
@@ -552,7 +552,7 @@ int asx_raw_get(struct asx_xdr *x, void *dst, size_t n)
 	if (ret)
 		return ret;
 	if (likely((size_t)(x->end - x->p) >= n)) {
-		memcpy(dst, x->p, n);
+		asx__xdr_copy(dst, x->p, n);
 		x->p += n;
 		return 0;
 	}

@@ -311,7 +311,7 @@ static int in_bulk(struct asx_xdr *x, void *dst, size_t n)
 		if (have) {
 			if (have > n)
 				have = n;
-			memcpy(d, x->p, have);
+			asx__xdr_copy(d, x->p, have);
 			x->p += have;
 			d += have;
 			n -= have;

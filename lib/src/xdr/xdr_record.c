@@ -73,7 +73,7 @@ static inline void copy_body(unsigned char *d, const unsigned char *s, size_t n)
 	if (n <= 128)
 		copy_short(d, s, n);
 	else
-		memcpy(d, s, n);
+		asx__xdr_copy(d, s, n);
 }
 
 /* ---- one element of a scalar type, through the stream ---- */
