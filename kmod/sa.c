@@ -66,6 +66,7 @@ static_assert(sizeof(struct asx_sa_join) == ASX_SA_JOIN_SIZE_VER0);
 static_assert(sizeof(struct asx_sa_wait) == ASX_SA_WAIT_SIZE_VER0);
 static_assert(sizeof(struct asx_sa_info) == ASX_SA_INFO_SIZE_VER0);
 static_assert(sizeof(struct asx_sa_event) == 32);
+static_assert(sizeof(struct asx_sa_post) == ASX_SA_POST_SIZE_VER0);
 
 struct sa_group {
 	u64 id;
@@ -125,7 +126,7 @@ static void sa_reap_kick(struct irq_work *iw)
 static DEFINE_IRQ_WORK(sa_reap_iw, sa_reap_kick);
 
 /* Appends one event; any context, interrupts may be off (sched_out). */
-static void sa_record(struct sa_group *g, const struct sa_member *m, u32 type)
+static void sa_append(struct sa_group *g, u32 type, u32 vp, u32 tid, u32 arg)
 {
 	u64 now = ktime_get_mono_fast_ns();
 	struct asx_sa_event *ev;
@@ -156,11 +157,16 @@ static void sa_record(struct sa_group *g, const struct sa_member *m, u32 type)
 		goto out;
 	}
 	ev = &g->ring[g->tail++ & g->mask];
-	*ev = (struct asx_sa_event){ .type = type, .vp = m->vp, .ts_ns = now, .seq = g->seq++,
-				     .tid = m->tid };
+	*ev = (struct asx_sa_event){ .type = type, .vp = vp, .ts_ns = now, .seq = g->seq++,
+				     .tid = tid, .arg = arg };
 out:
 	raw_spin_unlock_irqrestore(&g->lock, flags);
 	irq_work_queue(&g->wake);
+}
+
+static void sa_record(struct sa_group *g, const struct sa_member *m, u32 type)
+{
+	sa_append(g, type, m->vp, m->tid, 0);
 }
 
 /*
@@ -553,6 +559,21 @@ static long sa_info(struct sa_group *g, void __user *uarg)
 	return ASX_COPY_OUT(uarg, in);
 }
 
+/* A user event: wakes one spare like any other event (ring full: OVERFLOW). */
+static long sa_post(struct sa_group *g, void __user *uarg)
+{
+	struct asx_sa_post p;
+	int ret;
+
+	ret = ASX_COPY_IN(p, uarg, ASX_SA_POST_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (p.flags || p.reserved)
+		return -EINVAL;
+	sa_append(g, ASX_SA_USER, ASX_SA_NO_VP, task_pid_vnr(current), p.arg);
+	return 0;
+}
+
 #define SA_IOC_BASE(cmd)	((cmd) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
 
 static long sa_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -569,6 +590,8 @@ static long sa_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return sa_wait(g, uarg);
 	case SA_IOC_BASE(ASX_IOC_SA_INFO):
 		return sa_info(g, uarg);
+	case SA_IOC_BASE(ASX_IOC_SA_POST):
+		return sa_post(g, uarg);
 	default:
 		return -ENOTTY;
 	}

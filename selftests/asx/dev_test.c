@@ -82,7 +82,8 @@ TEST_F(dev, version_exact_size)
 	EXPECT_EQ(v.minor, ASX_VERSION_MINOR);
 	EXPECT_EQ(v.patch, ASX_VERSION_PATCH);
 	EXPECT_EQ(v.features & ~(__u64)(ASX_FEAT_STREAMS | ASX_FEAT_PIPE | ASX_FEAT_MUX |
-					ASX_FEAT_STR | ASX_FEAT_PROCFS | ASX_FEAT_SA), 0);
+					ASX_FEAT_STR | ASX_FEAT_PROCFS | ASX_FEAT_SA |
+					ASX_FEAT_SA_POST), 0);
 	EXPECT_EQ(v.max_depth, ASX_MAX_DEPTH);
 	EXPECT_EQ(v.reserved[0], 0);
 	EXPECT_EQ(v.reserved[1], 0);

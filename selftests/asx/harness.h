@@ -15,7 +15,8 @@
  *
  * Every test runs in its own forked child, so a crash (signal) or a hang
  * fails that test only. A test hanging longer than the timeout (30 s, or
- * $ASX_TEST_TIMEOUT seconds) is killed and fails.
+ * $ASX_TEST_TIMEOUT seconds, or for TEST_TIMEOUT(name, secs) @secs if that
+ * is longer) is killed and fails.
  *
  * ASSERT_*() stop the test (the fixture teardown still runs); EXPECT_*() mark
  * it failed and go on. Every comparison takes an optional printf-style
@@ -63,6 +64,7 @@ struct asx_test {
 	const char *name;
 	void (*fn)(struct asx_test *_metadata);
 	struct asx_test *next;
+	int timeout;		/* seconds; 0: the default */
 
 	/* Child side: where a failed ASSERT jumps to. */
 	jmp_buf env;
@@ -177,19 +179,23 @@ asx_fail(struct asx_test *t, int stop, const char *file, int line, const char *w
 	statement;								\
 } while (0)
 
-#define __ASX_REGISTER(id, str)							\
+#define __ASX_REGISTER(id, str, secs)					\
 	static struct asx_test __asx_test_##id = {				\
 		.name = str,							\
 		.fn = __asx_run_##id,						\
+		.timeout = secs,						\
 	};									\
 	static void __attribute__((constructor)) __asx_ctor_##id(void)		\
 	{									\
 		asx_register(&__asx_test_##id);					\
 	}
 
-#define TEST(name)								\
+#define TEST(name)	TEST_TIMEOUT(name, 0)
+
+/* A test that needs longer than the default timeout (@secs, if larger). */
+#define TEST_TIMEOUT(name, secs)						\
 	static void __asx_run_##name(struct asx_test *_metadata __ASX_UNUSED);		\
-	__ASX_REGISTER(name, #name)						\
+	__ASX_REGISTER(name, #name, secs)					\
 	static void __asx_run_##name(struct asx_test *_metadata __ASX_UNUSED)
 
 #define FIXTURE(name)		struct __asx_fixture_##name
@@ -226,7 +232,7 @@ asx_fail(struct asx_test *t, int stop, const char *file, int line, const char *w
 		if (setup_done && !setjmp(_metadata->env))			\
 			__asx_teardown_##fixture(_metadata, &self);		\
 	}									\
-	__ASX_REGISTER(fixture##_##name, #fixture "." #name)			\
+	__ASX_REGISTER(fixture##_##name, #fixture "." #name, 0)		\
 	static void __asx_body_##fixture##_##name(				\
 		struct asx_test *_metadata __ASX_UNUSED,			\
 		FIXTURE_DATA(fixture) *self __ASX_UNUSED)
@@ -252,6 +258,9 @@ static inline int asx_run_one(struct asx_test *t)
 {
 	struct sigaction sa;
 	int status, timeout = asx_timeout();
+
+	if (t->timeout > timeout)
+		timeout = t->timeout;
 	pid_t pid, w;
 
 	memset(asx_shared, 0, sizeof(*asx_shared));

@@ -349,8 +349,8 @@ TEST(no_event_for_preemption)
 	close(g);
 }
 
-#define MANY_VPS	512
-#define MANY_SECS	3
+#define MANY_VPS	1000
+#define MANY_SECS	10
 
 struct many {
 	int g;
@@ -383,7 +383,7 @@ static void *many_vp(void *arg)
 	}
 	while (!m->stop) {
 		ts.tv_sec = 0;
-		ts.tv_nsec = (10000 + rand_r(&seed) % 30000) * 1000;
+		ts.tv_nsec = (40000 + rand_r(&seed) % 40000) * 1000;
 		nanosleep(&ts, NULL);
 		if (rand_r(&seed) % 4 == 0)
 			sched_yield();
@@ -447,7 +447,7 @@ static void *many_spare(void *arg)
 	}
 }
 
-TEST(many_vps_block_and_wake_at_random)
+TEST_TIMEOUT(many_vps_block_and_wake_at_random, 120)
 {
 	pthread_t vps[MANY_VPS], spares[2];
 	struct asx_sa_info in;
@@ -471,10 +471,12 @@ TEST(many_vps_block_and_wake_at_random)
 		ASSERT_EQ(pthread_create(&spares[i], NULL, many_spare, m), 0);
 	for (i = 0; i < MANY_VPS; i++)
 		ASSERT_EQ(pthread_create(&vps[i], NULL, many_vp, m), 0, "VP %d", i);
+	TH_LOG("%d VPs started", MANY_VPS);
 	asx_msleep(MANY_SECS * 1000);
 	m->stop = 1;
 	for (i = 0; i < MANY_VPS; i++)
 		pthread_join(vps[i], NULL);
+	TH_LOG("%d VPs joined", MANY_VPS);
 	for (i = 0; i < 2; i++)
 		pthread_join(spares[i], NULL);
 	EXPECT_EQ(m->err, 0, "%s", strerror(m->err));
@@ -919,6 +921,111 @@ TEST(wait_deadline_and_signal)
 	EXPECT_EQ(sa_wait(g, ev, 1, 10000), -1);
 	EXPECT_EQ(errno, EINTR);
 	pthread_join(t, NULL);
+	close(g);
+}
+
+static int sa_post(int g, __u32 arg, __u32 flags)
+{
+	struct asx_sa_post p = { .size = sizeof(p), .flags = flags, .arg = arg };
+
+	return ioctl(g, ASX_IOC_SA_POST, &p);
+}
+
+struct spare {
+	int g;
+	int n;
+	struct asx_sa_event ev;
+	int err;
+};
+
+static void *spare_main(void *arg)
+{
+	struct spare *s = arg;
+
+	if (sa_join(s->g) < 0) {
+		s->err = errno;
+		return NULL;
+	}
+	s->n = sa_wait(s->g, &s->ev, 1, 10000);
+	if (s->n < 0)
+		s->err = errno;
+	if (sa_leave(s->g))
+		s->err = errno;
+	return NULL;
+}
+
+/* Each POST wakes exactly one parked spare with one USER event. */
+TEST(post_wakes_one_spare_per_event)
+{
+	struct spare sp[3] = { 0 };
+	struct asx_sa_event ev[4];
+	struct asx_sa_info in;
+	pthread_t t[3];
+	int g, i, got = 0, seen = 0, parked;
+
+	NEED_SA();
+	g = sa_create(4, 0);
+	ASSERT_GE(g, 0);
+	errno = 0;
+	EXPECT_EQ(sa_post(g, 1, 1), -1, "unknown flag");
+	EXPECT_EQ(errno, EINVAL);
+	{
+		struct asx_sa_post p = { .size = 8 };
+
+		errno = 0;
+		EXPECT_EQ(ioctl(g, ASX_IOC_SA_POST, &p), -1, "short size");
+		EXPECT_EQ(errno, EINVAL);
+	}
+	ASSERT_EQ(sa_info(g, &in), 0);
+	EXPECT_EQ(in.events, 0, "a refused post records nothing");
+
+	for (i = 0; i < 3; i++) {
+		sp[i].g = g;
+		ASSERT_EQ(pthread_create(&t[i], NULL, spare_main, &sp[i]), 0);
+	}
+	/* all three joined and parked: nothing to report for a spare's sleep */
+	for (i = 0, parked = 0; i < 500 && parked < 3; i++) {
+		ASSERT_EQ(sa_info(g, &in), 0);
+		parked = in.nr_vps;
+		asx_msleep(10);
+	}
+	ASSERT_EQ(parked, 3);
+	asx_msleep(100);
+	ASSERT_EQ(sa_info(g, &in), 0);
+	EXPECT_EQ(in.events, 0, "parked spares are not blocked VPs");
+
+	ASSERT_EQ(sa_post(g, 7, 0), 0);
+	ASSERT_EQ(sa_post(g, 9, 0), 0);
+	for (i = 0; i < 500; i++) {
+		for (int k = got = 0; k < 3; k++)
+			got += __atomic_load_n(&sp[k].n, __ATOMIC_RELAXED) == 1;
+		if (got == 2)
+			break;
+		asx_msleep(10);
+	}
+	EXPECT_EQ(got, 2, "two posts, two spares");
+	asx_msleep(100);
+	for (int k = got = 0; k < 3; k++)
+		got += __atomic_load_n(&sp[k].n, __ATOMIC_RELAXED) != 0;
+	EXPECT_EQ(got, 2, "the third spare stays parked");
+	ASSERT_EQ(sa_post(g, 11, 0), 0);
+	for (i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(sp[i].err, 0, "%s", strerror(sp[i].err));
+		ASSERT_EQ(sp[i].n, 1);
+		EXPECT_EQ(sp[i].ev.type, ASX_SA_USER);
+		EXPECT_EQ(sp[i].ev.vp, ASX_SA_NO_VP);
+		EXPECT_EQ(sp[i].ev.tid, (__u32)gettid_());
+		EXPECT_TRUE(sp[i].ev.arg == 7 || sp[i].ev.arg == 9 || sp[i].ev.arg == 11);
+		EXPECT_LT(sp[i].ev.seq, 3);
+		seen |= 1 << sp[i].ev.seq;
+	}
+	EXPECT_EQ(seen, 7, "seq 0, 1 and 2 each delivered once");
+	EXPECT_EQ(sa_wait(g, ev, 4, 0), 0, "nothing left over");
+	ASSERT_EQ(sa_info(g, &in), 0);
+	EXPECT_EQ(in.events, 3);
+	EXPECT_EQ(in.nr_vps, 0);
 	close(g);
 }
 

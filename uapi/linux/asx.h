@@ -57,7 +57,7 @@
 
 /* The ABI version reported by ASX_IOC_VERSION. */
 #define ASX_VERSION_MAJOR	0
-#define ASX_VERSION_MINOR	2
+#define ASX_VERSION_MINOR	3
 #define ASX_VERSION_PATCH	0
 
 /* Bits of asx_version.features, one per optional capability of the module. */
@@ -68,6 +68,7 @@ enum asx_feature {
 	ASX_FEAT_STR		= 1 << 3,	/* ASX_IOC_STR */
 	ASX_FEAT_PROCFS		= 1 << 4,	/* /proc/asx/{streams,objects,modules} */
 	ASX_FEAT_SA		= 1 << 5,	/* scheduler activations: ASX_IOC_SA_* */
+	ASX_FEAT_SA_POST	= 1 << 6,	/* ASX_IOC_SA_POST, ASX_SA_USER events (0.3) */
 };
 
 /* Limits. */
@@ -497,16 +498,19 @@ struct asx_sa_join {
 #define ASX_SA_UNBLOCKED	2	/* member @vp runs again after BLOCKED */
 #define ASX_SA_EXITED		3	/* member @vp exited without SA_LEAVE */
 #define ASX_SA_OVERFLOW		4	/* @arg events from @seq on were lost: ring full */
+#define ASX_SA_USER		5	/* posted by ASX_IOC_SA_POST: @arg its value (0.3) */
+
+#define ASX_SA_NO_VP		0xffffffffu	/* asx_sa_event.vp of a USER event */
 
 /**
  * struct asx_sa_event - one activation event
  * @type:  ASX_SA_*
- * @vp:    the member's VP id (0 for OVERFLOW)
+ * @vp:    the member's VP id (0 for OVERFLOW, ASX_SA_NO_VP for USER)
  * @ts_ns: CLOCK_MONOTONIC time of the event, nanoseconds
  * @seq:   the group's event number: consecutive, an OVERFLOW accounts for the
  *         @arg numbers it stands for
- * @tid:   the member's thread id (0 for OVERFLOW)
- * @arg:   OVERFLOW: events lost; else 0
+ * @tid:   the member's thread id (0 for OVERFLOW; USER: the poster's)
+ * @arg:   OVERFLOW: events lost; USER: the value posted; else 0
  */
 struct asx_sa_event {
 	__u32 type;
@@ -577,6 +581,26 @@ struct asx_sa_info {
 
 #define ASX_SA_INFO_SIZE_VER0	72
 
+/**
+ * struct asx_sa_post - SA_POST argument (on a group descriptor; ABI 0.3)
+ * @size:     in: sizeof(struct asx_sa_post)
+ * @flags:    in: must be 0
+ * @arg:      in: the value the ASX_SA_USER event carries
+ * @reserved: in: must be 0
+ *
+ * Appends one ASX_SA_USER event to the group's ring, which wakes one spare
+ * parked in SA_WAIT: a user-level scheduler uses it to hand a spare work or
+ * to tell it to leave. Any holder of the descriptor may post.
+ */
+struct asx_sa_post {
+	__u32 size;
+	__u32 flags;
+	__u32 arg;
+	__u32 reserved;
+};
+
+#define ASX_SA_POST_SIZE_VER0	16
+
 #define ASX_IOC_VERSION		_IOWR(ASX_IOC_MAGIC, 0x00, struct asx_version)
 #define ASX_IOC_PUSH		_IOW(ASX_IOC_MAGIC, 0x01, struct asx_modname)
 #define ASX_IOC_POP		_IOW(ASX_IOC_MAGIC, 0x02, struct asx_modname)
@@ -604,5 +628,6 @@ struct asx_sa_info {
 #define ASX_IOC_SA_LEAVE	_IOW(ASX_IOC_MAGIC, 0x22, struct asx_sa_join)
 #define ASX_IOC_SA_WAIT		_IOWR(ASX_IOC_MAGIC, 0x23, struct asx_sa_wait)
 #define ASX_IOC_SA_INFO		_IOWR(ASX_IOC_MAGIC, 0x24, struct asx_sa_info)
+#define ASX_IOC_SA_POST		_IOW(ASX_IOC_MAGIC, 0x25, struct asx_sa_post)
 
 #endif /* _UAPI_LINUX_ASX_H */

@@ -86,6 +86,14 @@ ASX_API int asx_sa_wait(struct asx_sa_group *grp, struct asx_sa_event *ev, unsig
 /* Takes up to @max pending events without waiting: 0..@max. */
 ASX_API int asx_sa_read(struct asx_sa_group *grp, struct asx_sa_event *ev, unsigned int max);
 
+/*
+ * Appends an ASX_SA_USER event carrying @arg to @grp's ring, which wakes one
+ * spare parked in asx_sa_wait() (a user-level scheduler hands a spare work,
+ * or tells it to leave).  Any thread may post.  -ENOTTY: the module predates
+ * ABI 0.3 (no ASX_FEAT_SA_POST).
+ */
+ASX_API int asx_sa_post(struct asx_sa_group *grp, uint32_t arg);
+
 /* The group's descriptor: readable (EPOLLIN) when events are pending. */
 ASX_API int asx_sa_fd(const struct asx_sa_group *grp);
 

@@ -12,7 +12,7 @@
 #include "sa/sa_impl.h"
 
 /* Opens @path and checks it is asx.ko with activations; the fd or -errno. */
-static int open_checked(const char *path)
+static int open_checked(const char *path, uint64_t *features)
 {
 	struct asx_version v;
 	int fd, err;
@@ -31,12 +31,14 @@ static int open_checked(const char *path)
 		close(fd);
 		return -ENOTTY;
 	}
+	if (features)
+		*features = v.features;
 	return fd;
 }
 
 int asx_sa_probe_dev(const char *path)
 {
-	int fd = open_checked(path);
+	int fd = open_checked(path, NULL);
 
 	if (fd < 0)
 		return fd;
@@ -84,7 +86,7 @@ int asx_sa_open_dev(const char *path, struct asx_sa_group **grp, const struct as
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
-	dev = open_checked(path);
+	dev = open_checked(path, &g->features);
 	if (dev < 0) {
 		free(g);
 		return dev;
@@ -176,6 +178,18 @@ int asx_sa_wait(struct asx_sa_group *grp, struct asx_sa_event *ev, unsigned int 
 int asx_sa_read(struct asx_sa_group *grp, struct asx_sa_event *ev, unsigned int max)
 {
 	return sa_wait_ns(grp, ev, max, 0);
+}
+
+int asx_sa_post(struct asx_sa_group *grp, uint32_t arg)
+{
+	struct asx_sa_post p;
+
+	if (!grp)
+		return -EINVAL;
+	memset(&p, 0, sizeof(p));
+	p.size = sizeof(p);
+	p.arg = arg;
+	return ioctl(grp->fd, ASX_IOC_SA_POST, &p) ? -errno : 0;
 }
 
 int asx_sa_fd(const struct asx_sa_group *grp)

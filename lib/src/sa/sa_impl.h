@@ -12,6 +12,7 @@ struct asx_sa_group {
 	unsigned int max_vps;
 	unsigned int ring_size;
 	uint64_t id;
+	uint64_t features;	/* ASX_FEAT_* of the module */
 };
 
 /* asx_sa_probe() and asx_sa_open() on the device at @path. */
