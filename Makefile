@@ -106,6 +106,9 @@ MUSTFAIL_SRCS := $(sort $(wildcard lib/tests/mustfail/*.c))
 
 SELFTEST_SRCS := $(sort $(wildcard selftests/asx/*_test.c))
 SELFTEST_BINS := $(SELFTEST_SRCS:selftests/asx/%.c=$(O)/selftests/%)
+# selftests/asx/lib: libasx against the module (they link libasx.a)
+SELFTEST_LIB_SRCS := $(sort $(wildcard selftests/asx/lib/*_test.c))
+SELFTEST_BINS += $(SELFTEST_LIB_SRCS:selftests/asx/lib/%.c=$(O)/selftests/%)
 
 # ---------------------------------------------------------------- kernel
 # The kernel we build for is the one the test VM boots: the newest
@@ -205,6 +208,12 @@ $(O)/selftests/%: selftests/asx/%.c $(wildcard selftests/asx/*.h) uapi/linux/asx
 	@mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Iuapi \
 		-Iselftests/asx -o $@ $< -lpthread
+
+$(O)/selftests/%: selftests/asx/lib/%.c $(wildcard selftests/asx/*.h) uapi/linux/asx.h $(LIB_A)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS_ASX) -Iselftests/asx $(CFLAGS_ASX) -o $@ $< \
+		$(LIB_A) $(LDFLAGS_ASX) $(LIB_LIBS)
 
 kmod:
 	@test -d "$(KDIR)" || { echo "kmod: no kernel build tree at '$(KDIR)';" \

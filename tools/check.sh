@@ -15,7 +15,8 @@
 #   tools       asx-bench smoke run (--quick), JSON well formed, keys present
 #   install     make install into a scratch prefix; a pkg-config build links and runs
 #   style       checkpatch.pl --no-tree on kmod/ and uapi/
-#   kmod        asx.ko + selftests in the test VM (tools/vm/asx-vm); the runner's own test
+#   kmod        asx.ko + selftests in the test VM (tools/vm/asx-vm), the libasx ones
+#               (selftests/asx/lib) also under ASan+UBSan and TSan; the runner's own test
 #
 # Every stage that cannot run fails the check and says why: nothing is
 # skipped silently.  The last line is "check: N passed, N failed", where
@@ -264,16 +265,33 @@ stage_style() {
 stage_kmod() {
 	local out=$log/selftests.log rc p f
 	note "asx.ko in the test VM"
-	if ! make -s kmod selftests; then
+	if ! make -s kmod selftests || ! make -s SAN=asan selftests || ! make -s SAN=tsan selftests
+	then
 		fail "kmod: build"
 		return
 	fi
+	# the libasx selftests (selftests/asx/lib) again under ASan+UBSan and TSan
+	rm -rf build/selftests-san
+	mkdir -p build/selftests-san
+	for t in selftests/asx/lib/*_test.c; do
+		t=$(basename "$t" .c)
+		ln -s "../asan/selftests/$t" "build/selftests-san/asan_$t"
+		ln -s "../tsan/selftests/$t" "build/selftests-san/tsan_$t"
+	done
 	if tools/vm/selftest.sh; then pass; else fail "kmod: VM runner self-test"; fi
-	# the suite takes about a minute; a hung guest should not hold CI for the default 900 s
-	tools/vm/asx-vm --timeout 420 -- selftests/asx/run_all.sh build/selftests 2>&1 | tee "$out"
+	# the suite takes about two minutes; a hung guest should not hold CI for the default 900 s
+	tools/vm/asx-vm --timeout 480 -- sh -c 'selftests/asx/run_all.sh build/selftests; a=$?;
+		selftests/asx/run_all.sh build/selftests-san; b=$?; [ $a -eq 0 ] && [ $b -eq 0 ]' \
+		2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
-	p=$(sed -n 's/^selftests: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$out" | tail -1)
-	f=$(sed -n 's/^selftests: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$out" | tail -1)
+	p=$(sed -n 's/^selftests: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$out" |
+		awk '{ s += $1 } END { if (NR) print s }')
+	f=$(sed -n 's/^selftests: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$out" |
+		awk '{ s += $1 } END { if (NR) print s }')
+	if [ "$(grep -c '^selftests: ' "$out")" -ne 2 ]; then
+		fail "kmod: the VM did not run both selftest sets (exit $rc; see above)"
+		return
+	fi
 	if [ -z "$p" ]; then
 		fail "kmod: the VM did not run the selftests (exit $rc; see above)"
 		return

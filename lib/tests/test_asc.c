@@ -1175,6 +1175,58 @@ static void *sig_timeout(void *arg)
 	return NULL;
 }
 
+/*
+ * Activation modes where asx.ko is not loaded (the host): ON fails with the
+ * reason, AUTO falls back to the wrapper path, a bad mode or environment
+ * value is refused, DIRECT cannot take them.  The module side is
+ * selftests/asx/lib/asc_sa_test.c, run in the VM.
+ */
+static void test_activation_modes(void **state)
+{
+	struct asx_asc_attr at = { .sz = sizeof(at), .nvps = 1 };
+	struct asx_asc_stats st;
+	struct asx_asc *a = NULL;
+
+	(void)state;
+	if (access("/dev/asx", F_OK) == 0)
+		skip();
+	unsetenv("ASX_ASC_ACTIVATIONS");
+	at.activations = ASX_ASC_ACT_ON;
+	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &at), -ENODEV);
+	at.activations = (enum asx_asc_activations)(ASX_ASC_ACT_ON + 1);
+	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &at), -EINVAL);
+	at.activations = ASX_ASC_ACT_ON;
+	assert_int_equal(asx_asc_create(&a, &asx_asc_direct, &at), -EOPNOTSUPP);
+
+	at.activations = ASX_ASC_ACT_AUTO;
+	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &at), 0);
+	assert_int_equal(asx_asc_stats(a, &st), 0);
+	assert_false(st.activations);
+	assert_int_equal(st.vps, 1);	/* no spare pool without activations */
+	assert_int_equal(asx_asc_destroy(a), 0);
+
+	/* DEFAULT reads the environment */
+	at.activations = ASX_ASC_ACT_DEFAULT;
+	setenv("ASX_ASC_ACTIVATIONS", "on", 1);
+	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &at), -ENODEV);
+	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, NULL), -ENODEV);
+	setenv("ASX_ASC_ACTIVATIONS", "sometimes", 1);
+	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &at), -EINVAL);
+	setenv("ASX_ASC_ACTIVATIONS", "auto", 1);
+	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &at), 0);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	setenv("ASX_ASC_ACTIVATIONS", "off", 1);
+	at.activations = ASX_ASC_ACT_OFF;
+	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &at), 0);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	unsetenv("ASX_ASC_ACTIVATIONS");
+	/* an attr from before the field: the default */
+	at.sz = offsetof(struct asx_asc_attr, activations);
+	at.activations = ASX_ASC_ACT_ON;
+	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &at), 0);
+	assert_int_equal(asx_asc_destroy(a), 0);
+}
+
 static void test_wait_signal(void **state)
 {
 	(void)state;
@@ -1271,6 +1323,7 @@ int main(void)
 		cmocka_unit_test(test_surplus_vp),
 		cmocka_unit_test(test_idle_vps),
 		cmocka_unit_test(test_wait_signal),
+		cmocka_unit_test(test_activation_modes),
 	};
 
 	if (getenv("ASX_TEST_FILTER"))	/* e.g. ASX_TEST_FILTER='test_edf' */

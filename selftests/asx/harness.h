@@ -419,6 +419,8 @@ static inline int asx_main(int argc, char **argv)
 	printf("%d passed, %d failed\n", passed, failed);
 	printf("# %d passed, %d failed, %d skipped\n", passed, failed, skipped);
 	fflush(stdout);
+	free(only);
+	free(used);
 
 	if (failed)
 		return 1;

@@ -17,6 +17,11 @@
  * --rounds N).  Configurations, interleaved run by run: PRIO with
  * 1, 2, 4 and 8 VPs, DIRECT (a VP per thread) and plain pthreads (real
  * nanosleep, pthread barrier, sched_yield).
+ *
+ * `capsule-block --activations`: the same with the PRIO ASCs on asx.ko's
+ * scheduler activations and the sleep of phase 1 a plain, unwrapped
+ * nanosleep(); only the kernel tells the ASC that its VP blocked.  Needs
+ * the module (run it in the test VM).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -26,6 +31,7 @@
 #include <time.h>
 
 #include <asx/asc.h>
+#include <asx/sa.h>
 #include "bench.h"
 
 /* ---------------------------------------------------------------- asc-yield */
@@ -228,6 +234,7 @@ struct capsule {
 	pthread_barrier_t pb;
 	bool asc;
 	bool lineup;
+	bool unwrapped;			/* phase 1: libc's nanosleep on an ASC too */
 };
 
 struct cself {
@@ -243,7 +250,7 @@ static void capsule_body(struct cself *s)
 	int leader;
 
 	/* phase 1: block the VP (or the pthread) in the kernel */
-	if (c->asc)
+	if (c->asc && !c->unwrapped)
 		asx_asc_nanosleep(&req, NULL);
 	else
 		while (nanosleep(&req, &req) && errno == EINTR)
@@ -301,12 +308,13 @@ static void *capsule_thread(void *arg)
 
 /* @nvps 0: DIRECT, -1: pthreads */
 static bool no_lineup;
+static bool activations;	/* --activations */
 
 static int capsule_run(int nvps, long sleep_ns, unsigned long rounds, double *block,
 		       double *sync, double *ypr)
 {
 	struct capsule c = { .sleep_ns = sleep_ns, .rounds = rounds, .asc = nvps >= 0,
-			     .lineup = !no_lineup };
+			     .lineup = !no_lineup, .unwrapped = activations && nvps > 0 };
 	struct cself s[NT];
 	struct asx_asc *a = NULL;
 	struct asx_thread *t[NT];
@@ -319,7 +327,9 @@ static int capsule_run(int nvps, long sleep_ns, unsigned long rounds, double *bl
 		asx_asc_cond_init(&c.lc[i]);
 	pthread_barrier_init(&c.pb, NULL, NT);
 	if (nvps >= 0) {
-		struct asx_asc_attr at = { .sz = sizeof(at), .nvps = nvps ? (unsigned)nvps : 1 };
+		struct asx_asc_attr at = { .sz = sizeof(at), .nvps = nvps ? (unsigned)nvps : 1,
+					   .activations = c.unwrapped ? ASX_ASC_ACT_ON :
+					   ASX_ASC_ACT_OFF };
 
 		r = asx_asc_create(&a, nvps ? &asx_asc_prio : &asx_asc_direct, &at);
 		if (r)
@@ -405,9 +415,22 @@ static int cmd_capsule_block(struct bench_ctx *ctx, int argc, char **argv)
 	int ret = 0;
 
 	/* --config NAME: one configuration only; --rounds N */
-	for (int i = 1; i < argc; i++)
+	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--no-lineup"))
 			no_lineup = true;	/* keep the barrier's order (noisy) */
+		else if (!strcmp(argv[i], "--activations"))
+			activations = true;
+	}
+	if (activations) {
+		int r = asx_sa_probe();
+
+		if (r) {
+			bench_say(ctx, "capsule-block --activations: no activations here "
+				  "(%s); load asx.ko (the test VM: see Documentation/testing.rst)\n",
+				  strerror(-r));
+			return r;
+		}
+	}
 	for (int i = 1; i + 1 < argc; i++) {
 		if (!strcmp(argv[i], "--config"))
 			only = argv[i + 1];
@@ -441,9 +464,11 @@ static int cmd_capsule_block(struct bench_ctx *ctx, int argc, char **argv)
 	if (!ret) {
 		char key[64];
 
-		bench_say(ctx, "capsule-block: %d threads, %.1f s wrapped sleep, barrier, "
-			  "%lu-round token ring; medians of %d interleaved runs\n", NT,
-			  sleep_ns / 1e9, rounds, runs);
+		bench_say(ctx, "capsule-block%s: %d threads, %.1f s %s sleep, barrier, "
+			  "%lu-round token ring; medians of %d interleaved runs\n",
+			  activations ? " --activations" : "", NT, sleep_ns / 1e9,
+			  activations ? "unwrapped (PRIO on activations)" : "wrapped", rounds,
+			  runs);
 		bench_say(ctx, "  %-10s %10s %10s %12s %12s %10s\n", "config", "block s",
 			  "sync s", "ns/hand-off", "yields/h-o", "sync/prio1");
 		for (int k = 0; k < NCFG; k++) {
@@ -470,6 +495,11 @@ static int cmd_capsule_block(struct bench_ctx *ctx, int argc, char **argv)
 				  "(median of per-run ratios)\n", med_s[1] / med_s[0], pr);
 			bench_figure(ctx, "prio2_over_prio1_sync", med_s[1] / med_s[0], "");
 		}
+		if (on[1]) {
+			/* the target with activations: 2 VPs block for about one sleep */
+			bench_say(ctx, "  prio2 block / sleep: %.3fx\n", med_b[1] / (sleep_ns / 1e9));
+			bench_figure(ctx, "prio2_block_over_sleep", med_b[1] / (sleep_ns / 1e9), "");
+		}
 		if (on[1] && on[5]) {
 			bench_say(ctx, "  pthread/prio2 sync: %.1fx\n", med_s[5] / med_s[1]);
 			bench_figure(ctx, "pthread_over_prio2_sync", med_s[5] / med_s[1], "");
@@ -486,5 +516,6 @@ static int cmd_capsule_block(struct bench_ctx *ctx, int argc, char **argv)
 BENCH_COMMAND(capsule_block, "capsule-block",
 	      "whole-capsule blocking: wrapped sleep then a yield ring, PRIO 1-8 VPs, "
 	      "DIRECT, pthreads",
-	      "[--config prio1|prio2|prio4|prio8|direct|pthread] [--rounds N] [--no-lineup]",
+	      "[--config prio1|prio2|prio4|prio8|direct|pthread] [--rounds N] [--no-lineup] "
+	      "[--activations]",
 	      cmd_capsule_block)

@@ -95,6 +95,26 @@ enum asx_asc_semantic {
 	ASX_ASC_TIMESLICED,		/* also every timeslice */
 };
 
+/*
+ * How an ASC learns that one of its VPs blocked in the kernel.  The wrapper
+ * path (asx_asc_read(), asx_asc_nanosleep(), ... and asx_asc_blocking_begin()
+ * and _end() around anything else) always works.  With activations, asx.ko
+ * reports every sleep of a VP, wrapped or not: a page fault on a mapped
+ * file, a read() made through libc, a futex wait inside another library.
+ * A spare VP parked in the kernel takes over at once, and the wrappers of
+ * blocking calls leave the accounting to the kernel.  An ASC with
+ * activations keeps the process on the locked (multi-VP) path.
+ */
+enum asx_asc_activations {
+	ASX_ASC_ACT_DEFAULT = 0,	/* the environment's ASX_ASC_ACTIVATIONS
+					 * (off, auto or on), else off */
+	ASX_ASC_ACT_OFF,		/* the wrapper path only */
+	ASX_ASC_ACT_AUTO,		/* activations when /dev/asx offers them */
+	ASX_ASC_ACT_ON,			/* activations or asx_asc_create() fails:
+					 * -ENODEV no /dev/asx, -ENOTTY a module
+					 * without them (ABI < 0.3) */
+};
+
 struct asx_asc_attr {
 	size_t sz;			/* sizeof(struct asx_asc_attr) */
 	const char *name;
@@ -104,6 +124,9 @@ struct asx_asc_attr {
 	uint64_t timeslice_ns;		/* tick of PREEMPTIVE/TIMESLICED; 0: 2 ms */
 	double miss_ratio_max;		/* EDF: refuse admission above it; 0: 0.05 */
 	double util_max;		/* EDF: utilisation bound per VP; 0: 1.0 */
+	/* scheduler activations of asx.ko (Documentation/asc.rst) */
+	enum asx_asc_activations activations;
+	unsigned int spare_vps;		/* activations: VPs kept parked in the kernel; 0: 2 */
 };
 
 /*
@@ -130,6 +153,12 @@ struct asx_asc_stats {
 	uint64_t misses;		/* EDF: of which finished after their deadline */
 	double utilisation;		/* EDF: admitted sum of budget/period */
 	uint64_t spares_made;		/* VPs created for blocked calls */
+	bool activations;		/* the ASC uses asx.ko's activations */
+	unsigned int vps_spare;		/* activations: VPs parked in the kernel */
+	uint64_t upcalls;		/* activations: returns from the kernel wait */
+	uint64_t takeovers;		/* activations: a spare ran a thread for a blocked VP */
+	uint64_t sa_blocked;		/* activations: BLOCKED events acted on */
+	uint64_t sa_lost;		/* activations: events lost to a full ring */
 };
 ASX_API int asx_asc_stats(struct asx_asc *asc, struct asx_asc_stats *st);
 ASX_API const char *asx_asc_name(const struct asx_asc *asc);

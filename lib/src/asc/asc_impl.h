@@ -72,6 +72,7 @@ struct utimer {
 };
 
 struct asx_vp;
+struct asx_sa_group;
 
 struct asx_thread {
 	struct asx_ctx ctx;
@@ -115,7 +116,8 @@ struct asx_thread {
 	struct asx_asc *migrate_to;
 };
 
-enum vpstate { VP_RUNNING, VP_IDLE, VP_BLOCKED, VP_EXITED };
+/* VP_SPARE: parked in the kernel's activation wait (activations only) */
+enum vpstate { VP_RUNNING, VP_IDLE, VP_BLOCKED, VP_EXITED, VP_SPARE };
 
 struct asx_vp {
 	struct asx_ctx ctx;		/* the VP's own loop, on the pthread stack */
@@ -139,6 +141,10 @@ struct asx_vp {
 	uint64_t nswitch;
 	unsigned int nyield;
 	uint64_t act_cpu;		/* CPU time at the last deferred check (ASC lock) */
+	/* activations, under the ASC lock */
+	int sa_id;			/* VP id in the ASC's group, -1: not a member */
+	bool sa_blocked;		/* BLOCKED acted on, UNBLOCKED not yet */
+	uint64_t sa_next;		/* its events numbered below this are stale */
 };
 
 /* The VP activation policy hears of these; it is the single place that
@@ -221,6 +227,16 @@ struct asx_asc {
 	struct tnode act;		/* deferred activation check (sentinel timer) */
 	bool act_armed, dying;		/* under the lock */
 	struct asx_asc *next;		/* global list */
+
+	/* scheduler activations (NULL: the wrapper path); under the lock */
+	struct asx_sa_group *sa;
+	struct asx_vp **sa_map;		/* VP id -> VP */
+	unsigned int sa_nmap;
+	unsigned int nspare;		/* VPs parked in the kernel (VP_SPARE) */
+	unsigned int spare_min;		/* the pool the ASC keeps */
+	unsigned int sa_posted;		/* WAKE posts not yet taken by a spare */
+	bool sa_refilling;		/* a REFILL post is out */
+	uint64_t sa_upcalls, sa_takeovers, sa_nblocked, sa_lost;
 };
 
 /* Sentinel: the deferred activation check of @a; returns the delay (ns)
@@ -229,7 +245,7 @@ uint64_t asx__activation_check(struct asx_asc *a);
 
 static inline unsigned int asc_running(const struct asx_asc *a)
 {
-	return a->nvps - a->nidle - a->nblocked - a->nexited;
+	return a->nvps - a->nidle - a->nblocked - a->nexited - a->nspare;
 }
 
 /* ---------------------------------------------------------------- locks */

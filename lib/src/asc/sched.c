@@ -16,9 +16,12 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <asx/sa.h>
+
 #include "asc/asc_impl.h"
 #include "core/futex.h"
 #include "core/probes.h"
+#include "sa/sa_impl.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define DEFAULT_STACK (512u * 1024u)
@@ -48,6 +51,19 @@ static struct {
 };
 
 static void *vp_main(void *arg);
+
+/* Scheduler activations: what an ASX_SA_USER event asks of the spare it wakes. */
+enum { SA_WAKE = 1, SA_REFILL = 2, SA_STOP = 3 };
+#define SA_BATCH	16
+#define SA_SPARES_DEF	2
+
+/* Work the activation policy left for after the ASC lock is released. */
+struct vp_todo {
+	bool spawn;		/* make a VP */
+	bool pool;		/* make a VP that starts parked in the kernel */
+	bool refill;		/* an SA_REFILL post: a parked spare makes one */
+	unsigned int post;	/* SA_WAKE posts for spares parked in the kernel */
+};
 
 /* ---------------------------------------------------------------- locks */
 
@@ -155,21 +171,21 @@ static struct asx_vp *idle_take(struct asx_asc *a, struct asx_thread *t)
 	return NULL;
 }
 
-static int vp_spawn(struct asx_asc *a, struct asx_thread *bound, bool spare);
+static int vp_spawn(struct asx_asc *a, struct asx_thread *bound, bool spare, bool park);
 
 /*
  * Carry out the activation policy's answer for @ev (under @a's lock);
- * VPs to wake are returned in @wk (up to @max), spares to make in *@mk.
+ * VPs to wake are returned in @wk (up to @max), the rest to do in *@td.
  */
 static bool vps_had_cpu(struct asx_asc *a, uint64_t now);
 
 static int activate_n(struct asx_asc *a, int n, struct asx_thread *t,
-		      struct asx_vp **wk, int max, int *mk)
+		      struct asx_vp **wk, int max, struct vp_todo *td)
 {
 	int k = 0;
 
 	if (n == ACT_LATER) {
-		if (!a->act_armed && a->nidle && !a->dying) {
+		if (!a->act_armed && (a->nidle || a->nspare) && !a->dying) {
 			a->act_armed = true;
 			a->act_mark = a->ndispatch;
 			a->act_backoff = 0;
@@ -196,17 +212,44 @@ static int activate_n(struct asx_asc *a, int n, struct asx_thread *t,
 		wk[k++] = v;
 		n--;
 	}
-	if (n > 0 && mk && a->nvps - a->nexited < a->max_vps)
-		*mk = 1;	/* one at a time; the spare re-evaluates */
+	if (n > 0 && a->sa && a->nspare > a->sa_posted) {
+		/* spares parked in the kernel: a WAKE post each */
+		unsigned int p = a->nspare - a->sa_posted;
+
+		if (p > (unsigned int)n)
+			p = (unsigned int)n;
+		a->sa_posted += p;
+		n -= (int)p;
+		if (td)
+			td->post += p;
+		else
+			while (p--)	/* under the lock: a rare path */
+				asx_sa_post(a->sa, SA_WAKE);
+	}
+	if (n > 0 && td && a->nvps - a->nexited < a->max_vps)
+		td->spawn = true;	/* one at a time; the spare re-evaluates */
 	else if (n > 0)
 		__atomic_store_n(&S.need_act, 1, __ATOMIC_RELAXED);
 	return k;
 }
 
-static int activate_locked(struct asx_asc *a, enum vp_event ev, struct asx_thread *t,
-			   struct asx_vp **wk, int max, int *mk)
+static void vp_todo_run(struct asx_asc *a, struct vp_todo *td)
 {
-	return activate_n(a, a->pol->activation(a, ev), t, wk, max, mk);
+	for (; td->post; td->post--)
+		asx_sa_post(a->sa, SA_WAKE);
+	if (td->refill)
+		asx_sa_post(a->sa, SA_REFILL);
+	if (td->spawn)
+		vp_spawn(a, NULL, true, false);
+	if (td->pool)
+		vp_spawn(a, NULL, true, true);
+	td->spawn = td->pool = td->refill = false;
+}
+
+static int activate_locked(struct asx_asc *a, enum vp_event ev, struct asx_thread *t,
+			   struct asx_vp **wk, int max, struct vp_todo *td)
+{
+	return activate_n(a, a->pol->activation(a, ev), t, wk, max, td);
 }
 
 static void wake_list(struct asx_vp **wk, int k)
@@ -224,13 +267,39 @@ static void inbox_activate(struct asx_asc *a)
 	wake_list(wk, k);	/* a futex wake under the spinlock: rare path */
 }
 
+/*
+ * Activations, under @a's lock: @vp runs again.  A spare calls it for
+ * @vp's UNBLOCKED; @vp itself at a scheduling point (sa_sync) if that
+ * comes first: it runs scheduler code, so it is not blocked, whatever the
+ * events not yet read say.  An UNBLOCKED read later finds it running and
+ * does nothing; a BLOCKED read later is followed by its own UNBLOCKED.
+ */
+static __attribute__((noinline)) void sa_unblocked_locked(struct asx_asc *a, struct asx_vp *vp)
+{
+	vp->sa_blocked = false;
+	vp->state = VP_RUNNING;
+	a->nblocked--;
+	/* the woken VP runs its thread to its next scheduling point, then
+	 * gives its place back if the ASC has more running than it wants */
+	if (a->pol->activation(a, VPEV_UNBLOCKED) < 0)
+		__atomic_store_n(&vp->passivate, 1, __ATOMIC_RELAXED);	/* maybe another VP's */
+	ASX_PROBE2(asc_vp_unblocked, a, vp);
+}
+
+static inline void sa_sync(struct asx_asc *a, struct asx_vp *vp)
+{
+	if (unlikely(vp->sa_blocked))
+		sa_unblocked_locked(a, vp);
+}
+
 /* ---------------------------------------------------------------- waking */
 
 void asx__wake(struct asx_thread *t)
 {
 	struct asx_vp *vp = asx__tls_vp, *wk[2];
 	struct asx_asc *a = t->asc;
-	int k, mk = 0;
+	struct vp_todo td = { 0 };
+	int k;
 
 	if (vp && mode_get() == MODE_SINGLE && !t->bound) {
 		/* the only VP: it is us */
@@ -242,11 +311,10 @@ void asx__wake(struct asx_thread *t)
 		lock_np(&a->lock);
 		__atomic_store_n(&t->state, T_READY, __ATOMIC_RELAXED);
 		a->pol->enqueue(a, t);
-		k = activate_locked(a, VPEV_RUNNABLE, t, wk, 2, &mk);
+		k = activate_locked(a, VPEV_RUNNABLE, t, wk, 2, &td);
 		unlock_np(&a->lock);
 		wake_list(wk, k);
-		if (mk)
-			vp_spawn(a, NULL, true);
+		vp_todo_run(a, &td);
 		return;
 	}
 	/*
@@ -263,16 +331,19 @@ void asx__wake(struct asx_thread *t)
 	if (t->bound || asc_running(a) < a->target) {
 		struct asx_vp *v = idle_take(a, t);
 
-		if (v)
+		if (v) {
 			wk[k++] = v;
-		else if (!t->bound && asc_running(a) == 0 && a->nblocked &&
-			 a->nvps - a->nexited < a->max_vps && mode_get() == MODE_MULTI)
-			mk = 1;
+		} else if (!t->bound && a->sa && a->nspare > a->sa_posted) {
+			a->sa_posted++;
+			td.post = 1;
+		} else if (!t->bound && asc_running(a) == 0 && a->nblocked &&
+			   a->nvps - a->nexited < a->max_vps && mode_get() == MODE_MULTI) {
+			td.spawn = true;
+		}
 	}
 	unlock_np(&a->lock);
 	wake_list(wk, k);
-	if (mk)
-		vp_spawn(a, NULL, true);
+	vp_todo_run(a, &td);
 }
 
 bool asx__claim_wake(struct asx_waiter *w, uint32_t how)
@@ -407,6 +478,7 @@ static __attribute__((noinline)) void yield_slow(struct asx_vp *vp, struct asx_t
 			sweep_activation();
 		__atomic_store_n(&self->switching, 1, __ATOMIC_RELAXED);
 		spin_lock(&a->lock);
+		sa_sync(a, vp);
 		inbox_drain(a);
 		__atomic_store_n(&self->state, T_READY, __ATOMIC_RELAXED);
 		if (unlikely(vp->passivate)) {
@@ -455,7 +527,8 @@ void asx_thread_yield(void)
 
 			finish_switch(prev);
 		}
-	} else if (likely(mode_get() == MODE_MULTI && !vp->passivate &&
+	} else if (likely(mode_get() == MODE_MULTI &&
+			  !__atomic_load_n(&vp->passivate, __ATOMIC_RELAXED) &&
 			  !__atomic_load_n(&S.need_act, __ATOMIC_RELAXED))) {
 		/* the locked path: one spinlock round trip */
 		if (!a->pol->nrunnable(a) && !__atomic_load_n(&a->inbox, __ATOMIC_RELAXED)) {
@@ -468,6 +541,7 @@ void asx_thread_yield(void)
 
 		__atomic_store_n(&self->switching, 1, __ATOMIC_RELAXED);
 		spin_lock(&a->lock);
+		sa_sync(a, vp);
 		if (unlikely(__atomic_load_n(&a->inbox, __ATOMIC_RELAXED)))
 			inbox_drain(a);
 		if (unlikely((++a->ndispatch & 63) == 0) && window_end(a)) {
@@ -512,6 +586,7 @@ void asx__block_self(struct asx_thread *self)
 		next = a->pol->schedule(a, vp, NULL);
 	} else {
 		spin_lock(&a->lock);
+		sa_sync(a, vp);
 		inbox_drain(a);
 		next = vp->passivate ? NULL : a->pol->schedule(a, vp, NULL);
 		a->ndispatch++;
@@ -641,7 +716,7 @@ int asx_thread_put(struct asx_asc *a, struct asx_thread *t, const struct asx_qos
 		return r;
 	ASX_PROBE2(asc_thread_put, a, t);
 	if (a->pol->vp_per_thread) {
-		r = vp_spawn(a, t, false);
+		r = vp_spawn(a, t, false, false);
 		if (r) {
 			lock_np(&a->lock);
 			a->pol->leave(a, t);
@@ -923,6 +998,220 @@ static void vp_idle(struct asx_asc *a, struct asx_vp *vp)
 	ASX_PROBE1(asc_vp_active, vp);
 }
 
+/* ---------------------------------------------------------------- activations */
+
+/* The calling VP joins its ASC's activation group (Documentation/sa.rst). */
+static void sa_join_self(struct asx_asc *a, struct asx_vp *vp)
+{
+	int id = asx_sa_join(a->sa);
+
+	/* a VP that cannot join (-ENOSPC: asx_asc_add_vp() grew the ASC past
+	 * its group) runs unreported, as on the wrapper path */
+	spin_lock(&a->lock);
+	if (id >= 0 && (unsigned int)id < a->sa_nmap) {
+		vp->sa_id = id;
+		vp->sa_next = 0;
+		a->sa_map[id] = vp;
+	}
+	spin_unlock(&a->lock);
+}
+
+static void sa_leave_self(struct asx_asc *a, struct asx_vp *vp)
+{
+	spin_lock(&a->lock);
+	a->sa_map[vp->sa_id] = NULL;
+	vp->sa_id = -1;
+	spin_unlock(&a->lock);
+	asx_sa_leave(a->sa);
+}
+
+/* Under the lock: spare @self becomes a running VP. */
+static void sa_take_over(struct asx_asc *a, struct asx_vp *self, struct vp_todo *td)
+{
+	self->state = VP_RUNNING;
+	a->nspare--;
+	a->sa_takeovers++;
+	if (a->nspare >= a->spare_min)
+		return;
+	/* keep the pool: a parked spare makes the new one, off this path */
+	if (a->nspare && !a->sa_refilling) {
+		a->sa_refilling = true;
+		td->refill = true;
+	} else if (!a->nspare && a->nvps - a->nexited < a->max_vps) {
+		td->pool = true;	/* none left to do it */
+	}
+}
+
+/* Under the lock: can a VP more run a thread? */
+static bool sa_wants_vp(struct asx_asc *a)
+{
+	return a->pol->nrunnable(a) && asc_running(a) < a->target && !a->dying;
+}
+
+/*
+ * Under the lock: spare @self acts on @n events.  True when it is to run
+ * threads (it took over for a blocked VP, or was woken for work).
+ */
+static bool sa_events(struct asx_asc *a, struct asx_vp *self, const struct asx_sa_event *ev,
+		      int n, struct asx_vp **wk, int *k, int max, struct vp_todo *td)
+{
+	bool run = false;
+
+	for (int i = 0; i < n; i++) {
+		const struct asx_sa_event *e = &ev[i];
+		struct asx_vp *v = NULL;
+		int want;
+
+		if (e->type != ASX_SA_USER && e->vp < a->sa_nmap) {
+			v = a->sa_map[e->vp];
+			/*
+			 * A VP id is reused after a leave: match the thread.
+			 * Two spares may take consecutive batches and act in
+			 * either order: per VP, act in sequence order only,
+			 * so a BLOCKED never lands after its own UNBLOCKED.
+			 */
+			if (v && ((uint32_t)v->tid != e->tid || e->seq < v->sa_next))
+				v = NULL;
+			if (v)
+				v->sa_next = e->seq + 1;
+		}
+		switch (e->type) {
+		case ASX_SA_BLOCKED:
+			if (!v || v->state != VP_RUNNING || v->sa_blocked)
+				break;
+			v->sa_blocked = true;
+			v->state = VP_BLOCKED;
+			a->nblocked++;
+			a->sa_nblocked++;
+			ASX_PROBE2(asc_vp_blocked, a, v);
+			want = a->pol->activation(a, VPEV_BLOCKED);
+			if (want > 0 && !run) {
+				sa_take_over(a, self, td);
+				run = true;
+				want--;
+			}
+			if (want > 0)
+				*k += activate_n(a, want, NULL, wk + *k, max - *k, td);
+			break;
+		case ASX_SA_UNBLOCKED:
+			if (v && v->sa_blocked)
+				sa_unblocked_locked(a, v);
+			break;
+		case ASX_SA_EXITED:
+			if (v && v->sa_blocked)
+				sa_unblocked_locked(a, v);
+			if (v) {
+				a->sa_map[e->vp] = NULL;
+				v->sa_id = -1;
+			}
+			break;
+		case ASX_SA_OVERFLOW:
+			/* the books are no longer exact: count every VP as
+			 * running; scheduling points bring the count back */
+			a->sa_lost += e->arg;
+			a->sa_posted = 0;	/* lost posts are never taken */
+			for (struct asx_vp *w = a->vps; w; w = w->next)
+				if (w->sa_blocked)
+					sa_unblocked_locked(a, w);
+			break;
+		case ASX_SA_USER:
+			if (e->arg == SA_WAKE && a->sa_posted)
+				a->sa_posted--;
+			if (e->arg == SA_REFILL) {
+				a->sa_refilling = false;
+				if (a->nspare < a->spare_min && a->nvps - a->nexited < a->max_vps)
+					td->pool = true;
+			}
+			if (e->arg == SA_WAKE && sa_wants_vp(a)) {
+				if (!run) {
+					sa_take_over(a, self, td);
+					run = true;
+				} else {
+					*k += activate_n(a, 1, NULL, wk + *k, max - *k, td);
+				}
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	return run;
+}
+
+/*
+ * The idle loop of a VP of an ASC with activations, entered under the
+ * lock with nothing to run: park in the kernel's wait as a spare, act on
+ * what wakes it.  Returns (unlocked) true to run threads again, false to
+ * exit (the ASC is being destroyed).
+ */
+static bool sa_park(struct asx_asc *a, struct asx_vp *vp)
+{
+	struct asx_sa_event ev[SA_BATCH];
+
+	vp->act_cpu = 0;
+	vp->passivate = 0;
+	if (vp->state != VP_SPARE) {
+		vp->state = VP_SPARE;
+		a->nspare++;
+		/*
+		 * A VP giving its place back (passivate) races with the
+		 * BLOCKED of another: if that was acted on while we still
+		 * counted as running, nobody took over.  Whoever comes
+		 * second sees the other: here, we stay if the policy wants
+		 * a VP at once (PRIO: threads queued and none running).
+		 */
+		if (!a->dying && !__atomic_load_n(&vp->stop, __ATOMIC_RELAXED) &&
+		    a->pol->activation(a, VPEV_RUNNABLE) > 0) {
+			vp->state = VP_RUNNING;
+			a->nspare--;
+			spin_unlock(&a->lock);
+			return true;
+		}
+	}
+	spin_unlock(&a->lock);
+	ASX_PROBE1(asc_vp_idle, vp);
+	for (;;) {
+		struct vp_todo td = { 0 };
+		struct asx_vp *wk[4];
+		bool run, stop;
+		unsigned int left = 0;
+		int n, k = 0;
+
+		n = asx_sa_wait(a->sa, ev, SA_BATCH, NULL);
+		if (n < 0 && n != -EINTR) {
+			/* not expected (the group is ours until we leave):
+			 * do not spin on it, and keep seeing stop */
+			struct timespec ms = { 0, 1000000 };
+
+			nanosleep(&ms, NULL);
+		}
+		spin_lock(&a->lock);
+		a->sa_upcalls++;
+		inbox_drain(a);
+		run = sa_events(a, vp, ev, n > 0 ? n : 0, wk, &k, (int)ASX_ARRAY_SIZE(wk), &td);
+		stop = __atomic_load_n(&vp->stop, __ATOMIC_ACQUIRE);
+		if (stop) {
+			if (vp->state == VP_SPARE)
+				a->nspare--;
+			vp->state = VP_EXITED;
+			a->nexited++;
+			left = a->nspare;
+		}
+		spin_unlock(&a->lock);
+		wake_list(wk, k);
+		vp_todo_run(a, &td);
+		if (stop) {
+			if (left)	/* pass the word on: one post wakes one spare */
+				asx_sa_post(a->sa, SA_STOP);
+			return false;
+		}
+		if (run) {
+			ASX_PROBE1(asc_vp_active, vp);
+			return true;
+		}
+	}
+}
+
 static void setup_tick(struct asx_vp *vp);
 
 static void *vp_main(void *arg)
@@ -935,13 +1224,25 @@ static void *vp_main(void *arg)
 	asx__ctx_init_self(&vp->ctx);
 	if (a->semantic == ASX_ASC_PREEMPTIVE || a->semantic == ASX_ASC_TIMESLICED)
 		setup_tick(vp);
+	if (a->sa)
+		sa_join_self(a, vp);
+	if (a->sa) {
+		/* the pool (made VP_SPARE): parked before it looks for threads */
+		spin_lock(&a->lock);
+		if (vp->state != VP_SPARE)
+			spin_unlock(&a->lock);
+		else if (!sa_park(a, vp))
+			goto out;
+	}
 	for (;;) {
 		struct asx_thread *t = NULL;
 		bool locked = mode_locked();
 
 		enter_sched(vp);
-		if (locked)
+		if (locked) {
 			spin_lock(&a->lock);
+			sa_sync(a, vp);
+		}
 		inbox_drain(a);
 		if (!vp->passivate && !__atomic_load_n(&vp->stop, __ATOMIC_ACQUIRE))
 			t = a->pol->schedule(a, vp, NULL);
@@ -981,10 +1282,19 @@ static void *vp_main(void *arg)
 			spin_unlock(&a->lock);
 			break;
 		}
+		if (a->sa) {
+			/* activations: park in the kernel as a spare */
+			if (!sa_park(a, vp))
+				break;
+			continue;
+		}
 		vp_idle(a, vp);
 	}
+out:
 	if (vp->has_tick)
 		timer_delete(vp->tick);
+	if (vp->sa_id >= 0)
+		sa_leave_self(a, vp);
 	asx__tls_vp = NULL;
 	return NULL;
 }
@@ -1024,7 +1334,12 @@ static void mode_before_new_vp(void)
 		asx_futex_wait(&S.ack, 0, NULL);
 }
 
-static int vp_spawn(struct asx_asc *a, struct asx_thread *bound, bool spare)
+/*
+ * A new VP for @a: @bound's own (DIRECT), a @spare beyond the target (the
+ * activation policy's; refused past max_vps), and with activations one that
+ * starts parked in the kernel (@park: the spare pool).
+ */
+static int vp_spawn(struct asx_asc *a, struct asx_thread *bound, bool spare, bool park)
 {
 	struct asx_vp *vp = calloc(1, sizeof(*vp));
 	pthread_attr_t pa;
@@ -1035,6 +1350,7 @@ static int vp_spawn(struct asx_asc *a, struct asx_thread *bound, bool spare)
 	vp->asc = a;
 	vp->spare = spare;
 	vp->bound = bound;
+	vp->sa_id = -1;
 	vp->state = VP_RUNNING;
 	if (bound)
 		bound->bound = vp;
@@ -1054,6 +1370,11 @@ static int vp_spawn(struct asx_asc *a, struct asx_thread *bound, bool spare)
 	a->nvps++;
 	if (spare)
 		a->spares_made++;
+	if (park) {
+		/* counted as parked from now: posts wait for it in the ring */
+		vp->state = VP_SPARE;
+		a->nspare++;
+	}
 	unlock_np(&a->lock);
 	__atomic_add_fetch(&S.nvps, 1, __ATOMIC_RELAXED);
 	S.single = vp;
@@ -1064,6 +1385,8 @@ static int vp_spawn(struct asx_asc *a, struct asx_thread *bound, bool spare)
 	pthread_attr_destroy(&pa);
 	if (r) {
 		lock_np(&a->lock);
+		if (vp->state == VP_SPARE)
+			a->nspare--;
 		vp->state = VP_EXITED;
 		a->nexited++;
 		vp->pth = 0;
@@ -1142,7 +1465,7 @@ uint64_t asx__activation_check(struct asx_asc *a)
 			a->act_backoff = 0;
 		else if (a->act_backoff < ACT_BACKOFF_MAX)
 			a->act_backoff++;
-		if (a->nidle > 0)
+		if (a->nidle > 0 || a->nspare > 0)
 			again = ACT_DELAY_NS << a->act_backoff;
 		a->act_mark = a->ndispatch;
 	}
@@ -1161,13 +1484,21 @@ static void sweep_activation(void)
 	pthread_mutex_lock(&S.cfg);
 	for (a = S.ascs; a; a = a->next) {
 		struct asx_vp *v = NULL;
+		bool post = false;
 
 		spin_lock(&a->lock);
-		if (!a->pol->vp_per_thread && a->pol->nrunnable(a) && asc_running(a) == 0)
+		if (!a->pol->vp_per_thread && a->pol->nrunnable(a) && asc_running(a) == 0) {
 			v = idle_take(a, NULL);
+			if (!v && a->sa && a->nspare > a->sa_posted) {
+				a->sa_posted++;
+				post = true;
+			}
+		}
 		spin_unlock(&a->lock);
 		if (v)
 			vp_wake(v);
+		if (post)
+			asx_sa_post(a->sa, SA_WAKE);
 	}
 	pthread_mutex_unlock(&S.cfg);
 }
@@ -1177,12 +1508,15 @@ static void sweep_activation(void)
 void asx__vp_blocked(void)
 {
 	struct asx_vp *vp = asx__tls_vp, *wk[2];
+	struct vp_todo td = { 0 };
 	struct asx_asc *a;
-	int k, mk = 0;
+	int k;
 
 	if (!vp || !vp->cur)
 		return;
 	a = vp->asc;
+	if (a->sa)
+		return;	/* asx.ko reports the sleep if there is one */
 	if (mode_get() != MODE_MULTI) {
 		/* the only VP: others may need to run while we block, and from
 		 * now on pthreads outside may make a spare, so lock */
@@ -1197,12 +1531,11 @@ void asx__vp_blocked(void)
 	inbox_drain(a);
 	vp->state = VP_BLOCKED;
 	a->nblocked++;
-	k = activate_locked(a, VPEV_BLOCKED, NULL, wk, 2, &mk);
+	k = activate_locked(a, VPEV_BLOCKED, NULL, wk, 2, &td);
 	unlock_np(&a->lock);
 	ASX_PROBE2(asc_vp_blocked, a, vp);
 	wake_list(wk, k);
-	if (mk)
-		vp_spawn(a, NULL, true);
+	vp_todo_run(a, &td);
 	__atomic_store_n(&vp->nolib, vp->nolib + 1, __ATOMIC_RELAXED);
 }
 
@@ -1215,6 +1548,8 @@ void asx__vp_unblocked(void)
 	if (!vp || !vp->cur)
 		return;
 	a = vp->asc;
+	if (a->sa)
+		return;
 	__atomic_store_n(&vp->nolib, vp->nolib - 1, __ATOMIC_RELAXED);
 	lock_np(&a->lock);
 	vp->state = VP_RUNNING;
@@ -1240,17 +1575,84 @@ void asx_asc_blocking_end(void)
 
 /* ---------------------------------------------------------------- ASCs */
 
+/* The activation mode @attr asks for, the environment's if it says DEFAULT. */
+static int act_mode(const struct asx_asc_attr *attr)
+{
+	enum asx_asc_activations m = ASX_ASC_ACT_DEFAULT;
+	const char *e;
+
+	if (attr && attr->sz >= offsetof(struct asx_asc_attr, activations) +
+	    sizeof(attr->activations))
+		m = attr->activations;
+	if (m > ASX_ASC_ACT_ON)
+		return -EINVAL;
+	if (m != ASX_ASC_ACT_DEFAULT)
+		return (int)m;
+	e = getenv("ASX_ASC_ACTIVATIONS");
+	if (!e || !*e || !strcmp(e, "off") || !strcmp(e, "0"))
+		return ASX_ASC_ACT_OFF;
+	if (!strcmp(e, "auto"))
+		return ASX_ASC_ACT_AUTO;
+	if (!strcmp(e, "on") || !strcmp(e, "1"))
+		return ASX_ASC_ACT_ON;
+	return -EINVAL;
+}
+
+/* Opens @a's activation group if @mode and the module allow; 0 or -errno. */
+static int sa_setup(struct asx_asc *a, int mode, const struct asx_asc_attr *attr)
+{
+	unsigned int cap = a->max_vps < ASX_SA_MAX_VPS ? a->max_vps : ASX_SA_MAX_VPS;
+	ASX_SA_OPTS(o, .max_vps = cap);
+	struct asx_sa_group *g;
+	int r;
+
+	if (mode == ASX_ASC_ACT_OFF || (mode == ASX_ASC_ACT_AUTO && a->pol->vp_per_thread))
+		return 0;
+	if (a->pol->vp_per_thread)
+		return -EOPNOTSUPP;	/* DIRECT: a VP per thread, nothing to take over */
+	r = asx_sa_open(&g, &o);
+	if (!r && !(g->features & ASX_FEAT_SA_POST)) {
+		asx_sa_close(g);
+		r = -ENOTTY;
+	}
+	if (r)
+		return mode == ASX_ASC_ACT_ON ? r : 0;
+	a->sa_map = calloc(g->max_vps, sizeof(*a->sa_map));
+	if (!a->sa_map) {
+		asx_sa_close(g);
+		return -ENOMEM;
+	}
+	a->sa = g;
+	a->sa_nmap = g->max_vps;
+	a->spare_min = attr && attr->sz >= offsetof(struct asx_asc_attr, spare_vps) +
+		sizeof(attr->spare_vps) && attr->spare_vps ? attr->spare_vps : SA_SPARES_DEF;
+	return 0;
+}
+
+static void sa_teardown(struct asx_asc *a)
+{
+	if (!a->sa)
+		return;
+	asx_sa_close(a->sa);
+	a->sa = NULL;
+	free(a->sa_map);
+	a->sa_map = NULL;
+}
+
 int asx_asc_create(struct asx_asc **out, const struct asx_asc_policy *pol,
 		   const struct asx_asc_attr *attr)
 {
 	struct asx_asc *a;
-	unsigned int n;
-	int r;
+	unsigned int n, extra;
+	int r, act;
 
 	if (!out || !pol)
 		return -EINVAL;
 	if (attr && attr->sz && attr->sz < sizeof(size_t))
 		return -EINVAL;
+	act = act_mode(attr);
+	if (act < 0)
+		return act;
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
@@ -1276,6 +1678,11 @@ int asx_asc_create(struct asx_asc **out, const struct asx_asc_policy *pol,
 		}
 	}
 	r = pol->init ? pol->init(a) : 0;
+	if (!r) {
+		r = sa_setup(a, act, attr);
+		if (r && pol->fini)
+			pol->fini(a);
+	}
 	if (r) {
 		free(a->pstate);
 		free(a);
@@ -1284,16 +1691,18 @@ int asx_asc_create(struct asx_asc **out, const struct asx_asc_policy *pol,
 	pthread_mutex_lock(&S.cfg);
 	a->next = S.ascs;
 	S.ascs = a;
-	if (pol->vp_per_thread) {
-		/* its VPs come and go with threads: always the locked path */
+	if (pol->vp_per_thread || a->sa) {
+		/* VPs come and go with threads (DIRECT), or a spare takes over
+		 * for a blocked VP at any time (activations): the locked path */
 		mode_before_new_vp();
 		__atomic_store_n(&S.mode, MODE_MULTI, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&S.cfg);
-	for (unsigned int i = 0; !pol->vp_per_thread && i < n; i++) {
-		r = vp_spawn(a, NULL, false);
+	extra = a->sa ? a->spare_min : 0;	/* the spare pool: parks at once */
+	for (unsigned int i = 0; !pol->vp_per_thread && i < n + extra; i++) {
+		r = vp_spawn(a, NULL, false, i >= n);
 		if (r) {
-			a->target = i;
+			a->target = i < n ? i : n;
 			asx_asc_destroy(a);
 			return r;
 		}
@@ -1306,6 +1715,7 @@ int asx_asc_destroy(struct asx_asc *a)
 {
 	struct asx_asc **pp;
 	struct asx_vp *v, *n;
+	unsigned int parked;
 
 	if (!a)
 		return -EINVAL;
@@ -1318,7 +1728,11 @@ int asx_asc_destroy(struct asx_asc *a)
 		__atomic_store_n(&v->stop, 1, __ATOMIC_RELEASE);
 	while ((v = idle_take(a, NULL)))
 		vp_wake(v);
+	parked = a->nspare;
 	spin_unlock(&a->lock);
+	/* one post wakes one spare; each passes it on as it leaves */
+	if (parked)
+		asx_sa_post(a->sa, SA_STOP);
 	for (v = a->vps; v; v = v->next)
 		if (v->pth)
 			pthread_join(v->pth, NULL);
@@ -1347,7 +1761,7 @@ int asx_asc_destroy(struct asx_asc *a)
 
 		S.single = NULL;
 		for (b = S.ascs; b; b = b->next) {
-			direct |= b->pol->vp_per_thread;
+			direct |= b->pol->vp_per_thread || b->sa;
 			spin_lock(&b->lock);
 			for (v = b->vps; v; v = v->next)
 				if (v->pth && v->state != VP_EXITED)
@@ -1362,6 +1776,7 @@ int asx_asc_destroy(struct asx_asc *a)
 		n = v->next;
 		free(v);
 	}
+	sa_teardown(a);
 	if (a->pol->fini)
 		a->pol->fini(a);
 	free(a->pstate);
@@ -1378,7 +1793,7 @@ int asx_asc_add_vp(struct asx_asc *a)
 	if (a->max_vps < a->target)
 		a->max_vps = a->target;
 	unlock_np(&a->lock);
-	return vp_spawn(a, NULL, false);
+	return vp_spawn(a, NULL, false, false);
 }
 
 int asx_asc_remove_vp(struct asx_asc *a)
@@ -1394,7 +1809,7 @@ int asx_asc_remove_vp(struct asx_asc *a)
 	__atomic_store_n(&a->target, a->target - 1, __ATOMIC_RELAXED);
 	for (struct asx_vp *v = a->vps; v; v = v->next) {
 		if (v->state == VP_RUNNING && asc_running(a) > a->target) {
-			v->passivate = 1;
+			__atomic_store_n(&v->passivate, 1, __ATOMIC_RELAXED);
 			break;
 		}
 	}
@@ -1414,6 +1829,12 @@ int asx_asc_stats(struct asx_asc *a, struct asx_asc_stats *st)
 	st->vps_target = a->target;
 	st->threads = a->nthreads;
 	st->spares_made = a->spares_made;
+	st->activations = a->sa != NULL;
+	st->vps_spare = a->nspare;
+	st->upcalls = a->sa_upcalls;
+	st->takeovers = a->sa_takeovers;
+	st->sa_blocked = a->sa_nblocked;
+	st->sa_lost = a->sa_lost;
 	if (a->pol->stats)
 		a->pol->stats(a, st);
 	unlock_np(&a->lock);

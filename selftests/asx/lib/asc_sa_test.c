@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * asc_sa_test.c - the ASC scheduler on asx.ko's scheduler activations:
+ * a VP that blocks in a call the library never sees (a plain read(), a
+ * futex wait inside libc's pthread_cond_wait) no longer stops its capsule,
+ * the running VPs come back to the target afterwards, many threads
+ * blocking at random lose and duplicate nothing, and destroying an ASC
+ * with spares parked in the kernel leaves no member behind.
+ *
+ * Each of these deadlocks on the wrapper path: with one VP (or two), the
+ * thread that would release the blocked one never runs. A watchdog in the
+ * test's main thread releases it after a few seconds and fails the test.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <asx/asc.h>
+#include <asx/sa.h>
+
+#include "harness.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void msleep(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts))
+		;
+}
+
+#define NEED_SA() do {								\
+	int _r = asx_sa_probe();						\
+	if (_r)									\
+		SKIP(return, "no activations: %s", strerror(-_r));		\
+} while (0)
+
+static struct asx_asc *make_asc(unsigned int nvps, unsigned int max_vps)
+{
+	struct asx_asc_attr at = { .sz = sizeof(at), .nvps = nvps, .max_vps = max_vps,
+				   .activations = ASX_ASC_ACT_ON };
+	struct asx_asc *a = NULL;
+	int r = asx_asc_create(&a, &asx_asc_prio, &at);
+
+	if (r) {
+		fprintf(stderr, "# asx_asc_create: %s\n", strerror(-r));
+		return NULL;
+	}
+	return a;
+}
+
+static struct asx_thread *spawn(struct asx_asc *a, asx_thread_fn fn, void *arg)
+{
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_thread *t = NULL;
+
+	if (asx_thread_spawn(a, &q.qos, fn, arg, NULL, &t))
+		return NULL;
+	return t;
+}
+
+/* ---------------------------------------------------------------- one blocker */
+
+struct pair {
+	int p[2];
+	int started;		/* the blocker is about to block */
+	int other_ran;		/* the releaser ran while the blocker was blocked */
+	int done;
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	int flag;
+};
+
+static void *pipe_reader(void *arg)
+{
+	struct pair *pr = arg;
+	char c;
+
+	__atomic_store_n(&pr->started, 1, __ATOMIC_RELEASE);
+	if (read(pr->p[0], &c, 1) == 1)	/* not asx_asc_read(): unwrapped */
+		__atomic_store_n(&pr->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *cond_waiter(void *arg)
+{
+	struct pair *pr = arg;
+
+	pthread_mutex_lock(&pr->m);
+	__atomic_store_n(&pr->started, 1, __ATOMIC_RELEASE);
+	while (!pr->flag)
+		pthread_cond_wait(&pr->c, &pr->m);	/* a futex wait inside libc */
+	pthread_mutex_unlock(&pr->m);
+	__atomic_store_n(&pr->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Waits (yielding) until the blocker started, gives it time to block, then
+ * releases it. On one VP it runs only if a spare took over. */
+static void *releaser(void *arg)
+{
+	struct pair *pr = arg;
+	uint64_t t;
+
+	while (!__atomic_load_n(&pr->started, __ATOMIC_ACQUIRE))
+		asx_thread_yield();
+	for (t = now_ns(); now_ns() - t < 20000000ULL;)
+		asx_thread_yield();
+	__atomic_store_n(&pr->other_ran, 1, __ATOMIC_RELEASE);
+	if (pr->p[1] >= 0 && write(pr->p[1], "x", 1) != 1)
+		return NULL;
+	pthread_mutex_lock(&pr->m);
+	pr->flag = 1;
+	pthread_cond_signal(&pr->c);
+	pthread_mutex_unlock(&pr->m);
+	return NULL;
+}
+
+/* Main thread: up to 5 s for the pair to finish, else release it and fail. */
+static bool watch(struct pair *pr, struct asx_asc *a)
+{
+	struct asx_asc_stats st;
+
+	for (int i = 0; i < 500; i++) {
+		if (__atomic_load_n(&pr->done, __ATOMIC_ACQUIRE))
+			return true;
+		msleep(10);
+	}
+	asx_asc_stats(a, &st);
+	fprintf(stderr, "# stuck: started %d other_ran %d; vps %u running %u blocked %u "
+		"spare %u upcalls %llu takeovers %llu blocked-events %llu\n",
+		pr->started, pr->other_ran, st.vps, st.vps_running, st.vps_blocked, st.vps_spare,
+		(unsigned long long)st.upcalls, (unsigned long long)st.takeovers,
+		(unsigned long long)st.sa_blocked);
+	if (pr->p[1] >= 0 && write(pr->p[1], "y", 1) != 1)
+		return false;
+	pthread_mutex_lock(&pr->m);
+	pr->flag = 1;
+	pthread_cond_signal(&pr->c);
+	pthread_mutex_unlock(&pr->m);
+	return false;
+}
+
+static void one_blocker(struct asx_test *_metadata, bool use_pipe)
+{
+	struct pair pr = { .m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER };
+	struct asx_thread *b, *r;
+	struct asx_asc_stats st;
+	struct asx_asc *a;
+	bool ok;
+
+	pr.p[0] = pr.p[1] = -1;
+	if (use_pipe)
+		ASSERT_EQ(pipe(pr.p), 0);
+	a = make_asc(1, 8);
+	ASSERT_TRUE(a != NULL);
+	ASSERT_EQ(asx_asc_stats(a, &st), 0);
+	EXPECT_TRUE(st.activations);
+	/* every VP parked (nothing to run yet): the pool and the one */
+	for (int i = 0; i < 500 && st.vps_spare < st.vps; i++) {
+		msleep(10);
+		ASSERT_EQ(asx_asc_stats(a, &st), 0);
+	}
+	ASSERT_EQ(st.vps_spare, 3);
+	b = spawn(a, use_pipe ? pipe_reader : cond_waiter, &pr);
+	ASSERT_TRUE(b != NULL);
+	r = spawn(a, releaser, &pr);
+	ASSERT_TRUE(r != NULL);
+	ok = watch(&pr, a);
+	EXPECT_TRUE(ok, "the blocked VP's capsule stopped: nobody released it");
+	EXPECT_TRUE(__atomic_load_n(&pr.other_ran, __ATOMIC_ACQUIRE));
+	ASSERT_EQ(asx_thread_join(b, NULL), 0);
+	ASSERT_EQ(asx_thread_join(r, NULL), 0);
+	ASSERT_EQ(asx_asc_stats(a, &st), 0);
+	TH_LOG("upcalls %llu takeovers %llu blocked %llu spares %u vps %u",
+	       (unsigned long long)st.upcalls, (unsigned long long)st.takeovers,
+	       (unsigned long long)st.sa_blocked, st.vps_spare, st.vps);
+	EXPECT_GE(st.sa_blocked, 1);
+	EXPECT_GE(st.takeovers, 1);
+	EXPECT_EQ(st.sa_lost, 0);
+	EXPECT_EQ(asx_asc_destroy(a), 0);
+	if (use_pipe) {
+		close(pr.p[0]);
+		close(pr.p[1]);
+	}
+}
+
+TEST(unwrapped_read_keeps_the_capsule_running)
+{
+	NEED_SA();
+	one_blocker(_metadata, true);
+}
+
+TEST(futex_wait_inside_libc_keeps_the_capsule_running)
+{
+	NEED_SA();
+	one_blocker(_metadata, false);
+}
+
+/* ---------------------------------------------------------------- back to target */
+
+struct spin {
+	int stop;
+	unsigned long n;
+};
+
+static void *yielder(void *arg)
+{
+	struct spin *s = arg;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		asx_thread_yield();
+		s->n++;
+	}
+	return NULL;
+}
+
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	msleep(100);	/* nanosleep through libc: unwrapped */
+	return NULL;
+}
+
+/*
+ * Two VPs, a yielding thread and three that block at once: spares take over
+ * while they sleep; when they wake, the surplus VPs park again at their next
+ * scheduling point, so the running count comes back to the target.
+ */
+TEST(running_vps_come_back_to_the_target)
+{
+	struct asx_thread *y[2], *s[3];
+	struct spin sp[2] = { { 0 }, { 0 } };
+	struct asx_asc_stats st;
+	unsigned int peak = 0;
+	struct asx_asc *a;
+	int i;
+
+	NEED_SA();
+	a = make_asc(2, 16);
+	ASSERT_TRUE(a != NULL);
+	for (i = 0; i < 2; i++)
+		ASSERT_TRUE((y[i] = spawn(a, yielder, &sp[i])) != NULL);
+	for (i = 0; i < 3; i++)
+		ASSERT_TRUE((s[i] = spawn(a, sleeper, NULL)) != NULL);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(asx_thread_join(s[i], NULL), 0);
+	/* the yielders keep going: scheduling points for the woken VPs */
+	for (i = 0; i < 300; i++) {
+		ASSERT_EQ(asx_asc_stats(a, &st), 0);
+		if (st.vps_running > peak)
+			peak = st.vps_running;
+		if (st.vps_running <= st.vps_target && !st.vps_blocked)
+			break;
+		msleep(10);
+	}
+	TH_LOG("running %u (peak seen %u) target %u blocked %u spare %u vps %u takeovers %llu",
+	       st.vps_running, peak, st.vps_target, st.vps_blocked, st.vps_spare, st.vps,
+	       (unsigned long long)st.takeovers);
+	EXPECT_LE(st.vps_running, st.vps_target);
+	EXPECT_EQ(st.vps_blocked, 0);
+	EXPECT_GE(st.sa_blocked, 3, "three sleeps reported");
+	for (i = 0; i < 2; i++)
+		__atomic_store_n(&sp[i].stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(asx_thread_join(y[i], NULL), 0);
+		EXPECT_GT(sp[i].n, 0);
+	}
+	EXPECT_EQ(asx_asc_destroy(a), 0);
+}
+
+/* ---------------------------------------------------------------- stress */
+
+#define NPAIRS	12
+#define ROUNDS	150
+
+struct chan {
+	int p[2];
+	int fail;
+	unsigned long moved;
+};
+
+struct end {
+	struct chan *ch;
+	bool writer;
+	unsigned int seed;
+};
+
+/*
+ * Pairs of threads on two VPs pass ROUNDS numbered bytes through a pipe with
+ * plain read() and write(). A reader blocks its VP until its writer runs;
+ * with 12 readers blocked at once, only spares taking over keep the writers
+ * running. Every byte arrives once, in order.
+ */
+static void *chan_end(void *arg)
+{
+	struct end *e = arg;
+	struct chan *ch = e->ch;
+
+	for (unsigned int i = 0; i < ROUNDS; i++) {
+		unsigned char c = (unsigned char)i, got;
+
+		if (e->writer) {
+			unsigned int y = rand_r(&e->seed) % 8;
+
+			while (y--)
+				asx_thread_yield();
+			if (rand_r(&e->seed) % 4 == 0) {
+				struct timespec ts = { 0, (long)(rand_r(&e->seed) % 200000) };
+
+				nanosleep(&ts, NULL);	/* another unwrapped block */
+			}
+			if (write(ch->p[1], &c, 1) != 1)
+				ch->fail++;
+		} else {
+			if (read(ch->p[0], &got, 1) != 1 || got != c)
+				ch->fail++;
+			else
+				ch->moved++;
+		}
+	}
+	return NULL;
+}
+
+TEST_TIMEOUT(many_threads_blocking_at_random_lose_nothing, 120)
+{
+	struct chan ch[NPAIRS];
+	struct end e[2 * NPAIRS];
+	struct asx_thread *t[2 * NPAIRS];
+	struct asx_asc_stats st;
+	struct asx_asc *a;
+	unsigned long moved = 0;
+	int i, fails = 0;
+
+	NEED_SA();
+	a = make_asc(2, 64);
+	ASSERT_TRUE(a != NULL);
+	for (i = 0; i < NPAIRS; i++) {
+		ASSERT_EQ(pipe(ch[i].p), 0);
+		ch[i].fail = 0;
+		ch[i].moved = 0;
+	}
+	/* readers first: they block the VPs before any writer is queued */
+	for (i = 0; i < 2 * NPAIRS; i++) {
+		e[i].ch = &ch[i % NPAIRS];
+		e[i].writer = i >= NPAIRS;
+		e[i].seed = (unsigned int)i * 7919u + 1;
+		t[i] = spawn(a, chan_end, &e[i]);
+		ASSERT_TRUE(t[i] != NULL);
+	}
+	for (i = 0; i < 2 * NPAIRS; i++)
+		ASSERT_EQ(asx_thread_join(t[i], NULL), 0);
+	for (i = 0; i < NPAIRS; i++) {
+		fails += ch[i].fail;
+		moved += ch[i].moved;
+		close(ch[i].p[0]);
+		close(ch[i].p[1]);
+	}
+	EXPECT_EQ(fails, 0, "bytes lost, duplicated or out of order");
+	EXPECT_EQ(moved, (unsigned long)NPAIRS * ROUNDS);
+	for (i = 0; i < 300; i++) {
+		ASSERT_EQ(asx_asc_stats(a, &st), 0);
+		if (!st.vps_blocked && st.vps_running <= st.vps_target)
+			break;
+		msleep(10);
+	}
+	TH_LOG("vps %u spare %u upcalls %llu takeovers %llu blocked %llu lost %llu",
+	       st.vps, st.vps_spare, (unsigned long long)st.upcalls,
+	       (unsigned long long)st.takeovers, (unsigned long long)st.sa_blocked,
+	       (unsigned long long)st.sa_lost);
+	EXPECT_EQ(st.vps_blocked, 0);
+	EXPECT_LE(st.vps_running, st.vps_target);
+	EXPECT_GE(st.takeovers, 1);
+	EXPECT_EQ(st.threads, 0);
+	EXPECT_EQ(asx_asc_destroy(a), 0);
+}
+
+/* ---------------------------------------------------------------- teardown */
+
+static long sys_members(void)
+{
+	struct asx_sa_group *g;
+	struct asx_sa_info in;
+	long n = -1;
+
+	if (asx_sa_open(&g, NULL))
+		return -1;
+	if (!asx_sa_stats(g, &in))
+		n = in.sys_members;
+	asx_sa_close(g);
+	return n;
+}
+
+/* Destroy wakes every spare parked in the kernel; all of them leave. */
+TEST(destroy_with_spares_parked_leaves_no_member)
+{
+	long before, after = -1;
+
+	NEED_SA();
+	before = sys_members();
+	ASSERT_GE(before, 0);
+	for (int i = 0; i < 20; i++) {
+		struct asx_asc_attr at = { .sz = sizeof(at), .nvps = 1 + i % 3,
+					   .activations = ASX_ASC_ACT_ON,
+					   .spare_vps = 1 + i % 4 };
+		struct asx_asc_stats st;
+		struct asx_asc *a;
+		uint64_t t0;
+
+		ASSERT_EQ(asx_asc_create(&a, &asx_asc_prio, &at), 0);
+		/* let the spares park (or not: destroy must cope either way) */
+		if (i % 2)
+			msleep(20);
+		ASSERT_EQ(asx_asc_stats(a, &st), 0);
+		EXPECT_EQ(st.vps, at.nvps + at.spare_vps);
+		t0 = now_ns();
+		ASSERT_EQ(asx_asc_destroy(a), 0);
+		EXPECT_LT(now_ns() - t0, 2000000000ULL, "destroy took %.3f s",
+			  (now_ns() - t0) / 1e9);
+	}
+	for (int i = 0; i < 200; i++) {
+		after = sys_members();
+		if (after == before)
+			break;
+		msleep(10);
+	}
+	EXPECT_EQ(after, before, "members left behind");
+}
+
+TEST_HARNESS_MAIN
