@@ -114,7 +114,9 @@ TEST(asxctl_shows_streams)
 	EXPECT_TRUE(strstr(s, "popped: head -> loop") != NULL, "%s", s);
 	snprintf(cmd, sizeof(cmd), "%s version", path);
 	s = slurp(cmd, 1);
-	ASSERT_TRUE(s != NULL && strstr(s, "ASX ABI 0.2"), "%s", s ? s : "");
+	snprintf(path, sizeof(path), "ASX ABI %d.%d.%d", ASX_VERSION_MAJOR, ASX_VERSION_MINOR,
+		 ASX_VERSION_PATCH);
+	ASSERT_TRUE(s != NULL && strstr(s, path), "want %s: %s", path, s ? s : "");
 	close(fd);
 }
 

@@ -106,6 +106,18 @@ static void *cond_waiter(void *arg)
 	return NULL;
 }
 
+/* Wakes the blocker, whichever way it waits; false if the pipe write failed. */
+static bool release(struct pair *pr, const char *c)
+{
+	if (pr->p[1] >= 0 && write(pr->p[1], c, 1) != 1)
+		return false;
+	pthread_mutex_lock(&pr->m);
+	pr->flag = 1;
+	pthread_cond_signal(&pr->c);
+	pthread_mutex_unlock(&pr->m);
+	return true;
+}
+
 /* Waits (yielding) until the blocker started, gives it time to block, then
  * releases it. On one VP it runs only if a spare took over. */
 static void *releaser(void *arg)
@@ -118,12 +130,7 @@ static void *releaser(void *arg)
 	for (t = now_ns(); now_ns() - t < 20000000ULL;)
 		asx_thread_yield();
 	__atomic_store_n(&pr->other_ran, 1, __ATOMIC_RELEASE);
-	if (pr->p[1] >= 0 && write(pr->p[1], "x", 1) != 1)
-		return NULL;
-	pthread_mutex_lock(&pr->m);
-	pr->flag = 1;
-	pthread_cond_signal(&pr->c);
-	pthread_mutex_unlock(&pr->m);
+	release(pr, "x");
 	return NULL;
 }
 
@@ -143,12 +150,7 @@ static bool watch(struct pair *pr, struct asx_asc *a)
 		pr->started, pr->other_ran, st.vps, st.vps_running, st.vps_blocked, st.vps_spare,
 		(unsigned long long)st.upcalls, (unsigned long long)st.takeovers,
 		(unsigned long long)st.sa_blocked);
-	if (pr->p[1] >= 0 && write(pr->p[1], "y", 1) != 1)
-		return false;
-	pthread_mutex_lock(&pr->m);
-	pr->flag = 1;
-	pthread_cond_signal(&pr->c);
-	pthread_mutex_unlock(&pr->m);
+	release(pr, "y");
 	return false;
 }
 
