@@ -2,7 +2,8 @@
 /*
  * asc_sa_test.c - the ASC scheduler on asx.ko's scheduler activations:
  * a VP that blocks in a call the library never sees (a plain read(), a
- * futex wait inside libc's pthread_cond_wait) no longer stops its capsule,
+ * futex wait inside libc's pthread_cond_wait, a page fault that waits for
+ * its page: userfaultfd) no longer stops its capsule,
  * the running VPs come back to the target afterwards, many threads
  * blocking at random lose and duplicate nothing, and destroying an ASC
  * with spares parked in the kernel leaves no member behind.
@@ -11,11 +12,16 @@
  * thread that would release the blocked one never runs. A watchdog in the
  * test's main thread releases it after a few seconds and fails the test.
  */
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -72,8 +78,13 @@ static struct asx_thread *spawn(struct asx_asc *a, asx_thread_fn fn, void *arg)
 
 /* ---------------------------------------------------------------- one blocker */
 
+enum how { BY_PIPE, BY_COND, BY_FAULT };
+
 struct pair {
 	int p[2];
+	int uffd;		/* BY_FAULT: the page is missing until a UFFDIO_COPY */
+	char *page;
+	long pagesz;
 	int started;		/* the blocker is about to block */
 	int other_ran;		/* the releaser ran while the blocker was blocked */
 	int done;
@@ -89,6 +100,18 @@ static void *pipe_reader(void *arg)
 
 	__atomic_store_n(&pr->started, 1, __ATOMIC_RELEASE);
 	if (read(pr->p[0], &c, 1) == 1)	/* not asx_asc_read(): unwrapped */
+		__atomic_store_n(&pr->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* A page fault the kernel resolves only when another thread supplies the
+ * page (userfaultfd): the VP sleeps in the fault handler. */
+static void *faulter(void *arg)
+{
+	struct pair *pr = arg;
+
+	__atomic_store_n(&pr->started, 1, __ATOMIC_RELEASE);
+	if (*(volatile char *)pr->page == 'Z')
 		__atomic_store_n(&pr->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -111,6 +134,16 @@ static bool release(struct pair *pr, const char *c)
 {
 	if (pr->p[1] >= 0 && write(pr->p[1], c, 1) != 1)
 		return false;
+	if (pr->uffd >= 0) {
+		char src[pr->pagesz];
+		struct uffdio_copy cp = { .dst = (uintptr_t)pr->page, .src = (uintptr_t)src,
+					  .len = (uint64_t)pr->pagesz };
+
+		memset(src, 'Z', sizeof(src));
+		/* EEXIST: the other side supplied it first */
+		if (ioctl(pr->uffd, UFFDIO_COPY, &cp) && errno != EEXIST)
+			return false;
+	}
 	pthread_mutex_lock(&pr->m);
 	pr->flag = 1;
 	pthread_cond_signal(&pr->c);
@@ -154,8 +187,27 @@ static bool watch(struct pair *pr, struct asx_asc *a)
 	return false;
 }
 
-static void one_blocker(struct asx_test *_metadata, bool use_pipe)
+/* A userfaultfd region of one page, nothing in it yet; false if refused. */
+static bool uffd_setup(struct pair *pr)
 {
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+
+	pr->pagesz = sysconf(_SC_PAGESIZE);
+	pr->uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (pr->uffd < 0)
+		return false;
+	pr->page = mmap(NULL, (size_t)pr->pagesz, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	reg.range.start = (uintptr_t)pr->page;
+	reg.range.len = (uint64_t)pr->pagesz;
+	return pr->page != MAP_FAILED && !ioctl(pr->uffd, UFFDIO_API, &api) &&
+	       !ioctl(pr->uffd, UFFDIO_REGISTER, &reg);
+}
+
+static void one_blocker(struct asx_test *_metadata, enum how how)
+{
+	static void *(*const blocker[])(void *) = { pipe_reader, cond_waiter, faulter };
 	struct pair pr = { .m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER };
 	struct asx_thread *b, *r;
 	struct asx_asc_stats st;
@@ -163,8 +215,11 @@ static void one_blocker(struct asx_test *_metadata, bool use_pipe)
 	bool ok;
 
 	pr.p[0] = pr.p[1] = -1;
-	if (use_pipe)
+	pr.uffd = -1;
+	if (how == BY_PIPE)
 		ASSERT_EQ(pipe(pr.p), 0);
+	if (how == BY_FAULT)
+		ASSERT_TRUE(uffd_setup(&pr), "userfaultfd: %s", strerror(errno));
 	a = make_asc(1, 8);
 	ASSERT_TRUE(a != NULL);
 	ASSERT_EQ(asx_asc_stats(a, &st), 0);
@@ -175,7 +230,7 @@ static void one_blocker(struct asx_test *_metadata, bool use_pipe)
 		ASSERT_EQ(asx_asc_stats(a, &st), 0);
 	}
 	ASSERT_EQ(st.vps_spare, 3);
-	b = spawn(a, use_pipe ? pipe_reader : cond_waiter, &pr);
+	b = spawn(a, blocker[how], &pr);
 	ASSERT_TRUE(b != NULL);
 	r = spawn(a, releaser, &pr);
 	ASSERT_TRUE(r != NULL);
@@ -192,22 +247,33 @@ static void one_blocker(struct asx_test *_metadata, bool use_pipe)
 	EXPECT_GE(st.takeovers, 1);
 	EXPECT_EQ(st.sa_lost, 0);
 	EXPECT_EQ(asx_asc_destroy(a), 0);
-	if (use_pipe) {
+	if (how == BY_PIPE) {
 		close(pr.p[0]);
 		close(pr.p[1]);
+	}
+	if (how == BY_FAULT) {
+		munmap(pr.page, (size_t)pr.pagesz);
+		close(pr.uffd);
 	}
 }
 
 TEST(unwrapped_read_keeps_the_capsule_running)
 {
 	NEED_SA();
-	one_blocker(_metadata, true);
+	one_blocker(_metadata, BY_PIPE);
 }
 
 TEST(futex_wait_inside_libc_keeps_the_capsule_running)
 {
 	NEED_SA();
-	one_blocker(_metadata, false);
+	one_blocker(_metadata, BY_COND);
+}
+
+/* The page fault waits in the kernel until the releaser supplies the page. */
+TEST(page_fault_keeps_the_capsule_running)
+{
+	NEED_SA();
+	one_blocker(_metadata, BY_FAULT);
 }
 
 /* ---------------------------------------------------------------- back to target */
