@@ -159,6 +159,7 @@ struct asx_asc_stats {
 	uint64_t takeovers;		/* activations: a spare ran a thread for a blocked VP */
 	uint64_t sa_blocked;		/* activations: BLOCKED events acted on */
 	uint64_t sa_lost;		/* activations: events lost to a full ring */
+	uint64_t retired;		/* activations: surplus spares that exited */
 };
 ASX_API int asx_asc_stats(struct asx_asc *asc, struct asx_asc_stats *st);
 ASX_API const char *asx_asc_name(const struct asx_asc *asc);

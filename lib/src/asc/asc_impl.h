@@ -236,7 +236,7 @@ struct asx_asc {
 	unsigned int spare_min;		/* the pool the ASC keeps */
 	unsigned int sa_posted;		/* WAKE posts not yet taken by a spare */
 	bool sa_refilling;		/* a REFILL post is out */
-	uint64_t sa_upcalls, sa_takeovers, sa_nblocked, sa_lost;
+	uint64_t sa_upcalls, sa_takeovers, sa_nblocked, sa_lost, sa_retired;
 };
 
 /* Sentinel: the deferred activation check of @a; returns the delay (ns)

@@ -56,6 +56,8 @@ static void *vp_main(void *arg);
 enum { SA_WAKE = 1, SA_REFILL = 2, SA_STOP = 3 };
 #define SA_BATCH	16
 #define SA_SPARES_DEF	2
+/* a spare beyond the target and the pool leaves after this long parked */
+#define SA_RETIRE_NS	1000000000ULL
 
 /* Work the activation policy left for after the ASC lock is released. */
 struct vp_todo {
@@ -1142,11 +1144,19 @@ static bool sa_events(struct asx_asc *a, struct asx_vp *self, const struct asx_s
  * The idle loop of a VP of an ASC with activations, entered under the
  * lock with nothing to run: park in the kernel's wait as a spare, act on
  * what wakes it.  Returns (unlocked) true to run threads again, false to
- * exit (the ASC is being destroyed).
+ * exit (the ASC is being destroyed, or the VP is surplus: more parked than
+ * the target and the pool, for SA_RETIRE_NS).
  */
+/* Under the lock: more VPs parked than the target and the pool need. */
+static bool sa_excess(const struct asx_asc *a)
+{
+	return a->nspare > a->spare_min + a->target;
+}
+
 static bool sa_park(struct asx_asc *a, struct asx_vp *vp)
 {
 	struct asx_sa_event ev[SA_BATCH];
+	bool excess;
 
 	vp->act_cpu = 0;
 	vp->passivate = 0;
@@ -1168,17 +1178,25 @@ static bool sa_park(struct asx_asc *a, struct asx_vp *vp)
 			return true;
 		}
 	}
+	excess = sa_excess(a);
 	spin_unlock(&a->lock);
 	ASX_PROBE1(asc_vp_idle, vp);
 	for (;;) {
 		struct vp_todo td = { 0 };
 		struct asx_vp *wk[4];
-		bool run, stop;
+		bool run, stop, retire = false;
 		unsigned int left = 0;
+		struct timespec dl;
 		int n, k = 0;
 
-		n = asx_sa_wait(a->sa, ev, SA_BATCH, NULL);
-		if (n < 0 && n != -EINTR) {
+		if (excess) {
+			uint64_t d = asx_now_ns() + SA_RETIRE_NS;
+
+			dl.tv_sec = (time_t)(d / ASX_NSEC_PER_SEC);
+			dl.tv_nsec = (long)(d % ASX_NSEC_PER_SEC);
+		}
+		n = asx_sa_wait(a->sa, ev, SA_BATCH, excess ? &dl : NULL);
+		if (n < 0 && n != -EINTR && n != -ETIMEDOUT) {
 			/* not expected (the group is ours until we leave):
 			 * do not spin on it, and keep seeing stop */
 			struct timespec ms = { 0, 1000000 };
@@ -1186,17 +1204,23 @@ static bool sa_park(struct asx_asc *a, struct asx_vp *vp)
 			nanosleep(&ms, NULL);
 		}
 		spin_lock(&a->lock);
-		a->sa_upcalls++;
+		if (n > 0)
+			a->sa_upcalls++;
 		inbox_drain(a);
 		run = sa_events(a, vp, ev, n > 0 ? n : 0, wk, &k, (int)ASX_ARRAY_SIZE(wk), &td);
 		stop = __atomic_load_n(&vp->stop, __ATOMIC_ACQUIRE);
-		if (stop) {
+		/* parked a whole SA_RETIRE_NS while surplus: give the thread back */
+		retire = !stop && !run && n == -ETIMEDOUT && sa_excess(a);
+		if (stop || retire) {
 			if (vp->state == VP_SPARE)
 				a->nspare--;
 			vp->state = VP_EXITED;
 			a->nexited++;
 			left = a->nspare;
+			if (retire)
+				a->sa_retired++;
 		}
+		excess = sa_excess(a);
 		spin_unlock(&a->lock);
 		wake_list(wk, k);
 		vp_todo_run(a, &td);
@@ -1205,6 +1229,8 @@ static bool sa_park(struct asx_asc *a, struct asx_vp *vp)
 				asx_sa_post(a->sa, SA_STOP);
 			return false;
 		}
+		if (retire)
+			return false;
 		if (run) {
 			ASX_PROBE1(asc_vp_active, vp);
 			return true;
@@ -1835,6 +1861,7 @@ int asx_asc_stats(struct asx_asc *a, struct asx_asc_stats *st)
 	st->takeovers = a->sa_takeovers;
 	st->sa_blocked = a->sa_nblocked;
 	st->sa_lost = a->sa_lost;
+	st->retired = a->sa_retired;
 	if (a->pol->stats)
 		a->pol->stats(a, st);
 	unlock_np(&a->lock);

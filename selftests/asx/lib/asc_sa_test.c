@@ -451,6 +451,16 @@ TEST_TIMEOUT(many_threads_blocking_at_random_lose_nothing, 120)
 	EXPECT_LE(st.vps_running, st.vps_target);
 	EXPECT_GE(st.takeovers, 1);
 	EXPECT_EQ(st.threads, 0);
+	/* the surplus spares leave after a second parked: target + pool stay */
+	for (i = 0; i < 500 && st.vps > st.vps_target + 2; i++) {
+		msleep(10);
+		ASSERT_EQ(asx_asc_stats(a, &st), 0);
+	}
+	TH_LOG("after the run: vps %u spare %u retired %llu", st.vps, st.vps_spare,
+	       (unsigned long long)st.retired);
+	EXPECT_EQ(st.vps, st.vps_target + 2);
+	EXPECT_EQ(st.vps_spare, st.vps);
+	EXPECT_GT(st.retired, 0);
 	EXPECT_EQ(asx_asc_destroy(a), 0);
 }
 
