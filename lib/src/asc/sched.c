@@ -1140,6 +1140,12 @@ static bool sa_events(struct asx_asc *a, struct asx_vp *self, const struct asx_s
 	return run;
 }
 
+/* Under the lock: more VPs parked than the target and the pool need. */
+static bool sa_excess(const struct asx_asc *a)
+{
+	return a->nspare > a->spare_min + a->target;
+}
+
 /*
  * The idle loop of a VP of an ASC with activations, entered under the
  * lock with nothing to run: park in the kernel's wait as a spare, act on
@@ -1147,12 +1153,6 @@ static bool sa_events(struct asx_asc *a, struct asx_vp *self, const struct asx_s
  * exit (the ASC is being destroyed, or the VP is surplus: more parked than
  * the target and the pool, for SA_RETIRE_NS).
  */
-/* Under the lock: more VPs parked than the target and the pool need. */
-static bool sa_excess(const struct asx_asc *a)
-{
-	return a->nspare > a->spare_min + a->target;
-}
-
 static bool sa_park(struct asx_asc *a, struct asx_vp *vp)
 {
 	struct asx_sa_event ev[SA_BATCH];
