@@ -59,6 +59,22 @@ enum { SA_WAKE = 1, SA_REFILL = 2, SA_STOP = 3 };
 /* a spare beyond the target and the pool leaves after this long parked */
 #define SA_RETIRE_NS	1000000000ULL
 
+/* Under the lock: may @a have another VP (max_vps)? */
+static inline bool vp_room(const struct asx_asc *a)
+{
+	return a->nvps - a->nexited < a->max_vps;
+}
+
+/* Under the lock: a spare parked in the kernel that no WAKE post is
+ * already on its way to?  Claims it (the caller posts, SA_WAKE). */
+static inline bool sa_claim_spare(struct asx_asc *a)
+{
+	if (!a->sa || a->nspare <= a->sa_posted)
+		return false;
+	a->sa_posted++;
+	return true;
+}
+
 /* Work the activation policy left for after the ASC lock is released. */
 struct vp_todo {
 	bool spawn;		/* make a VP */
@@ -214,21 +230,14 @@ static int activate_n(struct asx_asc *a, int n, struct asx_thread *t,
 		wk[k++] = v;
 		n--;
 	}
-	if (n > 0 && a->sa && a->nspare > a->sa_posted) {
-		/* spares parked in the kernel: a WAKE post each */
-		unsigned int p = a->nspare - a->sa_posted;
-
-		if (p > (unsigned int)n)
-			p = (unsigned int)n;
-		a->sa_posted += p;
-		n -= (int)p;
+	/* spares parked in the kernel: a WAKE post each */
+	for (; n > 0 && sa_claim_spare(a); n--) {
 		if (td)
-			td->post += p;
+			td->post++;
 		else
-			while (p--)	/* under the lock: a rare path */
-				asx_sa_post(a->sa, SA_WAKE);
+			asx_sa_post(a->sa, SA_WAKE);	/* under the lock: a rare path */
 	}
-	if (n > 0 && td && a->nvps - a->nexited < a->max_vps)
+	if (n > 0 && td && vp_room(a))
 		td->spawn = true;	/* one at a time; the spare re-evaluates */
 	else if (n > 0)
 		__atomic_store_n(&S.need_act, 1, __ATOMIC_RELAXED);
@@ -335,11 +344,10 @@ void asx__wake(struct asx_thread *t)
 
 		if (v) {
 			wk[k++] = v;
-		} else if (!t->bound && a->sa && a->nspare > a->sa_posted) {
-			a->sa_posted++;
+		} else if (!t->bound && sa_claim_spare(a)) {
 			td.post = 1;
-		} else if (!t->bound && asc_running(a) == 0 && a->nblocked &&
-			   a->nvps - a->nexited < a->max_vps && mode_get() == MODE_MULTI) {
+		} else if (!t->bound && asc_running(a) == 0 && a->nblocked && vp_room(a) &&
+			   mode_get() == MODE_MULTI) {
 			td.spawn = true;
 		}
 	}
@@ -1039,7 +1047,7 @@ static void sa_take_over(struct asx_asc *a, struct asx_vp *self, struct vp_todo 
 	if (a->nspare && !a->sa_refilling) {
 		a->sa_refilling = true;
 		td->refill = true;
-	} else if (!a->nspare && a->nvps - a->nexited < a->max_vps) {
+	} else if (!a->nspare && vp_room(a)) {
 		td->pool = true;	/* none left to do it */
 	}
 }
@@ -1121,7 +1129,7 @@ static bool sa_events(struct asx_asc *a, struct asx_vp *self, const struct asx_s
 				a->sa_posted--;
 			if (e->arg == SA_REFILL) {
 				a->sa_refilling = false;
-				if (a->nspare < a->spare_min && a->nvps - a->nexited < a->max_vps)
+				if (a->nspare < a->spare_min && vp_room(a))
 					td->pool = true;
 			}
 			if (e->arg == SA_WAKE && sa_wants_vp(a)) {
@@ -1384,7 +1392,7 @@ static int vp_spawn(struct asx_asc *a, struct asx_thread *bound, bool spare, boo
 	pthread_mutex_lock(&S.cfg);
 	mode_before_new_vp();
 	lock_np(&a->lock);
-	if (spare && a->nvps - a->nexited >= a->max_vps) {
+	if (spare && !vp_room(a)) {
 		unlock_np(&a->lock);
 		pthread_mutex_unlock(&S.cfg);
 		np_leave(true);
@@ -1515,10 +1523,8 @@ static void sweep_activation(void)
 		spin_lock(&a->lock);
 		if (!a->pol->vp_per_thread && a->pol->nrunnable(a) && asc_running(a) == 0) {
 			v = idle_take(a, NULL);
-			if (!v && a->sa && a->nspare > a->sa_posted) {
-				a->sa_posted++;
-				post = true;
-			}
+			if (!v)
+				post = sa_claim_spare(a);
 		}
 		spin_unlock(&a->lock);
 		if (v)

@@ -28,6 +28,7 @@
 #include <asx/asc.h>
 #include <asx/sa.h>
 
+#include "asx_util.h"
 #include "harness.h"
 
 static uint64_t now_ns(void)
@@ -36,14 +37,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static void msleep(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts))
-		;
 }
 
 #define NEED_SA() do {								\
@@ -175,7 +168,7 @@ static bool watch(struct pair *pr, struct asx_asc *a)
 	for (int i = 0; i < 500; i++) {
 		if (__atomic_load_n(&pr->done, __ATOMIC_ACQUIRE))
 			return true;
-		msleep(10);
+		asx_msleep(10);
 	}
 	asx_asc_stats(a, &st);
 	fprintf(stderr, "# stuck: started %d other_ran %d; vps %u running %u blocked %u "
@@ -226,7 +219,7 @@ static void one_blocker(struct asx_test *_metadata, enum how how)
 	EXPECT_TRUE(st.activations);
 	/* every VP parked (nothing to run yet): the pool and the one */
 	for (int i = 0; i < 500 && st.vps_spare < st.vps; i++) {
-		msleep(10);
+		asx_msleep(10);
 		ASSERT_EQ(asx_asc_stats(a, &st), 0);
 	}
 	ASSERT_EQ(st.vps_spare, 3);
@@ -297,7 +290,7 @@ static void *yielder(void *arg)
 static void *sleeper(void *arg)
 {
 	(void)arg;
-	msleep(100);	/* nanosleep through libc: unwrapped */
+	asx_msleep(100);	/* nanosleep through libc: unwrapped */
 	return NULL;
 }
 
@@ -331,7 +324,7 @@ TEST(running_vps_come_back_to_the_target)
 			peak = st.vps_running;
 		if (st.vps_running <= st.vps_target && !st.vps_blocked)
 			break;
-		msleep(10);
+		asx_msleep(10);
 	}
 	TH_LOG("running %u (peak seen %u) target %u blocked %u spare %u vps %u takeovers %llu",
 	       st.vps_running, peak, st.vps_target, st.vps_blocked, st.vps_spare, st.vps,
@@ -441,7 +434,7 @@ TEST_TIMEOUT(many_threads_blocking_at_random_lose_nothing, 120)
 		ASSERT_EQ(asx_asc_stats(a, &st), 0);
 		if (!st.vps_blocked && st.vps_running <= st.vps_target)
 			break;
-		msleep(10);
+		asx_msleep(10);
 	}
 	TH_LOG("vps %u spare %u upcalls %llu takeovers %llu blocked %llu lost %llu",
 	       st.vps, st.vps_spare, (unsigned long long)st.upcalls,
@@ -453,7 +446,7 @@ TEST_TIMEOUT(many_threads_blocking_at_random_lose_nothing, 120)
 	EXPECT_EQ(st.threads, 0);
 	/* the surplus spares leave after a second parked: target + pool stay */
 	for (i = 0; i < 500 && st.vps > st.vps_target + 2; i++) {
-		msleep(10);
+		asx_msleep(10);
 		ASSERT_EQ(asx_asc_stats(a, &st), 0);
 	}
 	TH_LOG("after the run: vps %u spare %u retired %llu", st.vps, st.vps_spare,
@@ -499,7 +492,7 @@ TEST(destroy_with_spares_parked_leaves_no_member)
 		ASSERT_EQ(asx_asc_create(&a, &asx_asc_prio, &at), 0);
 		/* let the spares park (or not: destroy must cope either way) */
 		if (i % 2)
-			msleep(20);
+			asx_msleep(20);
 		ASSERT_EQ(asx_asc_stats(a, &st), 0);
 		EXPECT_EQ(st.vps, at.nvps + at.spare_vps);
 		t0 = now_ns();
@@ -511,7 +504,7 @@ TEST(destroy_with_spares_parked_leaves_no_member)
 		after = sys_members();
 		if (after == before)
 			break;
-		msleep(10);
+		asx_msleep(10);
 	}
 	EXPECT_EQ(after, before, "members left behind");
 }
