@@ -659,12 +659,25 @@ static const struct file_operations sa_fops = {
  * which per join and leave only adds cost and risk, and a module that never
  * makes a group never patches at all.
  */
-static atomic_t sa_key_taken = ATOMIC_INIT(0);
+static DEFINE_MUTEX(sa_key_lock);
+static bool sa_key_taken;
 
+/*
+ * A second group made while the first one's caller still patches must not
+ * go on before the key is on: preempt_notifier_register() warns otherwise.
+ */
 static void sa_take_key(void)
 {
-	if (!atomic_xchg(&sa_key_taken, 1))
+	/* Pairs with the release below: seen true, the key is on. */
+	if (smp_load_acquire(&sa_key_taken))
+		return;
+	mutex_lock(&sa_key_lock);
+	if (!sa_key_taken) {
 		preempt_notifier_inc();
+		/* Published only once the text is patched. */
+		smp_store_release(&sa_key_taken, true);
+	}
+	mutex_unlock(&sa_key_lock);
 }
 
 long asx_sa_create(void __user *uarg)
@@ -756,6 +769,6 @@ void asx_sa_exit(void)
 	irq_work_sync(&sa_reap_iw);
 	cancel_delayed_work_sync(&sa_reap_work);
 	WARN_ON(atomic_read(&sa_nr_members) || !list_empty(&sa_orphans));
-	if (atomic_read(&sa_key_taken))
+	if (sa_key_taken)
 		preempt_notifier_dec();
 }
