@@ -279,7 +279,7 @@ stage_kmod() {
 		ln -s "../tsan/selftests/$t" "build/selftests-san/tsan_$t"
 	done
 	if tools/vm/selftest.sh; then pass; else fail "kmod: VM runner self-test"; fi
-	# the suite takes about two minutes; a hung guest should not hold CI for the default 900 s
+	# the suite takes about 90 s; a hung guest should not hold CI for the default 900 s
 	tools/vm/asx-vm --timeout 480 -- sh -c 'selftests/asx/run_all.sh build/selftests; a=$?;
 		selftests/asx/run_all.sh build/selftests-san; b=$?; [ $a -eq 0 ] && [ $b -eq 0 ]' \
 		2>&1 | tee "$out"
@@ -289,7 +289,12 @@ stage_kmod() {
 	f=$(sed -n 's/^selftests: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$out" |
 		awk '{ s += $1 } END { if (NR) print s }')
 	if [ "$(grep -c '^selftests: ' "$out")" -ne 2 ]; then
-		fail "kmod: the VM did not run both selftest sets (exit $rc; see above)"
+		# CI may show only the end of the output: say here where it stopped.
+		local bin test
+		bin=$(sed -n 's/^# selftests: asx: //p' "$out" | tail -n 1)
+		test=$(sed -n 's/^# RUN //p' "$out" | tail -n 1)
+		fail "kmod: the VM did not run both selftest sets (exit $rc; last started:
+    ${bin:-no selftest binary} ${test:+/ $test}; see above)"
 		return
 	fi
 	if [ -z "$p" ]; then

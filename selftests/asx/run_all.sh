@@ -43,8 +43,10 @@ trap 'rm -f "$out"' EXIT
 for b in "${bins[@]}"; do
 	name=$(basename "$b")
 	echo "# selftests: asx: $name"
+	t0=$SECONDS
 	"$b" | tee "$out"
 	rc=${PIPESTATUS[0]}
+	echo "# $name: exit $rc after $((SECONDS - t0)) s"
 	line=$(grep -E '^# [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out" | tail -n1)
 	if [ -z "$line" ]; then
 		echo "# $name: exit $rc without a closing summary line (crashed?)"
