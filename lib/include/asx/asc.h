@@ -119,7 +119,8 @@ struct asx_asc_attr {
 	size_t sz;			/* sizeof(struct asx_asc_attr) */
 	const char *name;
 	unsigned int nvps;		/* running VPs (concurrency); 0: 1 */
-	unsigned int max_vps;		/* cap with spare VPs for blocked calls; 0: nvps + 64 */
+	unsigned int max_vps;		/* cap with spare VPs for blocked calls; 0: nvps + 64;
+					 * activations: >= nvps + spare_vps, <= 1024 */
 	enum asx_asc_semantic semantic;
 	uint64_t timeslice_ns;		/* tick of PREEMPTIVE/TIMESLICED; 0: 2 ms */
 	double miss_ratio_max;		/* EDF: refuse admission above it; 0: 0.05 */
@@ -139,7 +140,9 @@ ASX_API int asx_asc_create(struct asx_asc **out, const struct asx_asc_policy *po
 			   const struct asx_asc_attr *attr);
 /* -EBUSY while it has threads; otherwise stops and joins its VPs. */
 ASX_API int asx_asc_destroy(struct asx_asc *asc);
-/* Add or remove a running VP (changes the concurrency level). */
+/* Add or remove a running VP (changes the concurrency level).  With
+ * activations add fails with -ENOSPC when max_vps VPs exist (every VP must
+ * fit in the activation group). */
 ASX_API int asx_asc_add_vp(struct asx_asc *asc);
 ASX_API int asx_asc_remove_vp(struct asx_asc *asc);
 

@@ -232,6 +232,7 @@ struct asx_asc {
 	struct asx_sa_group *sa;
 	struct asx_vp **sa_map;		/* VP id -> VP */
 	unsigned int sa_nmap;
+	unsigned int sa_slots;		/* group places held: VPs made, not yet left */
 	unsigned int nspare;		/* VPs parked in the kernel (VP_SPARE) */
 	unsigned int spare_min;		/* the pool the ASC keeps */
 	unsigned int sa_posted;		/* WAKE posts not yet taken by a spare */

@@ -59,10 +59,11 @@ enum { SA_WAKE = 1, SA_REFILL = 2, SA_STOP = 3 };
 /* a spare beyond the target and the pool leaves after this long parked */
 #define SA_RETIRE_NS	1000000000ULL
 
-/* Under the lock: may @a have another VP (max_vps)? */
+/* Under the lock: may @a have another VP (max_vps)?  With activations a
+ * VP that exited keeps its place in the group until it has left it. */
 static inline bool vp_room(const struct asx_asc *a)
 {
-	return a->nvps - a->nexited < a->max_vps;
+	return a->nvps - a->nexited < a->max_vps && (!a->sa || a->sa_slots < a->sa_nmap);
 }
 
 /* Under the lock: a spare parked in the kernel that no WAKE post is
@@ -1015,8 +1016,8 @@ static void sa_join_self(struct asx_asc *a, struct asx_vp *vp)
 {
 	int id = asx_sa_join(a->sa);
 
-	/* a VP that cannot join (-ENOSPC: asx_asc_add_vp() grew the ASC past
-	 * its group) runs unreported, as on the wrapper path */
+	/* vp_spawn() held a place for it: only a failing module (-ENOMEM)
+	 * leaves it outside, to run unreported as on the wrapper path */
 	spin_lock(&a->lock);
 	if (id >= 0 && (unsigned int)id < a->sa_nmap) {
 		vp->sa_id = id;
@@ -1329,6 +1330,11 @@ out:
 		timer_delete(vp->tick);
 	if (vp->sa_id >= 0)
 		sa_leave_self(a, vp);
+	if (a->sa) {
+		spin_lock(&a->lock);
+		a->sa_slots--;
+		spin_unlock(&a->lock);
+	}
 	asx__tls_vp = NULL;
 	return NULL;
 }
@@ -1392,7 +1398,8 @@ static int vp_spawn(struct asx_asc *a, struct asx_thread *bound, bool spare, boo
 	pthread_mutex_lock(&S.cfg);
 	mode_before_new_vp();
 	lock_np(&a->lock);
-	if (spare && !vp_room(a)) {
+	/* with activations every VP must fit in the group (max_vps) */
+	if ((spare || a->sa) && !vp_room(a)) {
 		unlock_np(&a->lock);
 		pthread_mutex_unlock(&S.cfg);
 		np_leave(true);
@@ -1402,6 +1409,8 @@ static int vp_spawn(struct asx_asc *a, struct asx_thread *bound, bool spare, boo
 	vp->next = a->vps;
 	a->vps = vp;
 	a->nvps++;
+	if (a->sa)
+		a->sa_slots++;
 	if (spare)
 		a->spares_made++;
 	if (park) {
@@ -1423,6 +1432,8 @@ static int vp_spawn(struct asx_asc *a, struct asx_thread *bound, bool spare, boo
 			a->nspare--;
 		vp->state = VP_EXITED;
 		a->nexited++;
+		if (a->sa)
+			a->sa_slots--;
 		vp->pth = 0;
 		unlock_np(&a->lock);
 		__atomic_sub_fetch(&S.nvps, 1, __ATOMIC_RELAXED);
@@ -1633,15 +1644,24 @@ static int act_mode(const struct asx_asc_attr *attr)
 /* Opens @a's activation group if @mode and the module allow; 0 or -errno. */
 static int sa_setup(struct asx_asc *a, int mode, const struct asx_asc_attr *attr)
 {
-	unsigned int cap = a->max_vps < ASX_SA_MAX_VPS ? a->max_vps : ASX_SA_MAX_VPS;
-	ASX_SA_OPTS(o, .max_vps = cap);
+	unsigned int spares = attr && attr->sz >= offsetof(struct asx_asc_attr, spare_vps) +
+		sizeof(attr->spare_vps) && attr->spare_vps ? attr->spare_vps : SA_SPARES_DEF;
 	struct asx_sa_group *g;
+	unsigned int cap;
 	int r;
 
 	if (mode == ASX_ASC_ACT_OFF || (mode == ASX_ASC_ACT_AUTO && a->pol->vp_per_thread))
 		return 0;
 	if (a->pol->vp_per_thread)
 		return -EOPNOTSUPP;	/* DIRECT: a VP per thread, nothing to take over */
+	/* Every VP joins the group: the first ones and the pool must fit, and
+	 * the group's size is the ASC's max_vps from now on. */
+	if (a->target + spares > ASX_SA_MAX_VPS)
+		return mode == ASX_ASC_ACT_ON ? -EINVAL : 0;
+	cap = a->max_vps < a->target + spares ? a->target + spares : a->max_vps;
+	if (cap > ASX_SA_MAX_VPS)
+		cap = ASX_SA_MAX_VPS;
+	ASX_SA_OPTS(o, .max_vps = cap);
 	r = asx_sa_open(&g, &o);
 	if (!r && !(g->features & ASX_FEAT_SA_POST)) {
 		asx_sa_close(g);
@@ -1656,8 +1676,8 @@ static int sa_setup(struct asx_asc *a, int mode, const struct asx_asc_attr *attr
 	}
 	a->sa = g;
 	a->sa_nmap = g->max_vps;
-	a->spare_min = attr && attr->sz >= offsetof(struct asx_asc_attr, spare_vps) +
-		sizeof(attr->spare_vps) && attr->spare_vps ? attr->spare_vps : SA_SPARES_DEF;
+	a->max_vps = g->max_vps;
+	a->spare_min = spares;
 	return 0;
 }
 
@@ -1818,14 +1838,29 @@ int asx_asc_destroy(struct asx_asc *a)
 
 int asx_asc_add_vp(struct asx_asc *a)
 {
+	int r;
+
 	if (!a || a->pol->vp_per_thread)
 		return -EINVAL;
 	lock_np(&a->lock);
+	if (a->sa && (a->target >= a->max_vps || !vp_room(a))) {
+		/* the activation group is full: a VP more would run unreported */
+		unlock_np(&a->lock);
+		return -ENOSPC;
+	}
 	__atomic_store_n(&a->target, a->target + 1, __ATOMIC_RELAXED);
 	if (a->max_vps < a->target)
 		a->max_vps = a->target;
 	unlock_np(&a->lock);
-	return vp_spawn(a, NULL, false, false);
+	r = vp_spawn(a, NULL, false, false);
+	if (r == -EAGAIN && a->sa) {
+		/* filled up meanwhile (a spare was made) */
+		lock_np(&a->lock);
+		__atomic_store_n(&a->target, a->target - 1, __ATOMIC_RELAXED);
+		unlock_np(&a->lock);
+		r = -ENOSPC;
+	}
+	return r;
 }
 
 int asx_asc_remove_vp(struct asx_asc *a)

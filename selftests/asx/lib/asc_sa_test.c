@@ -509,4 +509,63 @@ TEST(destroy_with_spares_parked_leaves_no_member)
 	EXPECT_EQ(after, before, "members left behind");
 }
 
+/* Members of the process's groups, once it stops changing (VPs join as
+ * their threads start), or the last count after 2 s. */
+static long settled_members(long want)
+{
+	long n = -1;
+
+	for (int i = 0; i < 200; i++) {
+		n = sys_members();
+		if (n == want)
+			break;
+		asx_msleep(10);
+	}
+	return n;
+}
+
+/* Every VP joins the group: the first VPs and the pool widen a small
+ * max_vps, and asx_asc_add_vp() refuses the VP that would not fit. */
+TEST(every_vp_fits_in_the_group)
+{
+	struct asx_asc_attr at = { .sz = sizeof(at), .nvps = 2, .max_vps = 2,
+				   .activations = ASX_ASC_ACT_ON, .spare_vps = 2 };
+	struct asx_asc_stats st;
+	struct asx_asc *a, *b, *c = NULL;
+	long before;
+	int i, r;
+
+	NEED_SA();
+	before = sys_members();
+	ASSERT_GE(before, 0);
+	ASSERT_EQ(asx_asc_create(&a, &asx_asc_prio, &at), 0);
+	ASSERT_EQ(asx_asc_stats(a, &st), 0);
+	EXPECT_EQ(st.vps, 4);
+	EXPECT_EQ(settled_members(before + 4), before + 4, "a VP runs unreported");
+	EXPECT_EQ(asx_asc_add_vp(a), -ENOSPC);
+
+	at.nvps = 1;
+	at.max_vps = 8;
+	at.spare_vps = 1;
+	ASSERT_EQ(asx_asc_create(&b, &asx_asc_prio, &at), 0);
+	for (i = 0; i < 6; i++)
+		ASSERT_EQ(asx_asc_add_vp(b), 0, "VP %d", i);
+	r = asx_asc_add_vp(b);
+	EXPECT_EQ(r, -ENOSPC, "%s", strerror(-r));
+	ASSERT_EQ(asx_asc_stats(b, &st), 0);
+	EXPECT_EQ(st.vps, 8);
+	EXPECT_EQ(settled_members(before + 12), before + 12, "a VP runs unreported");
+
+	/* more first VPs than a group can hold: refused, not half reported */
+	at.nvps = ASX_SA_MAX_VPS;
+	at.max_vps = 0;
+	at.spare_vps = 1;
+	EXPECT_EQ(asx_asc_create(&c, &asx_asc_prio, &at), -EINVAL);
+	if (c)
+		asx_asc_destroy(c);
+	ASSERT_EQ(asx_asc_destroy(b), 0);
+	ASSERT_EQ(asx_asc_destroy(a), 0);
+	EXPECT_EQ(settled_members(before), before, "members left behind");
+}
+
 TEST_HARNESS_MAIN
