@@ -3,6 +3,7 @@
  * test_stream.c - Streams: head/tail basics, the 4-module stream run
  * message-based and task-based (1,000,000 messages, per-source order),
  * flow control with water marks, high-priority and flush semantics,
+ * putting a message back (ungetq) and asking ahead (canput_next),
  * reconfiguration semantics, and the reusable modules.
  *
  * Helper threads never call cmocka's assert_* (it longjmps); they record
@@ -536,6 +537,350 @@ static void test_hipri_and_flush(void **state)
 	asx_sem_destroy(&gt.sem);
 }
 
+/* ---------------------------------------------------------------- ungetq, canput_next */
+
+/* A Module without threads whose write-side queue the test uses directly. */
+static struct asx_task *queue_task(struct asx_stream **sp)
+{
+	struct asx_module *mod;
+
+	assert_int_equal(asx_stream_open(sp, NULL), 0);
+	mod = asx_module_create("q", NULL, NULL, NULL);
+	assert_non_null(mod);
+	assert_int_equal(asx_stream_push(*sp, mod, 0, NULL), 0);
+	return asx_module_wr(mod);
+}
+
+static uint32_t seq_of(const struct asx_msg *m)
+{
+	uint32_t src, seq;
+
+	ids(m, &src, &seq);
+	return seq;
+}
+
+static void test_task_ungetq_order(void **state)
+{
+	struct asx_stream *s;
+	struct asx_task *t;
+	struct asx_msgq *q;
+	struct asx_msg *a, *b, *h, *m;
+
+	(void)state;
+	t = queue_task(&s);
+	q = asx_task_queue(t);
+	a = mk(1, 1, 24, ASX_MSG_DATA);
+	b = mk(1, 2, 40, ASX_MSG_DATA);
+	assert_int_equal(asx_task_putq(t, a, NULL), 0);
+	assert_int_equal(asx_task_putq(t, b, NULL), 0);
+	assert_int_equal(asx_task_getq(t, &m, ASX_DEADLINE_NOW), 0);
+	assert_ptr_equal(m, a);
+	assert_int_equal(asx_msgq_bytes(q), 40);
+	/* put back: at the head, ahead of b, and its bytes count again */
+	assert_int_equal(asx_task_ungetq(t, a), 0);
+	assert_int_equal(asx_msgq_count(q), 2);
+	assert_int_equal(asx_msgq_bytes(q), 24 + 40);
+	assert_int_equal(asx_task_getq(t, &m, ASX_DEADLINE_NOW), 0);
+	assert_ptr_equal(m, a);
+	assert_int_equal(seq_of(m), 1);
+	assert_int_equal(asx_msgq_bytes(q), 40);
+	/* and again, twice in a row: still first */
+	assert_int_equal(asx_task_ungetq(t, a), 0);
+	assert_int_equal(asx_task_getq(t, &m, ASX_DEADLINE_NOW), 0);
+	assert_ptr_equal(m, a);
+	assert_int_equal(asx_task_getq(t, &m, ASX_DEADLINE_NOW), 0);
+	assert_ptr_equal(m, b);
+	assert_true(asx_msgq_is_empty(q));
+	assert_int_equal(asx_msgq_bytes(q), 0);
+
+	/* the head exactly, ahead of a high-priority message too */
+	h = mk(2, 0, 16, ASX_MSG_PCPROTO);
+	assert_int_equal(asx_task_putq(t, h, NULL), 0);
+	assert_int_equal(asx_task_ungetq(t, a), 0);
+	assert_int_equal(asx_msgq_bytes(q), 16 + 24);
+	assert_int_equal(asx_task_getq(t, &m, ASX_DEADLINE_NOW), 0);
+	assert_ptr_equal(m, a);
+	assert_int_equal(asx_task_getq(t, &m, ASX_DEADLINE_NOW), 0);
+	assert_ptr_equal(m, h);
+	asx_msg_free_chain(h);
+
+	/* bad arguments: the message is still ours */
+	assert_int_equal(asx_task_ungetq(NULL, a), -EINVAL);
+	assert_int_equal(asx_task_ungetq(t, NULL), -EINVAL);
+	assert_true(asx_msgq_is_empty(q));
+	/* one left queued for close to free */
+	assert_int_equal(asx_task_putq(t, b, NULL), 0);
+	asx_msg_free_chain(a);
+	asx_stream_close(s);
+}
+
+struct ungetq_call {
+	struct asx_task *t;
+	struct asx_msg *m;
+	struct asx_sem done;
+	int r;
+};
+
+static void *ungetq_main(void *arg)
+{
+	struct ungetq_call *c = arg;
+
+	c->r = asx_task_ungetq(c->t, c->m);
+	asx_sem_post(&c->done);
+	return NULL;
+}
+
+static void test_task_ungetq_full_queue(void **state)
+{
+	struct ungetq_call c;
+	struct asx_stream *s;
+	struct asx_task *t;
+	struct asx_msgq *q;
+	struct asx_msg *x, *m;
+	struct timespec ts;
+	pthread_t th;
+	int waited;
+
+	(void)state;
+	t = queue_task(&s);
+	q = asx_task_queue(t);
+	assert_int_equal(asx_task_set_water(t, 100, 50), 0);
+	for (uint32_t i = 0; i < 3; i++)	/* 40, 80, 120 bytes: full */
+		assert_int_equal(asx_task_putq(t, mk(1, i, 40, ASX_MSG_DATA), NULL), 0);
+	assert_true(asx_msgq_is_full(q));
+	x = mk(1, 99, 40, ASX_MSG_DATA);
+	assert_int_equal(asx_task_putq(t, x, in_ms(&ts, 10)), -ETIMEDOUT);
+	assert_int_equal(asx_msgq_count(q), 3);
+
+	/* ungetq on the full queue returns at once; in a helper thread so
+	 * that one that waits fails the test instead of hanging it */
+	c = (struct ungetq_call){ .t = t, .m = x, .r = 1 };
+	assert_int_equal(asx_sem_init(&c.done, 0), 0);
+	assert_int_equal(pthread_create(&th, NULL, ungetq_main, &c), 0);
+	waited = asx_sem_timedwait(&c.done, in_ms(&ts, 5000));
+	if (waited)
+		asx_stream_shutdown(s);	/* it waits: wake it (-ESHUTDOWN) */
+	pthread_join(th, NULL);
+	asx_sem_destroy(&c.done);
+	if (c.r)
+		asx_msg_free_chain(x);
+	assert_int_equal(waited, 0);
+	assert_int_equal(c.r, 0);
+	assert_int_equal(asx_msgq_count(q), 4);
+	assert_int_equal(asx_msgq_bytes(q), 160);
+	assert_true(asx_msgq_is_full(q));
+	assert_int_equal(asx_task_getq(t, &m, ASX_DEADLINE_NOW), 0);
+	assert_ptr_equal(m, x);
+	assert_int_equal(asx_msgq_bytes(q), 120);
+
+	/* once the queues are shut down it does not take the message */
+	asx_stream_shutdown(s);
+	assert_int_equal(asx_task_ungetq(t, x), -ESHUTDOWN);
+	assert_int_equal(asx_msgq_count(q), 3);
+	assert_int_equal(asx_msgq_bytes(q), 120);
+	asx_msg_free_chain(x);
+	asx_stream_close(s);
+}
+
+/*
+ * A service routine that puts each message back and takes it again (the
+ * head of the queue must be that message, whatever else is queued), and
+ * tries ungetq once more after getq said -ESHUTDOWN.
+ */
+struct putback {
+	struct asx_sem gate;
+	int rounds, mismatches, errors;
+	int late_r;
+};
+
+static int putback_svc(struct asx_task *t)
+{
+	struct putback *pb = asx_module_arg(asx_task_module(t));
+	struct asx_msg *m, *again, *spare;
+	int r;
+
+	asx_sem_wait(&pb->gate);
+	while ((r = asx_task_getq(t, &m, NULL)) == 0) {
+		pb->rounds++;
+		if (asx_task_ungetq(t, m)) {
+			pb->errors++;
+			asx_msg_free_chain(m);
+			continue;
+		}
+		if (asx_task_getq(t, &again, NULL)) {
+			pb->errors++;
+			break;
+		}
+		if (again != m)
+			pb->mismatches++;
+		if (asx_task_put_next(t, again, NULL))
+			asx_msg_free_chain(again);
+	}
+	if (r != -ESHUTDOWN)
+		return r;
+	/* the Task is being removed: nothing may go on its queue any more */
+	spare = mk(9, 9, 8, ASX_MSG_DATA);
+	pb->late_r = asx_task_ungetq(t, spare);
+	if (pb->late_r)
+		asx_msg_free_chain(spare);
+	return 0;
+}
+
+static int putback_open(struct asx_task *t, int argc, char **argv)
+{
+	return asx_task_activate(t, 1);
+}
+
+static const struct asx_task_ops putback_wr_ops = { .open = putback_open, .svc = putback_svc };
+
+static void test_task_ungetq_in_svc(void **state)
+{
+	struct putback pb = { .late_r = 1 };
+	struct asx_stream *s;
+	struct asx_module *mod;
+	struct asx_msg *m;
+	struct timespec ts;
+
+	(void)state;
+	assert_int_equal(asx_sem_init(&pb.gate, 0), 0);
+	assert_int_equal(asx_stream_open(&s, NULL), 0);
+	mod = asx_module_create("putback", &putback_wr_ops, NULL, &pb);
+	assert_int_equal(asx_stream_push(s, mod, 0, NULL), 0);
+	/* queued while the service thread is held: several behind the first */
+	for (uint32_t i = 0; i < 4; i++)
+		assert_int_equal(asx_stream_put(s, mk(1, i, 8, ASX_MSG_DATA), 0, NULL), 0);
+	assert_int_equal(asx_msgq_count(asx_task_queue(asx_module_wr(mod))), 4);
+	asx_sem_post(&pb.gate);
+	for (uint32_t i = 0; i < 4; i++) {
+		assert_int_equal(asx_stream_get(s, &m, 0, in_ms(&ts, 5000)), 0);
+		assert_int_equal(seq_of(m), i);
+		asx_msg_free_chain(m);
+	}
+	/* removal waits for the service thread, which saw -ESHUTDOWN */
+	assert_int_equal(asx_stream_remove(s, "putback"), 0);
+	assert_int_equal(pb.rounds, 4);
+	assert_int_equal(pb.mismatches, 0);
+	assert_int_equal(pb.errors, 0);
+	assert_int_equal(pb.late_r, -ESHUTDOWN);
+	assert_int_equal(asx_stream_get(s, &m, ASX_STREAM_NOWAIT, NULL), -EWOULDBLOCK);
+	asx_stream_close(s);
+	asx_sem_destroy(&pb.gate);
+}
+
+/*
+ * head -> "mb" (message-based) -> "gate" (task-based, held) -> loop: the
+ * answer is the gate's queue, looked for through "mb" (whose own queue
+ * is kept full and must not matter).
+ */
+static void test_task_canput_next(void **state)
+{
+	struct asx_module *mb, *g;
+	struct asx_task *hw, *mbw, *gw;
+	struct asx_stream *s;
+	struct asx_msg *m;
+	struct timespec ts;
+	struct gate gt;
+
+	(void)state;
+	assert_false(asx_task_canput_next(NULL));
+	assert_int_equal(asx_sem_init(&gt.sem, 0), 0);
+	assert_int_equal(asx_stream_open(&s, NULL), 0);
+	g = asx_module_create("gate", &gate_wr_ops, NULL, &gt);	/* 100/50 */
+	assert_int_equal(asx_stream_push(s, g, 0, NULL), 0);
+	mb = asx_module_create("mb", NULL, NULL, NULL);
+	assert_int_equal(asx_stream_push(s, mb, 0, NULL), 0);
+	hw = asx_module_wr(asx_stream_head(s));
+	mbw = asx_module_wr(mb);
+	gw = asx_module_wr(g);
+	assert_int_equal(asx_task_set_water(mbw, 100, 50), 0);
+	for (uint32_t i = 0; i < 3; i++)	/* never read: close frees them */
+		assert_int_equal(asx_task_putq(mbw, mk(5, i, 40, ASX_MSG_DATA), NULL), 0);
+	assert_true(asx_msgq_is_full(asx_task_queue(mbw)));
+
+	assert_true(asx_task_canput_next(hw));
+	assert_true(asx_task_canput_next(mbw));
+	/* fill the gate's queue to high water */
+	for (uint32_t i = 0; i < 3; i++)
+		assert_int_equal(asx_stream_put(s, mk(1, i, 40, ASX_MSG_DATA), 0, NULL), 0);
+	assert_int_equal(asx_msgq_count(asx_task_queue(gw)), 3);
+	assert_false(asx_task_canput_next(hw));
+	assert_false(asx_task_canput_next(mbw));
+	/* the gate's own next (the loop tail) is not full */
+	assert_true(asx_task_canput_next(gw));
+	m = mk(1, 99, 40, ASX_MSG_DATA);
+	assert_int_equal(asx_task_put_next(hw, m, in_ms(&ts, 10)), -ETIMEDOUT);
+	asx_msg_free_chain(m);
+
+	/* drain by hand (the service thread is held): 80 bytes is still
+	 * above low water, so still full; 40 is below */
+	assert_int_equal(asx_task_getq(gw, &m, ASX_DEADLINE_NOW), 0);
+	asx_msg_free_chain(m);
+	assert_false(asx_task_canput_next(hw));
+	assert_false(asx_task_canput_next(mbw));
+	assert_int_equal(asx_task_getq(gw, &m, ASX_DEADLINE_NOW), 0);
+	asx_msg_free_chain(m);
+	assert_true(asx_task_canput_next(hw));
+	assert_true(asx_task_canput_next(mbw));
+	assert_int_equal(asx_stream_put(s, mk(1, 3, 40, ASX_MSG_DATA), ASX_STREAM_NOWAIT, NULL), 0);
+	assert_true(asx_task_canput_next(hw));	/* 80 bytes, not full */
+
+	asx_sem_post(&gt.sem);
+	for (uint32_t i = 2; i < 4; i++) {
+		assert_int_equal(asx_stream_get(s, &m, 0, in_ms(&ts, 5000)), 0);
+		assert_int_equal(seq_of(m), i);
+		asx_msg_free_chain(m);
+	}
+	asx_stream_close(s);
+	asx_sem_destroy(&gt.sem);
+}
+
+/*
+ * No task-based Module: the last Task decides.  Going up, that is the
+ * head's read queue, which fills while nobody reads the stream.
+ */
+static void test_task_canput_next_last_task(void **state)
+{
+	ASX_STREAM_OPTS(o, .head_hiwat = 100, .head_lowat = 50);
+	struct asx_task *lr, *mbr;
+	struct asx_module *mb;
+	struct asx_stream *s;
+	struct asx_msg *m;
+	struct timespec ts;
+
+	(void)state;
+	assert_int_equal(asx_stream_open(&s, &o), 0);
+	mb = asx_module_create("mb", NULL, NULL, NULL);
+	assert_int_equal(asx_stream_push(s, mb, 0, NULL), 0);	/* head mb loop */
+	lr = asx_module_rd(asx_stream_tail(s));
+	mbr = asx_module_rd(mb);
+	assert_true(asx_task_canput_next(lr));
+	assert_true(asx_task_canput_next(mbr));
+	for (uint32_t i = 0; i < 3; i++)	/* 120 bytes at the head */
+		assert_int_equal(asx_stream_put(s, mk(1, i, 40, ASX_MSG_DATA), 0, NULL), 0);
+	assert_true(asx_msgq_is_full(asx_stream_head_queue(s)));
+	assert_false(asx_task_canput_next(lr));
+	assert_false(asx_task_canput_next(mbr));
+	m = mk(1, 99, 40, ASX_MSG_DATA);
+	assert_int_equal(asx_task_put_next(lr, m, in_ms(&ts, 10)), -ETIMEDOUT);
+	asx_msg_free_chain(m);
+
+	assert_int_equal(asx_stream_get(s, &m, ASX_STREAM_NOWAIT, NULL), 0);	/* 80 */
+	asx_msg_free_chain(m);
+	assert_false(asx_task_canput_next(lr));
+	assert_int_equal(asx_stream_get(s, &m, ASX_STREAM_NOWAIT, NULL), 0);	/* 40 */
+	asx_msg_free_chain(m);
+	assert_true(asx_task_canput_next(lr));
+	assert_true(asx_task_canput_next(mbr));
+	m = mk(1, 3, 40, ASX_MSG_DATA);
+	assert_int_equal(asx_task_put_next(lr, m, ASX_DEADLINE_NOW), 0);
+	for (uint32_t i = 2; i < 4; i++) {
+		assert_int_equal(asx_stream_get(s, &m, ASX_STREAM_NOWAIT, NULL), 0);
+		assert_int_equal(seq_of(m), i);
+		asx_msg_free_chain(m);
+	}
+	asx_stream_close(s);
+}
+
 /* ---------------------------------------------------------------- modules */
 
 static void test_inet_cksum(void **state)
@@ -688,6 +1033,11 @@ int main(void)
 		cmocka_unit_test(test_deframer_reassembly),
 		cmocka_unit_test(test_framer_cksum_no_headroom),
 		cmocka_unit_test(test_hipri_and_flush),
+		cmocka_unit_test(test_task_ungetq_order),
+		cmocka_unit_test(test_task_ungetq_full_queue),
+		cmocka_unit_test(test_task_ungetq_in_svc),
+		cmocka_unit_test(test_task_canput_next),
+		cmocka_unit_test(test_task_canput_next_last_task),
 		cmocka_unit_test(test_flow_control),
 		cmocka_unit_test(test_four_message_based),
 		cmocka_unit_test(test_four_task_based),
