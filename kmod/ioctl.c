@@ -670,7 +670,7 @@ static long ioc_pipe(struct asx_stream *st, void __user *uarg)
 
 	mutex_lock(&st->cfg);
 	if (st->drv != &asx_drv_loop || rcu_access_pointer(st->peer) ||
-	    rcu_access_pointer(st->upper)) {
+	    asx_stream_in_mux(st)) {
 		mutex_unlock(&st->cfg);
 		ret = -EBUSY;
 		goto err_fput;

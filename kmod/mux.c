@@ -47,7 +47,7 @@ int asx_mux_link(struct asx_stream *st, int fd, u32 *id)
 	if (st->drv != &asx_drv_mux || l->drv == &asx_drv_mux)
 		goto err_unlock;
 	ret = -EBUSY;
-	if (rcu_access_pointer(l->upper))
+	if (asx_stream_in_mux(l))
 		goto err_unlock;
 	list_for_each_entry(x, &st->lowers, mux_node)
 		n++;
@@ -105,12 +105,21 @@ int asx_mux_unlink(struct asx_stream *st, u32 id)
 
 	synchronize_rcu();
 	for (i = 0; i < n; i++) {
-		struct file *file = gone[i]->mux_file;
+		struct asx_stream *l = gone[i];
+		struct file *file;
 
-		asx_head_set_linked(gone[i], false);
-		gone[i]->mux_file = NULL;
-		wake_up_interruptible_poll(&gone[i]->rwait, EPOLLIN);
-		wake_up_interruptible_poll(&gone[i]->wwait, EPOLLOUT);
+		/*
+		 * Under the lower's cfg: until mux_file is cleared here nobody
+		 * links it again (asx_stream_in_mux()), so the file put below
+		 * is the reference this unlink took over, not a new link's.
+		 */
+		mutex_lock(&l->cfg);
+		asx_head_set_linked(l, false);
+		file = l->mux_file;
+		l->mux_file = NULL;
+		mutex_unlock(&l->cfg);
+		wake_up_interruptible_poll(&l->rwait, EPOLLIN);
+		wake_up_interruptible_poll(&l->wwait, EPOLLOUT);
 		fput(file);
 	}
 	return 0;

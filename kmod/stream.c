@@ -206,7 +206,7 @@ int asx_stream_set_driver(struct asx_stream *st, const struct asx_driver *drv)
 {
 	lockdep_assert_held(&st->cfg);
 	if (st->drv != &asx_drv_loop || rcu_access_pointer(st->peer) ||
-	    rcu_access_pointer(st->upper) || READ_ONCE(st->dwq.nmsgs) || st->depth)
+	    asx_stream_in_mux(st) || READ_ONCE(st->dwq.nmsgs) || st->depth)
 		return -EBUSY;
 	if (drv == st->drv)
 		return 0;

@@ -153,6 +153,16 @@ static inline bool asx_stream_linked(struct asx_stream *st)
 	return rcu_access_pointer(st->upper);
 }
 
+/*
+ * Linked under a mux, or unlinked but not yet given back by the unlinker
+ * (mux_file still held): neither linked again, nor piped, nor given another
+ * driver until then. Under st->cfg.
+ */
+static inline bool asx_stream_in_mux(struct asx_stream *st)
+{
+	return rcu_access_pointer(st->upper) || st->mux_file;
+}
+
 /* ioctl.c */
 long asx_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 

@@ -3,6 +3,7 @@
  * pipe_test.c - Stream pipes, the frame and csum modules across a pipe, and
  * the mux driver with linked lower Streams.
  */
+#include <pthread.h>
 #include <signal.h>
 
 #include "asx_util.h"
@@ -318,6 +319,89 @@ TEST_F(mux, flow_control_both_ways)
 	}
 	EXPECT_EQ(recvd, sent, "every message comes back");
 	EXPECT_EQ(bad, 0, "in order and intact");
+}
+
+struct relinker {
+	int u;
+	int l;
+	int rounds;
+	long linked;
+	long busy;
+	long errors;
+};
+
+static void *relink_main(void *arg)
+{
+	struct relinker *r = arg;
+	unsigned int seed = (unsigned int)r->u;
+	struct timespec ts = { 0, 0 };
+	__u32 id;
+
+	for (int i = 0; i < r->rounds; i++) {
+		if (link_fd(r->u, r->l, &id)) {
+			if (errno == EBUSY)
+				r->busy++;
+			else
+				r->errors++;
+			ts.tv_nsec = rand_r(&seed) % 100000;
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		r->linked++;
+		/* hold it a moment, and let go a moment: the other one tries
+		 * all along, during unlinks too */
+		ts.tv_nsec = rand_r(&seed) % 200000;
+		nanosleep(&ts, NULL);
+		if (unlink_id(r->u, id))
+			r->errors++;
+		ts.tv_nsec = rand_r(&seed) % 200000;
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+/*
+ * Two muxes link and unlink the same lower as fast as they can. An unlink
+ * gives back its link's reference to the lower's file after a grace period;
+ * the other mux may not link the lower before then, or that unlink would put
+ * the new link's reference and the new link's own unlink would find none
+ * (it crashed asx.ko once, in random_test).
+ */
+TEST_F(mux, relink_while_unlinking)
+{
+	struct relinker r[2];
+	pthread_t t[2];
+	long before[2];
+	char c;
+	int i;
+
+	ASSERT_EQ(asx_quiesce(), 0, "earlier Streams never freed");
+	before[0] = asx_objects("streams");
+	before[1] = asx_objects("modules");
+	ASSERT_EQ(asx_setdrv(self->u, "mux"), 0, "%s", strerror(errno));
+	ASSERT_EQ(asx_setdrv(self->l[1], "mux"), 0, "%s", strerror(errno));
+	for (i = 0; i < 2; i++) {
+		r[i] = (struct relinker){ .u = i ? self->l[1] : self->u, .l = self->l[0],
+					  .rounds = 1000 };
+		ASSERT_EQ(pthread_create(&t[i], NULL, relink_main, &r[i]), 0);
+	}
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	TH_LOG("links %ld + %ld, refused as busy %ld + %ld", r[0].linked, r[1].linked,
+	       r[0].busy, r[1].busy);
+	EXPECT_EQ(r[0].errors + r[1].errors, 0);
+	EXPECT_GT(r[0].linked, 0);
+	EXPECT_GT(r[1].linked, 0);
+	/* unlinked for good: the lower is a plain Stream again */
+	ASSERT_EQ(write(self->l[0], "z", 1), 1, "%s", strerror(errno));
+	ASSERT_EQ(read(self->l[0], &c, 1), 1, "%s", strerror(errno));
+	EXPECT_EQ(c, 'z');
+	close(self->l[0]);
+	self->l[0] = -1;
+	EXPECT_EQ(asx_quiesce(), 0);
+	/* the fixture's three Streams are the only ones left, none twice freed */
+	EXPECT_EQ(asx_objects("streams"), before[0] - 1);
+	EXPECT_EQ(asx_objects("modules"), before[1]);
 }
 
 TEST_HARNESS_MAIN
