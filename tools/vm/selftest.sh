@@ -55,9 +55,9 @@ check "a failing command fails with its status" 3 "command failed with exit stat
 	sh -c 'exit 3'
 check "a WARNING: in the kernel log fails the run" 123 "WARNING: asx-vm self-test" -- \
 	sh -c 'echo "WARNING: asx-vm self-test" > /dev/kmsg'
-check "a hung command times out with a post-mortem" 125 "did not finish within 75s" \
+check "a hung command times out with a post-mortem" 125 "did not finish within 90s" \
 	"sleep 4711" "sample 3 cpu 1: RIP [0-9a-f]{16} [a-z_]" "blocked tasks and CPU backtraces" -- \
-	--timeout 75 -- sleep 4711
+	--timeout 90 -- sleep 4711
 
 echo "# $((n - fails)) passed, $fails failed, 0 skipped"
 [ "$fails" = 0 ]
