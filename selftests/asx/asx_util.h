@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * asx_util.h - helpers shared by the ASX Stream selftests: opening Streams,
- * the size-first ioctls, and the live-object counts of /proc/asx/objects.
+ * the size-first ioctls, the live-object counts of /proc/asx/objects, and
+ * the system-wide count of activation members.
  */
 #ifndef ASX_SELFTEST_UTIL_H
 #define ASX_SELFTEST_UTIL_H
@@ -238,6 +239,44 @@ static inline int asx_quiesce(void)
 		asx_msleep(10);
 	}
 	return -1;
+}
+
+/*
+ * Threads with an asx.ko activation notifier in the whole system, or -1: a
+ * throw-away group's SA_INFO.
+ */
+static inline long asx_kmembers(void)
+{
+	struct asx_sa_create c = { .size = sizeof(c), .flags = ASX_SA_CLOEXEC, .max_vps = 1 };
+	struct asx_sa_info in = { .size = sizeof(in) };
+	int dev = asx_open(0), g;
+	long n = -1;
+
+	if (dev < 0)
+		return -1;
+	g = ioctl(dev, ASX_IOC_SA_CREATE, &c) ? -1 : c.fd;
+	close(dev);
+	if (g < 0)
+		return -1;
+	if (!ioctl(g, ASX_IOC_SA_INFO, &in))
+		n = in.sys_members;
+	close(g);
+	return n;
+}
+
+/* Waits (up to 5 s) for asx_kmembers() to be @want; returns the last count. */
+static inline long asx_settle_kmembers(long want)
+{
+	long n = -1;
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		n = asx_kmembers();
+		if (n == want)
+			break;
+		asx_msleep(10);
+	}
+	return n;
 }
 
 #endif /* ASX_SELFTEST_UTIL_H */

@@ -258,10 +258,10 @@ static inline int asx_run_one(struct asx_test *t)
 {
 	struct sigaction sa;
 	int status, timeout = asx_timeout();
+	pid_t pid, w;
 
 	if (t->timeout > timeout)
 		timeout = t->timeout;
-	pid_t pid, w;
 
 	memset(asx_shared, 0, sizeof(*asx_shared));
 	fflush(stdout);

@@ -69,36 +69,6 @@ static int sa_info(int g, struct asx_sa_info *in)
 	return ioctl(g, ASX_IOC_SA_INFO, in);
 }
 
-/* Threads with an asx.ko notifier in the whole system, or -1. */
-static long sys_members(void)
-{
-	struct asx_sa_info in;
-	int g = sa_create(1, 0);
-	long n = -1;
-
-	if (g < 0)
-		return -1;
-	if (!sa_info(g, &in))
-		n = in.sys_members;
-	close(g);
-	return n;
-}
-
-/* Waits (up to 5 s) for sys_members() to come down to @want. */
-static long settle_members(long want)
-{
-	long n = -1;
-	int i;
-
-	for (i = 0; i < 500; i++) {
-		n = sys_members();
-		if (n == want)
-			break;
-		asx_msleep(10);
-	}
-	return n;
-}
-
 static bool have_sa(void)
 {
 	struct asx_version v = { .size = sizeof(v) };
@@ -456,7 +426,7 @@ TEST_TIMEOUT(many_vps_block_and_wake_at_random, 120)
 	int i;
 
 	NEED_SA();
-	base = sys_members();
+	base = asx_kmembers();
 	m = calloc(1, sizeof(*m));
 	ASSERT_NE(m, NULL);
 	m->nseq = 1L << 22;
@@ -507,7 +477,7 @@ TEST_TIMEOUT(many_vps_block_and_wake_at_random, 120)
 	EXPECT_EQ(missing, 0, "no event lost");
 	EXPECT_EQ(nb + nu, (long)in.events);
 	close(m->g);
-	EXPECT_EQ(settle_members(base), base);
+	EXPECT_EQ(asx_settle_kmembers(base), base);
 	free(m->seen);
 	free(m->type);
 	free(m->vp);
@@ -583,7 +553,7 @@ TEST(member_exits_without_leaving)
 	pthread_t t;
 
 	NEED_SA();
-	base = sys_members();
+	base = asx_kmembers();
 	b.g = sa_create(4, 0);
 	ASSERT_GE(b.g, 0);
 	ASSERT_EQ(pipe(p), 0);
@@ -607,7 +577,7 @@ TEST(member_exits_without_leaving)
 	}
 	EXPECT_EQ(in.nr_vps, 0, "the dead member was reaped");
 	close(b.g);
-	EXPECT_EQ(settle_members(base), base);
+	EXPECT_EQ(asx_settle_kmembers(base), base);
 	close(p[0]);
 	close(p[1]);
 }
@@ -643,7 +613,7 @@ TEST(close_with_members_blocked_and_spares_parked)
 	long base;
 
 	NEED_SA();
-	base = sys_members();
+	base = asx_kmembers();
 	g = sa_create(8, 0);
 	ASSERT_GE(g, 0);
 	ASSERT_EQ(pipe(p), 0);
@@ -656,18 +626,18 @@ TEST(close_with_members_blocked_and_spares_parked)
 	s.g = g;
 	ASSERT_EQ(pthread_create(&st, NULL, park_main, &s), 0);
 	asx_msleep(200);
-	EXPECT_EQ(settle_members(base + 4), base + 4);
+	EXPECT_EQ(asx_settle_kmembers(base + 4), base + 4);
 	/* The spare's WAIT keeps the file until it returns; then it is released. */
 	close(g);
 	pthread_join(st, NULL);
 	EXPECT_EQ(s.err, 0, "%s", strerror(s.err));
 	EXPECT_GE(s.n, 4, "the BLOCKED events");
 	/* The members are orphans now: their notifiers stay, doing nothing. */
-	EXPECT_EQ(sys_members(), base + 4);
+	EXPECT_EQ(asx_kmembers(), base + 4);
 	ASSERT_EQ(write(p[1], "abcd", 4), 4);
 	for (i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
-	EXPECT_EQ(settle_members(base), base, "the exited orphans were reaped");
+	EXPECT_EQ(asx_settle_kmembers(base), base, "the exited orphans were reaped");
 	close(p[0]);
 	close(p[1]);
 }
@@ -689,7 +659,7 @@ static void *closer_main(void *arg)
 		return NULL;
 	}
 	close(c->g);
-	c->after_close = sys_members();
+	c->after_close = asx_kmembers();
 	if (sa_join(c->g2) < 0) {
 		c->err = errno;
 		return NULL;
@@ -732,7 +702,7 @@ TEST(close_by_member_and_rejoin_after_close)
 	long base;
 
 	NEED_SA();
-	base = sys_members();
+	base = asx_kmembers();
 	c.g = sa_create(2, 0);
 	c.g2 = sa_create(2, 0);
 	ASSERT_GE(c.g, 0);
@@ -741,7 +711,7 @@ TEST(close_by_member_and_rejoin_after_close)
 	pthread_join(t, NULL);
 	EXPECT_EQ(c.err, 0, "%s", strerror(c.err));
 	EXPECT_EQ(c.after_close, base, "closing the group unhooked its own member");
-	EXPECT_EQ(settle_members(base), base, "the joined thread exited and was reaped");
+	EXPECT_EQ(asx_settle_kmembers(base), base, "the joined thread exited and was reaped");
 	close(c.g2);
 
 	j.g = sa_create(2, 0);
@@ -751,12 +721,12 @@ TEST(close_by_member_and_rejoin_after_close)
 	while (!__atomic_load_n(&j.phase, __ATOMIC_ACQUIRE) && !j.err)
 		asx_msleep(1);
 	close(j.g);
-	EXPECT_EQ(sys_members(), base + 1, "an orphan");
+	EXPECT_EQ(asx_kmembers(), base + 1, "an orphan");
 	__atomic_store_n(&j.phase, 2, __ATOMIC_RELEASE);
 	while (__atomic_load_n(&j.phase, __ATOMIC_ACQUIRE) != 3 && !j.err)
 		asx_msleep(1);
 	EXPECT_EQ(j.err, 0, "%s", strerror(j.err));
-	EXPECT_EQ(sys_members(), base, "rejoin dropped the orphan, leave the new one");
+	EXPECT_EQ(asx_kmembers(), base, "rejoin dropped the orphan, leave the new one");
 	pthread_join(t, NULL);
 	close(j.g2);
 }
@@ -769,7 +739,7 @@ TEST(process_killed_with_member_blocked)
 	char c;
 
 	NEED_SA();
-	base = sys_members();
+	base = asx_kmembers();
 	ASSERT_EQ(pipe(p), 0);
 	ASSERT_EQ(pipe(ready), 0);
 	pid = fork();
@@ -791,7 +761,7 @@ TEST(process_killed_with_member_blocked)
 	kill(pid, SIGKILL);
 	ASSERT_EQ(waitpid(pid, &status, 0), pid);
 	EXPECT_TRUE(WIFSIGNALED(status));
-	EXPECT_EQ(settle_members(base), base, "nothing left registered");
+	EXPECT_EQ(asx_settle_kmembers(base), base, "nothing left registered");
 	close(p[0]);
 	close(p[1]);
 	close(ready[0]);

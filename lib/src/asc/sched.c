@@ -1259,9 +1259,8 @@ static void *vp_main(void *arg)
 	asx__ctx_init_self(&vp->ctx);
 	if (a->semantic == ASX_ASC_PREEMPTIVE || a->semantic == ASX_ASC_TIMESLICED)
 		setup_tick(vp);
-	if (a->sa)
-		sa_join_self(a, vp);
 	if (a->sa) {
+		sa_join_self(a, vp);
 		/* the pool (made VP_SPARE): parked before it looks for threads */
 		spin_lock(&a->lock);
 		if (vp->state != VP_SPARE)
@@ -1624,8 +1623,7 @@ static int act_mode(const struct asx_asc_attr *attr)
 	enum asx_asc_activations m = ASX_ASC_ACT_DEFAULT;
 	const char *e;
 
-	if (attr && attr->sz >= offsetof(struct asx_asc_attr, activations) +
-	    sizeof(attr->activations))
+	if (attr && ASX_SZ_HAS(attr, activations))
 		m = attr->activations;
 	if (m > ASX_ASC_ACT_ON)
 		return -EINVAL;
@@ -1644,8 +1642,8 @@ static int act_mode(const struct asx_asc_attr *attr)
 /* Opens @a's activation group if @mode and the module allow; 0 or -errno. */
 static int sa_setup(struct asx_asc *a, int mode, const struct asx_asc_attr *attr)
 {
-	unsigned int spares = attr && attr->sz >= offsetof(struct asx_asc_attr, spare_vps) +
-		sizeof(attr->spare_vps) && attr->spare_vps ? attr->spare_vps : SA_SPARES_DEF;
+	unsigned int spares = attr && ASX_SZ_HAS(attr, spare_vps) && attr->spare_vps ?
+		attr->spare_vps : SA_SPARES_DEF;
 	struct asx_sa_group *g;
 	unsigned int cap;
 	int r;

@@ -328,9 +328,6 @@ static void *thr_start(void *arg)
 	return ret;
 }
 
-#define OPTS_HAS(o, f) \
-	((o)->sz >= offsetof(struct asx_thr_opts, f) + sizeof((o)->f))
-
 static int opts_check(const struct asx_thr_opts *o)
 {
 	const unsigned char *p = (const unsigned char *)o;
@@ -358,9 +355,9 @@ int asx_thr_mgr_spawn_n(struct asx_thr_mgr *m, int n, asx_thr_fn fn,
 		r = opts_check(opts);
 		if (r)
 			return r;
-		if (OPTS_HAS(opts, stack_size))
+		if (ASX_SZ_HAS(opts, stack_size))
 			stack = opts->stack_size;
-		if (OPTS_HAS(opts, ids))
+		if (ASX_SZ_HAS(opts, ids))
 			ids = opts->ids;
 	}
 	if (ids)

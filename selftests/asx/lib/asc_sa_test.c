@@ -31,14 +31,6 @@
 #include "asx_util.h"
 #include "harness.h"
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 #define NEED_SA() do {								\
 	int _r = asx_sa_probe();						\
 	if (_r)									\
@@ -153,7 +145,7 @@ static void *releaser(void *arg)
 
 	while (!__atomic_load_n(&pr->started, __ATOMIC_ACQUIRE))
 		asx_thread_yield();
-	for (t = now_ns(); now_ns() - t < 20000000ULL;)
+	for (t = asx_now_ns(); asx_now_ns() - t < 20000000ULL;)
 		asx_thread_yield();
 	__atomic_store_n(&pr->other_ran, 1, __ATOMIC_RELEASE);
 	release(pr, "x");
@@ -459,27 +451,13 @@ TEST_TIMEOUT(many_threads_blocking_at_random_lose_nothing, 120)
 
 /* ---------------------------------------------------------------- teardown */
 
-static long sys_members(void)
-{
-	struct asx_sa_group *g;
-	struct asx_sa_info in;
-	long n = -1;
-
-	if (asx_sa_open(&g, NULL))
-		return -1;
-	if (!asx_sa_stats(g, &in))
-		n = in.sys_members;
-	asx_sa_close(g);
-	return n;
-}
-
 /* Destroy wakes every spare parked in the kernel; all of them leave. */
 TEST(destroy_with_spares_parked_leaves_no_member)
 {
-	long before, after = -1;
+	long before;
 
 	NEED_SA();
-	before = sys_members();
+	before = asx_kmembers();
 	ASSERT_GE(before, 0);
 	for (int i = 0; i < 20; i++) {
 		struct asx_asc_attr at = { .sz = sizeof(at), .nvps = 1 + i % 3,
@@ -495,33 +473,12 @@ TEST(destroy_with_spares_parked_leaves_no_member)
 			asx_msleep(20);
 		ASSERT_EQ(asx_asc_stats(a, &st), 0);
 		EXPECT_EQ(st.vps, at.nvps + at.spare_vps);
-		t0 = now_ns();
+		t0 = asx_now_ns();
 		ASSERT_EQ(asx_asc_destroy(a), 0);
-		EXPECT_LT(now_ns() - t0, 2000000000ULL, "destroy took %.3f s",
-			  (now_ns() - t0) / 1e9);
+		EXPECT_LT(asx_now_ns() - t0, 2000000000ULL, "destroy took %.3f s",
+			  (asx_now_ns() - t0) / 1e9);
 	}
-	for (int i = 0; i < 200; i++) {
-		after = sys_members();
-		if (after == before)
-			break;
-		asx_msleep(10);
-	}
-	EXPECT_EQ(after, before, "members left behind");
-}
-
-/* Members of the process's groups, once it stops changing (VPs join as
- * their threads start), or the last count after 2 s. */
-static long settled_members(long want)
-{
-	long n = -1;
-
-	for (int i = 0; i < 200; i++) {
-		n = sys_members();
-		if (n == want)
-			break;
-		asx_msleep(10);
-	}
-	return n;
+	EXPECT_EQ(asx_settle_kmembers(before), before, "members left behind");
 }
 
 /* Every VP joins the group: the first VPs and the pool widen a small
@@ -536,12 +493,12 @@ TEST(every_vp_fits_in_the_group)
 	int i, r;
 
 	NEED_SA();
-	before = sys_members();
+	before = asx_kmembers();
 	ASSERT_GE(before, 0);
 	ASSERT_EQ(asx_asc_create(&a, &asx_asc_prio, &at), 0);
 	ASSERT_EQ(asx_asc_stats(a, &st), 0);
 	EXPECT_EQ(st.vps, 4);
-	EXPECT_EQ(settled_members(before + 4), before + 4, "a VP runs unreported");
+	EXPECT_EQ(asx_settle_kmembers(before + 4), before + 4, "a VP runs unreported");
 	EXPECT_EQ(asx_asc_add_vp(a), -ENOSPC);
 
 	at.nvps = 1;
@@ -554,7 +511,7 @@ TEST(every_vp_fits_in_the_group)
 	EXPECT_EQ(r, -ENOSPC, "%s", strerror(-r));
 	ASSERT_EQ(asx_asc_stats(b, &st), 0);
 	EXPECT_EQ(st.vps, 8);
-	EXPECT_EQ(settled_members(before + 12), before + 12, "a VP runs unreported");
+	EXPECT_EQ(asx_settle_kmembers(before + 12), before + 12, "a VP runs unreported");
 
 	/* more first VPs than a group can hold: refused, not half reported */
 	at.nvps = ASX_SA_MAX_VPS;
@@ -565,7 +522,7 @@ TEST(every_vp_fits_in_the_group)
 		asx_asc_destroy(c);
 	ASSERT_EQ(asx_asc_destroy(b), 0);
 	ASSERT_EQ(asx_asc_destroy(a), 0);
-	EXPECT_EQ(settled_members(before), before, "members left behind");
+	EXPECT_EQ(asx_settle_kmembers(before), before, "members left behind");
 }
 
 TEST_HARNESS_MAIN
