@@ -284,10 +284,9 @@ stage_kmod() {
 		selftests/asx/run_all.sh build/selftests-san; b=$?; [ $a -eq 0 ] && [ $b -eq 0 ]' \
 		2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
-	p=$(sed -n 's/^selftests: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$out" |
-		awk '{ s += $1 } END { if (NR) print s }')
-	f=$(sed -n 's/^selftests: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$out" |
-		awk '{ s += $1 } END { if (NR) print s }')
+	# both sets' "selftests: N passed, N failed" lines, summed
+	read -r p f < <(awk '/^selftests: [0-9]+ passed, [0-9]+ failed/ { p += $2; f += $4; n++ }
+		END { if (n) print p, f }' "$out")
 	if [ "$(grep -c '^selftests: ' "$out")" -ne 2 ]; then
 		# CI may show only the end of the output: say here where it stopped.
 		local bin test
