@@ -1398,12 +1398,13 @@ static int vp_spawn(struct asx_asc *a, struct asx_thread *bound, bool spare, boo
 	mode_before_new_vp();
 	lock_np(&a->lock);
 	/* with activations every VP must fit in the group (max_vps) */
-	if ((spare || a->sa) && !vp_room(a)) {
+	r = a->dying ? -ESHUTDOWN : (spare || a->sa) && !vp_room(a) ? -EAGAIN : 0;
+	if (r) {
 		unlock_np(&a->lock);
 		pthread_mutex_unlock(&S.cfg);
 		np_leave(true);
 		free(vp);
-		return -EAGAIN;
+		return r;
 	}
 	vp->next = a->vps;
 	a->vps = vp;
@@ -1774,6 +1775,9 @@ int asx_asc_destroy(struct asx_asc *a)
 		spin_unlock(&a->lock);
 		return -EBUSY;
 	}
+	/* no VP made from now on (a spare refilling the pool would be missed
+	 * by the joins below), no more deferred checks */
+	a->dying = true;
 	for (v = a->vps; v; v = v->next)
 		__atomic_store_n(&v->stop, 1, __ATOMIC_RELEASE);
 	while ((v = idle_take(a, NULL)))
@@ -1783,13 +1787,14 @@ int asx_asc_destroy(struct asx_asc *a)
 	/* one post wakes one spare; each passes it on as it leaves */
 	if (parked)
 		asx_sa_post(a->sa, SA_STOP);
+	/* a vp_spawn() that listed its VP before dying has its pthread id
+	 * written: it holds S.cfg from listing to pthread_create() */
+	pthread_mutex_lock(&S.cfg);
+	pthread_mutex_unlock(&S.cfg);
 	for (v = a->vps; v; v = v->next)
 		if (v->pth)
 			pthread_join(v->pth, NULL);
-	/* no more deferred checks; one in flight finishes before we free */
-	spin_lock(&a->lock);
-	a->dying = true;
-	spin_unlock(&a->lock);
+	/* one deferred check in flight finishes before we free */
 	asx__timer_del(&a->act);
 	asx__sentinel_sync();
 	/* a check that ran before it saw dying may have re-armed meanwhile */

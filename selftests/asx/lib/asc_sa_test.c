@@ -481,6 +481,52 @@ TEST(destroy_with_spares_parked_leaves_no_member)
 	EXPECT_EQ(asx_settle_kmembers(before), before, "members left behind");
 }
 
+static void *nap(void *arg)
+{
+	struct timespec ts = { 0, 100000 };
+
+	(void)arg;
+	nanosleep(&ts, NULL);	/* unwrapped: BLOCKED, a takeover, a refill */
+	return NULL;
+}
+
+static void *busy(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 50; i++)
+		asx_thread_yield();
+	return NULL;
+}
+
+/*
+ * Destroy right after a takeover: a parked spare refills the pool while
+ * destroy stops and joins the VPs.  A VP made then must be joined too, or
+ * it outlives its ASC (TSan: thread leak; it runs on freed memory).
+ */
+TEST(destroy_during_a_pool_refill_joins_every_vp)
+{
+	struct asx_asc_attr at = { .sz = sizeof(at), .nvps = 1,
+				   .activations = ASX_ASC_ACT_ON, .spare_vps = 2 };
+	long before;
+
+	NEED_SA();
+	before = asx_kmembers();
+	ASSERT_GE(before, 0);
+	for (int i = 0; i < 100; i++) {
+		struct asx_thread *t[2];
+		struct asx_asc *a;
+
+		ASSERT_EQ(asx_asc_create(&a, &asx_asc_prio, &at), 0);
+		t[0] = spawn(a, nap, NULL);
+		t[1] = spawn(a, busy, NULL);
+		ASSERT_TRUE(t[0] && t[1]);
+		ASSERT_EQ(asx_thread_join(t[0], NULL), 0);
+		ASSERT_EQ(asx_thread_join(t[1], NULL), 0);
+		ASSERT_EQ(asx_asc_destroy(a), 0);
+	}
+	EXPECT_EQ(asx_settle_kmembers(before), before, "members left behind");
+}
+
 /* Every VP joins the group: the first VPs and the pool widen a small
  * max_vps, and asx_asc_add_vp() refuses the VP that would not fit. */
 TEST(every_vp_fits_in_the_group)
