@@ -320,13 +320,115 @@ TEST(no_event_for_preemption)
 }
 
 #define MANY_VPS	1000
-#define MANY_SECS	10
+#define MANY_SECS	10	/* at least; longer when the VPs sleep long */
+#define MANY_BLOCKS	8	/* times each VP blocks, on average, at least */
+#define MANY_LOAD_PCT	40	/* of one CPU, spent on the VPs' block/wake rounds */
+#define MANY_MIN_US	60000	/* mean sleep of a VP: not shorter ... */
+#define MANY_MAX_US	2000000	/* ... nor longer */
+
+/*
+ * The load many_vps puts on the machine is scaled to the machine. A
+ * ping-pong through one member first measures what one block/wake round
+ * costs here, events and the spare's wake-up included; the VPs then sleep
+ * long enough that together they take about MANY_LOAD_PCT of one CPU. A
+ * fixed rate does not fit every host: under single-threaded TCG on a slow
+ * or busy one a round costs several times what it costs on a quiet one,
+ * and 1000 VPs at 16,000 sleeps a second saturated the guest. The spares
+ * (SCHED_FIFO) then took both CPUs, everything else waited behind RT
+ * throttling, and the test neither finished nor lost a wake-up: it ran out
+ * of time, or, given more, overran the ring.
+ */
+struct pingpong {
+	int g;
+	int in;
+	int out;
+	volatile int stop;
+	int err;
+};
+
+static void *pingpong_member(void *arg)
+{
+	struct pingpong *pp = arg;
+	char c;
+
+	/* echoes even when the join failed, so the caller never hangs */
+	if (sa_join(pp->g) < 0)
+		pp->err = errno;
+	while (read(pp->in, &c, 1) == 1 && c == 'p')
+		if (write(pp->out, &c, 1) != 1)
+			break;
+	if (!pp->err && sa_leave(pp->g))
+		pp->err = errno;
+	return NULL;
+}
+
+static void *pingpong_spare(void *arg)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	struct pingpong *pp = arg;
+	struct asx_sa_event ev[64];
+
+	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	while (!pp->stop)
+		if (sa_wait(pp->g, ev, 64, 100) < 0 && errno != EINTR)
+			pp->err = errno;
+	return NULL;
+}
+
+/* Nanoseconds per block/wake round of a member, or -1. */
+static long block_round_ns(void)
+{
+	struct pingpong pp = { 0 };
+	int a[2], b[2], rounds;
+	pthread_t member, spare;
+	uint64_t t0, t = 0;
+	char c = 'p';
+
+	pp.g = sa_create(4, 0);
+	if (pp.g < 0 || pipe(a) || pipe(b))
+		return -1;
+	pp.in = a[0];
+	pp.out = b[1];
+	if (pthread_create(&spare, NULL, pingpong_spare, &pp))
+		return -1;
+	if (pthread_create(&member, NULL, pingpong_member, &pp)) {
+		pp.stop = 1;
+		pthread_join(spare, NULL);
+		return -1;
+	}
+	/* a warm-up round, then up to 2,000 rounds or half a second */
+	t0 = now_ns();
+	for (rounds = -1; rounds < 2000; rounds++) {
+		if (write(a[1], &c, 1) != 1 || read(b[0], &c, 1) != 1)
+			break;
+		t = now_ns();
+		if (rounds < 0)
+			t0 = t;
+		else if (t - t0 > 500000000ULL)
+			break;
+	}
+	c = 'q';
+	if (write(a[1], &c, 1) != 1)
+		pp.err = errno;
+	pthread_join(member, NULL);
+	pp.stop = 1;
+	pthread_join(spare, NULL);
+	close(a[0]);
+	close(a[1]);
+	close(b[0]);
+	close(b[1]);
+	close(pp.g);
+	if (pp.err || rounds < 1)
+		return -1;
+	return (long)((t - t0) / (unsigned int)(rounds + 1));
+}
 
 struct many {
 	int g;
 	volatile int stop;
 	volatile int done_vps;
 	int err;
+	long sleep_us;			/* mean sleep of a VP */
 	pthread_mutex_t lock;
 	int state[ASX_SA_MAX_VPS];	/* 1 after BLOCKED */
 	long blocked[ASX_SA_MAX_VPS];
@@ -344,6 +446,7 @@ static void *many_vp(void *arg)
 {
 	struct many *m = arg;
 	unsigned int seed = (unsigned int)gettid_();
+	long us;
 	struct timespec ts;
 
 	if (sa_join(m->g) < 0) {
@@ -352,8 +455,10 @@ static void *many_vp(void *arg)
 		return NULL;
 	}
 	while (!m->stop) {
-		ts.tv_sec = 0;
-		ts.tv_nsec = (40000 + rand_r(&seed) % 40000) * 1000;
+		/* uniform in [mean / 2, 3 * mean / 2) */
+		us = m->sleep_us / 2 + (long)(rand_r(&seed) % (unsigned int)m->sleep_us);
+		ts.tv_sec = us / 1000000;
+		ts.tv_nsec = us % 1000000 * 1000;
 		nanosleep(&ts, NULL);
 		if (rand_r(&seed) % 4 == 0)
 			sched_yield();
@@ -422,13 +527,26 @@ TEST_TIMEOUT(many_vps_block_and_wake_at_random, 120)
 	pthread_t vps[MANY_VPS], spares[2];
 	struct asx_sa_info in;
 	struct many *m;
-	long base, nb = 0, nu = 0, unmatched = 0, missing = 0;
+	long base, nb = 0, nu = 0, unmatched = 0, missing = 0, round_ns, secs;
+	uint64_t t0;
 	int i;
 
 	NEED_SA();
+	round_ns = block_round_ns();
+	ASSERT_GT(round_ns, 0, "measuring a block/wake round");
 	base = asx_kmembers();
 	m = calloc(1, sizeof(*m));
 	ASSERT_NE(m, NULL);
+	m->sleep_us = MANY_VPS * (round_ns / 1000 + 1) * 100 / MANY_LOAD_PCT;
+	if (m->sleep_us < MANY_MIN_US)
+		m->sleep_us = MANY_MIN_US;
+	if (m->sleep_us > MANY_MAX_US)
+		m->sleep_us = MANY_MAX_US;
+	secs = MANY_BLOCKS * m->sleep_us / 1000000 + 1;
+	if (secs < MANY_SECS)
+		secs = MANY_SECS;
+	TH_LOG("a block/wake round takes %ld us: %d VPs sleep %ld ms on average for %ld s",
+	       round_ns / 1000, MANY_VPS, m->sleep_us / 1000, secs);
 	m->nseq = 1L << 22;
 	m->seen = calloc(m->nseq, 1);
 	m->type = calloc(m->nseq, 1);
@@ -439,14 +557,18 @@ TEST_TIMEOUT(many_vps_block_and_wake_at_random, 120)
 	ASSERT_GE(m->g, 0);
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(pthread_create(&spares[i], NULL, many_spare, m), 0);
+	t0 = now_ns();
 	for (i = 0; i < MANY_VPS; i++)
 		ASSERT_EQ(pthread_create(&vps[i], NULL, many_vp, m), 0, "VP %d", i);
-	TH_LOG("%d VPs started", MANY_VPS);
-	asx_msleep(MANY_SECS * 1000);
+	TH_LOG("%d VPs started in %llu ms", MANY_VPS,
+	       (unsigned long long)(now_ns() - t0) / 1000000);
+	asx_msleep(secs * 1000);
 	m->stop = 1;
+	t0 = now_ns();
 	for (i = 0; i < MANY_VPS; i++)
 		pthread_join(vps[i], NULL);
-	TH_LOG("%d VPs joined", MANY_VPS);
+	TH_LOG("%d VPs joined in %llu ms", MANY_VPS,
+	       (unsigned long long)(now_ns() - t0) / 1000000);
 	for (i = 0; i < 2; i++)
 		pthread_join(spares[i], NULL);
 	EXPECT_EQ(m->err, 0, "%s", strerror(m->err));
