@@ -100,6 +100,7 @@ struct sa_member {
 	struct task_struct *task;	/* a reference */
 	struct list_head node;		/* on owner->members or sa_orphans */
 	struct llist_node dead_node;
+	u64 exec_id;			/* the task's self_exec_id at JOIN */
 	u32 vp;
 	u32 tid;
 	bool orphan;			/* on sa_orphans, holding a module reference */
@@ -170,6 +171,16 @@ static void sa_record(struct sa_group *g, const struct sa_member *m, u32 type)
 }
 
 /*
+ * A member that called execve() runs a program that never joined: its group
+ * is told nothing more about it (a setuid program's sleeps would otherwise
+ * reach whoever holds the group). It stays a member until it leaves or dies.
+ */
+static bool sa_execd(const struct sa_member *m)
+{
+	return READ_ONCE(m->task->self_exec_id) != m->exec_id;
+}
+
+/*
  * Runs under the run-queue lock, interrupts off, in the context of the
  * member (it is current until the switch). On 6.1 a task that goes to sleep
  * was dequeued by __schedule() before this: its state is not TASK_RUNNING
@@ -189,13 +200,13 @@ static void sa_sched_out(struct preempt_notifier *pn, struct task_struct *next)
 	if (state == TASK_DEAD) {
 		/* Its last switch: report it, then let the reaper free it. */
 		g = rcu_dereference_sched(m->grp);
-		if (g)
+		if (g && !sa_execd(m))
 			sa_record(g, m, ASX_SA_EXITED);
 		llist_add(&m->dead_node, &sa_dead);
 		irq_work_queue(&sa_reap_iw);
 		return;
 	}
-	if (state == TASK_RUNNING || READ_ONCE(m->task->on_rq) || m->parked)
+	if (state == TASK_RUNNING || READ_ONCE(m->task->on_rq) || m->parked || sa_execd(m))
 		return;
 	g = rcu_dereference_sched(m->grp);
 	if (!g)
@@ -318,6 +329,7 @@ static long sa_join(struct sa_group *g, void __user *uarg)
 {
 	struct sa_member *m, *old;
 	struct asx_sa_join j;
+	bool orphan = false;
 	int ret;
 
 	ret = ASX_COPY_IN(j, uarg, ASX_SA_JOIN_SIZE_VER0);
@@ -333,7 +345,7 @@ static long sa_join(struct sa_group *g, void __user *uarg)
 
 	mutex_lock(&asx_sa_lock);
 	old = sa_current_member();
-	if (old && old->owner) {
+	if (old && old->owner && !sa_execd(old)) {
 		ret = -EBUSY;
 		goto err_unlock;
 	}
@@ -342,14 +354,19 @@ static long sa_join(struct sa_group *g, void __user *uarg)
 		goto err_unlock;
 	}
 	if (old) {
-		/* Left behind by a closed group: we are its thread, drop it now. */
+		/*
+		 * Left behind by a closed group, or by the program this thread
+		 * ran before an execve: we are its thread, drop it now.
+		 */
 		sa_unhook_self(old);
 		sa_detach(old);
+		orphan = old->orphan;
 	}
 	m->vp = find_first_zero_bit(g->vps, g->max_vps);
 	set_bit(m->vp, g->vps);
 	g->nr_vps++;
 	m->tid = task_pid_vnr(current);
+	m->exec_id = current->self_exec_id;
 	m->task = get_task_struct(current);
 	m->owner = g;
 	RCU_INIT_POINTER(m->grp, g);
@@ -363,8 +380,9 @@ static long sa_join(struct sa_group *g, void __user *uarg)
 
 	if (old) {
 		sa_free_member(old);
-		/* The group's file pins the module while we run. */
-		module_put(THIS_MODULE);
+		/* An orphan's reference: the group's file pins the module while we run. */
+		if (orphan)
+			module_put(THIS_MODULE);
 	}
 	j.vp = m->vp;
 	j.tid = m->tid;

@@ -3,7 +3,7 @@
  * sa_test.c - scheduler activations: groups, JOIN/LEAVE, BLOCKED/UNBLOCKED
  * events in order, no event for preemption, many VPs at random with every
  * BLOCKED matched, ring overflow, close and thread exit at every stage,
- * limits, another process's threads, rmmod, and the ABI edges.
+ * limits, another process's threads, exec, rmmod, and the ABI edges.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -888,6 +889,180 @@ TEST(process_killed_with_member_blocked)
 	close(p[1]);
 	close(ready[0]);
 	close(ready[1]);
+}
+
+static int send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = "f", .iov_len = 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &mh, 0) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))], c;
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int fd;
+
+	if (recvmsg(sock, &mh, 0) != 1)
+		return -1;
+	cm = CMSG_FIRSTHDR(&mh);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+/* One line to the shell, and its echo back; 0 or -1. */
+static int echo_round(int to, int from)
+{
+	char c;
+
+	if (write(to, "a\n", 2) != 2)
+		return -1;
+	do {
+		if (read(from, &c, 1) != 1)
+			return -1;
+	} while (c != '\n');
+	return 0;
+}
+
+#define EXEC_ROUNDS	100
+
+/*
+ * A member that execs runs a program that never joined (su, say): whoever
+ * holds the group must learn nothing of it, not its sleeps, not its exit.
+ * The program is a shell that echoes lines: it blocks in read() once a
+ * round. Whatever the way into execve() blocked (reading the binary over
+ * 9p, say) is in the ring by the first echo; every round after that is the
+ * new program's alone.
+ */
+TEST(exec_ends_the_reports)
+{
+	struct asx_sa_event ev[64];
+	int sv[2], in[2], out[2], g, n, i, status;
+	long before = 0, after = 0, exited = 0, base;
+	uint64_t t0;
+	pid_t pid;
+
+	NEED_SA();
+	base = asx_kmembers();
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ASSERT_EQ(pipe(in), 0);
+	ASSERT_EQ(pipe(out), 0);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		char c;
+
+		g = sa_create(4, 0);
+		if (g < 0 || send_fd(sv[1], g) || sa_join(g) < 0)
+			_exit(1);
+		if (read(in[0], &c, 1) != 1)	/* blocks: a member's BLOCKED */
+			_exit(1);
+		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || close(in[1]) || close(out[0]))
+			_exit(1);
+		execl("/bin/sh", "sh", "-c", "while read x; do echo \"$x\"; done", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	g = recv_fd(sv[0]);
+	ASSERT_GE(g, 0, "the child's group");
+	/* Before the exec the child is reported like any member. */
+	t0 = now_ns();
+	while (!before && now_ns() - t0 < 10000000000ULL) {
+		n = sa_wait(g, ev, 64, 1000);
+		ASSERT_GE(n, 0);
+		for (i = 0; i < n; i++)
+			before += ev[i].tid == (unsigned int)pid && ev[i].type == ASX_SA_BLOCKED;
+	}
+	ASSERT_GT(before, 0, "the member blocked in read() was reported");
+	ASSERT_EQ(write(in[1], "g", 1), 1);
+	ASSERT_EQ(echo_round(in[1], out[0]), 0, "the shell's first echo");
+	while ((n = sa_wait(g, ev, 64, 0)) > 0)
+		;
+	ASSERT_EQ(n, 0);
+	for (i = 1; i < EXEC_ROUNDS; i++) {
+		asx_msleep(1);		/* the shell is back in read() */
+		ASSERT_EQ(echo_round(in[1], out[0]), 0, "round %d", i);
+	}
+	close(in[1]);
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+	while ((n = sa_wait(g, ev, 64, 0)) > 0)
+		for (i = 0; i < n; i++) {
+			if (ev[i].tid != (unsigned int)pid)
+				continue;
+			after += ev[i].type == ASX_SA_BLOCKED;
+			exited += ev[i].type == ASX_SA_EXITED;
+		}
+	ASSERT_EQ(n, 0);
+	EXPECT_EQ(after, 0, "%ld BLOCKED from the exec'd shell in %d reads", after,
+		  EXEC_ROUNDS - 1);
+	EXPECT_EQ(exited, 0, "the exec'd program's exit is not reported");
+	close(g);
+	EXPECT_EQ(asx_settle_kmembers(base), base, "nothing left registered");
+	close(sv[0]);
+	close(sv[1]);
+	close(out[0]);
+}
+
+/*
+ * The program a member exec'd may join a group of its own: the old
+ * membership must not make that EBUSY. sa_test runs itself for it, and
+ * this constructor is that program.
+ */
+__attribute__((constructor)) static void rejoin_after_exec(void)
+{
+	int g;
+
+	if (!getenv("ASX_SA_TEST_REJOIN"))
+		return;
+	g = sa_create(4, 0);
+	if (g < 0)
+		_exit(2);
+	if (sa_join(g) < 0)
+		_exit(errno == EBUSY ? 3 : 4);
+	if (sa_leave(g))
+		_exit(5);
+	_exit(0);
+}
+
+TEST(join_again_after_exec)
+{
+	int status;
+	long base;
+	pid_t pid;
+
+	NEED_SA();
+	base = asx_kmembers();
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		int g = sa_create(4, 0);
+
+		/* a descriptor without CLOEXEC keeps the group open across the exec */
+		if (g < 0 || sa_join(g) < 0 || dup(g) < 0 || setenv("ASX_SA_TEST_REJOIN", "1", 1))
+			_exit(1);
+		execl("/proc/self/exe", "sa_test", (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status), "status %#x", status);
+	EXPECT_EQ(WEXITSTATUS(status), 0, "1: setup, 2: create, 3: JOIN EBUSY, 4: JOIN, 5: LEAVE");
+	EXPECT_EQ(asx_settle_kmembers(base), base, "nothing left registered");
 }
 
 TEST(limits_and_ownership)
