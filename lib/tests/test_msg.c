@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * test_msg.c - message blocks: allocation, reference counting, dup/copy,
- * chains, pullup.  Run under ASan too: LeakSanitizer catches a block that
- * free_chain or the refcounting fails to release.
+ * chains, pullup, the block cache across threads.  Run under ASan too:
+ * LeakSanitizer catches a block that free_chain or the refcounting fails
+ * to release (`make check` runs it once with the block cache on, stage
+ * leak, as in production).
+ *
+ * Helper threads never call cmocka's assert_* (it longjmps); they record
+ * what they saw and the main thread asserts.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,9 +15,12 @@
 #include <stdint.h>
 #include <string.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <cmocka.h>
 
 #include <asx/msg.h>
+#include <asx/msgq.h>
+#include "msg/msg_impl.h"
 
 static void test_alloc(void **state)
 {
@@ -403,6 +411,140 @@ static void test_free_chain_frees_all(void **state)
 	assert_int_equal(fc.calls, 10);
 }
 
+/*
+ * Short-lived producer threads that only allocate hand their messages to
+ * one consumer thread that only frees them.  The producers fill their
+ * caches with batches the consumer gave back to the depot; when they
+ * exit, those blocks must go back too.  Once every thread is gone, each
+ * block the cache took from malloc() must be in the depot or in this
+ * thread's cache: none may be stranded in an exited thread's cache.
+ */
+#define XT_PRODUCERS	256
+#define XT_WAVE		8		/* producers alive at once */
+#define XT_MAXPER	96		/* messages per producer: 50..86 */
+#define XT_STOP		(ASX_MSG_USER + 1)
+#define XT_WAIT_NS	20000000000ULL	/* watchdog: no step may take longer */
+
+struct xt {
+	struct asx_msgq *q;
+	uint8_t seen[XT_PRODUCERS][XT_MAXPER];
+	uint64_t got, dups, bad, timeouts, enq_fail;
+};
+
+struct xt_prod {
+	struct xt *x;
+	uint32_t id;
+};
+
+static uint32_t xt_count(uint32_t id)
+{
+	return 50 + id % 37;
+}
+
+static void *xt_producer(void *arg)
+{
+	static const size_t sizes[] = { 100, 1000, 3000, 200 };	/* 3 size classes */
+	struct xt_prod *p = arg;
+	struct timespec dl;
+	struct asx_msg *m;
+	uint32_t i, tag[2];
+
+	for (i = 0; i < xt_count(p->id); i++) {
+		m = asx_msg_alloc(sizes[(p->id + i) % 4], ASX_MSG_DATA);
+		if (!m) {
+			__atomic_add_fetch(&p->x->enq_fail, 1, __ATOMIC_RELAXED);
+			return NULL;
+		}
+		tag[0] = p->id;
+		tag[1] = i;
+		asx_msg_append(m, tag, sizeof(tag));
+		memset(asx_msg_wr(m), (int)i, asx_msg_space(m));	/* touch it all */
+		if (asx_msgq_enqueue(p->x->q, m, 0, asx_deadline(&dl, XT_WAIT_NS))) {
+			asx_msg_free(m);
+			__atomic_add_fetch(&p->x->enq_fail, 1, __ATOMIC_RELAXED);
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+static void *xt_consumer(void *arg)
+{
+	struct xt *x = arg;
+	struct timespec dl;
+	struct asx_msg *m;
+	uint32_t tag[2];
+
+	for (;;) {
+		if (asx_msgq_dequeue(x->q, &m, 0, asx_deadline(&dl, XT_WAIT_NS))) {
+			x->timeouts++;
+			return NULL;
+		}
+		if (m->type == XT_STOP) {
+			asx_msg_free(m);
+			return NULL;
+		}
+		if (asx_msg_read(m, 0, tag, sizeof(tag)) != sizeof(tag) ||
+		    tag[0] >= XT_PRODUCERS || tag[1] >= xt_count(tag[0]))
+			x->bad++;
+		else if (x->seen[tag[0]][tag[1]]++)
+			x->dups++;
+		x->got++;
+		asx_msg_free(m);
+	}
+}
+
+static void test_cache_producer_threads_lose_nothing(void **state)
+{
+	struct xt *x = calloc(1, sizeof(*x));
+	struct xt_prod p[XT_WAVE];
+	pthread_t pt[XT_WAVE], ct;
+	struct asx__msg_cache_stats st;
+	uint64_t want = 0, missing = 0, lost, lost_bytes;
+	uint32_t id, i, j;
+
+	(void)state;
+	assert_non_null(x);
+	x->q = asx_msgq_create(1u << 20, 1u << 18);
+	assert_non_null(x->q);
+	assert_int_equal(pthread_create(&ct, NULL, xt_consumer, x), 0);
+	for (id = 0; id < XT_PRODUCERS; id += XT_WAVE) {
+		for (i = 0; i < XT_WAVE; i++) {
+			p[i] = (struct xt_prod){ x, id + i };
+			assert_int_equal(pthread_create(&pt[i], NULL, xt_producer, &p[i]), 0);
+		}
+		for (i = 0; i < XT_WAVE; i++)
+			pthread_join(pt[i], NULL);
+	}
+	assert_int_equal(asx_msgq_enqueue(x->q, asx_msg_alloc(0, XT_STOP), 0, NULL), 0);
+	pthread_join(ct, NULL);
+
+	for (i = 0; i < XT_PRODUCERS; i++) {
+		want += xt_count(i);
+		for (j = 0; j < xt_count(i); j++)
+			missing += !x->seen[i][j];
+	}
+	asx__msg_cache_stats(&st);
+	lost = st.blocks - st.depot_blocks - st.mine_blocks;
+	lost_bytes = st.bytes - st.depot_bytes - st.mine_bytes;
+	print_message("cache %s: %llu blocks (%llu bytes) from malloc, %llu in the depot, "
+		      "%llu here, %llu blocks (%llu bytes) lost by %u threads\n",
+		      st.on ? "on" : "off", (unsigned long long)st.blocks,
+		      (unsigned long long)st.bytes, (unsigned long long)st.depot_blocks,
+		      (unsigned long long)st.mine_blocks, (unsigned long long)lost,
+		      (unsigned long long)lost_bytes, XT_PRODUCERS + 1);
+	assert_int_equal(x->timeouts, 0);
+	assert_int_equal(x->enq_fail, 0);
+	assert_int_equal(x->bad, 0);
+	assert_int_equal(x->dups, 0);
+	assert_int_equal(missing, 0);
+	assert_int_equal(x->got, want);
+	assert_int_equal(lost, 0);
+	assert_true(asx_msgq_is_empty(x->q));
+	asx_msgq_destroy(x->q);
+	free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -420,6 +562,7 @@ int main(void)
 		cmocka_unit_test(test_pullup_releases_wrapped),
 		cmocka_unit_test(test_pullup_embedded_then_free),
 		cmocka_unit_test(test_free_chain_frees_all),
+		cmocka_unit_test(test_cache_producer_threads_lose_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,6 +32,7 @@
 #include <asx/msg.h>
 #include <asx/sync.h>
 #include "core/compiler.h"
+#include "msg_impl.h"
 
 #define DB_FOREIGN	0x1u	/* buffer belongs to the caller of asx_msg_wrap() */
 #define DB_CLASS_SHIFT	8	/* (size class + 1) of a cached allocation, or 0 */
@@ -78,10 +79,18 @@ struct free_blk {
 	struct free_blk *next_batch;	/* depot: batches of one class */
 };
 
+/*
+ * A thread's cache is TC_NEW until it first gets blocks, whether by a free
+ * or by a batch from the depot: it then registers the flush that runs at
+ * thread exit (TC_LIVE).  After that flush it is TC_DEAD: a message freed
+ * or allocated later in the exit (another key's destructor) bypasses it.
+ */
+enum { TC_NEW, TC_LIVE, TC_DEAD };
+
 struct tcache {
 	struct free_blk *head[NCLS];
 	uint32_t n[NCLS];
-	bool registered;
+	uint8_t state;
 };
 
 static __thread struct tcache tcache;
@@ -91,6 +100,9 @@ static uint32_t depot_n[NCLS];
 static pthread_key_t tcache_key;
 static pthread_once_t tcache_once = PTHREAD_ONCE_INIT;
 static bool tcache_key_ok;
+static uint64_t blk_live[NCLS];		/* blocks from malloc() not yet freed */
+
+#define CLS_BYTES(c)	(EMB_HDR + ((size_t)1 << (CLS_MIN_SHIFT + (c))))
 
 static int size_class(size_t size)
 {
@@ -119,6 +131,7 @@ static void depot_put(int c, struct free_blk *b)
 	for (; b; b = n) {
 		n = b->next;
 		free(b);
+		__atomic_sub_fetch(&blk_live[c], 1, __ATOMIC_RELAXED);
 	}
 }
 
@@ -136,12 +149,14 @@ static struct free_blk *depot_get(int c)
 	return b;
 }
 
+/* At thread exit: the cache goes to the depot, and stays unused. */
 static void tcache_flush(void *unused)
 {
 	struct free_blk *b;
 	int c;
 
 	(void)unused;
+	tcache.state = TC_DEAD;
 	for (c = 0; c < NCLS; c++) {
 		b = tcache.head[c];
 		tcache.head[c] = NULL;
@@ -156,18 +171,30 @@ static void tcache_key_init(void)
 	tcache_key_ok = !pthread_key_create(&tcache_key, tcache_flush);
 }
 
+/*
+ * Before the cache first holds a block: have tcache_flush() run when the
+ * thread exits.  False if it cannot (the caller then bypasses the cache).
+ */
+static bool tcache_register(void)
+{
+	if (tcache.state == TC_DEAD)
+		return false;
+	pthread_once(&tcache_once, tcache_key_init);
+	if (!tcache_key_ok || pthread_setspecific(tcache_key, &tcache))
+		return false;
+	tcache.state = TC_LIVE;
+	return true;
+}
+
 static void blk_free(void *mem, int c)
 {
 	struct free_blk *b = mem, *batch;
 	uint32_t i;
 
-	if (unlikely(!tcache.registered)) {
-		pthread_once(&tcache_once, tcache_key_init);
-		if (!tcache_key_ok || pthread_setspecific(tcache_key, &tcache)) {
-			free(mem);
-			return;
-		}
-		tcache.registered = true;
+	if (unlikely(tcache.state != TC_LIVE) && !tcache_register()) {
+		free(mem);
+		__atomic_sub_fetch(&blk_live[c], 1, __ATOMIC_RELAXED);
+		return;
 	}
 	b->next = tcache.head[c];
 	tcache.head[c] = b;
@@ -194,15 +221,46 @@ static void *blk_alloc(int c)
 		tcache.n[c]--;
 		return b;
 	}
-	b = depot_get(c);
-	if (!b)
-		return malloc(EMB_HDR + ((size_t)1 << (CLS_MIN_SHIFT + c)));
+	/* the cache gets blocks from here on: it must go back at thread exit */
+	b = unlikely(tcache.state != TC_LIVE) && !tcache_register() ? NULL : depot_get(c);
+	if (!b) {
+		b = malloc(CLS_BYTES(c));
+		if (b)
+			__atomic_add_fetch(&blk_live[c], 1, __ATOMIC_RELAXED);
+		return b;
+	}
 	/* keep all but the first of the batch */
 	tcache.head[c] = b->next;
 	for (struct free_blk *p = b->next; p; p = p->next)
 		n++;
 	tcache.n[c] += n;
 	return b;
+}
+
+void asx__msg_cache_stats(struct asx__msg_cache_stats *st)
+{
+	const struct free_blk *b, *p;
+	uint64_t n;
+	int c;
+
+	memset(st, 0, sizeof(*st));
+	st->on = MSG_CACHE;
+	for (c = 0; c < NCLS; c++) {
+		n = __atomic_load_n(&blk_live[c], __ATOMIC_RELAXED);
+		st->blocks += n;
+		st->bytes += n * CLS_BYTES(c);
+		n = tcache.n[c];
+		st->mine_blocks += n;
+		st->mine_bytes += n * CLS_BYTES(c);
+		n = 0;
+		asx_mutex_lock(&depot_lock);
+		for (b = depot[c]; b; b = b->next_batch)
+			for (p = b; p; p = p->next)
+				n++;
+		asx_mutex_unlock(&depot_lock);
+		st->depot_blocks += n;
+		st->depot_bytes += n * CLS_BYTES(c);
+	}
 }
 
 static void db_release(struct asx_datab *db)

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * msg_impl.h - message-block internals the tests look at.
+ *
+ * The block cache of asx_msg_alloc() (see msg.c) counts the blocks it
+ * took from malloc() and has not given back.  Each of them is at any time
+ * either held by a message, in some thread's cache or in the shared
+ * depot; so once every message is freed and every other thread has
+ * exited, blocks == depot + mine, and any difference is blocks lost.
+ */
+#ifndef ASX_MSG_IMPL_H
+#define ASX_MSG_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct asx__msg_cache_stats {
+	bool on;		/* the cache is in use */
+	uint64_t blocks;	/* cached-size blocks from malloc() not yet freed */
+	uint64_t bytes;		/* their sizes, header included */
+	uint64_t depot_blocks;	/* of those, in the shared depot */
+	uint64_t depot_bytes;
+	uint64_t mine_blocks;	/* of those, in the calling thread's cache */
+	uint64_t mine_bytes;
+};
+
+/* A snapshot; exact only while no other thread uses messages. */
+void asx__msg_cache_stats(struct asx__msg_cache_stats *st);
+
+#endif /* ASX_MSG_IMPL_H */
