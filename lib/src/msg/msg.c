@@ -59,13 +59,34 @@ struct asx_datab {
  * before it calls malloc().  So a producer thread that allocates and a
  * consumer thread that frees trade whole batches instead of contending on
  * the C library's arena lock for every message.  A thread's cache goes
- * to the depot when the thread exits.  Under AddressSanitizer the cache
- * is off so that use-after-free of a message is still caught.
+ * to the depot when the thread exits, and at process exit the depot and
+ * the exiting thread's cache go back to malloc(), so that a leak checker
+ * sees every block freed.
+ *
+ * The cache is on unless built with AddressSanitizer, where its default is
+ * off so that ASan's quarantine catches use-after-free of a message at
+ * its best.  ASX_MSG_CACHE=0 or =1 in the environment overrides the
+ * default (read once, at load), so leak checks also run as in production.
+ * Under ASan a cached block is poisoned whole, its links unpoisoned only
+ * while the cache reads or writes them, and an allocated block is
+ * addressable only up to the end of the buffer asked for.
  */
 #if defined(__SANITIZE_ADDRESS__)
-#define MSG_CACHE 0
+#define MSG_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MSG_ASAN 1
+#endif
+#endif
+
+#ifdef MSG_ASAN
+#include <sanitizer/asan_interface.h>
+#define blk_poison(p, n)	ASAN_POISON_MEMORY_REGION(p, n)
+#define blk_unpoison(p, n)	ASAN_UNPOISON_MEMORY_REGION(p, n)
 #else
-#define MSG_CACHE 1
+#define MSG_ASAN 0
+#define blk_poison(p, n)	((void)(p), (void)(n))
+#define blk_unpoison(p, n)	((void)(p), (void)(n))
 #endif
 
 #define CLS_MIN_SHIFT	8		/* 256 bytes */
@@ -100,15 +121,72 @@ static uint32_t depot_n[NCLS];
 static pthread_key_t tcache_key;
 static pthread_once_t tcache_once = PTHREAD_ONCE_INIT;
 static bool tcache_key_ok;
+static bool cache_on = !MSG_ASAN;	/* written only before main() */
 static uint64_t blk_live[NCLS];		/* blocks from malloc() not yet freed */
 
 #define CLS_BYTES(c)	(EMB_HDR + ((size_t)1 << (CLS_MIN_SHIFT + (c))))
+
+__attribute__((constructor)) static void cache_env(void)
+{
+	const char *s = getenv("ASX_MSG_CACHE");
+
+	if (s && (!strcmp(s, "0") || !strcmp(s, "1")))
+		cache_on = *s == '1';
+}
+
+/* The links of a cached block (poisoned the rest of the time under ASan). */
+static struct free_blk *blk_next(struct free_blk *b)
+{
+	struct free_blk *n;
+
+	blk_unpoison(&b->next, sizeof(b->next));
+	n = b->next;
+	blk_poison(&b->next, sizeof(b->next));
+	return n;
+}
+
+static void blk_set_next(struct free_blk *b, struct free_blk *n)
+{
+	blk_unpoison(&b->next, sizeof(b->next));
+	b->next = n;
+	blk_poison(&b->next, sizeof(b->next));
+}
+
+static struct free_blk *blk_next_batch(struct free_blk *b)
+{
+	struct free_blk *n;
+
+	blk_unpoison(&b->next_batch, sizeof(b->next_batch));
+	n = b->next_batch;
+	blk_poison(&b->next_batch, sizeof(b->next_batch));
+	return n;
+}
+
+static void blk_set_next_batch(struct free_blk *b, struct free_blk *n)
+{
+	blk_unpoison(&b->next_batch, sizeof(b->next_batch));
+	b->next_batch = n;
+	blk_poison(&b->next_batch, sizeof(b->next_batch));
+}
+
+/* Give the blocks of list @b (class @c) back to malloc(). */
+static void blk_release_list(int c, struct free_blk *b)
+{
+	struct free_blk *n;
+
+	for (; b; b = n) {
+		n = blk_next(b);
+		blk_unpoison(b, CLS_BYTES(c));
+		free(b);
+		__atomic_sub_fetch(&blk_live[c], 1, __ATOMIC_RELAXED);
+	}
+}
 
 static int size_class(size_t size)
 {
 	int c = 0;
 
-	if (!MSG_CACHE || size > ((size_t)1 << (CLS_MIN_SHIFT + NCLS - 1)))
+	if (!cache_on || size > ((size_t)1 << (CLS_MIN_SHIFT + NCLS - 1)))
 		return -1;
 	while (((size_t)1 << (CLS_MIN_SHIFT + c)) < size)
 		c++;
@@ -118,21 +196,15 @@ static int size_class(size_t size)
 /* Give a batch (@b, linked through next) to the depot, or back to malloc. */
 static void depot_put(int c, struct free_blk *b)
 {
-	struct free_blk *n;
-
 	asx_mutex_lock(&depot_lock);
 	if (depot_n[c] < DEPOT_MAX) {
-		b->next_batch = depot[c];
+		blk_set_next_batch(b, depot[c]);
 		depot[c] = b;
 		depot_n[c]++;
 		b = NULL;
 	}
 	asx_mutex_unlock(&depot_lock);
-	for (; b; b = n) {
-		n = b->next;
-		free(b);
-		__atomic_sub_fetch(&blk_live[c], 1, __ATOMIC_RELAXED);
-	}
+	blk_release_list(c, b);
 }
 
 static struct free_blk *depot_get(int c)
@@ -142,7 +214,7 @@ static struct free_blk *depot_get(int c)
 	asx_mutex_lock(&depot_lock);
 	b = depot[c];
 	if (b) {
-		depot[c] = b->next_batch;
+		depot[c] = blk_next_batch(b);
 		depot_n[c]--;
 	}
 	asx_mutex_unlock(&depot_lock);
@@ -163,6 +235,30 @@ static void tcache_flush(void *unused)
 		tcache.n[c] = 0;
 		if (b)
 			depot_put(c, b);
+	}
+}
+
+/*
+ * At process exit (or unload): the calling thread's cache and the depot
+ * go back to malloc().  Threads still running keep their caches, which
+ * stay reachable through their thread-local storage.
+ */
+__attribute__((destructor)) static void cache_fini(void)
+{
+	struct free_blk *b, *n;
+	int c;
+
+	tcache_flush(NULL);
+	for (c = 0; c < NCLS; c++) {
+		asx_mutex_lock(&depot_lock);
+		b = depot[c];
+		depot[c] = NULL;
+		depot_n[c] = 0;
+		asx_mutex_unlock(&depot_lock);
+		for (; b; b = n) {
+			n = blk_next_batch(b);
+			blk_release_list(c, b);
+		}
 	}
 }
 
@@ -191,12 +287,13 @@ static void blk_free(void *mem, int c)
 	struct free_blk *b = mem, *batch;
 	uint32_t i;
 
+	blk_poison(mem, CLS_BYTES(c));
 	if (unlikely(tcache.state != TC_LIVE) && !tcache_register()) {
-		free(mem);
-		__atomic_sub_fetch(&blk_live[c], 1, __ATOMIC_RELAXED);
+		blk_set_next(b, NULL);
+		blk_release_list(c, b);
 		return;
 	}
-	b->next = tcache.head[c];
+	blk_set_next(b, tcache.head[c]);
 	tcache.head[c] = b;
 	if (++tcache.n[c] <= CACHE_MAX)
 		return;
@@ -204,20 +301,21 @@ static void blk_free(void *mem, int c)
 	batch = tcache.head[c];
 	b = batch;
 	for (i = 1; i < BATCH; i++)
-		b = b->next;
-	tcache.head[c] = b->next;
-	b->next = NULL;
+		b = blk_next(b);
+	tcache.head[c] = blk_next(b);
+	blk_set_next(b, NULL);
 	tcache.n[c] -= BATCH;
 	depot_put(c, batch);
 }
 
+/* A block of class @c; under ASan, poisoned whole (the caller unpoisons). */
 static void *blk_alloc(int c)
 {
-	struct free_blk *b = tcache.head[c];
+	struct free_blk *b = tcache.head[c], *p;
 	uint32_t n = 0;
 
 	if (likely(b)) {
-		tcache.head[c] = b->next;
+		tcache.head[c] = blk_next(b);
 		tcache.n[c]--;
 		return b;
 	}
@@ -230,8 +328,8 @@ static void *blk_alloc(int c)
 		return b;
 	}
 	/* keep all but the first of the batch */
-	tcache.head[c] = b->next;
-	for (struct free_blk *p = b->next; p; p = p->next)
+	tcache.head[c] = blk_next(b);
+	for (p = tcache.head[c]; p; p = blk_next(p))
 		n++;
 	tcache.n[c] += n;
 	return b;
@@ -239,12 +337,12 @@ static void *blk_alloc(int c)
 
 void asx__msg_cache_stats(struct asx__msg_cache_stats *st)
 {
-	const struct free_blk *b, *p;
+	struct free_blk *b, *p;
 	uint64_t n;
 	int c;
 
 	memset(st, 0, sizeof(*st));
-	st->on = MSG_CACHE;
+	st->on = cache_on;
 	for (c = 0; c < NCLS; c++) {
 		n = __atomic_load_n(&blk_live[c], __ATOMIC_RELAXED);
 		st->blocks += n;
@@ -254,8 +352,8 @@ void asx__msg_cache_stats(struct asx__msg_cache_stats *st)
 		st->mine_bytes += n * CLS_BYTES(c);
 		n = 0;
 		asx_mutex_lock(&depot_lock);
-		for (b = depot[c]; b; b = b->next_batch)
-			for (p = b; p; p = p->next)
+		for (b = depot[c]; b; b = blk_next_batch(b))
+			for (p = b; p; p = blk_next(p))
 				n++;
 		asx_mutex_unlock(&depot_lock);
 		st->depot_blocks += n;
@@ -304,6 +402,11 @@ struct asx_msg *asx_msg_alloc(size_t size, unsigned int type)
 	m = c < 0 ? malloc(EMB_HDR + size) : blk_alloc(c);
 	if (!m)
 		return NULL;
+	if (c >= 0) {
+		/* ASan: the cache's spare bytes past the buffer stay poisoned */
+		blk_poison(m, CLS_BYTES(c));
+		blk_unpoison(m, EMB_HDR + size);
+	}
 	db = (struct asx_datab *)(m + 1);
 	db->refs = 1;
 	db->flags = (uint32_t)(c + 1) << DB_CLASS_SHIFT;
