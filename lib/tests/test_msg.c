@@ -99,6 +99,60 @@ static void test_append_prepend_read(void **state)
 	asx_msg_free(m);
 }
 
+/* Headroom reserved in a new block takes the lower layers' headers in place. */
+static void test_reserve(void **state)
+{
+	struct asx_msg *m = asx_msg_alloc(64, ASX_MSG_DATA), *c;
+	unsigned char *base = asx_msg_rd(m);
+	char buf[16];
+
+	(void)state;
+	assert_int_equal(asx_msg_reserve(m, 16), 0);
+	assert_int_equal(asx_msg_headroom(m), 16);
+	assert_int_equal(asx_msg_space(m), 48);
+	assert_int_equal(asx_msg_block_len(m), 0);
+	assert_ptr_equal(asx_msg_rd(m), base + 16);
+	assert_int_equal(asx_msg_reserve(m, 4), 0);	/* adds up while empty */
+	assert_int_equal(asx_msg_headroom(m), 20);
+	assert_int_equal(asx_msg_append(m, "data", 4), 0);
+	assert_int_equal(asx_msg_prepend(m, "L4", 2), 0);	/* each layer its header */
+	assert_int_equal(asx_msg_prepend(m, "L3", 2), 0);
+	assert_ptr_equal(asx_msg_rd(m), base + 16);
+	assert_int_equal(asx_msg_read(m, 0, buf, sizeof(buf)), 8);
+	assert_memory_equal(buf, "L3L4data", 8);
+
+	/* not on a block that holds data; nothing changes */
+	assert_int_equal(asx_msg_reserve(m, 1), -EINVAL);
+	assert_int_equal(asx_msg_reserve(m, 0), -EINVAL);
+	assert_int_equal(asx_msg_headroom(m), 16);
+	assert_int_equal(asx_msg_block_len(m), 8);
+
+	/* a copy keeps the headroom */
+	c = asx_msg_copy(m);
+	assert_non_null(c);
+	assert_int_equal(asx_msg_headroom(c), 16);
+	assert_int_equal(asx_msg_prepend(c, "L2", 2), 0);
+	asx_msg_free(c);
+
+	/* consumed to empty: may reserve again, up to the space left */
+	assert_int_equal(asx_msg_consume(m, 8), 0);
+	assert_int_equal(asx_msg_space(m), 40);
+	assert_int_equal(asx_msg_reserve(m, 41), -ENOSPC);
+	assert_int_equal(asx_msg_headroom(m), 24);
+	assert_int_equal(asx_msg_space(m), 40);
+	assert_int_equal(asx_msg_reserve(m, 40), 0);
+	assert_int_equal(asx_msg_space(m), 0);
+	assert_int_equal(asx_msg_headroom(m), 64);
+	assert_int_equal(asx_msg_append(m, "x", 1), -ENOSPC);
+	assert_int_equal(asx_msg_reserve(m, 0), 0);
+	asx_msg_free(m);
+
+	m = asx_msg_alloc(0, ASX_MSG_DATA);
+	assert_int_equal(asx_msg_reserve(m, 0), 0);
+	assert_int_equal(asx_msg_reserve(m, 1), -ENOSPC);
+	asx_msg_free(m);
+}
+
 /*
  * A block the cache recycles is a fresh block of the size asked for.
  * Under ASan (the leak stage runs it with the cache on) the bytes past
@@ -600,6 +654,7 @@ int main(void)
 		cmocka_unit_test(test_alloc),
 		cmocka_unit_test(test_hipri_types),
 		cmocka_unit_test(test_append_prepend_read),
+		cmocka_unit_test(test_reserve),
 		cmocka_unit_test(test_cache_reuse_and_poison),
 		cmocka_unit_test(test_dup_shares_free_original_first),
 		cmocka_unit_test(test_dup_shares_free_dup_first),

@@ -112,6 +112,8 @@ static inline bool asx_msg_is_hipri(const struct asx_msg *m)
  * A message of one block with a fresh buffer of @size bytes (0 is
  * allowed), rd = wr = start of the buffer, band 0.  NULL if @type > 255 or
  * memory is short.  Header, data block and buffer are one allocation.
+ * To leave room for headers prepended later, include it in @size and call
+ * asx_msg_reserve() before writing the data.
  */
 ASX_API struct asx_msg *asx_msg_alloc(size_t size, unsigned int type);
 
@@ -232,6 +234,15 @@ ASX_API int asx_msg_append(struct asx_msg *m, const void *data, size_t len);
 
 /* Copy @len bytes from @data just before rd: 0, or -ENOSPC (no headroom). */
 ASX_API int asx_msg_prepend(struct asx_msg *m, const void *data, size_t len);
+
+/*
+ * Reserve @n bytes of headroom in a block that holds no data yet: rd and
+ * wr both move @n bytes forward, so that lower layers can later prepend
+ * their headers in place (asx_msg_prepend()) instead of allocating a block
+ * in front.  0; -EINVAL if the block holds data (rd != wr); -ENOSPC if
+ * fewer than @n bytes of space are left.  On error nothing changes.
+ */
+ASX_API int asx_msg_reserve(struct asx_msg *m, size_t n);
 
 #ifdef __cplusplus
 }

@@ -658,3 +658,14 @@ int asx_msg_prepend(struct asx_msg *m, const void *data, size_t len)
 		memcpy(m->rd, data, len);
 	return 0;
 }
+
+int asx_msg_reserve(struct asx_msg *m, size_t n)
+{
+	if (m->rd != m->wr)
+		return -EINVAL;
+	if (n > asx_msg_space(m))
+		return -ENOSPC;
+	m->rd += n;
+	m->wr = m->rd;
+	return 0;
+}
