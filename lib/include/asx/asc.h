@@ -27,6 +27,13 @@
 #include <sys/socket.h>
 #include <poll.h>
 #include <signal.h>
+#if !defined(SI_USER) && defined(__GLIBC__)
+/* strict ISO C (-std=c11, no _POSIX_C_SOURCE): <signal.h> hides POSIX's sigset_t
+ * and siginfo_t, which asx_thread_wait_signal() takes; <sys/select.h> always
+ * defines sigset_t, glibc's siginfo_t comes from its own header. */
+#include <sys/select.h>
+#include <bits/types/siginfo_t.h>
+#endif
 #include <asx/common.h>
 
 #ifdef __cplusplus

@@ -14,8 +14,23 @@
 #ifndef ASX_COMMON_H
 #define ASX_COMMON_H
 
+#include <errno.h>	/* every call's failure is a negative E* value */
 #include <stdint.h>
 #include <time.h>
+
+/*
+ * The headers work in any mode, -std=c11 as well as -std=gnu11, with or
+ * without feature-test macros, in any include order.  In strict ISO C
+ * (-std=c11 and no _POSIX_C_SOURCE) <time.h> hides POSIX's clock, which
+ * the inline helpers below read: declare it as POSIX does (clockid_t is
+ * an int on Linux, CLOCK_MONOTONIC is 1).
+ */
+#ifdef CLOCK_MONOTONIC
+#define ASX__CLOCK_MONOTONIC CLOCK_MONOTONIC
+#else
+#define ASX__CLOCK_MONOTONIC 1
+extern int clock_gettime(int clock_id, struct timespec *tp);
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,7 +56,7 @@ static inline uint64_t asx_now_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(ASX__CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * ASX_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 

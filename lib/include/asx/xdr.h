@@ -390,7 +390,7 @@ static inline int asx_xdr_string(struct asx_xdr *x, char *s, size_t cap)
 {
 	if (asx_xdr_op(x) == ASX_XDR_DECODE)
 		return asx_xdr_get_string(x, s, cap);
-	if (strnlen(s, cap) >= cap)
+	if (!memchr(s, '\0', cap))	/* no NUL in @cap bytes (strnlen is POSIX) */
 		return asx_xdr__fail(x, -EMSGSIZE);
 	return asx_xdr_put_string(x, s);
 }
@@ -655,7 +655,16 @@ static inline void asx__xdr_copy(void *d, const void *s, size_t n)
 		p_ += w_;						\
 	} while (0);
 
-#define ASX__XDR_GET32()	({ uint32_t u_; memcpy(&u_, p_, 4); p_ += 4; asx__be32(u_); })
+/* The next big-endian word at *@pp, advancing it (a function: no GNU statement expression). */
+static inline uint32_t asx__xdr_ld32(const unsigned char **pp)
+{
+	uint32_t u;
+
+	memcpy(&u, *pp, 4);
+	*pp += 4;
+	return asx__be32(u);
+}
+#define ASX__XDR_GET32()	asx__xdr_ld32(&p_)
 #define ASX__XDR_GETM32(m)	do { uint32_t t_ = ASX__XDR_GET32(); memcpy(&v->m, &t_, 4); } while (0);
 #define ASX__XDR_GETM64(m)	do { uint64_t t_; memcpy(&t_, p_, 8); p_ += 8; t_ = asx__be64(t_); memcpy(&v->m, &t_, 8); } while (0);
 #define ASX__XDR_GETN(m, lo, hi)					\
