@@ -15,7 +15,8 @@
 #   fuzz        every libFuzzer target replays its committed corpus under ASan + UBSan
 #   abi         libasx.so exports: SONAME, only asx_* symbols, all versioned
 #   tools       asx-bench smoke run (--quick), JSON well formed, keys present
-#   install     make install into a scratch prefix; a pkg-config build links and runs
+#   install     make install into a scratch prefix; against it, with pkg-config only:
+#               each header alone (gnu11/c11/c17), lib/tests/outsider/*.c, the docs' examples
 #   style       checkpatch.pl --no-tree on kmod/ and uapi/
 #   kmod        asx.ko + selftests in the test VM (tools/vm/asx-vm), the libasx ones
 #               (selftests/asx/lib) also under ASan+UBSan and TSan; the runner's own test
@@ -269,7 +270,7 @@ PY
 }
 
 stage_install() {
-	local tmp rc
+	local tmp rc p f
 	note "install + pkg-config"
 	tmp=$(mktemp -d "$top/build/install-test.XXXXXX")
 	if ! make -s -j"$jobs" install PREFIX="$tmp/usr" >"$log/install.log" 2>&1; then
@@ -290,9 +291,19 @@ stage_install() {
 		fail "install: DESTDIR staging"
 	fi
 	make -s lib >/dev/null 2>&1	# restore build/lib/libasx.pc for the default prefix
-	tools/install-test.sh "$tmp/usr"
-	rc=$?
-	if [ $rc -eq 0 ]; then pass; else fail "install: pkg-config program"; fi
+	# headers alone in each -std, the outsider programs, the documentation's
+	# examples: each an "ok:" or "FAIL:" line, counted one by one
+	tools/install-test.sh "$tmp/usr" 2>&1 | tee "$log/install-test.log"
+	rc=${PIPESTATUS[0]}
+	read -r p f < <(sed -n 's/^install-test: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' \
+		"$log/install-test.log")
+	if [ -z "$p" ]; then
+		fail "install: tools/install-test.sh ended without its summary (exit $rc)"
+	else
+		pass "$p"
+		[ "$f" -eq 0 ] || fail "install: $f installed-library checks failed (see FAIL: above)" "$f"
+		[ "$rc" -eq 0 ] || [ "$f" -ne 0 ] || fail "install: install-test.sh exit $rc"
+	fi
 	rm -rf "$tmp"
 }
 
