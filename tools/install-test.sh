@@ -134,6 +134,34 @@ else
 	bad "user program, static libasx (no libasx.so NEEDED, runs without LD_LIBRARY_PATH)"
 fi
 
+# Documentation/ipc.rst: a call on the wrong socket role is an error with
+# -Werror=incompatible-pointer-types alone (with plain cc, GCC 12 only warns);
+# ASX_SOCK() on a non-socket is an error with no flag at all.
+cat >"$tmp/misuse.c" <<'C'
+#include <asx/sock.h>
+int f(struct asx_sock_connector *c);
+int f(struct asx_sock_connector *c) { return (int)asx_sock_stream_send(c, "x", 1, NULL); }
+C
+cat >"$tmp/misuse2.c" <<'C'
+#include <asx/pipe.h>
+#include <asx/sock.h>
+int f(struct asx_pipe_writer *w);
+int f(struct asx_pipe_writer *w) { return asx_sock_set_sndbuf(ASX_SOCK(w), 1); }
+C
+# the same files with the right type compile: the rejection is the type check
+sed 's/asx_sock_connector/asx_sock_stream/g' "$tmp/misuse.c" >"$tmp/control.c"
+sed 's/asx_pipe_writer/asx_sock_stream/g' "$tmp/misuse2.c" >"$tmp/control2.c"
+if $cc -Werror=incompatible-pointer-types "${cflags[@]}" -c -o "$tmp/control.o" \
+	"$tmp/control.c" >"$tmp/out" 2>&1 &&
+   $cc "${cflags[@]}" -c -o "$tmp/control2.o" "$tmp/control2.c" >"$tmp/out" 2>&1 &&
+   ! $cc -Werror=incompatible-pointer-types "${cflags[@]}" -c -o "$tmp/misuse.o" \
+	"$tmp/misuse.c" >"$tmp/out" 2>&1 &&
+   ! $cc "${cflags[@]}" -c -o "$tmp/misuse2.o" "$tmp/misuse2.c" >"$tmp/out" 2>&1; then
+	ok "wrong socket role rejected (-Werror=incompatible-pointer-types; ASX_SOCK always)"
+else
+	bad "a wrong socket role compiled where Documentation/ipc.rst says it does not"
+fi
+
 # ---------------------------------------------------------------- programs
 # build_run NAME SRC MODE [CFLAGS...]: MODE run | link | object
 build_run() {
