@@ -617,6 +617,142 @@ static void test_record_mem_growing(void **state)
 	asx_xdr_fini(&x);
 }
 
+/* ------------------------------------------------- optional data by pointer */
+
+/* struct located { int32 id; point *at; int32 tail; }: RFC 4506 "point *at" */
+struct located {
+	int32_t id;
+	struct point *at;
+	int32_t tail;
+};
+
+ASX_XDR_RECORD_STATIC(located_rec, struct located,
+	ASX_XDR_FIELD(struct located, id, ASX_XDR_INT),
+	ASX_XDR_FIELD_POINTER(struct located, at, point_rec),
+	ASX_XDR_FIELD(struct located, tail, ASX_XDR_INT));
+
+static bool_t tirpc_located(XDR *t, struct located *l)
+{
+	return xdr_int(t, &l->id) &&
+	       xdr_pointer(t, (char **)&l->at, sizeof(struct point), (xdrproc_t)tirpc_point) &&
+	       xdr_int(t, &l->tail);
+}
+
+static void test_pointer_round_trip(void **state)
+{
+	struct point p = { -7, 9 }, store = { 0, 0 };
+	struct located v[2] = { { 1, &p, 2 }, { 3, NULL, 4 } }, w[2];
+	unsigned char ref[64], buf[64];
+	size_t ref_len = 0, len = 0;
+	struct asx_xdr x;
+
+	/* the bytes libtirpc's xdr_pointer makes, for present and absent */
+	TIRPC_ENC(ref, ref_len, tirpc_located(t, &v[0]) && tirpc_located(t, &v[1]));
+	ASX_ENC(buf, len, asx_xdr_records(a, &located_rec, v, 2));
+	same_bytes(ref, ref_len, buf, len);
+	assert_int_equal(len, 4 + 4 + 8 + 4 + 4 + 4 + 4);
+
+	/* decode: into the caller's storage, or NULL */
+	w[0].at = &store;
+	w[1].at = &store;		/* absent on the wire: becomes NULL */
+	asx_xdr_mem_decoder(&x, buf, len);
+	assert_int_equal(asx_xdr_records(&x, &located_rec, w, 2), 0);
+	assert_int_equal(asx_xdr_pos(&x), len);
+	assert_int_equal(w[0].id, 1);
+	assert_ptr_equal(w[0].at, &store);
+	assert_int_equal(store.x, -7);
+	assert_int_equal(store.y, 9);
+	assert_int_equal(w[0].tail, 2);
+	assert_int_equal(w[1].id, 3);
+	assert_null(w[1].at);
+	assert_int_equal(w[1].tail, 4);
+}
+
+static void test_pointer_bad_input(void **state)
+{
+	struct point store;
+	struct located w = { 0, &store, 0 };
+	unsigned char buf[64];
+	struct asx_xdr x;
+
+	/* a discriminant that is neither FALSE nor TRUE */
+	memcpy(buf, (const unsigned char[]){ 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 5 }, 12);
+	asx_xdr_mem_decoder(&x, buf, 12);
+	assert_int_equal(asx_xdr_record(&x, &located_rec, &w), -EBADMSG);
+	assert_int_equal(asx_xdr_error(&x), -EBADMSG);
+	assert_ptr_equal(w.at, &store);			/* left as it was */
+	/* present, but no storage to decode into */
+	memcpy(buf, (const unsigned char[]){ 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 5,
+					     0, 0, 0, 6, 0, 0, 0, 7 }, 20);
+	w.at = NULL;
+	asx_xdr_mem_decoder(&x, buf, 20);
+	assert_int_equal(asx_xdr_record(&x, &located_rec, &w), -EMSGSIZE);
+	/* truncated after the discriminant */
+	w.at = &store;
+	asx_xdr_mem_decoder(&x, buf, 12);
+	assert_int_equal(asx_xdr_record(&x, &located_rec, &w), -EBADMSG);
+	/* raw mode cannot carry a pointer */
+	asx_xdr_mem_encoder(&x, buf, sizeof(buf));
+	asx_xdr_off(&x);
+	assert_int_equal(asx_xdr_record(&x, &located_rec, &w), -EINVAL);
+}
+
+/* A linked list, the record pointing to its own type. */
+struct node {
+	int32_t v;
+	struct node *next;
+};
+static const struct asx_xdr_record node_rec;
+ASX_XDR_RECORD_STATIC(node_rec, struct node,
+	ASX_XDR_FIELD(struct node, v, ASX_XDR_INT),
+	ASX_XDR_FIELD_POINTER(struct node, next, node_rec));
+
+static bool_t tirpc_node(XDR *t, struct node *n)
+{
+	return xdr_int(t, &n->v) &&
+	       xdr_pointer(t, (char **)&n->next, sizeof(struct node), (xdrproc_t)tirpc_node);
+}
+
+static void test_pointer_list(void **state)
+{
+	enum { N = ASX_XDR_PTR_DEPTH_MAX + 2 };
+	static struct node list[N], out[N];
+	static unsigned char ref[N * 12], buf[N * 12];
+	size_t ref_len = 0, len = 0;
+	struct asx_xdr x;
+	int i;
+
+	/* ASX_XDR_PTR_DEPTH_MAX pointers: the longest chain */
+	for (i = 0; i < N - 1; i++) {
+		list[i].v = i * 3 - 50;
+		list[i].next = i + 1 < N - 1 ? &list[i + 1] : NULL;
+		out[i].next = &out[i + 1];	/* storage for the decoder */
+	}
+	TIRPC_ENC(ref, ref_len, tirpc_node(t, &list[0]));
+	ASX_ENC(buf, len, asx_xdr_record(a, &node_rec, &list[0]));
+	same_bytes(ref, ref_len, buf, len);
+	asx_xdr_mem_decoder(&x, buf, len);
+	assert_int_equal(asx_xdr_record(&x, &node_rec, &out[0]), 0);
+	for (i = 0; i < N - 1; i++) {
+		assert_int_equal(out[i].v, i * 3 - 50);
+		if (i + 1 < N - 1)
+			assert_ptr_equal(out[i].next, &out[i + 1]);
+	}
+	assert_null(out[N - 2].next);
+	/* one more is refused, and so is a cycle (instead of a stack overflow) */
+	list[N - 2].next = &list[N - 1];
+	asx_xdr_mem_encoder(&x, buf, sizeof(buf));
+	assert_int_equal(asx_xdr_record(&x, &node_rec, &list[0]), -EMSGSIZE);
+	list[N - 2].next = &list[0];
+	asx_xdr_mem_encoder(&x, buf, sizeof(buf));
+	assert_int_equal(asx_xdr_record(&x, &node_rec, &list[0]), -EMSGSIZE);
+	/* the depth count was unwound: a short list codes again */
+	list[1].next = NULL;
+	asx_xdr_mem_encoder(&x, buf, sizeof(buf));
+	assert_int_equal(asx_xdr_record(&x, &node_rec, &list[0]), 0);
+	assert_int_equal(asx_xdr_pos(&x), 2 * 8);		/* v, TRUE, v, FALSE */
+}
+
 static void test_record_msg_chain(void **state)
 {
 	static const size_t blocks[] = { 64, 65, 100, 4096 };
@@ -1413,6 +1549,9 @@ int main(void)
 		cmocka_unit_test(test_var_array_match_tirpc),
 		cmocka_unit_test(test_record_mem_bounded),
 		cmocka_unit_test(test_record_mem_growing),
+		cmocka_unit_test(test_pointer_round_trip),
+		cmocka_unit_test(test_pointer_bad_input),
+		cmocka_unit_test(test_pointer_list),
 		cmocka_unit_test(test_record_msg_chain),
 		cmocka_unit_test(test_truncated_inputs),
 		cmocka_unit_test(test_lying_lengths),

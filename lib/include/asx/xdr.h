@@ -401,7 +401,10 @@ static inline int asx_xdr_optional(struct asx_xdr *x, bool *present)
 	return asx_xdr_bool(x, present);
 }
 
-/* An element codec for arrays and unions: code the object at @obj. */
+/*
+ * An element codec for arrays (and ASX_XDR_FIELD_CUSTOM): code the object at
+ * @obj in the stream's direction (asx_xdr_op()); 0 or a negative errno.
+ */
 typedef int (*asx_xdr_fn)(struct asx_xdr *x, void *obj);
 
 /* Fixed array of @n elements of @size bytes, each coded by @fn. */
@@ -438,6 +441,10 @@ enum asx_xdr_type {
 
 #define ASX_XDR_F_VAR	 0x1	/* variable array: uint32_t count at aux, capacity count */
 #define ASX_XDR_F_OPT	 0x2	/* optional: bool at aux says whether present */
+#define ASX_XDR_F_PTR	 0x4	/* optional by pointer: the member is a pointer to the item */
+
+/* Pointer fields nested deeper than this (a chain of them) fail with -EMSGSIZE. */
+#define ASX_XDR_PTR_DEPTH_MAX 64
 
 struct asx_xdr_record;
 struct asx_xdr_union;
@@ -497,9 +504,32 @@ struct asx_xdr_union {
 #define ASX_XDR_FIELD_OPTIONAL(S, m, r, p)				\
 	{ .offset = offsetof(S, m), .type = ASX_XDR_STRUCT, .flags = ASX_XDR_F_OPT, \
 	  .count = 1, .aux = offsetof(S, p), .sub.rec = &(r) }
+/*
+ * Optional data by pointer (RFC 4506 section 4.19, "T *m"): member m is a
+ * pointer to one record of type r, NULL when absent.  On the wire, a bool
+ * (0: absent; 1: present, then the record).  Encode: present when m is not
+ * NULL.  Decode, which never allocates: a 0 sets m to NULL; a 1 decodes the
+ * record into the storage m points to, which the caller sets up before
+ * decoding (a NULL m then fails with -EMSGSIZE, like a capacity of 0); any
+ * other discriminant is -EBADMSG.  r may be the record being declared (a
+ * linked list) up to ASX_XDR_PTR_DEPTH_MAX pointers deep.  Raw mode cannot
+ * carry a pointer: records with one give -EINVAL there.
+ */
+#define ASX_XDR_FIELD_POINTER(S, m, r)					\
+	{ .offset = offsetof(S, m), .type = ASX_XDR_STRUCT, .flags = ASX_XDR_F_PTR, \
+	  .count = 1, .sub.rec = &(r) }
 #define ASX_XDR_FIELD_UNION(S, m, d, u)					\
 	{ .offset = offsetof(S, m), .type = ASX_XDR_UNION, .count = 1,	\
 	  .aux = offsetof(S, d), .sub.un = &(u) }
+/*
+ * A hand-written codec for member m: f(x, p) is called once per record,
+ * in both directions, with p = &obj->m, a pointer to the member itself (not
+ * to the enclosing struct; in a union arm, the union member plus the arm's
+ * offset).  It reads *p when asx_xdr_op(x) is ASX_XDR_ENCODE and fills *p
+ * when it is ASX_XDR_DECODE, using the stream primitives, and returns 0 or
+ * a negative errno, which becomes the stream's sticky error.  It is not
+ * called in raw mode, where the struct's native bytes move instead.
+ */
 #define ASX_XDR_FIELD_CUSTOM(S, m, f)					\
 	{ .offset = offsetof(S, m), .type = ASX_XDR_CUSTOM, .count = 1, .sub.fn = (f) }
 
@@ -747,7 +777,8 @@ static inline int name##_xdr_decode(struct asx_xdr *x, S *v, size_t n)	\
 /*
  * Code @n records of type @rec stored contiguously at @objs, in the
  * stream's direction.  In XDR mode field by field (bulk paths for arrays
- * and opaque); in raw mode the structs' native bytes (rec->size each).
+ * and opaque); in raw mode the structs' native bytes (rec->size each), or
+ * -EINVAL for a record with an ASX_XDR_FIELD_POINTER at any depth.
  */
 ASX_API int asx_xdr_records(struct asx_xdr *x, const struct asx_xdr_record *rec,
 			    void *objs, size_t n);

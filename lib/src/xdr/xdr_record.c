@@ -268,6 +268,64 @@ static int code_union(struct asx_xdr *x, const struct asx_xdr_field *f, unsigned
 	return asx_xdr_field(x, arm, obj + f->offset);
 }
 
+/* How many pointer fields this thread is inside (a bound on the recursion). */
+static _Thread_local unsigned int ptr_depth;
+
+/* ASX_XDR_F_PTR: the presence bool, then the record *m points to. */
+static int code_pointer(struct asx_xdr *x, const struct asx_xdr_field *f, void **m)
+{
+	struct asx_xdr_field g = *f;
+	bool present = *m != NULL;
+	int ret;
+
+	ret = asx_xdr_bool(x, &present);	/* decode: > 1 is -EBADMSG */
+	if (ret)
+		return ret;
+	if (!present) {
+		*m = NULL;
+		return 0;
+	}
+	if (!*m)			/* decode: the caller gave no storage */
+		return asx_xdr__fail(x, -EMSGSIZE);
+	if (ptr_depth >= ASX_XDR_PTR_DEPTH_MAX)
+		return asx_xdr__fail(x, -EMSGSIZE);
+	g.flags &= (uint16_t)~ASX_XDR_F_PTR;
+	g.offset = 0;
+	ptr_depth++;
+	ret = asx_xdr_field(x, &g, *m);
+	ptr_depth--;
+	return ret;
+}
+
+/* Whether @rec has a pointer field, directly or in nested records and unions. */
+static bool has_pointer(const struct asx_xdr_record *rec, unsigned int depth)
+{
+	size_t i, a;
+
+	if (depth > ASX_XDR_PTR_DEPTH_MAX)
+		return true;		/* absurd nesting: treat as unsafe */
+	for (i = 0; i < rec->nfields; i++) {
+		const struct asx_xdr_field *f = &rec->fields[i];
+
+		if (f->flags & ASX_XDR_F_PTR)
+			return true;
+		if (f->type == ASX_XDR_STRUCT && has_pointer(f->sub.rec, depth + 1))
+			return true;
+		if (f->type != ASX_XDR_UNION)
+			continue;
+		for (a = 0; a < f->sub.un->narms; a++)
+			if (f->sub.un->arms[a].field.type == ASX_XDR_STRUCT &&
+			    (f->sub.un->arms[a].field.flags & ASX_XDR_F_PTR ||
+			     has_pointer(f->sub.un->arms[a].field.sub.rec, depth + 1)))
+				return true;
+		if (f->sub.un->dflt && f->sub.un->dflt->type == ASX_XDR_STRUCT &&
+		    (f->sub.un->dflt->flags & ASX_XDR_F_PTR ||
+		     has_pointer(f->sub.un->dflt->sub.rec, depth + 1)))
+			return true;
+	}
+	return false;
+}
+
 int asx_xdr_field(struct asx_xdr *x, const struct asx_xdr_field *f, void *objp)
 {
 	unsigned char *obj = objp, *m = obj + f->offset;
@@ -287,6 +345,8 @@ int asx_xdr_field(struct asx_xdr *x, const struct asx_xdr_field *f, void *objp)
 		g.flags &= (uint16_t)~ASX_XDR_F_OPT;
 		return asx_xdr_field(x, &g, obj);
 	}
+	if (f->flags & ASX_XDR_F_PTR)
+		return code_pointer(x, f, (void **)m);
 	switch (f->type) {
 	case ASX_XDR_OPAQUE:
 		return enc ? asx_xdr_put_opaque(x, m, f->count) : asx_xdr_get_opaque(x, m, f->count);
@@ -681,7 +741,8 @@ int asx_xdr_records(struct asx_xdr *x, const struct asx_xdr_record *rec, void *o
 		return decode_records(x, rec, objs, n);
 	case ASX_XDR_ENCODE | ASX_XDR_MODE_RAW:
 	case ASX_XDR_DECODE | ASX_XDR_MODE_RAW:
-		if (n > SIZE_MAX / rec->size)
+		/* a pointer's value means nothing to the peer */
+		if (n > SIZE_MAX / rec->size || has_pointer(rec, 0))
 			return asx_xdr__fail(x, -EINVAL);
 		ret = asx_xdr_op(x) == ASX_XDR_ENCODE ? asx_raw_put(x, objs, n * rec->size)
 						      : asx_raw_get(x, objs, n * rec->size);
