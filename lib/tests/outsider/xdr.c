@@ -2,7 +2,8 @@
 /*
  * XDR (Documentation/xdr.rst): a record declared once, its exact RFC 4506
  * bytes, the round trip; a table record with a string, a variable
- * array, variable opaque, inline optional data and a custom field; sticky
+ * array, variable opaque, inline optional data and a custom field;
+ * optional data by pointer; sticky
  * errors on truncated and invalid input; a record-marked channel over a
  * pipe.
  */
@@ -45,6 +46,15 @@ static int halved(struct asx_xdr *x, void *member)
 		*v = w * 2;
 	return r;
 }
+
+/* optional data by pointer: RFC 4506 "point *at" */
+struct located {
+	int32_t id;
+	struct point *at;
+};
+ASX_XDR_RECORD_STATIC(located_rec, struct located,
+	ASX_XDR_FIELD(struct located, id, ASX_XDR_INT),
+	ASX_XDR_FIELD_POINTER(struct located, at, point_rec));
 
 ASX_XDR_RECORD_STATIC(note_rec, struct note,
 	ASX_XDR_FIELD_STRING(struct note, name),
@@ -115,6 +125,29 @@ int main(void)
 	asx_xdr_mem_encoder(&x, buf, sizeof(buf));
 	CHECK(asx_xdr_record(&x, &note_rec, &n) == -EMSGSIZE);
 	asx_xdr_fini(&x);
+
+	/* a pointer: present then absent; decoded into storage we provide */
+	{
+		struct point where = { 5, -6 }, store;
+		struct located l[2] = { { 1, &where }, { 2, NULL } };
+		struct located r[2] = { { 0, &store }, { 0, &store } };
+		static const unsigned char wire[] = { 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 5,
+						      0xff, 0xff, 0xff, 0xfa, 0, 0, 0, 2, 0, 0, 0, 0 };
+
+		asx_xdr_mem_encoder(&x, buf, sizeof(buf));
+		CHECK0(asx_xdr_records(&x, &located_rec, l, 2));
+		CHECK(asx_xdr_pos(&x) == sizeof(wire) && memcmp(buf, wire, sizeof(wire)) == 0);
+		asx_xdr_fini(&x);
+		asx_xdr_mem_decoder(&x, buf, sizeof(wire));
+		CHECK0(asx_xdr_records(&x, &located_rec, r, 2));
+		CHECK(r[0].at == &store && store.x == 5 && store.y == -6 && r[1].at == NULL);
+		asx_xdr_fini(&x);
+		buf[7] = 2;					/* neither FALSE nor TRUE */
+		r[0].at = &store;
+		asx_xdr_mem_decoder(&x, buf, sizeof(wire));
+		CHECK(asx_xdr_record(&x, &located_rec, &r[0]) == -EBADMSG);
+		asx_xdr_fini(&x);
+	}
 
 	/* a record-marked channel over a pipe */
 	CHECK(pipe(p) == 0);
