@@ -18,6 +18,10 @@
 #include <stdint.h>
 #include <time.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * The headers work in any mode, -std=c11 as well as -std=gnu11, with or
  * without feature-test macros, in any include order.  In strict ISO C
@@ -29,11 +33,7 @@
 #define ASX__CLOCK_MONOTONIC CLOCK_MONOTONIC
 #else
 #define ASX__CLOCK_MONOTONIC 1
-extern int clock_gettime(int clock_id, struct timespec *tp);
-#endif
-
-#ifdef __cplusplus
-extern "C" {
+extern int clock_gettime(int, struct timespec *);
 #endif
 
 /* Marks a symbol exported from libasx.so; everything else is hidden. */
