@@ -169,6 +169,7 @@ struct asx_stream *asx_stream_new(void)
 		return NULL;
 	st->id = atomic64_inc_return(&asx_next_id);
 	st->pid = task_tgid_nr(current);
+	st->uid = current_euid();
 	get_task_comm(st->comm, current);
 	mutex_init(&st->cfg);
 	mutex_init(&st->rlock);

@@ -48,6 +48,7 @@ struct asx_minst {
 struct asx_stream {
 	u64 id;
 	pid_t pid;
+	kuid_t uid;		/* the opener's effective uid */
 	char comm[TASK_COMM_LEN];
 	unsigned long flags;
 	int error;

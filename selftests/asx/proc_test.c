@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * proc_test.c - the live-Stream listing /proc/asx/streams, the object counts
- * of /proc/asx/objects, and the asxctl tool that shows them (skipped when
- * build/bin/asxctl is not built; $ASXCTL names another binary).
+ * proc_test.c - the live-Stream listing /proc/asx/streams (who sees which
+ * Stream, escaped names), the object counts of /proc/asx/objects, and the
+ * asxctl tool that shows them (skipped when build/bin/asxctl is not built;
+ * $ASXCTL names another binary).
  */
 #include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <grp.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -61,6 +64,93 @@ TEST(streams_listing)
 	ASSERT_TRUE(s != NULL);
 	EXPECT_TRUE(strstr(s, "module frame asx\n") && strstr(s, "driver mux\n"), "%s", s);
 	close(fd);
+}
+
+/* Lines of @s that start with "stream ", and whether one has pid @pid. */
+static int stream_lines(const char *s, pid_t pid, int *has_pid)
+{
+	char want[32];
+	const char *p;
+	int n = 0;
+
+	snprintf(want, sizeof(want), " pid %d ", pid);
+	*has_pid = 0;
+	for (p = s; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, "stream ", 7))
+			continue;
+		n++;
+		if (strstr(p, want) && strstr(p, want) < strchrnul(p, '\n'))
+			*has_pid = 1;
+	}
+	return n;
+}
+
+#define FORGED_COMM	"x\nstream 0 pid"
+#define ESCAPED_COMM	"comm x\\012stream\\0400\\040pid driver"
+
+/*
+ * A user sees only the Streams they opened (root sees all), and the opener's
+ * name is escaped: a process named FORGED_COMM cannot add a line.
+ */
+TEST(streams_listing_is_per_user_and_escaped)
+{
+	int fd, ready[2], go[2], status, has, n;
+	char c, *s;
+	pid_t pid;
+
+	fd = asx_open(0);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(pipe(ready), 0);
+	ASSERT_EQ(pipe(go), 0);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		int mine;
+
+		if (prctl(PR_SET_NAME, FORGED_COMM) || setgroups(0, NULL) || setgid(65534) ||
+		    setuid(65534))
+			_exit(10);
+		mine = asx_open(0);
+		if (mine < 0)
+			_exit(11);
+		s = slurp("/proc/asx/streams", 0);
+		if (!s)
+			_exit(12);
+		n = stream_lines(s, getppid(), &has);
+		if (has)
+			_exit(13);	/* root's Stream shown to nobody */
+		n = stream_lines(s, getpid(), &has);
+		if (n != 1 || !has)
+			_exit(14);	/* exactly one line: its own */
+		if (!strstr(s, ESCAPED_COMM))
+			_exit(15);
+		if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(16);
+		close(mine);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(go[0]);
+	if (read(ready[0], &c, 1) != 1) {
+		waitpid(pid, &status, 0);
+		ASSERT_TRUE(0, "child status %#x (10 setup, 11 open, 12 read, 13 sees root's, 14 own line, 15 escape)",
+			    status);
+	}
+	s = slurp("/proc/asx/streams", 0);
+	ASSERT_TRUE(s != NULL);
+	stream_lines(s, pid, &has);
+	EXPECT_TRUE(has, "root sees nobody's Stream");
+	stream_lines(s, getpid(), &has);
+	EXPECT_TRUE(has, "root sees its own");
+	EXPECT_TRUE(strstr(s, ESCAPED_COMM) != NULL, "%s", s);
+	EXPECT_EQ(write(go[1], "g", 1), 1);
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		    "child status %#x (10 setup, 11 open, 12 read, 13 sees root's, 14 own line, 15 escape)",
+		    status);
+	close(fd);
+	close(ready[0]);
+	close(go[1]);
 }
 
 static int asxctl_path(char *out, size_t len)
