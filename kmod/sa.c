@@ -40,6 +40,8 @@
 
 #include <linux/anon_inodes.h>
 #include <linux/bitmap.h>
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/hrtimer.h>
 #include <linux/irq_work.h>
@@ -47,6 +49,7 @@
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/pid.h>
 #include <linux/preempt.h>
 #include <linux/rcupdate.h>
@@ -71,6 +74,7 @@ static_assert(sizeof(struct asx_sa_post) == ASX_SA_POST_SIZE_VER0);
 struct sa_group {
 	u64 id;
 	struct pid *tgid;		/* the process that made it: only its threads join */
+	kuid_t uid;			/* its creator's effective uid */
 	u32 max_vps;
 	u32 nr_vps;			/* under asx_sa_lock, like @vps and @members */
 	unsigned long *vps;
@@ -107,6 +111,19 @@ struct sa_member {
 	bool blocked;			/* written by its own notifiers only */
 	bool parked;			/* in SA_WAIT of its own group: not a blocking VP */
 };
+
+/*
+ * Groups pin kernel memory (the ring, up to 512 KiB) and the preempt-notifier
+ * key: a system-wide and a per-user limit, both writable at run time in
+ * /sys/module/asx/parameters/. CAP_SYS_RESOURCE is exempt from the second.
+ */
+static unsigned int sa_max_groups = ASX_SA_MAX_GROUPS;
+module_param(sa_max_groups, uint, 0644);
+MODULE_PARM_DESC(sa_max_groups, "activation groups open in the whole system (default 256)");
+static unsigned int sa_max_user_groups = 32;
+module_param(sa_max_user_groups, uint, 0644);
+MODULE_PARM_DESC(sa_max_user_groups,
+		 "activation groups one user may have open, CAP_SYS_RESOURCE exempt (default 32)");
 
 static DEFINE_MUTEX(asx_sa_lock);	/* groups, membership, orphans */
 static LIST_HEAD(sa_groups);
@@ -698,6 +715,18 @@ static void sa_take_key(void)
 	mutex_unlock(&sa_key_lock);
 }
 
+/* Groups open by @uid; under asx_sa_lock. At most sa_max_groups to walk. */
+static unsigned int sa_user_groups(kuid_t uid)
+{
+	struct sa_group *g;
+	unsigned int n = 0;
+
+	lockdep_assert_held(&asx_sa_lock);
+	list_for_each_entry(g, &sa_groups, node)
+		n += uid_eq(g->uid, uid);
+	return n;
+}
+
 long asx_sa_create(void __user *uarg)
 {
 	struct asx_sa_create c;
@@ -737,8 +766,12 @@ long asx_sa_create(void __user *uarg)
 	init_irq_work(&g->wake, sa_wake);
 	init_waitqueue_head(&g->wq);
 
+	g->uid = current_euid();
+
 	mutex_lock(&asx_sa_lock);
-	if (sa_nr_groups >= ASX_SA_MAX_GROUPS) {
+	if (sa_nr_groups >= READ_ONCE(sa_max_groups) ||
+	    (sa_user_groups(g->uid) >= READ_ONCE(sa_max_user_groups) &&
+	     !capable(CAP_SYS_RESOURCE))) {
 		mutex_unlock(&asx_sa_lock);
 		ret = -ENOSPC;
 		goto err_free_group;

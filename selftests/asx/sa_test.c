@@ -5,6 +5,8 @@
  * BLOCKED matched, ring overflow, close and thread exit at every stage,
  * limits, another process's threads, exec, rmmod, and the ABI edges.
  */
+#include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -1123,6 +1125,90 @@ TEST(limits_and_ownership)
 	close(g);
 	close(p[0]);
 	close(p[1]);
+}
+
+#define USER_GROUPS_PARAM	"/sys/module/asx/parameters/sa_max_user_groups"
+
+static int param_rw(const char *path, char *old, size_t len, const char *new)
+{
+	int fd = open(path, O_RDWR), ret = -1;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	if (old) {
+		n = read(fd, old, len - 1);
+		if (n <= 0)
+			goto out;
+		old[n] = 0;
+	}
+	if (new && (lseek(fd, 0, SEEK_SET) || write(fd, new, strlen(new)) != (ssize_t)strlen(new)))
+		goto out;
+	ret = 0;
+out:
+	close(fd);
+	return ret;
+}
+
+/* As @uid, opens groups until one fails; returns how many, and errno's. */
+static pid_t groups_as(uid_t uid, int ready, int go)
+{
+	pid_t pid = fork();
+	int n = 0;
+	char c;
+
+	if (pid)
+		return pid;
+	if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
+		_exit(200);
+	while (n < 100 && sa_create(2, ASX_SA_MIN_RING) >= 0)
+		n++;
+	c = (char)n;
+	if (errno != ENOSPC)
+		c = (char)150;
+	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
+		_exit(201);
+	_exit(0);
+}
+
+/*
+ * One user cannot take every activation group: past sa_max_user_groups a
+ * CREATE is ENOSPC for that user alone; another user, and root, still get
+ * theirs.
+ */
+TEST(per_user_group_limit)
+{
+	int ready[2], go[2], g, status;
+	char old[32], n1 = 0, n2 = 0;
+	pid_t a, b;
+
+	NEED_SA();
+	ASSERT_EQ(param_rw(USER_GROUPS_PARAM, old, sizeof(old), "3"), 0, "%s: %s",
+		  USER_GROUPS_PARAM, strerror(errno));
+	ASSERT_EQ(pipe(ready), 0);
+	ASSERT_EQ(pipe(go), 0);
+	a = groups_as(65534, ready[1], go[0]);
+	if (a > 0 && read(ready[0], &n1, 1) != 1)
+		n1 = -1;
+	b = groups_as(65533, ready[1], go[0]);
+	if (b > 0 && read(ready[0], &n2, 1) != 1)
+		n2 = -1;
+	g = sa_create(2, ASX_SA_MIN_RING);
+	EXPECT_EQ(write(go[1], "gg", 2), 2);
+	if (a > 0)
+		waitpid(a, &status, 0);
+	if (b > 0)
+		waitpid(b, &status, 0);
+	EXPECT_EQ(param_rw(USER_GROUPS_PARAM, NULL, 0, old), 0);
+	EXPECT_EQ(n1, 3, "groups nobody got with a limit of 3 (150: not ENOSPC)");
+	EXPECT_EQ(n2, 3, "another user is not held back by the first");
+	EXPECT_GE(g, 0, "root is exempt: %s", strerror(errno));
+	if (g >= 0)
+		close(g);
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
 }
 
 TEST(join_twice_is_ebusy)

@@ -38,8 +38,9 @@
  *
  * Errors of the activation ioctls (Documentation/sa.rst):
  *
- *   ENOSPC  SA_CREATE: ASX_SA_MAX_GROUPS groups exist; SA_JOIN: the group has
- *           its max_vps members
+ *   ENOSPC  SA_CREATE: the system's groups (module parameter sa_max_groups,
+ *           default ASX_SA_MAX_GROUPS) or the caller's (sa_max_user_groups)
+ *           are open; SA_JOIN: the group has its max_vps members
  *   EBUSY   SA_JOIN: the calling thread is a member of a group already
  *   EPERM   SA_JOIN: the calling thread is not of the process that made the group
  *   ENOENT  SA_LEAVE: the calling thread is not a member of this group
@@ -438,7 +439,7 @@ struct asx_pipe {
 #define ASX_PIPE_SIZE_VER0	16
 
 /* Scheduler activations: limits, ring sizes in events */
-#define ASX_SA_MAX_GROUPS	256	/* groups open in the whole system */
+#define ASX_SA_MAX_GROUPS	256	/* default of sa_max_groups: groups in the system */
 #define ASX_SA_MAX_VPS		1024	/* members of one group */
 #define ASX_SA_DEF_VPS		64
 #define ASX_SA_MIN_RING		64
