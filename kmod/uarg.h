@@ -17,6 +17,7 @@
 static inline int asx_copy_in(void *karg, size_t ksize, size_t ver0, const void __user *uarg)
 {
 	u32 usize;
+	int ret;
 
 	if (get_user(usize, (const u32 __user *)uarg))
 		return -EFAULT;
@@ -24,7 +25,13 @@ static inline int asx_copy_in(void *karg, size_t ksize, size_t ver0, const void 
 		return -EINVAL;
 	if (usize > PAGE_SIZE)
 		return -E2BIG;
-	return copy_struct_from_user(karg, ksize, uarg, usize);
+	ret = copy_struct_from_user(karg, ksize, uarg, usize);
+	/*
+	 * The copy read the size again: another thread may have changed it
+	 * since the checks. Only the value checked counts.
+	 */
+	*(u32 *)karg = usize;
+	return ret;
 }
 
 static inline int asx_copy_out(void __user *uarg, void *karg, size_t ksize)
