@@ -630,7 +630,10 @@ static long ioc_link(struct asx_stream *st, bool link, void __user *uarg)
 	ret = asx_mux_link(st, lk.fd, &lk.id);
 	if (ret)
 		return ret;
-	return ASX_COPY_OUT(uarg, lk);
+	ret = ASX_COPY_OUT(uarg, lk);
+	if (ret)
+		asx_mux_unlink(st, lk.id);	/* the caller never learnt the id */
+	return ret;
 }
 
 static long ioc_pipe(struct asx_stream *st, void __user *uarg)

@@ -403,7 +403,16 @@ static long sa_join(struct sa_group *g, void __user *uarg)
 	}
 	j.vp = m->vp;
 	j.tid = m->tid;
-	return ASX_COPY_OUT(uarg, j);
+	ret = ASX_COPY_OUT(uarg, j);
+	if (ret) {
+		/* Not told its VP id, the caller is no member: undo. */
+		mutex_lock(&asx_sa_lock);
+		sa_unhook_self(m);
+		sa_detach(m);
+		mutex_unlock(&asx_sa_lock);
+		sa_free_member(m);
+	}
+	return ret;
 
 err_unlock:
 	mutex_unlock(&asx_sa_lock);

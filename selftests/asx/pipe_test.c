@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <sys/mman.h>
+
 #include "asx_util.h"
 #include "harness.h"
 
@@ -273,6 +275,31 @@ TEST_F(mux, route_by_id)
 }
 
 /* A slow reader of the mux stops the whole path, down and up, and loses nothing. */
+/* A LINK whose answer cannot be written is undone: the lower is free again. */
+TEST_F(mux, link_undone_when_the_answer_cannot_be_written)
+{
+	struct asx_link *ro;
+	int i, ret = -1;
+
+	ASSERT_EQ(asx_setdrv(self->u, "mux"), 0, "%s", strerror(errno));
+	ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(ro, MAP_FAILED);
+	ro->size = sizeof(*ro);
+	ro->fd = self->l[0];
+	ASSERT_EQ(mprotect(ro, 4096, PROT_READ), 0);
+	errno = 0;
+	EXPECT_EQ(ioctl(self->u, ASX_IOC_LINK, ro), -1, "the answer lands on a read-only page");
+	EXPECT_EQ(errno, EFAULT);
+	/* given back after a grace period: EBUSY until then */
+	for (i = 0; i < 500 && ret; i++) {
+		ret = link_fd(self->u, self->l[0], NULL);
+		if (ret)
+			asx_msleep(10);
+	}
+	EXPECT_EQ(ret, 0, "the lower links again: %s", strerror(errno));
+	munmap(ro, 4096);
+}
+
 TEST_F(mux, flow_control_both_ways)
 {
 	struct asx_mux_hdr hdr = { 0 }, got;

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -1209,6 +1210,32 @@ TEST(per_user_group_limit)
 	close(ready[1]);
 	close(go[0]);
 	close(go[1]);
+}
+
+/* A JOIN whose answer cannot be written is undone: the thread is no member. */
+TEST(join_undone_when_the_answer_cannot_be_written)
+{
+	struct asx_sa_join *ro;
+	long base;
+	int g;
+
+	NEED_SA();
+	base = asx_kmembers();
+	g = sa_create(4, 0);
+	ASSERT_GE(g, 0);
+	ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(ro, MAP_FAILED);
+	ro->size = sizeof(*ro);
+	ASSERT_EQ(mprotect(ro, 4096, PROT_READ), 0);
+	errno = 0;
+	EXPECT_EQ(ioctl(g, ASX_IOC_SA_JOIN, ro), -1, "the answer lands on a read-only page");
+	EXPECT_EQ(errno, EFAULT);
+	EXPECT_EQ(asx_kmembers(), base, "no member left behind");
+	EXPECT_GE(sa_join(g), 0, "a JOIN after it works (not EBUSY): %s", strerror(errno));
+	EXPECT_EQ(sa_leave(g), 0);
+	munmap(ro, 4096);
+	close(g);
+	EXPECT_EQ(asx_settle_kmembers(base), base);
 }
 
 TEST(join_twice_is_ebusy)
