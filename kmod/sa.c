@@ -476,20 +476,41 @@ static bool sa_pending(struct sa_group *g)
 }
 
 /* Events taken but not delivered (EFAULT) are reported as lost. */
+/* The events a count stands for: an OVERFLOW marker counts its losses. */
+static u32 sa_weight(const struct asx_sa_event *ev)
+{
+	return ev->type == ASX_SA_OVERFLOW ? ev->arg : 1;
+}
+
+/*
+ * @n events taken from the ring could not be stored: they are lost. An
+ * OVERFLOW marker for them goes back to the head of the ring, in their place,
+ * ahead of anything newer. Taking them freed the slot before the head, unless
+ * the ring filled up again since: then its newest entry becomes a pending
+ * loss (reported after the ring drains, still in order) to make room.
+ */
 static void sa_lose(struct sa_group *g, const struct asx_sa_event *ev, u32 n)
 {
+	struct asx_sa_event *last;
 	unsigned long flags;
-	u32 i, k = 0;
+	u32 i, k = 0, fresh = 0;
 
-	for (i = 0; i < n; i++)
-		k += ev[i].type == ASX_SA_OVERFLOW ? ev[i].arg : 1;
-	raw_spin_lock_irqsave(&g->lock, flags);
-	if (!g->lost_pending) {
-		g->lost_seq = ev[0].seq;
-		g->lost_ts = ev[0].ts_ns;
+	/* A marker's own losses were counted in @lost when they happened. */
+	for (i = 0; i < n; i++) {
+		k += sa_weight(&ev[i]);
+		fresh += ev[i].type != ASX_SA_OVERFLOW;
 	}
-	g->lost_pending += k;
-	g->lost += k;
+	raw_spin_lock_irqsave(&g->lock, flags);
+	if (g->tail - g->head > g->mask) {
+		last = &g->ring[--g->tail & g->mask];
+		g->lost_seq = last->seq;
+		g->lost_ts = last->ts_ns;
+		g->lost_pending += sa_weight(last);
+		g->lost += last->type != ASX_SA_OVERFLOW;
+	}
+	g->ring[--g->head & g->mask] = (struct asx_sa_event){ .type = ASX_SA_OVERFLOW,
+		.ts_ns = ev[0].ts_ns, .seq = ev[0].seq, .arg = k };
+	g->lost += fresh;
 	raw_spin_unlock_irqrestore(&g->lock, flags);
 }
 

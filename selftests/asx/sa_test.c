@@ -669,6 +669,56 @@ TEST(overflow_is_reported_in_place)
 	close(h.g);
 }
 
+/*
+ * Events a WAIT took but could not store are lost: the OVERFLOW marker that
+ * says so comes first, in their place, before the events after them.
+ */
+TEST(events_lost_to_efault_are_reported_first)
+{
+	struct asx_sa_event ev[ASX_SA_MIN_RING], *ro;
+	struct hopper h = { .n = 3 };
+	struct asx_sa_wait w;
+	struct asx_sa_info in;
+	uint64_t next;
+	pthread_t t;
+	int n, i;
+
+	NEED_SA();
+	h.g = sa_create(2, ASX_SA_MIN_RING);
+	ASSERT_GE(h.g, 0);
+	ASSERT_EQ(pthread_create(&t, NULL, hop_main, &h), 0);
+	pthread_join(t, NULL);
+	ASSERT_EQ(h.err, 0);
+	ASSERT_EQ(sa_info(h.g, &in), 0);
+	ASSERT_GE(in.pending, 4, "three sleeps: six events");
+	ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(ro, MAP_FAILED);
+	memset(&w, 0, sizeof(w));
+	w.size = sizeof(w);
+	w.events = (uintptr_t)ro;
+	w.max = 2;
+	errno = 0;
+	EXPECT_EQ(ioctl(h.g, ASX_IOC_SA_WAIT, &w), -1, "events to a read-only page");
+	EXPECT_EQ(errno, EFAULT);
+	munmap(ro, 4096);
+
+	n = sa_wait(h.g, ev, ASX_SA_MIN_RING, 0);
+	ASSERT_GE(n, 2);
+	EXPECT_EQ(ev[0].type, ASX_SA_OVERFLOW, "the loss first");
+	EXPECT_EQ(ev[0].seq, 0);
+	EXPECT_EQ(ev[0].arg, 2);
+	next = ev[0].type == ASX_SA_OVERFLOW ? ev[0].seq + ev[0].arg : 0;
+	for (i = 1; i < n; i++) {
+		EXPECT_NE(ev[i].type, ASX_SA_OVERFLOW, "event %d", i);
+		EXPECT_EQ(ev[i].seq, next, "consecutive");
+		next = ev[i].seq + 1;
+	}
+	ASSERT_EQ(sa_info(h.g, &in), 0);
+	EXPECT_EQ(in.lost, 2);
+	EXPECT_EQ(next, in.events);
+	close(h.g);
+}
+
 TEST(member_exits_without_leaving)
 {
 	struct asx_sa_event ev[8];
