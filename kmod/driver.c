@@ -84,7 +84,7 @@ static void pipe_wput(struct asx_queue *q, struct asx_msg *mp)
 
 	if (mp->type == ASX_M_FLUSH && (flags & ASX_FLUSHW)) {
 		asx_flushq(q, flags & ASX_FLUSHBAND, asx_blen(mp) > 1 ? mp->rptr[1] : 0);
-		dup = asx_copymsg(mp, GFP_ATOMIC);
+		dup = asx_copymsg(mp, GFP_ATOMIC | __GFP_ACCOUNT);
 		if (dup) {
 			dup->rptr[0] = (flags & ~ASX_FLUSHW) | ASX_FLUSHR;
 			asx_putnext(q, dup);

@@ -156,7 +156,7 @@ static long ioc_list(struct asx_stream *st, void __user *uarg)
 
 static int user_block(struct asx_msg **mp, u8 type, u64 ubuf, u32 len)
 {
-	*mp = asx_allocb(len, GFP_KERNEL);
+	*mp = asx_allocb(len, GFP_KERNEL_ACCOUNT);
 	if (!*mp)
 		return -ENOMEM;
 	(*mp)->type = type;
@@ -373,7 +373,7 @@ static long ioc_flush(struct asx_stream *st, void __user *uarg)
 		return -EINVAL;
 	buf[0] = fl.flags;
 	buf[1] = fl.band;
-	mp = asx_ctlmsg(ASX_M_FLUSH, buf, sizeof(buf), GFP_KERNEL);
+	mp = asx_ctlmsg(ASX_M_FLUSH, buf, sizeof(buf), GFP_KERNEL_ACCOUNT);
 	if (!mp)
 		return -ENOMEM;
 	if (fl.flags & ASX_FLUSHR)
@@ -537,7 +537,7 @@ static long ioc_str(struct asx_stream *st, void __user *uarg)
 	timeout = si.timeout_ms == 0 ? ASX_STR_TIMEOUT :
 		  si.timeout_ms < 0 ? MAX_SCHEDULE_TIMEOUT : msecs_to_jiffies(si.timeout_ms);
 
-	mp = asx_allocb(sizeof(*ioc), GFP_KERNEL);
+	mp = asx_allocb(sizeof(*ioc), GFP_KERNEL_ACCOUNT);
 	if (!mp)
 		return -ENOMEM;
 	ret = user_block(&data, ASX_M_DATA, si.data, si.len);

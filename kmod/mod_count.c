@@ -33,7 +33,7 @@ static void count_ioctl(struct asx_queue *q, struct asx_msg *mp)
 		cs.rbytes = atomic64_read(&c->bytes[ASX_SIDE_READ]);
 		cs.wmsgs = atomic64_read(&c->msgs[ASX_SIDE_WRITE]);
 		cs.wbytes = atomic64_read(&c->bytes[ASX_SIDE_WRITE]);
-		data = asx_ctlmsg(ASX_M_DATA, &cs, sizeof(cs), GFP_ATOMIC);
+		data = asx_ctlmsg(ASX_M_DATA, &cs, sizeof(cs), GFP_ATOMIC | __GFP_ACCOUNT);
 		if (!data) {
 			asx_iocnak(q, mp, ENOMEM);
 			return;

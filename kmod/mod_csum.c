@@ -63,14 +63,14 @@ static void csum_wput(struct asx_queue *q, struct asx_msg *mp)
 		cs.computed = atomic64_read(&c->computed);
 		cs.good = atomic64_read(&c->good);
 		cs.bad = atomic64_read(&c->bad);
-		t = asx_ctlmsg(ASX_M_DATA, &cs, sizeof(cs), GFP_ATOMIC);
+		t = asx_ctlmsg(ASX_M_DATA, &cs, sizeof(cs), GFP_ATOMIC | __GFP_ACCOUNT);
 		if (t)
 			asx_iocack(q, mp, 0, t);
 		else
 			asx_iocnak(q, mp, ENOMEM);
 		return;
 	case ASX_M_DATA:
-		t = asx_allocb(2, GFP_ATOMIC);
+		t = asx_allocb(2, GFP_ATOMIC | __GFP_ACCOUNT);
 		if (!t) {
 			atomic64_inc(&q->drops);
 			asx_freemsg(mp);

@@ -33,7 +33,7 @@ static void frame_wput(struct asx_queue *q, struct asx_msg *mp)
 		asx_putnext(q, mp);
 		return;
 	}
-	h = asx_allocb(4, GFP_ATOMIC);
+	h = asx_allocb(4, GFP_ATOMIC | __GFP_ACCOUNT);
 	if (!h) {
 		atomic64_inc(&q->drops);
 		asx_freemsg(mp);
@@ -80,14 +80,14 @@ static void frame_deliver(struct asx_queue *q, struct frame_priv *f)
 		if (len > ASX_FRAME_MAX) {
 			frame_reset(f);
 			atomic64_inc(&q->drops);
-			out = asx_ctlmsg(ASX_M_ERROR, &err, 1, GFP_ATOMIC);
+			out = asx_ctlmsg(ASX_M_ERROR, &err, 1, GFP_ATOMIC | __GFP_ACCOUNT);
 			if (out)
 				asx_putnext(q, out);
 			return;
 		}
 		if (f->bytes < sizeof(hdr) + len)
 			return;
-		out = asx_allocb(len, GFP_ATOMIC);
+		out = asx_allocb(len, GFP_ATOMIC | __GFP_ACCOUNT);
 		if (!out) {
 			frame_reset(f);
 			atomic64_inc(&q->drops);

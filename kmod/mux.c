@@ -141,7 +141,7 @@ void asx_mux_up(struct asx_stream *l, struct asx_msg *mp)
 		return;
 	}
 	h = asx_ctlmsg(mp->type == ASX_M_PCPROTO ? ASX_M_PCPROTO : ASX_M_PROTO, &hdr,
-		       sizeof(hdr), GFP_ATOMIC);
+		       sizeof(hdr), GFP_ATOMIC | __GFP_ACCOUNT);
 	if (!h) {
 		atomic64_inc(&u->drq.drops);
 		asx_freemsg(mp);

@@ -164,7 +164,7 @@ struct asx_stream *asx_stream_new(void)
 {
 	struct asx_stream *st;
 
-	st = kzalloc(sizeof(*st), GFP_KERNEL);
+	st = kzalloc(sizeof(*st), GFP_KERNEL_ACCOUNT);
 	if (!st)
 		return NULL;
 	st->id = atomic64_inc_return(&asx_next_id);
@@ -230,7 +230,7 @@ static struct asx_minst *minst_alloc(struct asx_stream *st, struct asx_modinfo *
 	struct asx_minst *m;
 
 	m = kzalloc(struct_size(m, priv, DIV_ROUND_UP(mi->priv_size, sizeof(long))),
-		    GFP_KERNEL);
+		    GFP_KERNEL_ACCOUNT);
 	if (!m)
 		return NULL;
 	m->mi = mi;
@@ -661,7 +661,7 @@ ssize_t asx_stream_write(struct file *file, const char __user *buf, size_t count
 		if (ret)
 			break;
 		n = min_t(size_t, count - done, ASX_MAX_WRITE);
-		mp = asx_allocb(n, GFP_KERNEL);
+		mp = asx_allocb(n, GFP_KERNEL_ACCOUNT);
 		if (!mp) {
 			ret = -ENOMEM;
 			break;

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * limits_test.c - what one unprivileged user can make asx.ko hold: message
+ * memory is charged to the writer's memory cgroup, so a cgroup's
+ * memory.max bounds it and the OOM killer (if any) acts inside that cgroup.
+ *
+ * Needs cgroup v2 with the memory controller (mounted here if it is not).
+ */
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "asx_util.h"
+#include "harness.h"
+
+#define CG_LIMIT_MB	16
+#define FLOOD_MB	96	/* what the writer tries to pin */
+
+static char cg_root[64];
+static bool cg_mounted_here;
+
+static int write_file(const char *dir, const char *name, const char *val)
+{
+	char path[256];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	if (write(fd, val, strlen(val)) != (ssize_t)strlen(val))
+		ret = -1;
+	close(fd);
+	return ret;
+}
+
+/* The named counter of a flat-keyed file such as memory.events, or -1. */
+static long read_key(const char *dir, const char *name, const char *key)
+{
+	char path[256], k[64];
+	long v, found = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!key) {
+		if (fscanf(f, "%ld", &v) == 1)
+			found = v;
+	} else {
+		while (fscanf(f, "%63s %ld", k, &v) == 2)
+			if (!strcmp(k, key))
+				found = v;
+	}
+	fclose(f);
+	return found;
+}
+
+/* A cgroup v2 hierarchy with the memory controller for children; 0 or -1. */
+static int cg_setup(void)
+{
+	struct stat sb;
+
+	snprintf(cg_root, sizeof(cg_root), "/sys/fs/cgroup");
+	if (stat("/sys/fs/cgroup/cgroup.controllers", &sb)) {
+		snprintf(cg_root, sizeof(cg_root), "/tmp/asx-cg.%d", getpid());
+		if (mkdir(cg_root, 0700) || mount("none", cg_root, "cgroup2", 0, NULL))
+			return -1;
+		cg_mounted_here = true;
+	}
+	/* fails harmlessly when it is on already */
+	write_file(cg_root, "cgroup.subtree_control", "+memory");
+	return 0;
+}
+
+static void cg_teardown(void)
+{
+	if (cg_mounted_here) {
+		umount(cg_root);
+		rmdir(cg_root);
+	}
+}
+
+/* As nobody in @cg: PUTMSG high-priority messages nobody reads. */
+static void flood(const char *cg)
+{
+	static char data[4000];
+	char pid[16];
+	int fd, i;
+
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (write_file(cg, "cgroup.procs", pid))
+		_exit(20);
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		_exit(21);
+	fd = asx_open(0);
+	if (fd < 0)
+		_exit(22);
+	for (i = 0; i < FLOOD_MB * 256; i++)
+		if (asx_putmsg(fd, "ctl", 3, data, sizeof(data), ASX_MSG_HIPRI, 0))
+			_exit(errno == ENOMEM ? 12 : 23);
+	_exit(0);	/* all of it pinned: the limit did not hold */
+}
+
+/*
+ * Before message memory was charged, 96 MB went through a 16 MB cgroup
+ * while memory.peak said a few hundred KB.
+ */
+TEST_TIMEOUT(messages_are_charged_to_the_writers_cgroup, 120)
+{
+	char cg[128], max[32];
+	long peak, ooms, base;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(cg_setup(), 0, "cgroup v2: %s", strerror(errno));
+	base = asx_objects("dblks");
+	snprintf(cg, sizeof(cg), "%s/asx-limits.%d", cg_root, getpid());
+	ASSERT_EQ(mkdir(cg, 0755), 0, "%s: %s (memory controller?)", cg, strerror(errno));
+	snprintf(max, sizeof(max), "%dM", CG_LIMIT_MB);
+	ASSERT_EQ(write_file(cg, "memory.max", max), 0, "memory.max: %s", strerror(errno));
+	write_file(cg, "memory.swap.max", "0");
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		flood(cg);
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	peak = read_key(cg, "memory.peak", NULL);
+	ooms = read_key(cg, "memory.events", "oom_kill");
+	TH_LOG("writer: %s %d; cgroup: memory.peak %ld KB, oom_kill %ld",
+	       WIFSIGNALED(status) ? "killed by signal" : "exit",
+	       WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), peak / 1024, ooms);
+	EXPECT_TRUE((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) ||
+		    (WIFEXITED(status) && WEXITSTATUS(status) == 12),
+		    "the writer stopped at the limit (killed or ENOMEM), status %#x", status);
+	EXPECT_GT(peak, (long)CG_LIMIT_MB * 1024 * 1024 / 2, "the cgroup saw the memory");
+	EXPECT_TRUE(!WIFSIGNALED(status) || ooms >= 1, "a kill is the cgroup's OOM killer's");
+	EXPECT_EQ(rmdir(cg), 0, "%s: %s", cg, strerror(errno));
+	asx_quiesce();
+	EXPECT_LE(asx_objects("dblks"), base, "the writer's messages went with it");
+	cg_teardown();
+}
+
+TEST_HARNESS_MAIN
