@@ -17,11 +17,76 @@
 
 #include "stream.h"
 
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/file.h>
+#include <linux/hashtable.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
 
 #define ASX_MAX_LOWERS	64
 
 static DEFINE_MUTEX(asx_mux_lock);
+
+/*
+ * A linked lower lives on after its descriptor is closed: the mux holds its
+ * file. As for descriptors in flight in SCM_RIGHTS messages, the files the
+ * module holds for one user count against that user's RLIMIT_NOFILE: a LINK
+ * past it is ETOOMANYREFS (CAP_SYS_RESOURCE and CAP_SYS_ADMIN exempt).
+ * Under asx_mux_lock.
+ */
+struct mux_user {
+	struct hlist_node node;
+	kuid_t uid;
+	unsigned long lowers;
+};
+
+static DEFINE_HASHTABLE(mux_users, 6);
+
+static struct mux_user *mux_user_find(kuid_t uid)
+{
+	struct mux_user *u;
+
+	hash_for_each_possible(mux_users, u, node, __kuid_val(uid))
+		if (uid_eq(u->uid, uid))
+			return u;
+	return NULL;
+}
+
+/* Charges one lower to the caller; 0 or a negative errno. */
+static int mux_user_charge(kuid_t uid)
+{
+	struct mux_user *u;
+
+	lockdep_assert_held(&asx_mux_lock);
+	u = mux_user_find(uid);
+	if (u && u->lowers >= rlimit(RLIMIT_NOFILE) &&
+	    !capable(CAP_SYS_RESOURCE) && !capable(CAP_SYS_ADMIN))
+		return -ETOOMANYREFS;
+	if (!u) {
+		u = kzalloc(sizeof(*u), GFP_KERNEL_ACCOUNT);
+		if (!u)
+			return -ENOMEM;
+		u->uid = uid;
+		hash_add(mux_users, &u->node, __kuid_val(uid));
+	}
+	u->lowers++;
+	return 0;
+}
+
+static void mux_user_uncharge(kuid_t uid)
+{
+	struct mux_user *u;
+
+	lockdep_assert_held(&asx_mux_lock);
+	u = mux_user_find(uid);
+	if (WARN_ON_ONCE(!u))
+		return;
+	if (!--u->lowers) {
+		hash_del(&u->node);
+		kfree(u);
+	}
+}
 
 int asx_mux_link(struct asx_stream *st, int fd, u32 *id)
 {
@@ -53,6 +118,10 @@ int asx_mux_link(struct asx_stream *st, int fd, u32 *id)
 		n++;
 	ret = -ENOSR;
 	if (n >= ASX_MAX_LOWERS)
+		goto err_unlock;
+	l->mux_uid = current_uid();
+	ret = mux_user_charge(l->mux_uid);
+	if (ret)
 		goto err_unlock;
 	do {
 		l->mux_id = ++st->mux_next_id;
@@ -96,6 +165,7 @@ int asx_mux_unlink(struct asx_stream *st, u32 id)
 		list_del_rcu(&l->mux_node);
 		RCU_INIT_POINTER(l->upper, NULL);
 		mutex_unlock(&l->cfg);
+		mux_user_uncharge(l->mux_uid);
 		gone[n++] = l;
 	}
 	mutex_unlock(&st->cfg);

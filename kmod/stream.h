@@ -85,6 +85,7 @@ struct asx_stream {
 	u32 mux_next_id;
 	struct asx_stream __rcu *upper;
 	struct file *mux_file;
+	kuid_t mux_uid;		/* who linked it: charged for it until unlinked */
 	struct list_head mux_node;
 	u32 mux_id;
 

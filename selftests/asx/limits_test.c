@@ -2,7 +2,8 @@
 /*
  * limits_test.c - what one unprivileged user can make asx.ko hold: message
  * memory is charged to the writer's memory cgroup, so a cgroup's
- * memory.max bounds it and the OOM killer (if any) acts inside that cgroup.
+ * memory.max bounds it and the OOM killer (if any) acts inside that cgroup;
+ * Streams held by a mux count against the linking user's RLIMIT_NOFILE.
  *
  * Needs cgroup v2 with the memory controller (mounted here if it is not).
  */
@@ -12,6 +13,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -145,6 +147,73 @@ TEST_TIMEOUT(messages_are_charged_to_the_writers_cgroup, 120)
 	asx_quiesce();
 	EXPECT_LE(asx_objects("dblks"), base, "the writer's messages went with it");
 	cg_teardown();
+}
+
+#define NOFILE		32
+#define LOWERS_TRIED	200
+
+/*
+ * As nobody with RLIMIT_NOFILE 32: link lowers under mux uppers, closing
+ * each lower's descriptor, a new upper whenever one is full. Exits with the
+ * number linked (0-200) or 250 + a setup step.
+ */
+static void link_and_close(void)
+{
+	struct rlimit rl = { NOFILE, NOFILE };
+	struct asx_link lk;
+	int u = -1, l, n = 0, i;
+
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534) ||
+	    setrlimit(RLIMIT_NOFILE, &rl))
+		_exit(250);
+	for (i = 0; i < LOWERS_TRIED; i++) {
+		if (u < 0) {
+			u = asx_open(0);
+			if (u < 0 || asx_setdrv(u, "mux"))
+				_exit(251);
+		}
+		l = asx_open(0);
+		if (l < 0)
+			_exit(252);
+		memset(&lk, 0, sizeof(lk));
+		lk.size = sizeof(lk);
+		lk.fd = l;
+		if (ioctl(u, ASX_IOC_LINK, &lk)) {
+			if (errno == ETOOMANYREFS)
+				break;
+			if (errno != ENOSR)
+				_exit(253);
+			u = -1;		/* this upper is full: keep it, open another */
+			i--;
+		} else {
+			n++;
+		}
+		close(l);
+	}
+	_exit(n);
+}
+
+/*
+ * Streams linked under a mux outlive their descriptors; they count against
+ * the linking user's RLIMIT_NOFILE (8 uppers once kept 520 Streams alive
+ * with a limit of 32).
+ */
+TEST(mux_lowers_count_against_rlimit_nofile)
+{
+	long base = asx_objects("streams");
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		link_and_close();
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status), "status %#x", status);
+	EXPECT_EQ(WEXITSTATUS(status), NOFILE,
+		  "lowers linked (250+: setup failed; %d: no limit)", LOWERS_TRIED);
+	asx_quiesce();
+	EXPECT_LE(asx_objects("streams"), base, "every Stream went with its process");
 }
 
 TEST_HARNESS_MAIN

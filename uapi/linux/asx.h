@@ -25,7 +25,9 @@
  * Errors of the Stream ioctls (see Documentation/kmod.rst for each one):
  *
  *   ENOENT  PUSH/POP/SETDRV: no module or driver of that name
- *   ENOSR   PUSH: the Stream already holds ASX_MAX_DEPTH modules
+ *   ENOSR   PUSH: the Stream already holds ASX_MAX_DEPTH modules; LINK: the
+ *           mux holds 64 lowers
+ *   ETOOMANYREFS LINK: the caller's user has RLIMIT_NOFILE lowers linked
  *   ENXIO   a queue level past the driver; UNLINK of an unknown id
  *   EAGAIN  O_NONBLOCK and the call would block
  *   EBADMSG read() of a message with a control part in ASX_RPROTNORM mode
