@@ -192,6 +192,12 @@ int asx_mux_unlink(struct asx_stream *st, u32 id)
 		wake_up_interruptible_poll(&l->wwait, EPOLLOUT);
 		fput(file);
 	}
+	/*
+	 * The write side may have stopped behind a lower that is gone: run it
+	 * again, so what it held for that lower is dropped and the other lowers
+	 * are served.
+	 */
+	asx_qenable(&st->dwq);
 	return 0;
 }
 

@@ -394,6 +394,65 @@ static void *relink_main(void *arg)
  * the new link's reference and the new link's own unlink would find none
  * (it crashed asx.ko once, in random_test).
  */
+/*
+ * The mux's write side stopped behind a full lower, and that lower is
+ * unlinked: what it held for the lower is dropped, and the other lowers get
+ * their messages again (the write side used to stay stopped for good).
+ */
+TEST_F(mux, unlink_restarts_the_write_side)
+{
+	struct asx_mux_hdr hdr = { 0 }, got;
+	unsigned char data[100] = { 0 };
+	struct asx_strmsg sm;
+	int sent = 0, tries = 0, ret = -1, i;
+	__u32 id[2];
+
+	ASSERT_EQ(asx_setdrv(self->u, "mux"), 0);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(link_fd(self->u, self->l[i], &id[i]), 0, "%s", strerror(errno));
+	ASSERT_EQ(asx_setwm(self->u, 0, ASX_SIDE_READ, 1000, 100), 0);
+	ASSERT_EQ(asx_setwm(self->u, ASX_LEVEL_DRIVER, ASX_SIDE_READ, 1000, 100), 0);
+	ASSERT_EQ(asx_setwm(self->u, ASX_LEVEL_DRIVER, ASX_SIDE_WRITE, 1000, 100), 0);
+	ASSERT_EQ(fcntl(self->u, F_SETFL, O_NONBLOCK), 0);
+	/* to the first lower until everything up to the mux's writer is full */
+	hdr.id = id[0];
+	while (sent < 100000) {
+		if (asx_putmsg(self->u, &hdr, sizeof(hdr), data, sizeof(data), 0, 0)) {
+			if (errno == EAGAIN && ++tries < 20) {
+				asx_msleep(20);
+				continue;
+			}
+			break;
+		}
+		tries = 0;
+		sent++;
+	}
+	ASSERT_EQ(errno, EAGAIN, "the mux writer is stopped after %d", sent);
+	ASSERT_EQ(unlink_id(self->u, id[0]), 0);
+	/* empty the upper's read side of what already came back */
+	while (!asx_getmsg(self->u, ASX_IOC_GETMSG, &sm, &got, sizeof(got), data,
+			   sizeof(data), 0, 0))
+		;
+	/* the second lower can be written to again, and answers */
+	hdr.id = id[1];
+	for (i = 0; i < 500 && ret; i++) {
+		ret = asx_putmsg(self->u, &hdr, sizeof(hdr), "x", 1, 0, 0);
+		if (ret)
+			asx_msleep(10);
+	}
+	ASSERT_EQ(ret, 0, "a message to the other lower within 5 s: %s", strerror(errno));
+	for (i = 0; i < 500; i++) {
+		ret = asx_getmsg(self->u, ASX_IOC_GETMSG, &sm, &got, sizeof(got), data,
+				 sizeof(data), 0, 0);
+		if (!ret && got.id == id[1])
+			break;
+		if (ret)
+			asx_msleep(10);
+	}
+	EXPECT_EQ(ret, 0, "its answer: %s", strerror(errno));
+	EXPECT_EQ(got.id, id[1]);
+}
+
 TEST_F(mux, relink_while_unlinking)
 {
 	struct relinker r[2];
