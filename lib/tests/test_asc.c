@@ -438,6 +438,131 @@ static void test_sync_3vp(void **state)
 	sync_objects(3);
 }
 
+/*
+ * Watchdog: a plain pthread that aborts with a diagnostic when the test's
+ * progress counter has not moved for @stall_s seconds (x4 under
+ * sanitizers), so a scheduler deadlock fails the test instead of hanging.
+ */
+struct watchdog {
+	pthread_t pth;
+	const char *what;
+	unsigned long *progress;
+	struct asx_asc *asc;
+	unsigned int stall_s;
+	int stop;
+};
+
+static void *watchdog_main(void *arg)
+{
+	struct watchdog *w = arg;
+	unsigned long last = (unsigned long)-1;
+	uint64_t since = asx_now_ns();
+
+	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
+		unsigned long p = __atomic_load_n(w->progress, __ATOMIC_RELAXED);
+		struct timespec ms = { 0, 20 * (long)MS };
+
+		if (p != last) {
+			last = p;
+			since = asx_now_ns();
+		} else if (asx_now_ns() - since > w->stall_s * 1000 * MS) {
+			struct asx_asc_stats st = { 0 };
+
+			if (w->asc)
+				asx_asc_stats(w->asc, &st);
+			fprintf(stderr, "watchdog: %s: no progress for %u s at %lu "
+				"(vps %u running %u blocked %u threads %u)\n", w->what,
+				w->stall_s, p, st.vps, st.vps_running, st.vps_blocked,
+				st.threads);
+			abort();
+		}
+		nanosleep(&ms, NULL);
+	}
+	return NULL;
+}
+
+static void watchdog_start(struct watchdog *w, const char *what, unsigned long *progress,
+			   struct asx_asc *asc, unsigned int stall_s)
+{
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+	stall_s *= 4;
+#endif
+	*w = (struct watchdog){ .what = what, .progress = progress, .asc = asc,
+				.stall_s = stall_s };
+	assert_int_equal(pthread_create(&w->pth, NULL, watchdog_main, w), 0);
+}
+
+static void watchdog_stop(struct watchdog *w)
+{
+	__atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(w->pth, NULL);
+}
+
+/*
+ * An ASC mutex held across a yield on three VPs (an outside user's
+ * report): the unlock hands the mutex to a waiter whose switch-out has
+ * not finished; the VP that picks it must not wait for it while its own
+ * thread's switch-out is the one the other VP waits for.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define HOLD_THREADS 50
+#else
+#define HOLD_THREADS 200
+#endif
+
+struct hold {
+	struct asx_asc_mutex m;
+	long sum;
+	unsigned long progress;
+};
+
+static void *hold_thread(void *arg)
+{
+	struct hold *h = arg;
+
+	for (int i = 0; i < 10; i++) {
+		asx_asc_mutex_lock(&h->m);
+		long v = h->sum;
+
+		asx_thread_yield();
+		h->sum = v + 1;
+		asx_asc_mutex_unlock(&h->m);
+		__atomic_add_fetch(&h->progress, 1, __ATOMIC_RELAXED);
+		asx_thread_yield();
+	}
+	return NULL;
+}
+
+static void test_mutex_across_yield_3vp(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_prio, 3, 0);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_thread *t[HOLD_THREADS];
+	struct hold *h = calloc(1, sizeof(*h));
+	struct watchdog wd;
+	uint64_t end = asx_now_ns() + 3000 * MS;
+	int rounds = 0;
+
+	assert_non_null(h);
+	asx_asc_mutex_init(&h->m);
+	watchdog_start(&wd, "mutex held across a yield, 3 VPs", &h->progress, a, 10);
+	/* the report hung within 6 to 170 rounds; a few seconds' worth */
+	while (rounds < 20 || asx_now_ns() < end) {
+		for (int i = 0; i < HOLD_THREADS; i++)
+			assert_int_equal(asx_thread_spawn(a, &q.qos, hold_thread, h, NULL, &t[i]),
+					 0);
+		for (int i = 0; i < HOLD_THREADS; i++)
+			assert_int_equal(asx_thread_join(t[i], NULL), 0);
+		rounds++;
+		assert_int_equal(h->sum, (long)rounds * HOLD_THREADS * 10);
+	}
+	watchdog_stop(&wd);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	free(h);
+	assert_threads_ok();
+}
+
 static struct asx_asc_sem ext_sem;
 static void *sem_waiter(void *arg)
 {
@@ -1308,6 +1433,7 @@ int main(void)
 		cmocka_unit_test(test_many_threads_2vp),
 		cmocka_unit_test(test_sync_1vp),
 		cmocka_unit_test(test_sync_3vp),
+		cmocka_unit_test(test_mutex_across_yield_3vp),
 		cmocka_unit_test(test_sem_from_pthread),
 		cmocka_unit_test(test_sleep),
 		cmocka_unit_test(test_thread_timers),

@@ -20,8 +20,12 @@
  * A thread leaving a VP sets ->switching before it becomes visible to
  * others (on a run queue, a wait queue); whoever resumes the next context
  * clears it once the old one is saved.  A VP that picks a thread whose
- * flag is still set spins until it clears (the window is a few
- * instructions long).
+ * flag is still set must not run it yet.  Its VP's own loop (holding no
+ * unsaved thread) may wait for the flag; a thread switching out may not:
+ * the VP saving the picked thread may be waiting, the same way, for the
+ * one we are switching out.  So a switch-out that picks such a thread
+ * spins briefly, then switches to its VP's loop, which saves it and runs
+ * the picked thread when that is saved (vp->handoff).
  */
 #ifndef ASX_ASC_IMPL_H
 #define ASX_ASC_IMPL_H
@@ -124,6 +128,9 @@ struct asx_vp {
 	struct asx_asc *asc;
 	struct asx_thread *cur;
 	struct asx_thread *bound;	/* DIRECT */
+	/* picked by a thread switching out on this VP while another VP was
+	 * still saving it: the VP's loop runs it (sched.c, vp_handoff) */
+	struct asx_thread *handoff;
 	pthread_t pth;
 	pid_t tid;
 	uint32_t wake;			/* futex: idle until 1 */

@@ -387,10 +387,46 @@ static inline void finish_switch(struct asx_thread *prev)
 	__atomic_store_n(&prev->switching, 0, __ATOMIC_RELEASE);
 }
 
-static inline void wait_saved(struct asx_thread *t)
+static inline bool ctx_saved(struct asx_thread *t)
 {
-	while (unlikely(__atomic_load_n(&t->switching, __ATOMIC_ACQUIRE)))
+	return !__atomic_load_n(&t->switching, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Wait until @t's context is saved.  Only a VP's own loop waits for as
+ * long as it takes: it holds no thread whose switch-out another VP may be
+ * waiting for.  A thread switching out must not wait there (two VPs, each
+ * switching out the thread the other picked, would wait for each other),
+ * so it gives @next to its VP's loop instead (vp_handoff()).
+ */
+static void wait_saved(struct asx_thread *t)
+{
+	unsigned int spins = 0;
+
+	while (unlikely(!ctx_saved(t))) {
+		if (++spins < 256)
+			asx_cpu_relax();
+		else
+			sched_yield();	/* the VP saving it is off the CPU */
+	}
+}
+
+/*
+ * @next was picked while another VP is still switching it out: spin a
+ * little (the window is a few instructions long), then leave it to the
+ * VP's loop, which runs it once our own context is saved.  Returns @next
+ * to switch to it directly, NULL to switch to the VP's loop.
+ */
+static __attribute__((noinline)) struct asx_thread *vp_handoff(struct asx_vp *vp,
+							       struct asx_thread *next)
+{
+	for (unsigned int i = 0; i < 64; i++) {
 		asx_cpu_relax();
+		if (ctx_saved(next))
+			return next;
+	}
+	vp->handoff = next;
+	return NULL;
 }
 
 static void run_utimers(struct asx_thread *self);
@@ -422,8 +458,9 @@ static inline void switch_to(struct asx_vp *vp, struct asx_thread *self,
 	struct asx_thread *prev;
 
 	vp->nswitch++;
+	if (unlikely(next && !ctx_saved(next)))
+		next = vp_handoff(vp, next);
 	if (next) {
-		wait_saved(next);
 		vp->cur = next;
 		next->vp = vp;
 		__atomic_store_n(&next->state, T_RUNNING, __ATOMIC_RELAXED);
@@ -855,8 +892,9 @@ static void thread_end(struct asx_thread *self)
 	if (locked)
 		spin_unlock(&a->lock);
 	vp->nswitch++;
+	if (next && !ctx_saved(next))
+		next = vp_handoff(vp, next);
 	if (next) {
-		wait_saved(next);
 		vp->cur = next;
 		next->vp = vp;
 		__atomic_store_n(&next->state, T_RUNNING, __ATOMIC_RELAXED);
@@ -1285,16 +1323,22 @@ static void *vp_main(void *arg)
 			spin_unlock(&a->lock);
 		}
 		if (t) {
-			struct asx_thread *prev;
+			/* run @t, then each thread a switch-out left to us (vp_handoff) */
+			do {
+				struct asx_thread *prev;
 
-			wait_saved(t);
-			vp->cur = t;
-			t->vp = vp;
-			__atomic_store_n(&t->state, T_RUNNING, __ATOMIC_RELAXED);
-			prev = asx__ctx_switch(&vp->ctx, &t->ctx, NULL);
-			finish_switch(prev);
+				wait_saved(t);
+				vp->cur = t;
+				t->vp = vp;
+				__atomic_store_n(&t->state, T_RUNNING, __ATOMIC_RELAXED);
+				prev = asx__ctx_switch(&vp->ctx, &t->ctx, NULL);
+				finish_switch(prev);
+				t = vp->handoff;
+				vp->handoff = NULL;
+			} while (t);
 			continue;
 		}
+
 		spin_lock(&a->lock);
 		inbox_drain(a);
 		if (!vp->passivate && !__atomic_load_n(&vp->stop, __ATOMIC_RELAXED))
