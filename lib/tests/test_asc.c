@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 
 #include <asx/asc.h>
 
@@ -45,7 +46,11 @@ static int thread_failed;
 
 static void assert_threads_ok(void)
 {
-	assert_int_equal(__atomic_exchange_n(&thread_failed, 0, __ATOMIC_SEQ_CST), 0);
+	int line = __atomic_exchange_n(&thread_failed, 0, __ATOMIC_SEQ_CST);
+
+	if (line)
+		print_error("CHECK failed at line %d\n", line);
+	assert_int_equal(line, 0);
 }
 
 static struct asx_asc *mk_asc(const struct asx_asc_policy *p, unsigned int nvps,
@@ -1055,6 +1060,68 @@ static void test_migration(void **state)
 	assert_threads_ok();
 }
 
+/*
+ * Migration between two PRIO ASCs at the same priority: the thread must
+ * run on the target's VP, not be queued on the level it had in the ASC it
+ * left (the stress harness found threads stranded that way).
+ */
+static struct asx_asc *same_a, *same_b;
+static pid_t vp_of_a, vp_of_b;
+
+/* the VP's kernel thread id (pthread_self() is "const": a compiler may
+ * keep it across a switch to another VP) */
+static pid_t vp_tid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+static void *note_vp(void *arg)
+{
+	*(pid_t *)arg = vp_tid();
+	return NULL;
+}
+
+static void *same_prio_migrant(void *arg)
+{
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+
+	(void)arg;
+	for (int i = 0; i < 20; i++) {
+		CHECK(asx_thread_change(same_b, &q.qos) == 0);
+		asx_thread_yield();
+		CHECK(vp_tid() == vp_of_b);
+		CHECK(asx_thread_change(same_a, &q.qos) == 0);
+		asx_thread_yield();
+		CHECK(vp_tid() == vp_of_a);
+	}
+	return (void *)7;
+}
+
+static void test_migration_same_prio(void **state)
+{
+	(void)state;
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_thread *t;
+	unsigned long progress = 0;
+	struct watchdog wd;
+	void *r = NULL;
+
+	same_a = mk_asc(&asx_asc_prio, 1, 0);
+	same_b = mk_asc(&asx_asc_prio, 1, 0);
+	watchdog_start(&wd, "migration at the same priority", &progress, same_a, 20);
+	assert_int_equal(asx_thread_spawn(same_a, &q.qos, note_vp, &vp_of_a, NULL, &t), 0);
+	assert_int_equal(asx_thread_join(t, NULL), 0);
+	assert_int_equal(asx_thread_spawn(same_b, &q.qos, note_vp, &vp_of_b, NULL, &t), 0);
+	assert_int_equal(asx_thread_join(t, NULL), 0);
+	assert_int_equal(asx_thread_spawn(same_a, &q.qos, same_prio_migrant, NULL, NULL, &t), 0);
+	assert_int_equal(asx_thread_join(t, &r), 0);
+	assert_ptr_equal(r, (void *)7);
+	watchdog_stop(&wd);
+	assert_int_equal(asx_asc_destroy(same_b), 0);
+	assert_int_equal(asx_asc_destroy(same_a), 0);
+	assert_threads_ok();
+}
+
 /* ---------------------------------------------------------------- DIRECT */
 
 static struct asx_asc_barrier dbar;
@@ -1445,6 +1512,7 @@ int main(void)
 		cmocka_unit_test(test_preemption),
 		cmocka_unit_test(test_edf),
 		cmocka_unit_test(test_migration),
+		cmocka_unit_test(test_migration_same_prio),
 		cmocka_unit_test(test_direct),
 		cmocka_unit_test(test_surplus_vp),
 		cmocka_unit_test(test_idle_vps),

@@ -38,17 +38,19 @@ static int prio_admit(struct asx_asc *a, struct asx_thread *t, const struct asx_
 	const struct asx_prio_qos *pq = (const struct asx_prio_qos *)q;
 
 	(void)a;
-	(void)change;
 	if (q->size < sizeof(*pq))
 		return -EINVAL;
 	t->prio = pq->priority;
+	if (!change)
+		t->pq = NULL;	/* a level of the ASC it came from is not ours */
 	return 0;
 }
 
 static void prio_leave(struct asx_asc *a, struct asx_thread *t)
 {
 	(void)a;
-	(void)t;
+	/* migrating: its cached level belongs to this ASC's run queue */
+	t->pq = NULL;
 }
 
 static struct level *level_of(struct prio_state *s, struct asx_thread *t)
