@@ -1122,6 +1122,97 @@ static void test_migration_same_prio(void **state)
 	assert_threads_ok();
 }
 
+/*
+ * The first timer leaves the heap before it fires (a timed wait woken in
+ * time): the timerfd still fires for it, finds nothing due, and must be
+ * armed again for the next timer, or a sleeper behind it sleeps for ever
+ * (found by the stress harness).
+ */
+static struct asx_asc_sem top_sem;
+static int top_slept;
+
+static void *long_sleeper(void *arg)
+{
+	(void)arg;
+	asx_thread_sleep(60 * MS);
+	__atomic_store_n(&top_slept, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *early_waiter(void *arg)
+{
+	struct timespec ts;
+
+	(void)arg;
+	/* becomes the first timer (due before the sleeper's), then is
+	 * posted long before its deadline */
+	CHECK(asx_asc_sem_timedwait(&top_sem, asx_deadline(&ts, 30 * MS)) == 0);
+	return NULL;
+}
+
+static void *poster(void *arg)
+{
+	(void)arg;
+	asx_thread_yield();
+	asx_asc_sem_post(&top_sem);
+	return NULL;
+}
+
+static void noop_timer(void *arg)
+{
+	(void)arg;
+}
+
+/* A timer due long ago is the new first one: the timerfd is armed again. */
+static void *rescuer(void *arg)
+{
+	struct timespec past = { 0, 1 };
+
+	(void)arg;
+	CHECK(asx_thread_timer_set(0, &past, 0, noop_timer, NULL) == 0);
+	asx_thread_sleep(1 * MS);
+	CHECK(asx_thread_timer_set(0, NULL, 0, NULL, NULL) == 0);
+	return NULL;
+}
+
+static void test_timer_top_removed(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_thread *t[3], *rescue;
+	uint64_t end;
+	bool woke;
+
+	asx_asc_sem_init(&top_sem, 0);
+	top_slept = 0;
+	assert_int_equal(asx_thread_spawn(a, &q.qos, long_sleeper, NULL, NULL, &t[0]), 0);
+	busy_ns(5 * MS);	/* asleep, its timer armed */
+	assert_int_equal(asx_thread_spawn(a, &q.qos, early_waiter, NULL, NULL, &t[1]), 0);
+	assert_int_equal(asx_thread_spawn(a, &q.qos, poster, NULL, NULL, &t[2]), 0);
+	assert_int_equal(asx_thread_join(t[1], NULL), 0);
+	assert_int_equal(asx_thread_join(t[2], NULL), 0);
+	/* 60 ms sleep: allow a loaded machine 5 s */
+	end = asx_now_ns() + 5000 * MS;
+	while (!__atomic_load_n(&top_slept, __ATOMIC_ACQUIRE) && asx_now_ns() < end) {
+		struct timespec nap = { 0, 2 * (long)MS };
+
+		nanosleep(&nap, NULL);
+	}
+	woke = __atomic_load_n(&top_slept, __ATOMIC_ACQUIRE);
+	if (!woke) {
+		print_error("sleeper not woken 5 s after its 60 ms sleep\n");
+		/* let it finish */
+		assert_int_equal(asx_thread_spawn(a, &q.qos, rescuer, NULL, NULL, &rescue),
+				 0);
+		assert_int_equal(asx_thread_join(rescue, NULL), 0);
+	}
+	assert_int_equal(asx_thread_join(t[0], NULL), 0);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_true(woke);
+	assert_threads_ok();
+}
+
 /* ---------------------------------------------------------------- DIRECT */
 
 static struct asx_asc_barrier dbar;
@@ -1503,6 +1594,7 @@ int main(void)
 		cmocka_unit_test(test_mutex_across_yield_3vp),
 		cmocka_unit_test(test_sem_from_pthread),
 		cmocka_unit_test(test_sleep),
+		cmocka_unit_test(test_timer_top_removed),
 		cmocka_unit_test(test_thread_timers),
 		cmocka_unit_test(test_pipe_read),
 		cmocka_unit_test(test_wait_fd_timeout),

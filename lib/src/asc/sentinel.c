@@ -293,6 +293,7 @@ static void *sentinel_main(void *arg)
 	(void)arg;
 	for (;;) {
 		int n = epoll_wait(T.epfd, ev, 64, -1);
+		bool fired = false;
 
 		for (int i = 0; i < n; i++) {
 			void *p = ev[i].data.ptr;
@@ -300,8 +301,8 @@ static void *sentinel_main(void *arg)
 			if (p == &T.tfd) {
 				uint64_t x;
 
-				if (read(T.tfd, &x, sizeof(x)) < 0)
-					(void)0;
+				if (read(T.tfd, &x, sizeof(x)) == sizeof(x))
+					fired = true;
 			} else if (p == &T.sfd) {
 				sig_deliver();
 			} else if (p == &T.efd) {
@@ -320,6 +321,16 @@ static void *sentinel_main(void *arg)
 		tlock();
 		bool due = T.n && T.heap[0]->when <= asx_now_ns();
 
+		if (fired && !due) {
+			/*
+			 * The timer we armed expired with nothing due: its
+			 * node left the heap early (a wait woken in time, a
+			 * cancelled timer).  The timerfd is disarmed now;
+			 * arm it for the heap's new first node.
+			 */
+			T.armed = 0;
+			rearm();
+		}
 		tunlock();
 		if (due)
 			fire_timers();
