@@ -33,6 +33,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -247,6 +248,11 @@ struct asx_asc {
 	uint64_t sa_upcalls, sa_takeovers, sa_nblocked, sa_lost, sa_retired;
 };
 
+/* Tests: @a's state and each VP's (current thread, hand-off), read without
+ * the lock, for a watchdog that found the ASC stuck. */
+void asx__asc_dump(struct asx_asc *a, FILE *f);
+void asx__timer_dump(FILE *f);
+
 /* Sentinel: the deferred activation check of @a; returns the delay (ns)
  * after which to check again, 0 for never. */
 uint64_t asx__activation_check(struct asx_asc *a);
@@ -318,6 +324,17 @@ static inline void unlock_np(int *l)
 	spin_unlock(l);
 	np_leave(true);
 }
+
+/*
+ * Test builds (-DASX_SCHED_FUZZ): a random delay at a decision point of the
+ * scheduler (sched.c); nothing otherwise.
+ */
+#ifdef ASX_SCHED_FUZZ
+void asx__sched_fuzz(void);
+#define SCHED_FUZZ() asx__sched_fuzz()
+#else
+#define SCHED_FUZZ() ((void)0)
+#endif
 
 /* Make @t (blocked; claimed by the caller) runnable again. */
 void asx__wake(struct asx_thread *t);

@@ -84,6 +84,63 @@ struct vp_todo {
 	unsigned int post;	/* SA_WAKE posts for spares parked in the kernel */
 };
 
+/* ---------------------------------------------------------------- fuzzing */
+
+#ifdef ASX_SCHED_FUZZ
+/*
+ * Test builds only (-DASX_SCHED_FUZZ, Documentation/asc.rst): at the
+ * scheduler's own decision points, with probability rate/1000, give the
+ * CPU away (sched_yield) or spin a while, to widen the windows between
+ * publishing a thread and switching away from it.  The rate comes from
+ * ASX_SCHED_FUZZ (per mille, default 20) or asx__sched_fuzz_seed().
+ */
+static struct {
+	uint64_t seed;
+	int rate;		/* -1: not read from the environment yet */
+} F = { 0x9e3779b97f4a7c15ULL, -1 };
+static __thread uint64_t fuzz_rng TLS_IE;
+
+void asx__sched_fuzz_seed(uint64_t seed, unsigned int permille);
+void asx__sched_fuzz_seed(uint64_t seed, unsigned int permille)
+{
+	__atomic_store_n(&F.seed, seed | 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&F.rate, (int)(permille > 1000 ? 1000 : permille), __ATOMIC_RELAXED);
+}
+
+static uint64_t fuzz_next(void)
+{
+	if (!fuzz_rng)
+		fuzz_rng = (__atomic_load_n(&F.seed, __ATOMIC_RELAXED) ^
+			    ((uint64_t)syscall(SYS_gettid) * 0xbf58476d1ce4e5b9ULL)) | 1;
+	fuzz_rng ^= fuzz_rng << 13;
+	fuzz_rng ^= fuzz_rng >> 7;
+	fuzz_rng ^= fuzz_rng << 17;
+	return fuzz_rng;
+}
+
+void asx__sched_fuzz(void)
+{
+	int rate = __atomic_load_n(&F.rate, __ATOMIC_RELAXED);
+	uint64_t r;
+
+	if (rate < 0) {
+		const char *e = getenv("ASX_SCHED_FUZZ");
+
+		rate = e && *e ? atoi(e) : 20;
+		__atomic_store_n(&F.rate, rate, __ATOMIC_RELAXED);
+	}
+	r = fuzz_next();
+	if ((int)(r % 1000) >= rate)
+		return;
+	if (r & (1ULL << 20)) {
+		sched_yield();
+	} else {
+		for (unsigned int i = (unsigned int)(r >> 32) % 2000; i; i--)
+			asx_cpu_relax();
+	}
+}
+#endif
+
 /* ---------------------------------------------------------------- locks */
 
 void asx__spin_lock_slow(int *l)
@@ -325,6 +382,7 @@ void asx__wake(struct asx_thread *t)
 		a->pol->enqueue(a, t);
 		k = activate_locked(a, VPEV_RUNNABLE, t, wk, 2, &td);
 		unlock_np(&a->lock);
+		SCHED_FUZZ();
 		wake_list(wk, k);
 		vp_todo_run(a, &td);
 		return;
@@ -338,6 +396,7 @@ void asx__wake(struct asx_thread *t)
 	 * make a spare.
 	 */
 	inbox_push(a, t);
+	SCHED_FUZZ();
 	lock_np(&a->lock);
 	k = 0;
 	if (t->bound || asc_running(a) < a->target) {
@@ -384,6 +443,7 @@ static inline void finish_switch(struct asx_thread *prev)
 		reap(prev);
 		return;
 	}
+	SCHED_FUZZ();
 	__atomic_store_n(&prev->switching, 0, __ATOMIC_RELEASE);
 }
 
@@ -457,6 +517,7 @@ static inline void switch_to(struct asx_vp *vp, struct asx_thread *self,
 {
 	struct asx_thread *prev;
 
+	SCHED_FUZZ();
 	vp->nswitch++;
 	if (unlikely(next && !ctx_saved(next)))
 		next = vp_handoff(vp, next);
@@ -629,6 +690,7 @@ void asx__block_self(struct asx_thread *self)
 
 	enter_sched(vp);
 	__atomic_store_n(&self->state, T_BLOCKED, __ATOMIC_RELAXED);
+	SCHED_FUZZ();
 	if (!mode_locked()) {
 		inbox_drain(a);
 		next = a->pol->schedule(a, vp, NULL);
@@ -883,6 +945,7 @@ static void thread_end(struct asx_thread *self)
 	ASX_PROBE2(asc_thread_end, a, self);
 	__atomic_store_n(&self->state, T_DEAD, __ATOMIC_RELAXED);
 	self->dead = true;	/* read by finish_switch on this VP only */
+	SCHED_FUZZ();
 	locked = mode_locked();
 	if (locked)
 		spin_lock(&a->lock);
@@ -1022,6 +1085,7 @@ int asx_thread_change(struct asx_asc *to, const struct asx_qos *qos)
 	if (locked)
 		spin_unlock(&from->lock);
 	self->asc = to;
+	SCHED_FUZZ();
 	asx__wake(self);	/* queued in @to; runs once our context is saved */
 	switch_to(vp, self, next);
 	leave_sched(self);
@@ -1338,7 +1402,7 @@ static void *vp_main(void *arg)
 			} while (t);
 			continue;
 		}
-
+		SCHED_FUZZ();
 		spin_lock(&a->lock);
 		inbox_drain(a);
 		if (!vp->passivate && !__atomic_load_n(&vp->stop, __ATOMIC_RELAXED))
@@ -1954,6 +2018,47 @@ int asx_asc_stats(struct asx_asc *a, struct asx_asc_stats *st)
 		a->pol->stats(a, st);
 	unlock_np(&a->lock);
 	return 0;
+}
+
+static const char *const vpstate_name[] = {
+	[VP_RUNNING] = "running", [VP_IDLE] = "idle", [VP_BLOCKED] = "blocked",
+	[VP_EXITED] = "exited", [VP_SPARE] = "spare",
+};
+static const char *const tstate_name[] = {
+	[T_NEW] = "new", [T_READY] = "ready", [T_RUNNING] = "running",
+	[T_BLOCKED] = "blocked", [T_DEAD] = "dead",
+};
+
+void asx__asc_dump(struct asx_asc *a, FILE *f)
+{
+	/* racy on purpose: a hung VP may hold the lock */
+	fprintf(f, "asc %s (%s): lock %s, vps %u idle %u blocked %u exited %u spare %u "
+		"target %u, threads %u, runnable %u, inbox %s, dispatched %llu, mode %d\n",
+		a->name, a->pol->name, __atomic_load_n(&a->lock, __ATOMIC_RELAXED) ? "held" : "free",
+		a->nvps, a->nidle, a->nblocked, a->nexited, a->nspare, a->target, a->nthreads,
+		a->pol->nrunnable(a), __atomic_load_n(&a->inbox, __ATOMIC_RELAXED) ? "non-empty" : "empty",
+		(unsigned long long)a->ndispatch, mode_get());
+	for (struct asx_vp *v = a->vps; v; v = v->next) {
+		struct asx_thread *c = __atomic_load_n(&v->cur, __ATOMIC_RELAXED);
+		struct asx_thread *h = __atomic_load_n(&v->handoff, __ATOMIC_RELAXED);
+		int st = __atomic_load_n(&v->state, __ATOMIC_RELAXED);
+
+		fprintf(f, "  vp tid %d %s%s%s%s switches %llu in_sched %d\n",
+			(int)v->tid, st >= 0 && st <= VP_SPARE ? vpstate_name[st] : "?",
+			v->spare ? " (spare)" : "", v->passivate ? " passivate" : "",
+			v->stop ? " stop" : "", (unsigned long long)v->nswitch, v->in_sched);
+		for (int i = 0; i < 2; i++) {
+			struct asx_thread *t = i ? h : c;
+			int ts;
+
+			if (!t)
+				continue;
+			ts = __atomic_load_n(&t->state, __ATOMIC_RELAXED);
+			fprintf(f, "    %s thread %p '%s' %s switching %d\n", i ? "handoff" : "current",
+				(void *)t, t->name, ts >= 0 && ts <= T_DEAD ? tstate_name[ts] : "?",
+				__atomic_load_n(&t->switching, __ATOMIC_RELAXED));
+		}
+	}
 }
 
 const char *asx_asc_name(const struct asx_asc *a)

@@ -183,6 +183,18 @@ bool asx__timer_del(struct tnode *n)
 	return was;
 }
 
+void asx__timer_dump(FILE *f)
+{
+	/* racy on purpose (diagnostics of a stuck process) */
+	uint64_t now = asx_now_ns();
+	int n = __atomic_load_n(&T.n, __ATOMIC_RELAXED);
+
+	fprintf(f, "timers: %d queued, timerfd armed %s", n, T.armed ? "yes" : "no");
+	if (n > 0 && T.heap)
+		fprintf(f, ", first due in %lld us", (long long)(T.heap[0]->when - now) / 1000);
+	fprintf(f, "\n");
+}
+
 /* ---------------------------------------------------------------- thread */
 
 /* Fire due timers; threads to wake are collected and woken unlocked. */

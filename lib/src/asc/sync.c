@@ -146,6 +146,7 @@ void asx_asc_mutex_unlock(struct asx_asc_mutex *m)
 		m->owner = who;		/* handed over: stays locked */
 	else
 		m->locked = 0, m->owner = NULL;
+	SCHED_FUZZ();
 	unlock_np(&m->lock);
 }
 
@@ -166,6 +167,7 @@ int asx_asc_cond_timedwait(struct asx_asc_cond *c, struct asx_asc_mutex *m,
 	lock_np(&c->lock);
 	/* queued before the mutex goes: a signal after our unlock finds us */
 	asx_asc_mutex_unlock(m);
+	SCHED_FUZZ();
 	r = wq_wait(&c->q, &c->lock, abstime);
 	asx_asc_mutex_lock(m);
 	return r;
