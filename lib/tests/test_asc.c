@@ -1510,6 +1510,58 @@ static void test_activation_modes(void **state)
 	assert_int_equal(asx_asc_destroy(a), 0);
 }
 
+/* Attribute structs are size-checked like the other option structs. */
+static void test_attr_size(void **state)
+{
+	(void)state;
+	struct big_attr {
+		struct asx_asc_attr at;
+		uint64_t future;
+	} big = { .at = { .sz = sizeof(big), .nvps = 1 } };
+	struct big_tattr {
+		struct asx_thread_attr at;
+		uint64_t future;
+	} tbig = { .at = { .sz = sizeof(tbig) } };
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_asc *a = NULL;
+	struct asx_thread *t = NULL;
+	void *r;
+
+	ASX_ASC_ATTR(at, .nvps = 2, .name = "attr");
+	ASX_THREAD_ATTR(ta, .name = "named");
+
+	assert_int_equal(at.sz, sizeof(struct asx_asc_attr));
+	assert_int_equal(ta.sz, sizeof(struct asx_thread_attr));
+	/* a zero tail beyond the known fields is fine, anything else is not */
+	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &big.at), 0);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	big.future = 1;
+	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &big.at), -E2BIG);
+	big.at.sz = 0;
+	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &big.at), -EINVAL);
+	big.at.sz = sizeof(size_t) - 1;
+	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &big.at), -EINVAL);
+
+	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &at), 0);
+	assert_string_equal(asx_asc_name(a), "attr");
+	tbig.future = 2;
+	assert_int_equal(asx_thread_spawn(a, &q.qos, ret_arg, NULL, &tbig.at, &t), -E2BIG);
+	tbig.at.sz = 1;
+	assert_int_equal(asx_thread_spawn(a, &q.qos, ret_arg, NULL, &tbig.at, &t), -EINVAL);
+	/* an older, shorter struct: the fields it lacks are defaults */
+	tbig.at = (struct asx_thread_attr){ .sz = offsetof(struct asx_thread_attr, name),
+					    .name = "not read", .detached = true };
+	assert_int_equal(asx_thread_spawn(a, &q.qos, ret_arg, (void *)5, &tbig.at, &t), 0);
+	assert_string_equal(asx_thread_name(t), "");
+	assert_int_equal(asx_thread_join(t, &r), 0);	/* not detached */
+	assert_ptr_equal(r, (void *)5);
+	assert_int_equal(asx_thread_spawn(a, &q.qos, ret_arg, (void *)6, &ta, &t), 0);
+	assert_string_equal(asx_thread_name(t), "named");
+	assert_int_equal(asx_thread_join(t, &r), 0);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_threads_ok();
+}
+
 static void test_wait_signal(void **state)
 {
 	(void)state;
@@ -1610,6 +1662,7 @@ int main(void)
 		cmocka_unit_test(test_idle_vps),
 		cmocka_unit_test(test_wait_signal),
 		cmocka_unit_test(test_activation_modes),
+		cmocka_unit_test(test_attr_size),
 	};
 
 	if (getenv("ASX_TEST_FILTER"))	/* e.g. ASX_TEST_FILTER='test_edf' */

@@ -122,6 +122,11 @@ enum asx_asc_activations {
 					 * without them (ABI < 0.3) */
 };
 
+/*
+ * Size-first, like the other option structs: set sz (the macro below
+ * does), leave the rest zero for the defaults.  A size below sizeof(size_t)
+ * is -EINVAL; bytes set beyond the fields this library knows, -E2BIG.
+ */
 struct asx_asc_attr {
 	size_t sz;			/* sizeof(struct asx_asc_attr) */
 	const char *name;
@@ -136,6 +141,9 @@ struct asx_asc_attr {
 	enum asx_asc_activations activations;
 	unsigned int spare_vps;		/* activations: VPs kept parked in the kernel; 0: 2 */
 };
+/* ASX_ASC_ATTR(at, .nvps = 3);  declares @at with sz set and those fields */
+#define ASX_ASC_ATTR(name, ...)						\
+	struct asx_asc_attr name = { .sz = sizeof(struct asx_asc_attr), __VA_ARGS__ }
 
 /*
  * Create an ASC with @attr->nvps VPs (NULL: defaults).  Adding the
@@ -178,12 +186,15 @@ ASX_API bool asx_asc_single_vp_mode(void);
 
 /* ------------------------------------------------------------ threads */
 
+/* Size-first as struct asx_asc_attr (same checks). */
 struct asx_thread_attr {
-	size_t sz;
+	size_t sz;			/* sizeof(struct asx_thread_attr) */
 	size_t stack_size;		/* 0: 128 KiB (x4 under sanitizers) */
 	const char *name;
 	bool detached;			/* no join: freed when it ends */
 };
+#define ASX_THREAD_ATTR(name, ...)					\
+	struct asx_thread_attr name = { .sz = sizeof(struct asx_thread_attr), __VA_ARGS__ }
 
 typedef void *(*asx_thread_fn)(void *arg);
 

@@ -756,14 +756,25 @@ int asx__wait(struct asx_waiter *w, int *lock, const struct timespec *abstime)
 
 static void thread_main(void *xfer, void *param);
 
+static int attr_copy(const void *in, size_t sz, void *o, size_t osz);
+
 int asx_thread_create(struct asx_thread **out, asx_thread_fn fn, void *arg,
-		      const struct asx_thread_attr *attr)
+		      const struct asx_thread_attr *uattr)
 {
+	const struct asx_thread_attr *attr = NULL;
+	struct asx_thread_attr at;
 	struct asx_thread *t;
 	size_t ss = DEFAULT_STACK;
 
 	if (!out || !fn)
 		return -EINVAL;
+	if (uattr) {
+		int r = attr_copy(uattr, uattr->sz, &at, sizeof(at));
+
+		if (r)
+			return r;
+		attr = &at;
+	}
 	if (attr && attr->stack_size)
 		ss = attr->stack_size;
 	t = calloc(1, sizeof(*t));
@@ -845,11 +856,12 @@ int asx_thread_spawn(struct asx_asc *a, const struct asx_qos *qos, asx_thread_fn
 		     const struct asx_thread_attr *attr, struct asx_thread **out)
 {
 	struct asx_thread *t;
-	bool det = attr && attr->detached;
 	int r = asx_thread_create(&t, fn, arg, attr);
+	bool det;
 
 	if (r)
 		return r;
+	det = t->detached;	/* read through the size check */
 	if (out && !det)
 		*out = t;
 	r = asx_thread_put(a, t, qos);
@@ -1798,17 +1810,44 @@ static void sa_teardown(struct asx_asc *a)
 	a->sa_map = NULL;
 }
 
-int asx_asc_create(struct asx_asc **out, const struct asx_asc_policy *pol,
-		   const struct asx_asc_attr *attr)
+/*
+ * A caller's size-first attribute struct (@sz bytes at @in) into @o
+ * (@osz bytes; zero beyond what the caller has): -EINVAL when @sz is too
+ * small to hold itself, -E2BIG when a newer caller set fields this
+ * library does not know.  As the other option structs (asx/sa.h, ...).
+ */
+static int attr_copy(const void *in, size_t sz, void *o, size_t osz)
 {
+	const unsigned char *p = in;
+
+	memset(o, 0, osz);
+	if (sz < sizeof(size_t))
+		return -EINVAL;
+	memcpy(o, in, sz < osz ? sz : osz);
+	for (size_t i = osz; i < sz; i++)
+		if (p[i])
+			return -E2BIG;
+	*(size_t *)o = osz;	/* every field read from here on is ours */
+	return 0;
+}
+
+int asx_asc_create(struct asx_asc **out, const struct asx_asc_policy *pol,
+		   const struct asx_asc_attr *uattr)
+{
+	const struct asx_asc_attr *attr = NULL;
+	struct asx_asc_attr at;
 	struct asx_asc *a;
 	unsigned int n, extra;
 	int r, act;
 
 	if (!out || !pol)
 		return -EINVAL;
-	if (attr && attr->sz && attr->sz < sizeof(size_t))
-		return -EINVAL;
+	if (uattr) {
+		r = attr_copy(uattr, uattr->sz, &at, sizeof(at));
+		if (r)
+			return r;
+		attr = &at;
+	}
 	act = act_mode(attr);
 	if (act < 0)
 		return act;
