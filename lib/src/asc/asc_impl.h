@@ -362,6 +362,8 @@ bool asx__claim_wake(struct asx_waiter *w, uint32_t how);
 void asx__timer_add(struct tnode *n);
 bool asx__timer_del(struct tnode *n);	/* true if it was queued */
 int asx__sentinel_start(void);
+/* No ASC exists (the sentinel may stop at exit). */
+bool asx__asc_none(void);
 int asx__sentinel_epfd(void);
 void asx__sentinel_sync(void);
 

@@ -82,6 +82,7 @@ struct asx_stack {
 	void *lo;		/* lowest usable byte (just above the guard page) */
 	size_t size;		/* usable bytes */
 	struct asx_stack *next;	/* pool link */
+	unsigned int vg_id;	/* valgrind's id for it (stack.c) */
 };
 
 /*

@@ -2100,6 +2100,16 @@ void asx__asc_dump(struct asx_asc *a, FILE *f)
 	}
 }
 
+bool asx__asc_none(void)
+{
+	bool none;
+
+	pthread_mutex_lock(&S.cfg);
+	none = !S.ascs;
+	pthread_mutex_unlock(&S.cfg);
+	return none;
+}
+
 const char *asx_asc_name(const struct asx_asc *a)
 {
 	return a ? a->name : NULL;

@@ -32,6 +32,8 @@ static struct {
 	int epfd, tfd, efd;
 	uint64_t armed;			/* when the timerfd fires; 0: disarmed */
 	pthread_once_t once;
+	pthread_t th;			/* the sentinel, joined at unload (sentinel_fini) */
+	int stop;
 	int err;
 	uint32_t epoch;			/* batches of events handled */
 	int syncers;
@@ -350,6 +352,8 @@ static void *sentinel_main(void *arg)
 		__atomic_add_fetch(&T.epoch, 1, __ATOMIC_RELEASE);
 		if (__atomic_load_n(&T.syncers, __ATOMIC_ACQUIRE))
 			asx_futex_wake(&T.epoch, INT_MAX);
+		if (__atomic_load_n(&T.stop, __ATOMIC_ACQUIRE))
+			break;
 	}
 	return NULL;
 }
@@ -374,7 +378,6 @@ static void sentinel_init(void)
 	ev.data.ptr = &T.efd;
 	epoll_ctl(T.epfd, EPOLL_CTL_ADD, T.efd, &ev);
 	pthread_attr_init(&pa);
-	pthread_attr_setdetachstate(&pa, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&pa, 256 * 1024);
 	/*
 	 * The sentinel runs no user code: it takes no asynchronous signal
@@ -391,8 +394,39 @@ static void sentinel_init(void)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (pthread_create(&th, &pa, sentinel_main, NULL))
 		T.err = -EAGAIN;
+	else
+		T.th = th;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&pa);
+}
+
+/*
+ * At exit (or when libasx.so is unloaded), once every ASC is destroyed:
+ * stop and join the sentinel and release what it holds, so leak checkers
+ * see nothing of it.  With an ASC still alive its threads may still use
+ * the sentinel: it is left running.
+ */
+__attribute__((destructor)) static void sentinel_fini(void)
+{
+	uint64_t one = 1;
+
+	if (__atomic_load_n(&T.once, __ATOMIC_ACQUIRE) == PTHREAD_ONCE_INIT || T.err ||
+	    !asx__asc_none())
+		return;
+	__atomic_store_n(&T.stop, 1, __ATOMIC_RELEASE);
+	if (write(T.efd, &one, sizeof(one)) < 0)
+		return;		/* cannot wake it: leave it */
+	pthread_join(T.th, NULL);
+	if (T.sfd >= 0)
+		close(T.sfd);
+	close(T.epfd);
+	close(T.tfd);
+	close(T.efd);
+	T.sfd = T.epfd = T.tfd = T.efd = -1;
+	free(T.heap);
+	T.heap = NULL;
+	T.n = T.cap = 0;
+	T.err = -ESHUTDOWN;	/* no timer from here on */
 }
 
 int asx__sentinel_start(void)
