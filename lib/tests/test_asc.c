@@ -26,6 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <asx/asc.h>
 
@@ -1595,6 +1598,70 @@ static void test_valgrind_clean(void **state)
 #endif
 }
 
+/*
+ * A wrapped call that fails leaves its errno in the VP the thread comes
+ * back on: blocking_end() may hand the thread to another VP (the one that
+ * stood in for the blocked VP), and errno is a VP's (TSan caught the
+ * wrapper writing the old VP's errno in the stress harness).
+ */
+static __attribute__((noipa)) int errno_now(void)
+{
+	return errno;
+}
+
+static int errno_stop;
+
+static void *errno_spinner(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&errno_stop, __ATOMIC_ACQUIRE))
+		asx_thread_yield();
+	return NULL;
+}
+
+static void *errno_caller(void *arg)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int *moved = arg;
+
+	for (int i = 0; i < 300; i++) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		pid_t before = (pid_t)syscall(SYS_gettid);
+
+		CHECK(fd >= 0);
+		sin.sin_port = 0;	/* port 0: refused at once */
+		errno = 0;
+		CHECK(asx_asc_connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1);
+		if ((pid_t)syscall(SYS_gettid) != before)
+			(*moved)++;
+		CHECK(errno_now() != 0);
+		close(fd);
+		asx_thread_yield();
+	}
+	__atomic_store_n(&errno_stop, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_wrapper_errno(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_thread *t[3];
+	int moved = 0;
+
+	errno_stop = 0;
+	assert_int_equal(asx_thread_spawn(a, &q.qos, errno_caller, &moved, NULL, &t[0]), 0);
+	assert_int_equal(asx_thread_spawn(a, &q.qos, errno_spinner, NULL, NULL, &t[1]), 0);
+	assert_int_equal(asx_thread_spawn(a, &q.qos, errno_spinner, NULL, NULL, &t[2]), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	print_message("wrapper errno: thread came back on another VP %d times\n", moved);
+	assert_threads_ok();
+}
+
 static void test_wait_signal(void **state)
 {
 	(void)state;
@@ -1697,6 +1764,7 @@ int main(void)
 		cmocka_unit_test(test_activation_modes),
 		cmocka_unit_test(test_attr_size),
 		cmocka_unit_test(test_valgrind_clean),
+		cmocka_unit_test(test_wrapper_errno),
 	};
 
 	if (getenv("ASX_TEST_FILTER"))	/* e.g. ASX_TEST_FILTER='test_edf' */

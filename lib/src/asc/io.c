@@ -14,6 +14,7 @@
  * whether the VP gives its place back afterwards.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -21,6 +22,30 @@
 #include <unistd.h>
 
 #include "asc/asc_impl.h"
+
+/*
+ * errno is the VP's (a pthread's), and a user thread may come back from a
+ * switch on another VP; __errno_location() is declared const, so within
+ * one function the compiler may reuse the address it returned before the
+ * switch.  Every errno access after a possible switch goes through these,
+ * which ask afresh.
+ */
+static __attribute__((noipa)) int get_errno(void)
+{
+	return errno;
+}
+
+static __attribute__((noipa)) void set_errno(int e)
+{
+	errno = e;
+}
+
+static bool would_block(void)
+{
+	int e = get_errno();
+
+	return e == EAGAIN || e == EWOULDBLOCK;
+}
 
 /* 1 ready, 0 would block; for non-user-thread callers always 1. */
 static int ready(int fd, short ev)
@@ -37,7 +62,7 @@ static int park(int fd, short ev)
 	int r = asx_thread_wait_fd(fd, ev, NULL);
 
 	if (r < 0) {
-		errno = -r;
+		set_errno(-r);
 		return -1;
 	}
 	return 0;
@@ -50,7 +75,7 @@ ssize_t asx_asc_read(int fd, void *buf, size_t n)
 			return -1;
 		ssize_t r = read(fd, buf, n);
 
-		if (r >= 0 || errno != EAGAIN || !asx__self())
+		if (r >= 0 || get_errno() != EAGAIN || !asx__self())
 			return r;
 		/* non-blocking descriptor raced with another reader: wait again */
 		if (park(fd, POLLIN))
@@ -65,7 +90,7 @@ ssize_t asx_asc_write(int fd, const void *buf, size_t n)
 			return -1;
 		ssize_t r = write(fd, buf, n);
 
-		if (r >= 0 || errno != EAGAIN || !asx__self())
+		if (r >= 0 || get_errno() != EAGAIN || !asx__self())
 			return r;
 		if (park(fd, POLLOUT))
 			return -1;
@@ -79,7 +104,7 @@ ssize_t asx_asc_recv(int fd, void *buf, size_t n, int flags)
 	for (;;) {
 		ssize_t r = recv(fd, buf, n, flags | MSG_DONTWAIT);
 
-		if (r >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+		if (r >= 0 || !would_block())
 			return r;
 		if (park(fd, POLLIN))
 			return -1;
@@ -93,7 +118,7 @@ ssize_t asx_asc_send(int fd, const void *buf, size_t n, int flags)
 	for (;;) {
 		ssize_t r = send(fd, buf, n, flags | MSG_DONTWAIT);
 
-		if (r >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+		if (r >= 0 || !would_block())
 			return r;
 		if (park(fd, POLLOUT))
 			return -1;
@@ -107,7 +132,7 @@ int asx_asc_accept(int fd, struct sockaddr *addr, socklen_t *len)
 			return -1;
 		int r = accept4(fd, addr, len, SOCK_CLOEXEC);
 
-		if (r >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK) || !asx__self())
+		if (r >= 0 || !would_block() || !asx__self())
 			return r;
 	}
 }
@@ -118,9 +143,9 @@ int asx_asc_connect(int fd, const struct sockaddr *addr, socklen_t len)
 
 	asx_asc_blocking_begin();
 	r = connect(fd, addr, len);
-	e = errno;
+	e = get_errno();
 	asx_asc_blocking_end();
-	errno = e;
+	set_errno(e);
 	return r;
 }
 
@@ -135,9 +160,9 @@ int asx_asc_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		return r;
 	asx_asc_blocking_begin();
 	r = poll(fds, n, timeout_ms);
-	e = errno;
+	e = get_errno();
 	asx_asc_blocking_end();
-	errno = e;
+	set_errno(e);
 	return r;
 }
 
@@ -147,8 +172,8 @@ int asx_asc_nanosleep(const struct timespec *req, struct timespec *rem)
 
 	asx_asc_blocking_begin();
 	r = nanosleep(req, rem);
-	e = errno;
+	e = get_errno();
 	asx_asc_blocking_end();
-	errno = e;
+	set_errno(e);
 	return r;
 }
