@@ -1436,6 +1436,17 @@ static void *vp_main(void *arg)
 			spin_unlock(&a->lock);
 			break;
 		}
+		if (vp->passivate && a->pol->nrunnable(a) && asc_running(a) <= 1) {
+			/*
+			 * Asked to give our place back while others ran, but
+			 * they have gone idle meanwhile and threads are
+			 * queued (a thread that yielded to passivate us among
+			 * them): the last running VP stays.
+			 */
+			vp->passivate = 0;
+			spin_unlock(&a->lock);
+			continue;
+		}
 		if (a->sa) {
 			/* activations: park in the kernel as a spare */
 			if (!sa_park(a, vp))
