@@ -231,13 +231,13 @@ static void vp_wake(struct asx_vp *vp)
 	asx_futex_wake(&vp->wake, 1);
 }
 
-/* Under @a's lock: take an idle VP (for @t's bound VP if it has one). */
-static struct asx_vp *idle_take(struct asx_asc *a, struct asx_thread *t)
+/* Under @a's lock: take an idle VP (@bound, a DIRECT thread's VP, if not NULL). */
+static struct asx_vp *idle_take(struct asx_asc *a, struct asx_vp *bound)
 {
 	struct asx_vp **pp, *v;
 
 	for (pp = &a->idle; (v = *pp); pp = &v->idle_next) {
-		if (t && t->bound && v != t->bound)
+		if (bound && v != bound)
 			continue;
 		*pp = v->idle_next;
 		a->nidle--;
@@ -274,7 +274,7 @@ static int activate_n(struct asx_asc *a, int n, struct asx_thread *t,
 
 	if (t && t->bound) {
 		/* DIRECT: the thread's own VP, whatever the count says */
-		struct asx_vp *v = idle_take(a, t);
+		struct asx_vp *v = idle_take(a, t->bound);
 
 		if (v)
 			wk[k++] = v;
@@ -365,7 +365,7 @@ static inline void sa_sync(struct asx_asc *a, struct asx_vp *vp)
 
 void asx__wake(struct asx_thread *t)
 {
-	struct asx_vp *vp = asx__tls_vp, *wk[2];
+	struct asx_vp *vp = asx__tls_vp, *wk[2], *bound = t->bound;
 	struct asx_asc *a = t->asc;
 	struct vp_todo td = { 0 };
 	int k;
@@ -396,17 +396,18 @@ void asx__wake(struct asx_thread *t)
 	 * make a spare.
 	 */
 	inbox_push(a, t);
+	/* @t may run, end and be freed from here on: not touched again */
 	SCHED_FUZZ();
 	lock_np(&a->lock);
 	k = 0;
-	if (t->bound || asc_running(a) < a->target) {
-		struct asx_vp *v = idle_take(a, t);
+	if (bound || asc_running(a) < a->target) {
+		struct asx_vp *v = idle_take(a, bound);
 
 		if (v) {
 			wk[k++] = v;
-		} else if (!t->bound && sa_claim_spare(a)) {
+		} else if (!bound && sa_claim_spare(a)) {
 			td.post = 1;
-		} else if (!t->bound && asc_running(a) == 0 && a->nblocked && vp_room(a) &&
+		} else if (!bound && asc_running(a) == 0 && a->nblocked && vp_room(a) &&
 			   mode_get() == MODE_MULTI) {
 			td.spawn = true;
 		}
