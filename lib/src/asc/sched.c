@@ -995,7 +995,8 @@ static void reap(struct asx_thread *t)
 	asx__stack_put(t->stack);
 	t->stack = NULL;
 	if (t->bound) {
-		t->bound->stop = 1;	/* DIRECT: the VP ends with its thread */
+		/* DIRECT: the VP ends with its thread (destroy may set it too) */
+		__atomic_store_n(&t->bound->stop, 1, __ATOMIC_RELEASE);
 		t->bound->bound = NULL;
 	}
 	spin_lock(&t->jlock);
