@@ -81,6 +81,7 @@ struct asx_queue {
 	struct list_head msgs;
 	size_t count;
 	u32 nmsgs;
+	u32 nhipri;		/* high-priority messages among @nmsgs */
 	u32 flags;
 	size_t hiwat;
 	size_t lowat;

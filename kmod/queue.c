@@ -79,6 +79,16 @@ static void q_insert(struct asx_queue *q, struct asx_msg *mp, bool front)
 {
 	struct asx_msg *pos;
 
+	/* High priority goes first: past at most ASX_MAX_HIPRI_QUEUED others. */
+	if (asx_hipri(mp)) {
+		pos = list_first_entry(&q->msgs, struct asx_msg, list);
+		if (!front)
+			while (&pos->list != &q->msgs && asx_hipri(pos))
+				pos = list_next_entry(pos, list);
+		list_add_tail(&mp->list, &pos->list);
+		q->nhipri++;
+		return;
+	}
 	if (!front) {
 		list_for_each_entry_reverse(pos, &q->msgs, list) {
 			if (rank(pos) >= rank(mp)) {
@@ -104,6 +114,8 @@ static void q_unlink(struct asx_queue *q, struct asx_msg *mp)
 	list_del_init(&mp->list);
 	q->count -= asx_msgdsize(mp);
 	q->nmsgs--;
+	if (asx_hipri(mp))
+		q->nhipri--;
 }
 
 /* After a dequeue: true if a writer waiting on @q must be back-enabled. */
@@ -142,6 +154,17 @@ static void __putq(struct asx_queue *q, struct asx_msg *mp, bool front)
 	bool enable = false;
 
 	spin_lock(&q->lock);
+	/*
+	 * High-priority messages skip flow control; as in STREAMS, a queue
+	 * takes only a few of them: more are dropped (one put back by a
+	 * service procedure is kept).
+	 */
+	if (asx_hipri(mp) && !front && q->nhipri >= ASX_MAX_HIPRI_QUEUED) {
+		spin_unlock(&q->lock);
+		atomic64_inc(&q->drops);
+		asx_freemsg(mp);
+		return;
+	}
 	enable = list_empty(&q->msgs) || asx_hipri(mp);
 	q_insert(q, mp, front);
 	q->count += n;

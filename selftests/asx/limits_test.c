@@ -21,7 +21,7 @@
 #include "harness.h"
 
 #define CG_LIMIT_MB	16
-#define FLOOD_MB	96	/* what the writer tries to pin */
+#define FLOOD_MB	96	/* Streams of about 1 MB the writer tries to fill */
 
 static char cg_root[64];
 static bool cg_mounted_here;
@@ -89,7 +89,11 @@ static void cg_teardown(void)
 	}
 }
 
-/* As nobody in @cg: PUTMSG high-priority messages nobody reads. */
+/*
+ * As nobody in @cg: Streams whose head read queue may hold 1 MB (what any
+ * user may set), each written to until flow control stops the writer, and
+ * nobody reads: about 1.1 MB a Stream.
+ */
 static void flood(const char *cg)
 {
 	static char data[4000];
@@ -101,18 +105,23 @@ static void flood(const char *cg)
 		_exit(20);
 	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
 		_exit(21);
-	fd = asx_open(0);
-	if (fd < 0)
-		_exit(22);
-	for (i = 0; i < FLOOD_MB * 256; i++)
-		if (asx_putmsg(fd, "ctl", 3, data, sizeof(data), ASX_MSG_HIPRI, 0))
-			_exit(errno == ENOMEM ? 12 : 23);
+	for (i = 0; i < FLOOD_MB; i++) {
+		fd = asx_open(O_NONBLOCK);
+		if (fd < 0)
+			_exit(errno == ENOMEM ? 12 : 22);
+		if (asx_setwm(fd, 0, ASX_SIDE_READ, 1 << 20, 1 << 18))
+			_exit(23);
+		while (write(fd, data, sizeof(data)) == sizeof(data))
+			;
+		if (errno != EAGAIN)
+			_exit(errno == ENOMEM ? 12 : 24);
+	}
 	_exit(0);	/* all of it pinned: the limit did not hold */
 }
 
 /*
- * Before message memory was charged, 96 MB went through a 16 MB cgroup
- * while memory.peak said a few hundred KB.
+ * Before message memory was charged, 96 MB of high-priority messages went
+ * through a 16 MB cgroup while memory.peak said a few hundred KB.
  */
 TEST_TIMEOUT(messages_are_charged_to_the_writers_cgroup, 120)
 {
@@ -147,6 +156,46 @@ TEST_TIMEOUT(messages_are_charged_to_the_writers_cgroup, 120)
 	asx_quiesce();
 	EXPECT_LE(asx_objects("dblks"), base, "the writer's messages went with it");
 	cg_teardown();
+}
+
+#define HIPRI_SENT	1000
+
+/*
+ * High-priority messages skip flow control: a queue keeps the first
+ * ASX_MAX_HIPRI_QUEUED and drops (and counts) the rest, so a user cannot
+ * pin memory with them. Run as nobody.
+ */
+TEST(high_priority_messages_are_bounded_per_queue)
+{
+	struct asx_qstats qs;
+	struct asx_strmsg sm;
+	char ctl[8], data[4000];
+	int fd, i, got = 0, bad = 0;
+	long base;
+
+	base = asx_objects("dblks");
+	ASSERT_EQ(setgroups(0, NULL) || setgid(65534) || setuid(65534), 0);
+	fd = asx_open(O_NONBLOCK);
+	ASSERT_GE(fd, 0);
+	for (i = 0; i < HIPRI_SENT; i++) {
+		memset(data, i & 0xff, sizeof(data));
+		ASSERT_EQ(asx_putmsg(fd, &i, sizeof(i), data, sizeof(data), ASX_MSG_HIPRI, 0), 0,
+			  "PUTMSG %d: %s", i, strerror(errno));
+	}
+	ASSERT_EQ(asx_qstats(fd, 0, ASX_SIDE_READ, &qs), 0);
+	EXPECT_EQ(qs.msgs, ASX_MAX_HIPRI_QUEUED, "queued at the head");
+	EXPECT_EQ(qs.drops, HIPRI_SENT - ASX_MAX_HIPRI_QUEUED, "dropped and counted");
+	EXPECT_LE(asx_objects("dblks") - base, 2 * ASX_MAX_HIPRI_QUEUED, "kernel memory held");
+	while (!asx_getmsg(fd, ASX_IOC_GETMSG, &sm, ctl, sizeof(ctl), data, sizeof(data),
+			   ASX_MSG_HIPRI, 0)) {
+		memcpy(&i, ctl, sizeof(i));
+		bad += i != got || (unsigned char)data[0] != (got & 0xff);
+		got++;
+	}
+	EXPECT_EQ(errno, EAGAIN);
+	EXPECT_EQ(got, ASX_MAX_HIPRI_QUEUED, "the first ones are kept");
+	EXPECT_EQ(bad, 0, "in order");
+	close(fd);
 }
 
 #define NOFILE		32

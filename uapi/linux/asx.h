@@ -85,6 +85,7 @@ enum asx_feature {
 #define ASX_MAX_HIWAT_USER	(1 << 20)	/* above it SETWM needs CAP_SYS_RESOURCE */
 #define ASX_DEF_HIWAT		65536	/* default water marks of every queue */
 #define ASX_DEF_LOWAT		16384
+#define ASX_MAX_HIPRI_QUEUED	16	/* high-priority messages one queue holds; more are dropped */
 
 /**
  * struct asx_version - ASX_IOC_VERSION argument
