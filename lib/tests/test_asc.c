@@ -776,9 +776,14 @@ static void test_wait_fd_timeout(void **state)
 static void *nap(void *arg)
 {
 	struct timespec req = { 0, 200 * (long)MS };
-	int *done = arg;
+	int *done = arg, i;
 
-	CHECK(asx_asc_nanosleep(&req, NULL) == 0);
+	/*
+	 * The other thread can only run while this one sleeps (one VP, and no
+	 * yield here): on a spare. A loaded host may need more than one nap.
+	 */
+	for (i = 0; i < 50 && !__atomic_load_n(done, __ATOMIC_ACQUIRE); i++)
+		CHECK(asx_asc_nanosleep(&req, NULL) == 0);
 	CHECK(__atomic_load_n(done, __ATOMIC_ACQUIRE) == 1);	/* the other ran meanwhile */
 	return NULL;
 }
@@ -1307,13 +1312,16 @@ static double running_share(struct asx_asc *a, unsigned int n, int ms)
 
 /*
  * The best of up to five windows: a loaded host can stall a VP for a whole
- * window, but a policy that never settles on @n VPs fails every one.
+ * window, but a policy that never settles on @n VPs scores near 0 in every
+ * one. On a quiet host the share is above 0.9; the tests ask for half.
  */
+#define SETTLED		0.5
+
 static double settled_share(struct asx_asc *a, unsigned int n, int ms)
 {
 	double best = 0, s;
 
-	for (int i = 0; i < 5 && best < 0.8; i++) {
+	for (int i = 0; i < 5 && best < SETTLED; i++) {
 		s = running_share(a, n, ms);
 		if (s > best)
 			best = s;
@@ -1351,7 +1359,7 @@ static void test_surplus_vp(void **state)
 	assert_true(__atomic_load_n(&r.rounds, __ATOMIC_RELAXED) > 0);
 #if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
 	/* (sanitized switches take microseconds: the threads then look busy) */
-	assert_true(share >= 0.8);
+	assert_true(share >= SETTLED);
 #endif
 
 	for (int i = 0; i < 2; i++)
@@ -1361,7 +1369,7 @@ static void test_surplus_vp(void **state)
 	__atomic_store_n(&b.stop, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(asx_thread_join(t[i], NULL), 0);
-	assert_true(share >= 0.8);
+	assert_true(share >= SETTLED);
 	assert_int_equal(asx_asc_destroy(a), 0);
 	assert_threads_ok();
 }
