@@ -9,7 +9,8 @@
  * Time: every timeout is an absolute deadline on CLOCK_MONOTONIC given as
  * a `const struct timespec *`; NULL means "wait for ever".  A wall-clock
  * jump never shortens or lengthens a wait.  asx_deadline() builds one from
- * a relative number of nanoseconds.
+ * a relative number of nanoseconds; ASX_DEADLINE_NOW is a deadline
+ * already passed ("do not wait": try once, then -ETIMEDOUT).
  */
 #ifndef ASX_COMMON_H
 #define ASX_COMMON_H
@@ -69,6 +70,10 @@ static inline struct timespec *asx_deadline(struct timespec *ts, uint64_t rel_ns
 	ts->tv_nsec = (long)(t % ASX_NSEC_PER_SEC);
 	return ts;
 }
+
+/* A deadline already passed: "do not wait" (any call taking a deadline). */
+static const struct timespec asx__deadline_now __attribute__((unused)) = { 0, 0 };
+#define ASX_DEADLINE_NOW (&asx__deadline_now)
 
 static inline uint64_t asx_timespec_ns(const struct timespec *ts)
 {

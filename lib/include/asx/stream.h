@@ -109,10 +109,6 @@ struct asx_stream;
 struct asx_module;
 struct asx_task;
 
-/* A deadline already passed: "do not wait". */
-static const struct timespec asx__deadline_now __attribute__((unused)) = { 0, 0 };
-#define ASX_DEADLINE_NOW (&asx__deadline_now)
-
 /* Flags in the first data byte of an ASX_MSG_FLUSH message. */
 /*
  * ASX_FLUSHR (read-side queues), ASX_FLUSHW (write-side queues),
