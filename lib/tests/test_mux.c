@@ -14,6 +14,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <asx/modules.h>
@@ -171,6 +172,7 @@ static void test_mux_none(void **state) { (void)state; run_strategy(ASX_MAP_NONE
 static void test_mux_mutex(void **state) { (void)state; run_strategy(ASX_MAP_MUTEX); }
 static void test_mux_rwlock(void **state) { (void)state; run_strategy(ASX_MAP_RWLOCK); }
 static void test_mux_rcu(void **state) { (void)state; run_strategy(ASX_MAP_RCU); }
+static void test_unlink_delivers_replies_in_flight(void **state);
 
 int main(void)
 {
@@ -179,7 +181,113 @@ int main(void)
 		cmocka_unit_test(test_mux_mutex),
 		cmocka_unit_test(test_mux_rwlock),
 		cmocka_unit_test(test_mux_rcu),
+		cmocka_unit_test(test_unlink_delivers_replies_in_flight),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
+}
+
+/*
+ * Regression: asx_mux_unlink() stranded the replies already on their way
+ * up a lower stream: they ended on the lower's own head queue (0 of 10
+ * reached the upper, nothing counted).  Here the lower's read side is a
+ * task-based Module held shut while the unlink starts; the 10 replies
+ * queued in it must still reach the upper, and nothing may be left at the
+ * lower's head.
+ */
+struct gate {
+	int open;		/* atomic */
+};
+
+static int gate_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
+{
+	struct gate *g = asx_module_arg(asx_task_module(t));
+
+	while (!__atomic_load_n(&g->open, __ATOMIC_ACQUIRE))
+		usleep(200);
+	return asx_task_put_next(t, m, dl);
+}
+
+static int gate_open(struct asx_task *t, int argc, char **argv)
+{
+	return asx_task_activate(t, 1);
+}
+
+static const struct asx_task_ops gate_rd = { .open = gate_open, .put = gate_put };
+
+struct unlinker {
+	struct asx_mux *mux;
+	struct asx_stream *lower;
+	int r;
+};
+
+static void *unlinker_main(void *arg)
+{
+	struct unlinker *u = arg;
+
+	u->r = asx_mux_unlink(u->mux, u->lower);
+	return NULL;
+}
+
+static void test_unlink_delivers_replies_in_flight(void **state)
+{
+	struct gate g = { 0 };
+	struct asx_mux *mux;
+	struct asx_stream *up, *low;
+	struct unlinker ul;
+	struct asx_mux_stats st;
+	struct timespec ts;
+	struct asx_msg *m;
+	uint32_t key = 7, got = 0, stranded = 0;
+	pthread_t th;
+
+	(void)state;
+	assert_int_equal(asx_mux_create(&mux, ASX_MAP_RCU, 4, key_of, NULL), 0);
+	assert_int_equal(asx_mux_open_upper(mux, &key, NULL, &up), 0);
+	assert_int_equal(asx_stream_open(&low, NULL), 0);
+	assert_int_equal(asx_stream_push(low, asx_module_create("gate", NULL, &gate_rd, &g),
+					 0, NULL), 0);
+	assert_int_equal(asx_mux_link(mux, low, NULL), 0);
+	for (uint32_t i = 0; i < 10; i++) {
+		m = asx_msg_alloc(8, ASX_MSG_DATA);
+		asx_msg_append(m, &key, 4);
+		asx_msg_append(m, &i, 4);
+		assert_int_equal(asx_stream_put(up, m, 0, NULL), 0);
+	}
+	/* the 10 replies are on their way up, held in the lower's "gate" */
+	ul = (struct unlinker){ .mux = mux, .lower = low };
+	assert_int_equal(pthread_create(&th, NULL, unlinker_main, &ul), 0);
+	usleep(20000);
+	__atomic_store_n(&g.open, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	assert_int_equal(ul.r, 0);
+	while (asx_stream_get(up, &m, 0, asx_deadline(&ts, 200000000ULL)) == 0) {
+		uint32_t v[2];
+
+		asx_msg_read(m, 0, v, 8);
+		if (v[0] == key && v[1] == got)
+			got++;
+		asx_msg_free_chain(m);
+	}
+	while (asx_stream_get(low, &m, ASX_STREAM_NOWAIT, NULL) == 0) {
+		stranded++;
+		asx_msg_free_chain(m);
+	}
+	asx_mux_stats(mux, &st);
+	print_message("  %u of 10 reached the upper, %u stranded at the lower's head, "
+		      "%llu counted unroutable\n", got, stranded,
+		      (unsigned long long)st.unroutable);
+	assert_int_equal(got, 10);
+	assert_int_equal(stranded, 0);
+	assert_int_equal(st.up, 10);
+	assert_int_equal(st.unroutable, 0);
+	/* unlinked: what comes up the lower now queues at its own head */
+	m = asx_msg_alloc(8, ASX_MSG_DATA);
+	asx_msg_append(m, &key, 4);
+	asx_msg_append(m, &got, 4);
+	assert_int_equal(asx_stream_put(low, m, 0, NULL), 0);
+	assert_int_equal(asx_stream_get(low, &m, 0, asx_deadline(&ts, 5000000000ULL)), 0);
+	asx_msg_free_chain(m);
+	asx_mux_destroy(mux);
+	asx_stream_close(low);
 }

@@ -23,7 +23,10 @@
  * Lifetime.  Routing runs inside the put chain's RCU read-side section;
  * asx_mux_close_upper() and asx_mux_unlink() unbind, wait for a grace
  * period, and only then let go of the stream, so no message is routed to
- * a stream being closed.  A linked lower stream belongs to the caller
+ * a stream being closed.  asx_mux_unlink() also lets every message that
+ * is already inside the lower stream (queued in its Tasks or between
+ * them, e.g. replies on their way up) reach its head and be routed up
+ * before the lower's head queues again.  A linked lower stream belongs to the caller
  * (close it after asx_mux_unlink()); upper streams belong to the mux.
  */
 #ifndef ASX_MUX_H
@@ -65,7 +68,16 @@ ASX_API int asx_mux_close_upper(struct asx_mux *mux, struct asx_stream *upper);
  * are routed down it.  0, -EEXIST, -EBUSY (already linked), -EINVAL, -ENOMEM.
  */
 ASX_API int asx_mux_link(struct asx_mux *mux, struct asx_stream *lower, const void *key);
-/* Undo asx_mux_link (its head queues again).  0, -ENOENT. */
+/*
+ * Undo asx_mux_link.  Nothing is routed down @lower any more; messages
+ * already inside it (in its Tasks' queues or being passed between them)
+ * are still routed up (or counted unroutable) before this returns: it
+ * waits for the lower's service threads to hand them on, and for the
+ * upper streams to take them (an upper head queue that nobody reads
+ * holds it up).  Messages a driver keeps in its own state are not seen.
+ * After it returns the lower's head queues again (asx_stream_get).
+ * 0, -ENOENT, -EDEADLK (called from inside a put()).
+ */
 ASX_API int asx_mux_unlink(struct asx_mux *mux, struct asx_stream *lower);
 
 struct asx_mux_stats {

@@ -65,8 +65,13 @@
  *    whatever is still queued unprocessed, and only then calls close().
  *  Hence no message is lost or duplicated and none reaches a closed Task.
  *  Messages from one thread keep their order across a change, except
- *  those queued in a task-based Module being removed, which may be
- *  overtaken by later ones that no longer pass through it.
+ *  those queued in a task-based Module being removed (remove, pop), which
+ *  may be overtaken by later ones that no longer pass through it.  A
+ *  replace keeps the order: the new Module is linked in "held" -- what
+ *  reaches it is queued (beyond its water marks: nothing waits on it)
+ *  and its service threads wait -- until the old one has handed on
+ *  everything it had; then it takes its queue in order (a message-based
+ *  one in the first put to reach it, or in the replace call).
  *  Consequences: reconfiguration calls wait for every put in progress (a
  *  put blocked on flow control delays them), are serialised per stream,
  *  and must not be called from inside a put() (-EDEADLK); they may be
@@ -291,7 +296,9 @@ ASX_API int asx_stream_flush(struct asx_stream *s, unsigned int flags, uint8_t b
  * both Tasks' open().
  *   push     just below the head
  *   insert   just below the Module named @after ("head": same as push)
- *   replace  swap the Module named @name for @mod in one step
+ *   replace  swap the Module named @name for @mod in one step: nothing
+ *            written after the swap overtakes what the old Module still
+ *            held (see the rule above); returns once the old one is gone
  *   pop      remove the Module just below the head
  *   remove   remove the Module named @name
  * 0, -EINVAL, -ENOENT (no such name; the head and tail cannot be

@@ -266,12 +266,13 @@ int asx_mux_unlink(struct asx_mux *mux, struct asx_stream *lower)
 
 	if (!mux || !lower)
 		return -EINVAL;
+	if (asx__rcu_in_reader())
+		return -EDEADLK;
 	asx_mutex_lock(&mux->cfg);
 	for (pp = &mux->lowers; *pp; pp = &(*pp)->next) {
 		if ((*pp)->s == lower) {
 			l = *pp;
 			*pp = l->next;
-			asx__stream_set_upcall(lower, NULL, NULL);
 			if (l->keyed)
 				asx_map_unbind(mux->down, l->key, NULL);
 			else
@@ -282,6 +283,13 @@ int asx_mux_unlink(struct asx_mux *mux, struct asx_stream *lower)
 	asx_mutex_unlock(&mux->cfg);
 	if (!l)
 		return -ENOENT;
+	/*
+	 * Nothing is routed down @lower any more once a grace period has
+	 * passed; what is inside it (replies on their way up) still reaches
+	 * the head, and is routed up, until the stream has handed it all on.
+	 */
+	(void)asx__stream_quiesce(lower);
+	asx__stream_set_upcall(lower, NULL, NULL);
 	(void)asx__rcu_synchronize();
 	free(l);
 	return 0;

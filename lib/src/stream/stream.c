@@ -7,17 +7,24 @@
  * of Modules.  The put path takes no lock of ours: it follows task->next
  * pointers inside an RCU read-side section.  A Module is unlinked, then a
  * grace period passes, then it is stopped and closed (see asx/stream.h).
+ * A replacing Module is held (HELD_*) until the old one has drained, so
+ * the order holds across a replace.  asx__stream_quiesce() (the mux's
+ * unlink) walks the path and meets each Task's service threads at a
+ * marker, so that what was inside the stream has left it.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <asx/stream.h>
 #include <asx/sync.h>
 #include <asx/thread.h>
 
 #include "core/compiler.h"
+#include "core/futex.h"
 #include "core/probes.h"
 #include "stream/rcu.h"
 #include "stream/stream_impl.h"
@@ -34,8 +41,25 @@ struct asx_task {
 	struct asx_msg *stop_msg;	/* the "no more messages" marker, atomic */
 	int nthreads;			/* service threads started, atomic */
 	int group;			/* thread-manager group, -1: none yet */
+	uint32_t held;			/* atomic, futex word: HELD_* */
+	struct asx_mutex catchup;	/* HELD_CATCHUP: one thread catches up */
+	struct asx_msg *bar_msg;	/* atomic: the quiesce marker, while queued */
+	uint32_t bar_in;		/* atomic: service threads parked at it */
+	uint32_t bar_gen;		/* atomic, futex word: bumped to let them go */
 	char side;			/* 'w' or 'r' */
 };
+
+/*
+ * A Task that replaces another one is "held" until the old one has passed
+ * on everything it had (asx_stream_replace), so that nothing overtakes
+ * those older messages:
+ *   HELD_QUEUE    every message for it goes on its queue (never waiting
+ *                 for flow control: the replace waits for a grace period
+ *                 meanwhile) and its service threads wait in getq;
+ *   HELD_CATCHUP  (message-based Tasks) whoever delivers to it first runs
+ *                 put() on what was queued, in order, then on its own.
+ */
+enum { HELD_NO = 0, HELD_QUEUE, HELD_CATCHUP };
 
 struct asx_module {
 	struct asx_task wr, rd;
@@ -87,10 +111,39 @@ static void flush_on_way(struct asx_task *t, const struct asx_msg *m)
 		asx_msgq_flush(t->q);
 }
 
+/* put() on what a message-based Task held, in order (its catchup lock held). */
+static void catch_up(struct asx_task *t)
+{
+	struct asx_msg *m;
+
+	while (asx_msgq_dequeue(t->q, &m, ASX_MSGQ_NOWAIT, NULL) == 0)
+		if (call_put(t, m, NULL))
+			asx_msg_free_chain(m);	/* nobody downstream takes it any more */
+}
+
+static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
+{
+	int r;
+
+	if (LOAD(&n->held) == HELD_QUEUE) {
+		r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL);
+		if (r == 0)
+			ASX_PROBE4(stream_enqueue, n, n->mod->name, n->side, asx_msgq_bytes(n->q));
+		return r;
+	}
+	asx_mutex_lock(&n->catchup);
+	catch_up(n);
+	r = call_put(n, m, dl);
+	asx_mutex_unlock(&n->catchup);
+	return r;
+}
+
 static int deliver(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
 {
 	if (unlikely(m->type == ASX_MSG_FLUSH))
 		flush_on_way(n, m);
+	if (unlikely(LOAD(&n->held)))
+		return deliver_held(n, m, dl);
 	if (LOAD(&n->nthreads) > 0)
 		return asx_task_putq(n, m, dl);
 	return call_put(n, m, dl);
@@ -141,6 +194,25 @@ int asx_task_ungetq(struct asx_task *t, struct asx_msg *m)
 	return r;
 }
 
+/*
+ * A service thread took the quiesce marker @m: every message queued before
+ * it has been taken, and this thread is done with the one it took before.
+ * Hand the marker back to quiesce_task() and wait until it lets the
+ * threads go.  False if the marker was not ours to take after all.
+ */
+static bool park_at_marker(struct asx_task *t, struct asx_msg *m)
+{
+	uint32_t gen = LOAD(&t->bar_gen);
+
+	if (!__atomic_compare_exchange_n(&t->bar_msg, &m, NULL, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return false;
+	__atomic_add_fetch(&t->bar_in, 1, __ATOMIC_ACQ_REL);
+	while (LOAD(&t->bar_gen) == gen)
+		asx_futex_wait(&t->bar_gen, gen, NULL);
+	return true;
+}
+
 int asx_task_getq(struct asx_task *t, struct asx_msg **mp, const struct timespec *deadline)
 {
 	struct asx_msg *m, *stop;
@@ -149,11 +221,21 @@ int asx_task_getq(struct asx_task *t, struct asx_msg **mp, const struct timespec
 	if (unlikely(!t || !mp))
 		return -EINVAL;
 	for (;;) {
+		uint32_t h = LOAD(&t->held);
+
+		if (unlikely(h == HELD_QUEUE)) {
+			/* replacing another Task: wait until it has drained */
+			if (asx_futex_wait(&t->held, h, deadline) == -ETIMEDOUT)
+				return -ETIMEDOUT;
+			continue;
+		}
 		r = asx_msgq_dequeue(t->q, &m, 0, deadline);
 		if (r == -EINTR)
 			continue;
 		if (r)
 			return r;
+		if (unlikely(m == LOAD(&t->bar_msg)) && park_at_marker(t, m))
+			continue;
 		stop = LOAD(&t->stop_msg);
 		if (unlikely(m == stop)) {
 			/* Everything queued before the marker has been taken:
@@ -258,6 +340,10 @@ static void stop_task(struct asx_stream *s, struct asx_task *t, enum stop_mode m
 	bool was_active = asx_msgq_is_active(t->q);
 	struct asx_msg *m, *stop;
 
+	if (LOAD(&t->held)) {
+		STORE(&t->held, HELD_NO);
+		asx_futex_wake(&t->held, INT_MAX);
+	}
 	if (LOAD(&t->nthreads) > 0) {
 		stop = asx_msg_alloc(0, ASX_MSG_DATA);
 		if (stop) {
@@ -296,6 +382,98 @@ static void stop_task(struct asx_stream *s, struct asx_task *t, enum stop_mode m
 		asx_msg_free(stop);	/* never reached the queue's head: cannot happen */
 }
 
+/*
+ * Wait until @t's service threads have handed on every message queued on
+ * @t now: a marker goes at the tail of the queue, and each thread that
+ * takes it parks (so it is done with what it took before); the marker is
+ * queued again until every live thread is parked, then they all go on.
+ */
+static void quiesce_task(struct asx_stream *s, struct asx_task *t)
+{
+	struct asx_msg *mk = asx_msg_alloc(0, ASX_MSG_DATA);
+	unsigned int pause = 20;
+	int live;
+
+	if (!mk || LOAD(&t->nthreads) <= 0) {
+		asx_msg_free(mk);
+		return;
+	}
+	for (;;) {
+		live = asx_thr_mgr_count_group(s->mgr, t->group);
+		if (live <= 0 || (int)LOAD(&t->bar_in) >= live)
+			break;
+		if (!LOAD(&t->bar_msg)) {
+			/* first round, or taken by a thread now parked */
+			STORE(&t->bar_msg, mk);
+			if (asx_msgq_enqueue(t->q, mk, ASX_MSGQ_TAIL | ASX_MSGQ_FORCE, NULL)) {
+				STORE(&t->bar_msg, NULL);
+				break;		/* shut down: nothing will move */
+			}
+		}
+		usleep(pause);
+		if (pause < 1000)
+			pause *= 2;
+	}
+	if (LOAD(&t->bar_msg)) {
+		/*
+		 * Still queued (a service thread returned meanwhile, or the
+		 * queue was shut down): every other thread is parked, so take
+		 * it out here, putting the messages ahead of it back in order.
+		 */
+		struct asx_msg *m, **ahead = NULL, **more;
+		size_t n = 0, cap = 0;
+		bool found = false;
+
+		STORE(&t->bar_msg, NULL);
+		while (asx_msgq_dequeue(t->q, &m, ASX_MSGQ_NOWAIT, NULL) == 0) {
+			if (m == mk) {
+				found = true;
+				break;
+			}
+			if (n == cap) {
+				more = realloc(ahead, (cap ? 2 * cap : 64) * sizeof(*ahead));
+				if (!more) {
+					/* no memory: it goes on ahead of the rest */
+					if (asx_task_put_next(t, m, NULL))
+						asx_msg_free_chain(m);
+					continue;
+				}
+				ahead = more;
+				cap = cap ? 2 * cap : 64;
+			}
+			ahead[n++] = m;
+		}
+		while (n--)
+			if (asx_msgq_enqueue(t->q, ahead[n], ASX_MSGQ_HEAD | ASX_MSGQ_FORCE, NULL))
+				asx_msg_free_chain(ahead[n]);	/* shut down: freed as on close */
+		free(ahead);
+		if (!found)
+			mk = NULL;	/* the queue was shut down with it: freed with the queue */
+	}
+	asx_msg_free(mk);
+	STORE(&t->bar_in, 0);
+	__atomic_add_fetch(&t->bar_gen, 1, __ATOMIC_ACQ_REL);
+	asx_futex_wake(&t->bar_gen, INT_MAX);
+}
+
+int asx__stream_quiesce(struct asx_stream *s)
+{
+	struct asx_module *mod;
+
+	if (asx__rcu_in_reader())
+		return -EDEADLK;
+	asx_mutex_lock(&s->cfg);
+	/* every walk already started has queued its message or delivered it */
+	(void)asx__rcu_synchronize();
+	/* then along the path: down the write side, up the read side */
+	for (mod = s->head; mod; mod = mod->down)
+		quiesce_task(s, &mod->wr);
+	for (mod = s->tail; mod; mod = mod->up)
+		quiesce_task(s, &mod->rd);
+	asx_mutex_unlock(&s->cfg);
+	return 0;
+}
+
 /* ---------------------------------------------------------------- modules */
 
 static int task_init(struct asx_task *t, struct asx_module *mod, const struct asx_task_ops *ops,
@@ -305,6 +483,7 @@ static int task_init(struct asx_task *t, struct asx_module *mod, const struct as
 	t->mod = mod;
 	t->group = -1;
 	t->side = side;
+	asx_mutex_init(&t->catchup);
 	t->q = asx_msgq_create(0, 0);
 	return t->q ? 0 : -ENOMEM;
 }
@@ -325,6 +504,8 @@ struct asx_module *asx_module_create(const char *name, const struct asx_task_ops
 	if (task_init(&mod->wr, mod, wr, 'w') || task_init(&mod->rd, mod, rd, 'r')) {
 		asx_msgq_destroy(mod->wr.q);
 		asx_msgq_destroy(mod->rd.q);
+		asx_mutex_destroy(&mod->wr.catchup);
+		asx_mutex_destroy(&mod->rd.catchup);
 		free(mod);
 		return NULL;
 	}
@@ -337,6 +518,8 @@ void asx_module_destroy(struct asx_module *mod)
 		return;
 	asx_msgq_destroy(mod->wr.q);
 	asx_msgq_destroy(mod->rd.q);
+	asx_mutex_destroy(&mod->wr.catchup);
+	asx_mutex_destroy(&mod->rd.catchup);
 	if (mod->dtor)
 		mod->dtor(mod->arg);
 	free(mod);
@@ -698,8 +881,15 @@ static int link_locked(struct asx_stream *s, struct asx_module *above, struct as
 	if (same && same != old)
 		return -EEXIST;
 	mod->stream = s;
+	if (old) {
+		/* before open(): its service threads must not start taking */
+		STORE(&mod->wr.held, HELD_QUEUE);
+		STORE(&mod->rd.held, HELD_QUEUE);
+	}
 	r = open_module(s, mod, argc, argv);
 	if (r) {
+		STORE(&mod->wr.held, HELD_NO);
+		STORE(&mod->rd.held, HELD_NO);
 		mod->stream = NULL;
 		return r;
 	}
@@ -713,6 +903,39 @@ static int link_locked(struct asx_stream *s, struct asx_module *above, struct as
 	above->down = mod;
 	below->up = mod;
 	return 0;
+}
+
+/*
+ * The Module that replaced another one may go on now that the old one has
+ * passed on everything: task-based Tasks' threads take their queue in
+ * order; message-based Tasks catch up in the first delivery (or here).
+ */
+static void release_held(struct asx_module *mod)
+{
+	struct asx_task *ts[2] = { &mod->wr, &mod->rd };
+	bool catchup = false;
+
+	for (int i = 0; i < 2; i++) {
+		if (LOAD(&ts[i]->nthreads) > 0) {
+			STORE(&ts[i]->held, HELD_NO);
+			asx_futex_wake(&ts[i]->held, INT_MAX);
+		} else {
+			STORE(&ts[i]->held, HELD_CATCHUP);
+			catchup = true;
+		}
+	}
+	if (!catchup)
+		return;
+	/* every delivery that saw HELD_QUEUE has queued its message */
+	(void)asx__rcu_synchronize();
+	for (int i = 0; i < 2; i++) {
+		if (LOAD(&ts[i]->held) != HELD_CATCHUP)
+			continue;
+		asx_mutex_lock(&ts[i]->catchup);
+		catch_up(ts[i]);
+		STORE(&ts[i]->held, HELD_NO);
+		asx_mutex_unlock(&ts[i]->catchup);
+	}
 }
 
 static void unlink_locked(struct asx_module *mod)
@@ -769,6 +992,7 @@ int asx_stream_replace(struct asx_stream *s, const char *name, struct asx_module
 		if (r == 0) {
 			(void)asx__rcu_synchronize();
 			retire_module(s, old);
+			release_held(mod);
 		}
 	}
 	asx_mutex_unlock(&s->cfg);

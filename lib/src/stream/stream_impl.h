@@ -15,6 +15,15 @@ typedef int asx__stream_upcall_fn(void *arg, struct asx_stream *s, struct asx_ms
 
 void asx__stream_set_upcall(struct asx_stream *s, asx__stream_upcall_fn *fn, void *arg);
 
+/*
+ * Wait until every message inside @s's Tasks now (queued, or on its way
+ * between them) has left through the head or the tail: a grace period,
+ * then each task-based Task in path order (write side down, read side up)
+ * hands on what it holds.  Messages a driver keeps in its own state are
+ * not seen.  0, or -EDEADLK from inside a put().
+ */
+int asx__stream_quiesce(struct asx_stream *s);
+
 /* The loop-back driver's write side (read side: pass-through). */
 extern const struct asx_task_ops asx__loop_wr_ops;
 
