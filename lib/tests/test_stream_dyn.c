@@ -4,8 +4,8 @@
  * pushed, popped, inserted, replaced or removed every millisecond while
  * 4 threads write through a loop-back stream.  Every message must come
  * out exactly once (no loss, no duplicate), and no message may reach a
- * closed Task.  With message-based modules only, per-writer order must
- * hold too.
+ * closed Task.  Per-writer order must hold too (task-based modules here
+ * have one service thread per side).
  *
  * Helper threads never call cmocka's assert_*; the main thread asserts.
  */
@@ -277,7 +277,7 @@ static void run(bool check_order, bool with_task_based)
 static void test_push_pop_while_writing(void **state)
 {
 	(void)state;
-	run(false, true);
+	run(true, true);
 }
 
 static void test_push_pop_message_based_keeps_order(void **state)
@@ -289,6 +289,8 @@ static void test_push_pop_message_based_keeps_order(void **state)
 static void test_reconfig_from_put_is_refused(void **state);
 static void test_replace_task_based_keeps_order(void **state);
 static void test_replace_by_message_based_keeps_order(void **state);
+static void test_remove_task_based_keeps_order(void **state);
+static void test_pop_task_based_keeps_order(void **state);
 
 int main(void)
 {
@@ -298,6 +300,8 @@ int main(void)
 		cmocka_unit_test(test_reconfig_from_put_is_refused),
 		cmocka_unit_test(test_replace_task_based_keeps_order),
 		cmocka_unit_test(test_replace_by_message_based_keeps_order),
+		cmocka_unit_test(test_remove_task_based_keeps_order),
+		cmocka_unit_test(test_pop_task_based_keeps_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
@@ -397,23 +401,31 @@ static void *order_writer_main(void *arg)
 struct replacer {
 	struct asx_stream *s;
 	struct asx_module *mod;
+	int pop;
 	int r;
 	int done;		/* atomic */
 };
 
-static void *replacer_main(void *arg)
+enum change { REPLACE_TB, REPLACE_MB, REMOVE, POP };
+
+static void *changer_main(void *arg)
 {
 	struct replacer *rp = arg;
 
-	rp->r = asx_stream_replace(rp->s, "old", rp->mod, 0, NULL);
+	if (rp->mod)
+		rp->r = asx_stream_replace(rp->s, "old", rp->mod, 0, NULL);
+	else if (rp->pop)
+		rp->r = asx_stream_pop(rp->s);
+	else
+		rp->r = asx_stream_remove(rp->s, "old");
 	__atomic_store_n(&rp->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
-static void replace_keeps_order(int new_task_based)
+static void change_keeps_order(enum change how)
 {
 	struct gated old = { .open = 0, .task_based = 1 };
-	struct gated nw = { .open = 1, .task_based = new_task_based };
+	struct gated nw = { .open = 1, .task_based = how == REPLACE_TB };
 	struct order_writer w = { 0 };
 	struct replacer rp = { 0 };
 	pthread_t wt, rt;
@@ -434,9 +446,11 @@ static void replace_keeps_order(int new_task_based)
 	for (int i = 0; i < 5000 && asx_msgq_count(asx_task_queue(asx_module_wr(om))) < 1000; i++)
 		usleep(1000);
 	rp.s = w.s;
-	rp.mod = asx_module_create("new", &gated_wr, &gated_rd, &nw);
-	assert_int_equal(pthread_create(&rt, NULL, replacer_main, &rp), 0);
-	usleep(20000);		/* the writer goes on into the new Module */
+	if (how == REPLACE_TB || how == REPLACE_MB)
+		rp.mod = asx_module_create("new", &gated_wr, &gated_rd, &nw);
+	rp.pop = how == POP;
+	assert_int_equal(pthread_create(&rt, NULL, changer_main, &rp), 0);
+	usleep(20000);		/* the writer goes on, past the old Module */
 	__atomic_store_n(&old.open, 1, __ATOMIC_RELEASE);
 	for (;;) {
 		uint32_t v[2];
@@ -473,11 +487,24 @@ static void replace_keeps_order(int new_task_based)
 static void test_replace_task_based_keeps_order(void **state)
 {
 	(void)state;
-	replace_keeps_order(1);
+	change_keeps_order(REPLACE_TB);
 }
 
 static void test_replace_by_message_based_keeps_order(void **state)
 {
 	(void)state;
-	replace_keeps_order(0);
+	change_keeps_order(REPLACE_MB);
+}
+
+/* The same for a task-based Module that leaves (remove, pop). */
+static void test_remove_task_based_keeps_order(void **state)
+{
+	(void)state;
+	change_keeps_order(REMOVE);
+}
+
+static void test_pop_task_based_keeps_order(void **state)
+{
+	(void)state;
+	change_keeps_order(POP);
 }

@@ -7,8 +7,7 @@
  *  "ordered"    a loop-back Stream; 3 writers put sequence-numbered
  *               messages at full speed while a thread pushes, inserts,
  *               replaces, pops and removes Modules, message-based and
- *               task-based with one service thread (a task-based Module
- *               leaves by being replaced, which keeps the order).  Every
+ *               task-based with one service thread per side.  Every
  *               message must come out exactly once and in per-writer order.
  *  "any"        the same with Modules of 0-2 service threads per side,
  *               removed in any state: exactly once (order not promised).
@@ -23,7 +22,8 @@
  * Every choice comes from the seed (printed; ASX_STRESS_SEED=<n> replays
  * the same choices -- thread interleavings differ from run to run).  A
  * watchdog thread prints the state and aborts when nothing moves for a
- * while instead of letting the test hang.  Helper threads never call
+ * while instead of letting the test hang (ASX_STRESS_HOLD=<s>: it waits
+ * that long first, to attach a debugger).  Helper threads never call
  * cmocka's assert_*; the main thread checks at the end.
  */
 #include <stdarg.h>
@@ -187,13 +187,11 @@ struct swork {
 	/* reconfiguration */
 	uint64_t rs;
 	uint64_t ops[5];	/* push, insert, replace, pop, remove done */
+	uint64_t op_ns[5], op_max_ns[5];
 	int rerr;
 	char rerr_what[64];
 	const char *doing;	/* atomic: the reconfiguration under way */
 	uint64_t closed_hits;	/* atomic */
-	/* kind[n]: Module "m<n>" has service threads */
-	uint8_t *kind;
-	size_t nkind;
 	/* reader */
 	struct seen seen[NW];
 	uint32_t next[NW];
@@ -292,13 +290,6 @@ static void pick_threads(struct swork *w, int *wt, int *rt)
 	}
 }
 
-static bool sreconf_is_tb(struct swork *w, const char *name)
-{
-	unsigned long n = strtoul(name + 1, NULL, 10);
-
-	return n < w->nkind && w->kind[n];
-}
-
 static void *sreconf_main(void *arg)
 {
 	struct swork *w = arg;
@@ -307,6 +298,7 @@ static void *sreconf_main(void *arg)
 	while (!stopping()) {
 		char name[16], names[MAXMODS + 2][ASX_MODULE_NAME_MAX];
 		int op = (int)(rnd(&w->rs) % 5), wt, rt, r = 0, k, i;
+		uint64_t t0;
 		const char *victim;
 
 		k = asx_stream_list(w->s, names, MAXMODS + 2);
@@ -325,11 +317,6 @@ static void *sreconf_main(void *arg)
 		pick_threads(w, &wt, &rt);
 		i = k ? 1 + (int)(rnd(&w->rs) % (uint64_t)k) : 0;
 		victim = op == 3 ? names[1] : names[i];
-		/* ordered: a task-based Module leaves by replace (order kept) */
-		if (w->ordered && op >= 3 && sreconf_is_tb(w, victim)) {
-			op = 2;
-			wt = rt = 0;
-		}
 		if (op == 1 && rnd(&w->rs) % 2)
 			victim = "head";
 		{
@@ -338,6 +325,7 @@ static void *sreconf_main(void *arg)
 
 			__atomic_store_n(&w->doing, what[op], __ATOMIC_RELEASE);
 		}
+		t0 = asx_now_ns();
 		switch (op) {
 		case 0:
 			r = asx_stream_push(w->s, gmod_new(name, wt, rt, &w->closed_hits), 0, NULL);
@@ -365,21 +353,13 @@ static void *sreconf_main(void *arg)
 			break;
 		}
 		__atomic_store_n(&w->doing, "sleep", __ATOMIC_RELEASE);
+		t0 = asx_now_ns() - t0;
+		w->op_ns[op] += t0;
+		if (t0 > w->op_max_ns[op])
+			w->op_max_ns[op] = t0;
 		w->ops[op]++;
-		if (op <= 2) {
-			if (serial >= w->nkind) {
-				size_t n = w->nkind ? 2 * w->nkind : 256;
-				uint8_t *p = realloc(w->kind, n);
-
-				if (!p)
-					abort();
-				memset(p + w->nkind, 0, n - w->nkind);
-				w->kind = p;
-				w->nkind = n;
-			}
-			w->kind[serial] = wt || rt;
+		if (op <= 2)
 			serial++;
-		}
 		if (rnd(&w->rs) % 4 == 0)
 			usleep((useconds_t)(rnd(&w->rs) % 2000));
 	}
@@ -633,6 +613,8 @@ static void *watchdog_main(void *arg)
 		last = p;
 		if (still >= STALL_S) {
 			dump_state("no message delivered for a while: stuck");
+			if (getenv("ASX_STRESS_HOLD"))	/* time to attach a debugger */
+				sleep((unsigned int)strtoul(getenv("ASX_STRESS_HOLD"), NULL, 0));
 			abort();
 		}
 		if (asx_now_ns() - start > (uint64_t)wd_limit_s * ASX_NSEC_PER_SEC) {
@@ -679,6 +661,11 @@ static void swork_finish(struct swork *w, pthread_t *th)
 		      (unsigned long long)w->ops[1], (unsigned long long)w->ops[2],
 		      (unsigned long long)w->ops[3], (unsigned long long)w->ops[4],
 		      (unsigned long long)w->dups, (unsigned long long)w->order);
+	for (int i = 0; i < 5; i++)
+		if (w->ops[i])
+			print_message("    op %d: mean %.1f ms, max %.1f ms\n", i,
+				      (double)w->op_ns[i] / (double)w->ops[i] / 1e6,
+				      (double)w->op_max_ns[i] / 1e6);
 	if (w->rerr)
 		fail_msg("%s: %s failed: %d", w->name, w->rerr_what, w->rerr);
 	for (int i = 0; i < NW; i++) {
@@ -703,7 +690,6 @@ static void swork_finish(struct swork *w, pthread_t *th)
 	asx_stream_close(w->s);
 	for (int i = 0; i < NW; i++)
 		free(w->seen[i].bits);
-	free(w->kind);
 }
 
 static void mwork_start(struct mwork *mw, pthread_t *th, struct mthr *mt)

@@ -64,14 +64,14 @@
  *    asx_task_getq once the queue is empty and must return), then passes on
  *    whatever is still queued unprocessed, and only then calls close().
  *  Hence no message is lost or duplicated and none reaches a closed Task.
- *  Messages from one thread keep their order across a change, except
- *  those queued in a task-based Module being removed (remove, pop), which
- *  may be overtaken by later ones that no longer pass through it.  A
- *  replace keeps the order: the new Module is linked in "held" -- what
- *  reaches it is queued (beyond its water marks: nothing waits on it)
- *  and its service threads wait -- until the old one has handed on
- *  everything it had; then it takes its queue in order (a message-based
- *  one in the first put to reach it, or in the replace call).
+ *  Messages from one thread keep their order across every change (as far
+ *  as the Tasks they pass keep it, see "Order").  A replace links the new
+ *  Module in "held" -- what reaches it is queued (beyond its water marks:
+ *  nothing waits on it) and its service threads wait -- until the old
+ *  one has handed on everything it had; then it takes its queue in order
+ *  (a message-based one in the first put to reach it, or in the replace
+ *  call).  Removing a task-based Module (remove, pop) first replaces it
+ *  so with a pass-through stand-in, which then leaves.
  *  Consequences: reconfiguration calls wait for every put in progress (a
  *  put blocked on flow control delays them), are serialised per stream,
  *  and must not be called from inside a put() (-EDEADLK); they may be

@@ -42,6 +42,7 @@ struct asx_task {
 	int nthreads;			/* service threads started, atomic */
 	int group;			/* thread-manager group, -1: none yet */
 	uint32_t held;			/* atomic, futex word: HELD_* */
+	uint32_t held_users;		/* atomic: deliveries queueing while held */
 	struct asx_mutex catchup;	/* HELD_CATCHUP: one thread catches up */
 	struct asx_msg *bar_msg;	/* atomic: the quiesce marker, while queued */
 	uint32_t bar_in;		/* atomic: service threads parked at it */
@@ -52,14 +53,25 @@ struct asx_task {
 /*
  * A Task that replaces another one is "held" until the old one has passed
  * on everything it had (asx_stream_replace), so that nothing overtakes
- * those older messages:
- *   HELD_QUEUE    every message for it goes on its queue (never waiting
- *                 for flow control: the replace waits for a grace period
- *                 meanwhile) and its service threads wait in getq;
- *   HELD_CATCHUP  (message-based Tasks) whoever delivers to it first runs
- *                 put() on what was queued, in order, then on its own.
+ * those older messages.  While held, every message for it goes on its
+ * queue and its service threads wait in getq:
+ *   HELD_FORCE    while the replace waits for its grace period: queued
+ *                 even when full (a put waiting there, or anything it
+ *                 backs up, would hold the grace period up for good);
+ *   HELD_PACED    while the old Task drains (no grace period is waited
+ *                 for then): a put finding the queue full waits at most
+ *                 HELD_PACE_NS and then queues anyway, so writers slow
+ *                 down rather than fill memory, and the old Task's own
+ *                 draining, which may come back into this one (loop-back,
+ *                 replies), still moves;
+ *   HELD_CATCHUP  being released (message-based Tasks): whoever delivers
+ *                 to it takes the catchup lock, under which the release
+ *                 runs put() on what was queued, in order.
+ * held_users counts deliveries between reading the state and queueing, so
+ * that the release knows when the last of them has queued.
  */
-enum { HELD_NO = 0, HELD_QUEUE, HELD_CATCHUP };
+enum { HELD_NO = 0, HELD_FORCE, HELD_PACED, HELD_CATCHUP };
+#define HELD_PACE_NS	(10 * 1000 * 1000ULL)
 
 struct asx_module {
 	struct asx_task wr, rd;
@@ -121,16 +133,38 @@ static void catch_up(struct asx_task *t)
 			asx_msg_free_chain(m);	/* nobody downstream takes it any more */
 }
 
+static bool is_held(uint32_t h)
+{
+	return h == HELD_FORCE || h == HELD_PACED;
+}
+
 static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
 {
+	uint32_t h;
 	int r;
 
-	if (LOAD(&n->held) == HELD_QUEUE) {
-		r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL);
+	__atomic_add_fetch(&n->held_users, 1, __ATOMIC_SEQ_CST);
+	h = __atomic_load_n(&n->held, __ATOMIC_SEQ_CST);
+	if (is_held(h)) {
+		struct timespec pace;
+
+		if (h == HELD_FORCE) {
+			r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL);
+		} else {
+			asx_deadline(&pace, HELD_PACE_NS);
+			if (dl && asx_timespec_ns(dl) < asx_timespec_ns(&pace))
+				r = asx_msgq_enqueue(n->q, m, 0, dl);
+			else
+				r = asx_msgq_enqueue(n->q, m, 0, &pace);
+			if (r == -ETIMEDOUT && !(dl && asx_timespec_ns(dl) <= asx_now_ns()))
+				r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL);
+		}
 		if (r == 0)
 			ASX_PROBE4(stream_enqueue, n, n->mod->name, n->side, asx_msgq_bytes(n->q));
+		__atomic_sub_fetch(&n->held_users, 1, __ATOMIC_RELEASE);
 		return r;
 	}
+	__atomic_sub_fetch(&n->held_users, 1, __ATOMIC_RELEASE);
 	asx_mutex_lock(&n->catchup);
 	catch_up(n);
 	r = call_put(n, m, dl);
@@ -223,7 +257,7 @@ int asx_task_getq(struct asx_task *t, struct asx_msg **mp, const struct timespec
 	for (;;) {
 		uint32_t h = LOAD(&t->held);
 
-		if (unlikely(h == HELD_QUEUE)) {
+		if (unlikely(is_held(h))) {
 			/* replacing another Task: wait until it has drained */
 			if (asx_futex_wait(&t->held, h, deadline) == -ETIMEDOUT)
 				return -ETIMEDOUT;
@@ -883,8 +917,8 @@ static int link_locked(struct asx_stream *s, struct asx_module *above, struct as
 	mod->stream = s;
 	if (old) {
 		/* before open(): its service threads must not start taking */
-		STORE(&mod->wr.held, HELD_QUEUE);
-		STORE(&mod->rd.held, HELD_QUEUE);
+		STORE(&mod->wr.held, HELD_FORCE);
+		STORE(&mod->rd.held, HELD_FORCE);
 	}
 	r = open_module(s, mod, argc, argv);
 	if (r) {
@@ -906,36 +940,51 @@ static int link_locked(struct asx_stream *s, struct asx_module *above, struct as
 }
 
 /*
- * The Module that replaced another one may go on now that the old one has
- * passed on everything: task-based Tasks' threads take their queue in
- * order; message-based Tasks catch up in the first delivery (or here).
+ * @t, which took the place of another Task, may go on now that the other
+ * one has passed on everything: with service threads it takes its queue
+ * in order; message-based, it catches up in the first delivery (or here).
  */
-static void release_held(struct asx_module *mod)
+static void release_held(struct asx_task *t)
 {
-	struct asx_task *ts[2] = { &mod->wr, &mod->rd };
-	bool catchup = false;
-
-	for (int i = 0; i < 2; i++) {
-		if (LOAD(&ts[i]->nthreads) > 0) {
-			STORE(&ts[i]->held, HELD_NO);
-			asx_futex_wake(&ts[i]->held, INT_MAX);
-		} else {
-			STORE(&ts[i]->held, HELD_CATCHUP);
-			catchup = true;
-		}
-	}
-	if (!catchup)
+	if (LOAD(&t->nthreads) > 0) {
+		STORE(&t->held, HELD_NO);
+		asx_futex_wake(&t->held, INT_MAX);
 		return;
-	/* every delivery that saw HELD_QUEUE has queued its message */
-	(void)asx__rcu_synchronize();
-	for (int i = 0; i < 2; i++) {
-		if (LOAD(&ts[i]->held) != HELD_CATCHUP)
-			continue;
-		asx_mutex_lock(&ts[i]->catchup);
-		catch_up(ts[i]);
-		STORE(&ts[i]->held, HELD_NO);
-		asx_mutex_unlock(&ts[i]->catchup);
 	}
+	asx_mutex_lock(&t->catchup);
+	__atomic_store_n(&t->held, HELD_CATCHUP, __ATOMIC_SEQ_CST);
+	/* every delivery that saw it held has queued its message (none
+	 * waits longer than HELD_PACE_NS) */
+	while (__atomic_load_n(&t->held_users, __ATOMIC_SEQ_CST))
+		usleep(50);
+	catch_up(t);
+	STORE(&t->held, HELD_NO);
+	asx_mutex_unlock(&t->catchup);
+}
+
+/* The grace period after the swap has passed: flow control, within bounds. */
+static void hold_paced(struct asx_module *mod)
+{
+	__atomic_store_n(&mod->wr.held, HELD_PACED, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&mod->rd.held, HELD_PACED, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Retire @old (unlinked, a grace period passed), which @mod replaced, and
+ * release @mod's Tasks side by side: the read side first, because what
+ * the old write side still passes down may come back up (a loop-back, a
+ * reply) into @mod's read side, which must not be held then.
+ */
+static void retire_replaced(struct asx_stream *s, struct asx_module *old, struct asx_module *mod)
+{
+	stop_task(s, &old->rd, STOP_DRAIN);
+	release_held(&mod->rd);
+	stop_task(s, &old->wr, STOP_DRAIN);
+	release_held(&mod->wr);
+	close_task(&old->wr, ASX_TASK_CLOSE_REMOVED);
+	close_task(&old->rd, ASX_TASK_CLOSE_REMOVED);
+	old->stream = NULL;
+	asx_module_destroy(old);
 }
 
 static void unlink_locked(struct asx_module *mod)
@@ -991,8 +1040,8 @@ int asx_stream_replace(struct asx_stream *s, const char *name, struct asx_module
 		r = link_locked(s, old->up, mod, old, argc, argv);
 		if (r == 0) {
 			(void)asx__rcu_synchronize();
-			retire_module(s, old);
-			release_held(mod);
+			hold_paced(mod);
+			retire_replaced(s, old, mod);
 		}
 	}
 	asx_mutex_unlock(&s->cfg);
@@ -1003,6 +1052,25 @@ static int remove_locked(struct asx_stream *s, struct asx_module *mod)
 {
 	if (!mod || mod == s->head || mod == s->tail)
 		return -ENOENT;
+	if (LOAD(&mod->wr.nthreads) > 0 || LOAD(&mod->rd.nthreads) > 0) {
+		/*
+		 * What it still has queued must not be overtaken by what no
+		 * longer passes through it: a pass-through stand-in replaces
+		 * it (held until it has drained, see replace) and then leaves
+		 * (nothing queued there once released).  Without memory for
+		 * the stand-in it leaves directly, order not kept.
+		 */
+		struct asx_module *pass = asx_module_create(mod->name, NULL, NULL, NULL);
+
+		if (pass && link_locked(s, mod->up, pass, mod, 0, NULL) == 0) {
+			(void)asx__rcu_synchronize();
+			hold_paced(pass);
+			retire_replaced(s, mod, pass);
+			mod = pass;
+		} else {
+			asx_module_destroy(pass);
+		}
+	}
 	unlink_locked(mod);
 	(void)asx__rcu_synchronize();
 	retire_module(s, mod);
