@@ -165,6 +165,12 @@ static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct time
 		return r;
 	}
 	__atomic_sub_fetch(&n->held_users, 1, __ATOMIC_RELEASE);
+	if (h == HELD_NO) {
+		/* released meanwhile */
+		if (LOAD(&n->nthreads) > 0)
+			return asx_task_putq(n, m, dl);
+		return call_put(n, m, dl);
+	}
 	asx_mutex_lock(&n->catchup);
 	catch_up(n);
 	r = call_put(n, m, dl);
