@@ -59,11 +59,13 @@ struct asx_task {
  *                 even when full (a put waiting there, or anything it
  *                 backs up, would hold the grace period up for good);
  *   HELD_PACED    while the old Task drains (no grace period is waited
- *                 for then): a put finding the queue full waits at most
- *                 HELD_PACE_NS and then queues anyway, so writers slow
- *                 down rather than fill memory, and the old Task's own
- *                 draining, which may come back into this one (loop-back,
- *                 replies), still moves;
+ *                 for then): queued without waiting up to HELD_SLACK
+ *                 times the high water mark (enough for the old Task's
+ *                 queue to drain meanwhile, usually); beyond that a put
+ *                 waits at most HELD_PACE_NS, then queues anyway, so
+ *                 writers slow down rather than fill memory, and the old
+ *                 Task's own draining, which may come back into this one
+ *                 (loop-back, replies), still moves;
  *   HELD_CATCHUP  being released (message-based Tasks): whoever delivers
  *                 to it takes the catchup lock, under which the release
  *                 runs put() on what was queued, in order.
@@ -71,7 +73,8 @@ struct asx_task {
  * that the release knows when the last of them has queued.
  */
 enum { HELD_NO = 0, HELD_FORCE, HELD_PACED, HELD_CATCHUP };
-#define HELD_PACE_NS	(10 * 1000 * 1000ULL)
+#define HELD_SLACK	8
+#define HELD_PACE_NS	(1000 * 1000ULL)
 
 struct asx_module {
 	struct asx_task wr, rd;
@@ -148,7 +151,8 @@ static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct time
 	if (is_held(h)) {
 		struct timespec pace;
 
-		if (h == HELD_FORCE) {
+		if (h == HELD_FORCE ||
+		    asx_msgq_bytes(n->q) < HELD_SLACK * asx_msgq_hiwat(n->q)) {
 			r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL);
 		} else {
 			asx_deadline(&pace, HELD_PACE_NS);
