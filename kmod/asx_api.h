@@ -82,6 +82,7 @@ struct asx_queue {
 	size_t count;
 	u32 nmsgs;
 	u32 nhipri;		/* high-priority messages among @nmsgs */
+	u32 nzero;		/* messages of no data bytes among @nmsgs */
 	u32 flags;
 	size_t hiwat;
 	size_t lowat;

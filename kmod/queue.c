@@ -75,6 +75,18 @@ static unsigned int rank(const struct asx_msg *mp)
 	return asx_hipri(mp) ? 256 : mp->band;
 }
 
+/*
+ * What a queue holds, for its water marks: its data bytes, and for each
+ * message with none a message block's size (a user could otherwise queue
+ * zero-length messages without end: they count no bytes).
+ */
+#define ASX_EMPTY_MSG_COST	256
+
+static size_t q_load(const struct asx_queue *q)
+{
+	return q->count + (size_t)q->nzero * ASX_EMPTY_MSG_COST;
+}
+
 static void q_insert(struct asx_queue *q, struct asx_msg *mp, bool front)
 {
 	struct asx_msg *pos;
@@ -111,8 +123,11 @@ static void q_insert(struct asx_queue *q, struct asx_msg *mp, bool front)
 static void q_unlink(struct asx_queue *q, struct asx_msg *mp)
 {
 	lockdep_assert_held(&q->lock);
+	size_t n = asx_msgdsize(mp);
+
 	list_del_init(&mp->list);
-	q->count -= asx_msgdsize(mp);
+	q->count -= n;
+	q->nzero -= !n;
 	q->nmsgs--;
 	if (asx_hipri(mp))
 		q->nhipri--;
@@ -122,7 +137,7 @@ static void q_unlink(struct asx_queue *q, struct asx_msg *mp)
 static bool q_check_drain(struct asx_queue *q)
 {
 	lockdep_assert_held(&q->lock);
-	if ((q->flags & ASX_QFULL) && (q->count < q->lowat || !q->count))
+	if ((q->flags & ASX_QFULL) && (q_load(q) < q->lowat || !q_load(q)))
 		q->flags &= ~ASX_QFULL;
 	if ((q->flags & (ASX_QFULL | ASX_QWANTW)) == ASX_QWANTW) {
 		q->flags &= ~ASX_QWANTW;
@@ -168,10 +183,11 @@ static void __putq(struct asx_queue *q, struct asx_msg *mp, bool front)
 	enable = list_empty(&q->msgs) || asx_hipri(mp);
 	q_insert(q, mp, front);
 	q->count += n;
+	q->nzero += !n;
 	q->nmsgs++;
 	if (!front)
 		q->enqueued++;
-	if (q->count >= q->hiwat && !(q->flags & ASX_QFULL)) {
+	if (q_load(q) >= q->hiwat && !(q->flags & ASX_QFULL)) {
 		q->flags |= ASX_QFULL;
 		q->fc_stops++;
 		trace_asx_fc_stop(q);
@@ -427,7 +443,7 @@ void asx_queue_set_wm(struct asx_queue *q, size_t hiwat, size_t lowat)
 	spin_lock(&q->lock);
 	q->hiwat = hiwat;
 	q->lowat = lowat;
-	if (q->count >= q->hiwat && !(q->flags & ASX_QFULL)) {
+	if (q_load(q) >= q->hiwat && !(q->flags & ASX_QFULL)) {
 		q->flags |= ASX_QFULL;
 		q->fc_stops++;
 	}

@@ -198,6 +198,29 @@ TEST(high_priority_messages_are_bounded_per_queue)
 	close(fd);
 }
 
+/*
+ * Zero-length messages carry no bytes but cost a message block each: they
+ * count toward the water marks, so flow control stops a writer of them.
+ * Run as nobody.
+ */
+TEST(zero_length_messages_are_flow_controlled)
+{
+	long base = asx_objects("msgs");
+	int fd, n = 0;
+
+	ASSERT_EQ(setgroups(0, NULL) || setgid(65534) || setuid(65534), 0);
+	fd = asx_open(O_NONBLOCK);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(asx_opt(fd, ASX_IOC_SWROPT, ASX_SNDZERO), 0, "%s", strerror(errno));
+	while (n < 100000 && write(fd, "", 0) == 0)
+		n++;
+	EXPECT_EQ(errno, EAGAIN, "after %d zero-length writes", n);
+	TH_LOG("%d zero-length messages queued before the writer was stopped", n);
+	EXPECT_LT(n, 2 * ASX_DEF_HIWAT / 256 + 64, "bounded by the water marks");
+	EXPECT_LT(asx_objects("msgs") - base, 2 * ASX_DEF_HIWAT / 256 + 64);
+	close(fd);
+}
+
 #define NOFILE		32
 #define LOWERS_TRIED	200
 
