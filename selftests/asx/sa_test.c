@@ -633,6 +633,18 @@ static void *hop_main(void *arg)
 	return NULL;
 }
 
+/* A group with a ring of @ring events, and a member that slept @n times in it; or -1. */
+static int hopped_group(struct hopper *h, unsigned int ring)
+{
+	pthread_t t;
+
+	h->g = sa_create(2, ring);
+	if (h->g < 0 || pthread_create(&t, NULL, hop_main, h))
+		return -1;
+	pthread_join(t, NULL);
+	return h->err ? -1 : 0;
+}
+
 TEST(overflow_is_reported_in_place)
 {
 	struct asx_sa_event ev[ASX_SA_MIN_RING + 8];
@@ -640,14 +652,9 @@ TEST(overflow_is_reported_in_place)
 	struct asx_sa_info in;
 	uint64_t next = 0, lost = 0;
 	int n, i, markers = 0;
-	pthread_t t;
 
 	NEED_SA();
-	h.g = sa_create(2, ASX_SA_MIN_RING);
-	ASSERT_GE(h.g, 0);
-	ASSERT_EQ(pthread_create(&t, NULL, hop_main, &h), 0);
-	pthread_join(t, NULL);
-	ASSERT_EQ(h.err, 0);
+	ASSERT_EQ(hopped_group(&h, ASX_SA_MIN_RING), 0, "%s", strerror(h.err ? h.err : errno));
 	ASSERT_EQ(sa_info(h.g, &in), 0);
 	EXPECT_GT(in.lost, 0);
 	while ((n = sa_wait(h.g, ev, ASX_SA_MIN_RING + 8, 0)) > 0) {
@@ -680,15 +687,10 @@ TEST(events_lost_to_efault_are_reported_first)
 	struct asx_sa_wait w;
 	struct asx_sa_info in;
 	uint64_t next;
-	pthread_t t;
 	int n, i;
 
 	NEED_SA();
-	h.g = sa_create(2, ASX_SA_MIN_RING);
-	ASSERT_GE(h.g, 0);
-	ASSERT_EQ(pthread_create(&t, NULL, hop_main, &h), 0);
-	pthread_join(t, NULL);
-	ASSERT_EQ(h.err, 0);
+	ASSERT_EQ(hopped_group(&h, ASX_SA_MIN_RING), 0, "%s", strerror(h.err ? h.err : errno));
 	ASSERT_EQ(sa_info(h.g, &in), 0);
 	ASSERT_GE(in.pending, 4, "three sleeps: six events");
 	ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -134,39 +134,22 @@ __attribute__((constructor)) static void cache_env(void)
 		cache_on = *s == '1';
 }
 
-/* The links of a cached block (poisoned the rest of the time under ASan). */
-static struct free_blk *blk_next(struct free_blk *b)
+/* A link of a cached block (poisoned the rest of the time under ASan). */
+static struct free_blk *link_load(struct free_blk **l)
 {
 	struct free_blk *n;
 
-	blk_unpoison(&b->next, sizeof(b->next));
-	n = b->next;
-	blk_poison(&b->next, sizeof(b->next));
+	blk_unpoison(l, sizeof(*l));
+	n = *l;
+	blk_poison(l, sizeof(*l));
 	return n;
 }
 
-static void blk_set_next(struct free_blk *b, struct free_blk *n)
+static void link_store(struct free_blk **l, struct free_blk *n)
 {
-	blk_unpoison(&b->next, sizeof(b->next));
-	b->next = n;
-	blk_poison(&b->next, sizeof(b->next));
-}
-
-static struct free_blk *blk_next_batch(struct free_blk *b)
-{
-	struct free_blk *n;
-
-	blk_unpoison(&b->next_batch, sizeof(b->next_batch));
-	n = b->next_batch;
-	blk_poison(&b->next_batch, sizeof(b->next_batch));
-	return n;
-}
-
-static void blk_set_next_batch(struct free_blk *b, struct free_blk *n)
-{
-	blk_unpoison(&b->next_batch, sizeof(b->next_batch));
-	b->next_batch = n;
-	blk_poison(&b->next_batch, sizeof(b->next_batch));
+	blk_unpoison(l, sizeof(*l));
+	*l = n;
+	blk_poison(l, sizeof(*l));
 }
 
 /* Give the blocks of list @b (class @c) back to malloc(). */
@@ -175,7 +158,7 @@ static void blk_release_list(int c, struct free_blk *b)
 	struct free_blk *n;
 
 	for (; b; b = n) {
-		n = blk_next(b);
+		n = link_load(&b->next);
 		blk_unpoison(b, CLS_BYTES(c));
 		free(b);
 		__atomic_sub_fetch(&blk_live[c], 1, __ATOMIC_RELAXED);
@@ -198,7 +181,7 @@ static void depot_put(int c, struct free_blk *b)
 {
 	asx_mutex_lock(&depot_lock);
 	if (depot_n[c] < DEPOT_MAX) {
-		blk_set_next_batch(b, depot[c]);
+		link_store(&b->next_batch, depot[c]);
 		depot[c] = b;
 		depot_n[c]++;
 		b = NULL;
@@ -214,7 +197,7 @@ static struct free_blk *depot_get(int c)
 	asx_mutex_lock(&depot_lock);
 	b = depot[c];
 	if (b) {
-		depot[c] = blk_next_batch(b);
+		depot[c] = link_load(&b->next_batch);
 		depot_n[c]--;
 	}
 	asx_mutex_unlock(&depot_lock);
@@ -256,7 +239,7 @@ __attribute__((destructor)) static void cache_fini(void)
 		depot_n[c] = 0;
 		asx_mutex_unlock(&depot_lock);
 		for (; b; b = n) {
-			n = blk_next_batch(b);
+			n = link_load(&b->next_batch);
 			blk_release_list(c, b);
 		}
 	}
@@ -289,11 +272,11 @@ static void blk_free(void *mem, int c)
 
 	blk_poison(mem, CLS_BYTES(c));
 	if (unlikely(tcache.state != TC_LIVE) && !tcache_register()) {
-		blk_set_next(b, NULL);
+		link_store(&b->next, NULL);
 		blk_release_list(c, b);
 		return;
 	}
-	blk_set_next(b, tcache.head[c]);
+	link_store(&b->next, tcache.head[c]);
 	tcache.head[c] = b;
 	if (++tcache.n[c] <= CACHE_MAX)
 		return;
@@ -301,9 +284,9 @@ static void blk_free(void *mem, int c)
 	batch = tcache.head[c];
 	b = batch;
 	for (i = 1; i < BATCH; i++)
-		b = blk_next(b);
-	tcache.head[c] = blk_next(b);
-	blk_set_next(b, NULL);
+		b = link_load(&b->next);
+	tcache.head[c] = link_load(&b->next);
+	link_store(&b->next, NULL);
 	tcache.n[c] -= BATCH;
 	depot_put(c, batch);
 }
@@ -315,7 +298,7 @@ static void *blk_alloc(int c)
 	uint32_t n = 0;
 
 	if (likely(b)) {
-		tcache.head[c] = blk_next(b);
+		tcache.head[c] = link_load(&b->next);
 		tcache.n[c]--;
 		return b;
 	}
@@ -328,8 +311,8 @@ static void *blk_alloc(int c)
 		return b;
 	}
 	/* keep all but the first of the batch */
-	tcache.head[c] = blk_next(b);
-	for (p = tcache.head[c]; p; p = blk_next(p))
+	tcache.head[c] = link_load(&b->next);
+	for (p = tcache.head[c]; p; p = link_load(&p->next))
 		n++;
 	tcache.n[c] += n;
 	return b;
@@ -352,8 +335,8 @@ void asx__msg_cache_stats(struct asx__msg_cache_stats *st)
 		st->mine_bytes += n * CLS_BYTES(c);
 		n = 0;
 		asx_mutex_lock(&depot_lock);
-		for (b = depot[c]; b; b = blk_next_batch(b))
-			for (p = b; p; p = blk_next(p))
+		for (b = depot[c]; b; b = link_load(&b->next_batch))
+			for (p = b; p; p = link_load(&p->next))
 				n++;
 		asx_mutex_unlock(&depot_lock);
 		st->depot_blocks += n;
