@@ -19,6 +19,7 @@ struct frame_priv {
 	struct asx_msg *pend;
 	struct asx_msg *tail;
 	size_t bytes;
+	bool delivering;	/* one caller sends frames up, in order */
 };
 
 static void frame_wput(struct asx_queue *q, struct asx_msg *mp)
@@ -66,42 +67,69 @@ static struct asx_msg *trim(struct asx_msg *mp)
 	return mp;
 }
 
-/* Cuts whole frames off the pending bytes and sends them up. f->lock held. */
-static void frame_deliver(struct asx_queue *q, struct frame_priv *f)
+/*
+ * Cuts the next whole frame off the pending bytes, or returns NULL; on a
+ * length past ASX_FRAME_MAX returns an M_ERROR that fails the Stream.
+ * f->lock held.
+ */
+static struct asx_msg *frame_cut(struct asx_queue *q, struct frame_priv *f)
 {
 	struct asx_msg *out;
 	u8 hdr[4];
 	u8 err = EPROTO;
 	u32 len;
 
-	while (f->bytes >= sizeof(hdr)) {
-		asx_msg_copy_out(f->pend, 0, hdr, sizeof(hdr));
-		len = get_unaligned_be32(hdr);
-		if (len > ASX_FRAME_MAX) {
-			frame_reset(f);
-			atomic64_inc(&q->drops);
-			out = asx_ctlmsg(ASX_M_ERROR, &err, 1, GFP_ATOMIC | __GFP_ACCOUNT);
-			if (out)
-				asx_putnext(q, out);
-			return;
-		}
-		if (f->bytes < sizeof(hdr) + len)
-			return;
-		out = asx_allocb(len, GFP_ATOMIC | __GFP_ACCOUNT);
-		if (!out) {
-			frame_reset(f);
-			atomic64_inc(&q->drops);
-			return;
-		}
-		asx_msg_copy_out(f->pend, sizeof(hdr), out->wptr, len);
-		out->wptr += len;
-		asx_msg_adj(f->pend, sizeof(hdr) + len);
-		f->pend = trim(f->pend);
-		if (!f->pend)
-			f->tail = NULL;
-		f->bytes -= sizeof(hdr) + len;
-		asx_putnext(q, out);
+	lockdep_assert_held(&f->lock);
+	if (f->bytes < sizeof(hdr))
+		return NULL;
+	asx_msg_copy_out(f->pend, 0, hdr, sizeof(hdr));
+	len = get_unaligned_be32(hdr);
+	if (len > ASX_FRAME_MAX) {
+		frame_reset(f);
+		atomic64_inc(&q->drops);
+		return asx_ctlmsg(ASX_M_ERROR, &err, 1, GFP_ATOMIC | __GFP_ACCOUNT);
 	}
+	if (f->bytes < sizeof(hdr) + len)
+		return NULL;
+	out = asx_allocb(len, GFP_ATOMIC | __GFP_ACCOUNT);
+	if (!out) {
+		frame_reset(f);
+		atomic64_inc(&q->drops);
+		return NULL;
+	}
+	asx_msg_copy_out(f->pend, sizeof(hdr), out->wptr, len);
+	out->wptr += len;
+	asx_msg_adj(f->pend, sizeof(hdr) + len);
+	f->pend = trim(f->pend);
+	if (!f->pend)
+		f->tail = NULL;
+	f->bytes -= sizeof(hdr) + len;
+	return out;
+}
+
+/*
+ * Sends whole frames up. The lock is not held across asx_putnext(): the next
+ * module up may be another frame instance. One caller at a time delivers
+ * (the others only append), so frames leave in the order they were cut.
+ * Called with f->lock held; returns with it released.
+ */
+static void frame_deliver(struct asx_queue *q, struct frame_priv *f)
+	__releases(&f->lock)
+{
+	struct asx_msg *out;
+
+	if (f->delivering) {
+		spin_unlock(&f->lock);
+		return;
+	}
+	f->delivering = true;
+	while ((out = frame_cut(q, f))) {
+		spin_unlock(&f->lock);
+		asx_putnext(q, out);
+		spin_lock(&f->lock);
+	}
+	f->delivering = false;
+	spin_unlock(&f->lock);
 }
 
 static void frame_rput(struct asx_queue *q, struct asx_msg *mp)
@@ -132,7 +160,6 @@ static void frame_rput(struct asx_queue *q, struct asx_msg *mp)
 	f->tail = last;
 	f->bytes += asx_msgdsize(mp);
 	frame_deliver(q, f);
-	spin_unlock(&f->lock);
 }
 
 static int frame_open(struct asx_queue *rq, struct asx_queue *wq)

@@ -7,11 +7,14 @@
 
 #include "stream.h"
 
+#include <linux/llist.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 
 /*
  * A message header, its data block and (for small messages) its data are
@@ -103,12 +106,33 @@ static void *data_alloc(size_t size, gfp_t gfp)
 	return size <= PAGE_SIZE ? data_page_get(gfp) : kvmalloc(size, gfp);
 }
 
+/*
+ * Messages are freed in put procedures, under spinlocks and RCU, where
+ * vfree() may not sleep: a vmalloc()ed block goes to a worker instead (the
+ * core's vfree_atomic() is not exported). Its first bytes carry the link.
+ */
+static LLIST_HEAD(vfree_list);
+
+static void vfree_work_fn(struct work_struct *work)
+{
+	struct llist_node *n, *next;
+
+	llist_for_each_safe(n, next, llist_del_all(&vfree_list))
+		vfree(n);
+}
+
+static DECLARE_WORK(vfree_work, vfree_work_fn);
+
 static void data_free(void *p, size_t size)
 {
-	if (size <= PAGE_SIZE)
+	if (size <= PAGE_SIZE) {
 		data_page_put(p);
-	else
-		kvfree(p);
+	} else if (is_vmalloc_addr(p)) {
+		if (llist_add(p, &vfree_list))
+			schedule_work(&vfree_work);
+	} else {
+		kfree(p);
+	}
 }
 
 /* Live message headers and data blocks, per CPU: the hot path stays free of atomics. */
@@ -367,6 +391,7 @@ void asx_msg_exit(void)
 			kmem_cache_free(mdb_cache, s->obj[--s->n]);
 	}
 	kmem_cache_destroy(mdb_cache);
+	flush_work(&vfree_work);
 }
 
 /*
