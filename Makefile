@@ -8,6 +8,8 @@
 #   make kmod         kmod/asx.ko against KDIR (default: the Debian kernel in /boot)
 #   make check        every test: CMocka suite plain, ASan+UBSan and TSan,
 #                     the kernel selftests in the test VM, the install test
+#   make check-debug  the kernel selftests in a debug kernel (KASAN, lockdep,
+#                     kmemleak, ...; not in `check`: the kernel's first build is long)
 #   make demo         build everything and run the benchmark suite
 #   make bench        build build/bin/asx-bench
 #   make fuzz         libFuzzer targets (clang) in build/fuzz/; fuzz-replay: corpus replayers
@@ -119,7 +121,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 DEPFLAGS = -MMD -MP
 
 .PHONY: fuzz fuzz-replay all lib tools bench kmod check check-lib check-lib-plain check-lib-asan \
-        check-lib-tsan check-kmod check-install check-tools demo install uninstall \
+        check-lib-tsan check-kmod check-debug check-install check-tools demo install uninstall \
         style setup clean selftests tests FORCE
 
 all: lib tools selftests kmod
@@ -232,6 +234,10 @@ check-kmod: setup
 	$(Q)tools/check.sh kmod
 check-install:
 	$(Q)tools/check.sh install
+# Not part of `check`: the selftests in a KASAN/lockdep/kmemleak kernel built
+# once per machine (tools/vm/debug-kernel.sh; the first build takes long).
+check-debug: setup
+	$(Q)tools/vm/check-debug.sh
 
 demo: setup all
 	$(Q)tools/demo.sh
