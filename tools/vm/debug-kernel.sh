@@ -19,7 +19,7 @@
 # it was built with) and returns at once. A changed fragment (another hash)
 # rewrites the config and rebuilds in the same tree, where kbuild recompiles
 # only what the changed options touch. Runs at the same time wait for each
-# other. The tree takes about 3 GB; rm -rf DIR starts afresh.
+# other. The tree takes about 2 GB; rm -rf DIR starts afresh.
 #
 # The last line of the output is DIR; the kernel is DIR/linux/arch/x86/boot/bzImage
 # and the build tree for asx.ko is DIR/linux.
