@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# selftest.sh - check that tools/vm/asx-vm reports what it must (4 VM boots).
+# selftest.sh - check that tools/vm/asx-vm reports what it must (5 VM boots).
 #
 # Usage: tools/vm/selftest.sh
 #
@@ -10,8 +10,10 @@
 #   3. a WARNING: written to the guest's kernel log fails the run (exit 123)
 #   4. a command that hangs is stopped at --timeout (exit 125), with the
 #      guest's threads and where its vCPUs were
+#   5. an OOM kill outside any memory cgroup's limit (the line the kernel
+#      writes for one) fails the run (exit 123)
 #
-# Needs kmod/asx.ko built (make kmod). Exits 0 if all four behave.
+# Needs kmod/asx.ko built (make kmod). Exits 0 if all five behave.
 set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -48,7 +50,7 @@ check() {
 }
 
 echo "TAP version 13"
-echo "1..4"
+echo "1..5"
 check "true passes and its output reaches stdout" 0 "asx-vm-selftest-marker" -- \
 	sh -c 'test -c /dev/asx && echo scratch > /tmp/asx-vm-scratch && echo asx-vm-selftest-marker'
 check "a failing command fails with its status" 3 "command failed with exit status 3" -- \
@@ -58,6 +60,8 @@ check "a WARNING: in the kernel log fails the run" 123 "WARNING: asx-vm self-tes
 check "a hung command times out with a post-mortem" 125 "did not finish within 90s" \
 	"sleep 4711" "sample 3 cpu 1: RIP [0-9a-f]{16} [a-z_]" "blocked tasks and CPU backtraces" -- \
 	--timeout 90 -- sleep 4711
+check "a system-wide OOM kill fails the run" 123 "constraint=CONSTRAINT_NONE" -- \
+	sh -c 'echo "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),task=x,pid=1" > /dev/kmsg'
 
 echo "# $((n - fails)) passed, $fails failed, 0 skipped"
 [ "$fails" = 0 ]
