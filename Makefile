@@ -132,10 +132,19 @@ bench: $(BENCH)
 tests: $(TEST_BINS)
 selftests: $(SELFTEST_BINS)
 
+# Every code section of a libasx object (.text, .text.unlikely, .text.startup,
+# ...) is renamed asx_text, so that wherever libasx is linked, libasx.so or a
+# static executable, its code is one output section between the linker's
+# __start_asx_text and __stop_asx_text: the preemption tick does not switch
+# threads there (lib/src/asc/sched.c, Documentation/asc.rst).  -fno-plt: no
+# calls through the executable's PLT stubs, which are outside that range.
 $(OBJ)/lib/%.o: lib/%.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS_ASX) $(LIB_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS_ASX) $(LIB_CFLAGS) -fno-plt $(DEPFLAGS) -MT $@ -MF $(@:.o=.d) \
+		-c -o $@.tmp $<
+	$(Q)objcopy $$(objdump -h $@.tmp | awk '/^ *[0-9]/ { n = $$2 } \
+		/CODE/ { print "--rename-section " n "=asx_text" }') $@.tmp $@ && rm -f $@.tmp
 
 $(LIB_SO): $(LIB_OBJS) $(LIB_MAP)
 	$(call msg,LD,$@)

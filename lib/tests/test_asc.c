@@ -944,6 +944,24 @@ static void test_preemption(void **state)
 	assert_threads_ok();
 }
 
+/*
+ * A tick never switches threads inside libasx: its code is recognised by
+ * address even here, where it is linked statically into the test.
+ */
+bool asx__preempt_excluded(const void *pc);	/* asc/asc_impl.h */
+
+static void test_preempt_excludes_libasx(void **state)
+{
+	(void)state;
+	assert_true(asx__preempt_excluded((const void *)asx_thread_yield));
+	assert_true(asx__preempt_excluded((const void *)asx_asc_create));
+	assert_true(asx__preempt_excluded((const void *)asx__preempt_excluded));
+	/* libc too; the program's own code is preemptible */
+	assert_true(asx__preempt_excluded((const void *)memcpy));
+	assert_false(asx__preempt_excluded((const void *)spinner));
+	assert_false(asx__preempt_excluded((const void *)test_preempt_excludes_libasx));
+}
+
 /* ---------------------------------------------------------------- EDF */
 
 struct job {
@@ -1778,6 +1796,7 @@ int main(void)
 		cmocka_unit_test(test_activation),
 		cmocka_unit_test(test_mode_switch),
 		cmocka_unit_test(test_preemption),
+		cmocka_unit_test(test_preempt_excludes_libasx),
 		cmocka_unit_test(test_edf),
 		cmocka_unit_test(test_migration),
 		cmocka_unit_test(test_migration_same_prio),

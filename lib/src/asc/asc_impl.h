@@ -369,6 +369,8 @@ void asx__sentinel_sync(void);
 
 /* Second-level flag leave: a preemption that arrived meanwhile is taken. */
 void asx__preempt_check(struct asx_vp *vp);
+/* Would a preemption tick at @pc wait (libasx, libc, ...)?  For the tests. */
+bool asx__preempt_excluded(const void *pc);
 
 /* VP activation: the single entry point (wrappers and upcalls alike). */
 void asx__vp_blocked(void);

@@ -2174,6 +2174,18 @@ uint64_t asx_thread_deadline(void)
 
 /* ---------------------------------------------------------------- preemption */
 
+/*
+ * libasx's own code: the Makefile renames every code section of its
+ * objects asx_text, and the linker brackets that output section with these
+ * two symbols, in libasx.so and in a program linked with libasx.a alike
+ * (where dl_iterate_phdr cannot tell libasx from the program).  Hidden, so
+ * that libasx.so neither exports them nor binds them to another object's;
+ * weak, for a build of the sources without the renaming (the fuzz
+ * replayers), which then has only the shared-library test below.
+ */
+extern const char __start_asx_text[] __attribute__((weak, visibility("hidden")));
+extern const char __stop_asx_text[] __attribute__((weak, visibility("hidden")));
+
 static bool pc_nopreempt(uintptr_t pc)
 {
 	for (int i = 0; i < S.nnopreempt; i++)
@@ -2255,8 +2267,14 @@ void asx__preempt_check(struct asx_vp *vp)
 
 static void sig_setup(void)
 {
+	uintptr_t lo = (uintptr_t)__start_asx_text, hi = (uintptr_t)__stop_asx_text;
 	struct sigaction sa;
 
+	if (lo && hi > lo) {
+		S.nopreempt[0].lo = lo;
+		S.nopreempt[0].hi = hi;
+		S.nnopreempt = 1;
+	}
 	dl_iterate_phdr(phdr_cb, NULL);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = preempt_handler;
@@ -2265,6 +2283,12 @@ static void sig_setup(void)
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
 	sigaction(PREEMPT_SIG, &sa, NULL);
+}
+
+bool asx__preempt_excluded(const void *pc)
+{
+	pthread_once(&S.sig_once, sig_setup);
+	return pc_nopreempt((uintptr_t)pc);
 }
 
 static void setup_tick(struct asx_vp *vp)
