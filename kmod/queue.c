@@ -122,9 +122,9 @@ static void q_insert(struct asx_queue *q, struct asx_msg *mp, bool front)
 
 static void q_unlink(struct asx_queue *q, struct asx_msg *mp)
 {
-	lockdep_assert_held(&q->lock);
 	size_t n = asx_msgdsize(mp);
 
+	lockdep_assert_held(&q->lock);
 	list_del_init(&mp->list);
 	q->count -= n;
 	q->nzero -= !n;
@@ -136,8 +136,10 @@ static void q_unlink(struct asx_queue *q, struct asx_msg *mp)
 /* After a dequeue: true if a writer waiting on @q must be back-enabled. */
 static bool q_check_drain(struct asx_queue *q)
 {
+	size_t load = q_load(q);
+
 	lockdep_assert_held(&q->lock);
-	if ((q->flags & ASX_QFULL) && (q_load(q) < q->lowat || !q_load(q)))
+	if ((q->flags & ASX_QFULL) && (load < q->lowat || !load))
 		q->flags &= ~ASX_QFULL;
 	if ((q->flags & (ASX_QFULL | ASX_QWANTW)) == ASX_QWANTW) {
 		q->flags &= ~ASX_QWANTW;
