@@ -52,6 +52,9 @@ fail() {
 # counts.  A binary that crashes or exits non-zero without a count is one
 # failure.
 wrap=()
+# what every sanitised CMocka run gets: leaks found, the first report fatal
+asan_opts=detect_leaks=1:abort_on_error=0:halt_on_error=1
+ubsan_opts=print_stacktrace=1:halt_on_error=1
 run_cmocka() {
 	local bin=$1 name out rc p f
 	name=$(basename "$bin")
@@ -96,8 +99,7 @@ stage_lib() {
 	for bin in "${bins[@]}"; do
 		case "$kind" in
 		asan)
-			ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 \
-			UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+			ASAN_OPTIONS=$asan_opts UBSAN_OPTIONS=$ubsan_opts \
 				run_cmocka "$bin" "lib-$kind" ;;
 		tsan)
 			TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1$tsan_supp" \
@@ -127,8 +129,7 @@ stage_leak() {
 		return
 	fi
 	for bin in build/asan/tests/test_*; do
-		ASX_MSG_CACHE=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 \
-		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ASX_MSG_CACHE=1 ASAN_OPTIONS=$asan_opts UBSAN_OPTIONS=$ubsan_opts \
 			run_cmocka "$bin" leak-lsan
 	done
 	if ! command -v valgrind >/dev/null; then
