@@ -294,6 +294,14 @@ static void sa_detach(struct sa_member *m)
 	}
 }
 
+/* The calling thread's own @m: no notifier, no group. Under asx_sa_lock. */
+static void sa_drop_self(struct sa_member *m)
+{
+	lockdep_assert_held(&asx_sa_lock);
+	sa_unhook_self(m);
+	sa_detach(m);
+}
+
 /* @m's notifier is unregistered, or its task is dead and off its CPU. */
 static void sa_free_member(struct sa_member *m)
 {
@@ -375,8 +383,7 @@ static long sa_join(struct sa_group *g, void __user *uarg)
 		 * Left behind by a closed group, or by the program this thread
 		 * ran before an execve: we are its thread, drop it now.
 		 */
-		sa_unhook_self(old);
-		sa_detach(old);
+		sa_drop_self(old);
 		orphan = old->orphan;
 	}
 	m->vp = find_first_zero_bit(g->vps, g->max_vps);
@@ -407,8 +414,7 @@ static long sa_join(struct sa_group *g, void __user *uarg)
 	if (ret) {
 		/* Not told its VP id, the caller is no member: undo. */
 		mutex_lock(&asx_sa_lock);
-		sa_unhook_self(m);
-		sa_detach(m);
+		sa_drop_self(m);
 		mutex_unlock(&asx_sa_lock);
 		sa_free_member(m);
 	}
@@ -437,8 +443,7 @@ static long sa_leave(struct sa_group *g, void __user *uarg)
 		mutex_unlock(&asx_sa_lock);
 		return -ENOENT;
 	}
-	sa_unhook_self(m);
-	sa_detach(m);
+	sa_drop_self(m);
 	mutex_unlock(&asx_sa_lock);
 	sa_free_member(m);
 	return 0;
