@@ -22,13 +22,20 @@
  * member's group pointer (the notifiers then do nothing), waits for RCU so
  * that no notifier still uses the group, and parks the members on the
  * orphan list, each holding a module reference: the notifier code must
- * outlive them. Every member holds a reference on its task. There is no
+ * outlive them. An orphan is not left to its thread's exit (a thread that
+ * lives on would hold off rmmod as long as it likes): release queues a task
+ * work on the thread (TWA_SIGNAL, so a sleep is interrupted and, being
+ * restartable, restarted), which unregisters the notifier at its next return
+ * to user space and hands the member to the reaper. Every member holds a
+ * reference on its task. There is no
  * exit hook in preempt_ops, but the last thing a task does is
  * do_task_dead(): its final sched_out sees TASK_DEAD, queues the member on
  * a lock-free list and kicks the reaper (irq_work, then a work item). The
  * reaper frees the member once the task is off its CPU for good (on_cpu is
  * cleared after the sched_out notifiers ran), so its memory outlives every
  * call of the notifier; the dead task's notifier list is never walked again.
+ * A task work runs before do_task_dead(), so an orphan whose work was queued
+ * never takes that path.
  *
  * Copyright (C) 2026 ASX developers
  */
@@ -57,6 +64,7 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <linux/task_work.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
@@ -104,10 +112,13 @@ struct sa_member {
 	struct task_struct *task;	/* a reference */
 	struct list_head node;		/* on owner->members or sa_orphans */
 	struct llist_node dead_node;
+	struct callback_head unhook;	/* an orphan's task work */
 	u64 exec_id;			/* the task's self_exec_id at JOIN */
 	u32 vp;
 	u32 tid;
 	bool orphan;			/* on sa_orphans, holding a module reference */
+	bool unhook_queued;		/* @unhook is queued: it frees the member */
+	bool unhooked;			/* to the reaper with its notifier off */
 	bool blocked;			/* written by its own notifiers only */
 	bool parked;			/* in SA_WAIT of its own group: not a blocking VP */
 };
@@ -132,6 +143,7 @@ static unsigned int sa_nr_groups;
 static atomic_t sa_nr_members = ATOMIC_INIT(0);
 static atomic64_t sa_next_id = ATOMIC64_INIT(0);
 static LLIST_HEAD(sa_dead);
+static bool sa_unhook_used;		/* a task work of ours ever ran */
 
 static void sa_reap(struct work_struct *work);
 static DECLARE_DELAYED_WORK(sa_reap_work, sa_reap);
@@ -330,7 +342,7 @@ static void sa_reap(struct work_struct *work)
 
 	mutex_lock(&asx_sa_lock);
 	llist_for_each_entry_safe(m, tmp, dead, dead_node) {
-		if (!sa_task_off_cpu(m->task)) {
+		if (!m->unhooked && !sa_task_off_cpu(m->task)) {
 			llist_add(&m->dead_node, &sa_dead);
 			again = true;
 			continue;
@@ -349,6 +361,39 @@ static void sa_reap(struct work_struct *work)
 		module_put(THIS_MODULE);
 }
 
+/*
+ * An orphan's task work, in its own thread: on the way back to user space,
+ * or in do_exit() before the task is dead. A SA_JOIN by the thread may have
+ * unregistered the notifier already (it does not free a member whose work is
+ * queued). asx_sa_exit() waits for an RCU-tasks grace period, so no thread
+ * is still running the end of this function when the module text goes.
+ */
+static void sa_orphan_unhook(struct callback_head *cb)
+{
+	struct sa_member *m = container_of(cb, struct sa_member, unhook);
+
+	mutex_lock(&asx_sa_lock);
+	if (sa_current_member() == m)
+		sa_unhook_self(m);
+	sa_detach(m);
+	m->unhook_queued = false;
+	m->unhooked = true;
+	mutex_unlock(&asx_sa_lock);
+	llist_add(&m->dead_node, &sa_dead);
+	mod_delayed_work(system_wq, &sa_reap_work, 0);
+}
+
+/* Asks the orphan @m's thread to drop its notifier; under asx_sa_lock. */
+static void sa_queue_unhook(struct sa_member *m)
+{
+	lockdep_assert_held(&asx_sa_lock);
+	init_task_work(&m->unhook, sa_orphan_unhook);
+	/* Fails only once the task ran its exit works: it dies without them. */
+	if (!task_work_add(m->task, &m->unhook, TWA_SIGNAL)) {
+		m->unhook_queued = true;
+		WRITE_ONCE(sa_unhook_used, true);
+	}
+}
 
 static long sa_join(struct sa_group *g, void __user *uarg)
 {
@@ -385,6 +430,9 @@ static long sa_join(struct sa_group *g, void __user *uarg)
 		 */
 		sa_drop_self(old);
 		orphan = old->orphan;
+		/* An orphan's queued task work frees it, with its module reference. */
+		if (old->unhook_queued)
+			old = NULL;
 	}
 	m->vp = find_first_zero_bit(g->vps, g->max_vps);
 	set_bit(m->vp, g->vps);
@@ -699,10 +747,11 @@ static int sa_release(struct inode *inode, struct file *file)
 			self = m;
 			continue;
 		}
-		/* Its notifier stays until the thread exits or joins again. */
+		/* Its notifier stays until the thread runs the task work. */
 		m->orphan = true;
 		__module_get(THIS_MODULE);
 		list_add_tail(&m->node, &sa_orphans);
+		sa_queue_unhook(m);
 	}
 	mutex_unlock(&asx_sa_lock);
 	/* Notifiers run with interrupts or preemption off: RCU readers. */
@@ -854,6 +903,9 @@ void asx_sa_exit(void)
 	/* Every member held the module (orphans) or its group's file did. */
 	irq_work_sync(&sa_reap_iw);
 	cancel_delayed_work_sync(&sa_reap_work);
+	/* No thread may still be in sa_orphan_unhook()'s last instructions. */
+	if (READ_ONCE(sa_unhook_used))
+		synchronize_rcu_tasks();
 	WARN_ON(atomic_read(&sa_nr_members) || !list_empty(&sa_orphans));
 	if (sa_key_taken)
 		preempt_notifier_dec();

@@ -279,4 +279,33 @@ static inline long asx_settle_kmembers(long want)
 	return n;
 }
 
+/* asx.ko's module reference count (/sys/module/asx/refcnt), or -1. */
+static inline long asx_module_refcnt(void)
+{
+	FILE *f = fopen("/sys/module/asx/refcnt", "re");
+	long n = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &n) != 1)
+		n = -1;
+	fclose(f);
+	return n;
+}
+
+/* Waits (up to 5 s) for asx_module_refcnt() to be @want; returns the last. */
+static inline long asx_settle_refcnt(long want)
+{
+	long n = -1;
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		n = asx_module_refcnt();
+		if (n == want)
+			break;
+		asx_msleep(10);
+	}
+	return n;
+}
+
 #endif /* ASX_SELFTEST_UTIL_H */

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -788,10 +789,12 @@ TEST(close_with_members_blocked_and_spares_parked)
 	struct parked s = { 0 };
 	pthread_t t[4], st;
 	int p[2], i, g;
-	long base;
+	long base, ref0;
 
 	NEED_SA();
 	base = asx_kmembers();
+	ref0 = asx_module_refcnt();
+	ASSERT_GE(ref0, 0, "/sys/module/asx/refcnt");
 	g = sa_create(8, 0);
 	ASSERT_GE(g, 0);
 	ASSERT_EQ(pipe(p), 0);
@@ -810,12 +813,22 @@ TEST(close_with_members_blocked_and_spares_parked)
 	pthread_join(st, NULL);
 	EXPECT_EQ(s.err, 0, "%s", strerror(s.err));
 	EXPECT_GE(s.n, 4, "the BLOCKED events");
-	/* The members are orphans now: their notifiers stay, doing nothing. */
-	EXPECT_EQ(asx_kmembers(), base + 4);
-	ASSERT_EQ(write(p[1], "abcd", 4), 4);
+	/*
+	 * The members are orphans now. Their threads still sleep in read(),
+	 * but a task work drops each notifier (the read is restarted), so
+	 * nothing is left to keep the module loaded.
+	 */
+	EXPECT_EQ(asx_settle_kmembers(base), base, "orphans dropped while their threads live");
+	EXPECT_EQ(asx_settle_refcnt(ref0), ref0, "no module reference left by the orphans");
 	for (i = 0; i < 4; i++)
+		EXPECT_EQ(__atomic_load_n(&b[i].err, __ATOMIC_RELAXED), 0, "thread %d still reading", i);
+	ASSERT_EQ(write(p[1], "abcd", 4), 4);
+	for (i = 0; i < 4; i++) {
 		pthread_join(t[i], NULL);
-	EXPECT_EQ(asx_settle_kmembers(base), base, "the exited orphans were reaped");
+		EXPECT_EQ(b[i].err, 0, "thread %d: read restarted, not failed: %s", i,
+			  strerror(b[i].err));
+	}
+	EXPECT_EQ(asx_settle_kmembers(base), base);
 	close(p[0]);
 	close(p[1]);
 }
@@ -899,7 +912,8 @@ TEST(close_by_member_and_rejoin_after_close)
 	while (!__atomic_load_n(&j.phase, __ATOMIC_ACQUIRE) && !j.err)
 		asx_msleep(1);
 	close(j.g);
-	EXPECT_EQ(asx_kmembers(), base + 1, "an orphan");
+	/* An orphan, until its thread's task work drops it (it sleeps 1 ms at a time). */
+	EXPECT_EQ(asx_settle_kmembers(base), base, "the orphan dropped while its thread lives");
 	__atomic_store_n(&j.phase, 2, __ATOMIC_RELEASE);
 	while (__atomic_load_n(&j.phase, __ATOMIC_ACQUIRE) != 3 && !j.err)
 		asx_msleep(1);
@@ -907,6 +921,198 @@ TEST(close_by_member_and_rejoin_after_close)
 	EXPECT_EQ(asx_kmembers(), base, "rejoin dropped the orphan, leave the new one");
 	pthread_join(t, NULL);
 	close(j.g2);
+}
+
+struct racer {
+	int ga;
+	int gb;
+	int err;
+	int rounds;
+	volatile int phase;		/* 0 wait, 1 go (ga, gb set), 2 joined ga, 3 done */
+	volatile int stop;
+};
+
+static void *racer_main(void *arg)
+{
+	struct racer *r = arg;
+	int ph;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		ph = __atomic_load_n(&r->phase, __ATOMIC_ACQUIRE);
+		if (ph != 1) {
+			sched_yield();
+			continue;
+		}
+		if (sa_join(r->ga) < 0) {
+			r->err = errno;
+			break;
+		}
+		__atomic_store_n(&r->phase, 2, __ATOMIC_RELEASE);
+		/*
+		 * EBUSY until ga is closed; the close races these joins: the
+		 * one that succeeds finds an orphan with its work queued, or
+		 * none because the work ran already.
+		 */
+		while (sa_join(r->gb) < 0 && errno == EBUSY)
+			;
+		if (!r->err && sa_leave(r->gb)) {
+			r->err = errno;
+			break;
+		}
+		r->rounds++;
+		__atomic_store_n(&r->phase, 3, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/*
+ * Rejoining while another thread closes the old group: the join may find
+ * its orphan with the task work still queued and must leave the member to
+ * it. Nothing may be freed twice or kept: members and the module's
+ * reference count come back to where they were.
+ */
+TEST(rejoin_races_the_close)
+{
+	struct racer r = { 0 };
+	long base, ref0;
+	pthread_t t;
+	int i, n = 300;
+
+	NEED_SA();
+	base = asx_kmembers();
+	ref0 = asx_module_refcnt();
+	ASSERT_GE(ref0, 0);
+	ASSERT_EQ(pthread_create(&t, NULL, racer_main, &r), 0);
+	for (i = 0; i < n && !r.err; i++) {
+		r.ga = sa_create(2, 0);
+		r.gb = sa_create(2, 0);
+		ASSERT_GE(r.ga, 0);
+		ASSERT_GE(r.gb, 0);
+		__atomic_store_n(&r.phase, 1, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&r.phase, __ATOMIC_ACQUIRE) < 2 && !r.err)
+			sched_yield();
+		close(r.ga);
+		while (__atomic_load_n(&r.phase, __ATOMIC_ACQUIRE) != 3 && !r.err)
+			sched_yield();
+		close(r.gb);
+		__atomic_store_n(&r.phase, 0, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	EXPECT_EQ(r.err, 0, "%s", strerror(r.err));
+	EXPECT_EQ(r.rounds, n);
+	EXPECT_EQ(asx_settle_kmembers(base), base, "no member kept");
+	EXPECT_EQ(asx_settle_refcnt(ref0), ref0, "no module reference kept");
+}
+
+struct stalled {
+	int ga;
+	int gb;
+	int go[2];
+	int tid[2];
+	int err;
+};
+
+static void *stalled_main(void *arg)
+{
+	struct stalled *s = arg;
+	pid_t tid = gettid_();
+	char c;
+
+	if (sa_join(s->ga) < 0 || write(s->tid[1], &tid, sizeof(tid)) != sizeof(tid) ||
+	    read(s->go[0], &c, 1) != 1) {
+		s->err = errno ? errno : EIO;
+		return NULL;
+	}
+	/* The tracer holds us at this call's entry while ga is closed. */
+	if (sa_join(s->gb) < 0 || sa_leave(s->gb))
+		s->err = errno;
+	return NULL;
+}
+
+/* Runs the tracee @tid to the entry of ioctl(SA_JOIN); 0 or -1. */
+static int stop_at_join(pid_t tid)
+{
+	struct __ptrace_syscall_info si;
+	int st, i;
+
+	for (i = 0; i < 1000; i++) {
+		if (ptrace(PTRACE_SYSCALL, tid, 0, 0) || waitpid(tid, &st, __WALL) != tid ||
+		    !WIFSTOPPED(st))
+			return -1;
+		if (WSTOPSIG(st) != (SIGTRAP | 0x80))
+			continue;
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof(si), &si) <= 0)
+			return -1;
+		if (si.op == PTRACE_SYSCALL_INFO_ENTRY && si.entry.nr == SYS_ioctl &&
+		    (unsigned int)si.entry.args[1] == ASX_IOC_SA_JOIN)
+			return 0;
+	}
+	return -1;
+}
+
+/*
+ * The join that finds its thread's old member an orphan whose task work is
+ * queued but has not run: a tracer holds the thread at the entry of the
+ * ioctl while the old group is closed, so the work cannot run before the
+ * join. The join must leave the member to the work (freeing it would be a
+ * use after free when the work runs), and both must end with nothing kept.
+ */
+TEST(join_with_the_orphans_task_work_pending)
+{
+	int cl[2], done[2], st, i;
+	struct stalled s;
+	long base, ref0;
+	pid_t pid, tid;
+	pthread_t t;
+	char c;
+
+	NEED_SA();
+	base = asx_kmembers();
+	ref0 = asx_module_refcnt();
+	ASSERT_GE(ref0, 0);
+	memset(&s, 0, sizeof(s));
+	ASSERT_EQ(pipe(s.go), 0);
+	ASSERT_EQ(pipe(s.tid), 0);
+	ASSERT_EQ(pipe(cl), 0);
+	ASSERT_EQ(pipe(done), 0);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		s.ga = sa_create(2, 0);
+		s.gb = sa_create(2, 0);
+		if (s.ga < 0 || s.gb < 0 || pthread_create(&t, NULL, stalled_main, &s))
+			_exit(2);
+		/* Told by the tracer: close ga, an orphan for the stopped thread. */
+		if (read(cl[0], &c, 1) != 1 || close(s.ga) || write(done[1], "c", 1) != 1)
+			_exit(3);
+		pthread_join(t, NULL);
+		_exit(s.err ? 10 : 0);
+	}
+	ASSERT_EQ(read(s.tid[0], &tid, sizeof(tid)), (ssize_t)sizeof(tid));
+	ASSERT_EQ(ptrace(PTRACE_SEIZE, tid, 0, PTRACE_O_TRACESYSGOOD), 0, "%s", strerror(errno));
+	ASSERT_EQ(ptrace(PTRACE_INTERRUPT, tid, 0, 0), 0);
+	ASSERT_EQ(waitpid(tid, &st, __WALL), tid);
+	ASSERT_EQ(write(s.go[1], "g", 1), 1);
+	i = stop_at_join(tid);
+	if (i)
+		kill(pid, SIGKILL);
+	ASSERT_EQ(i, 0, "the thread never reached SA_JOIN");
+	ASSERT_EQ(write(cl[1], "c", 1), 1);
+	ASSERT_EQ(read(done[0], &c, 1), 1, "the group was closed");
+	asx_msleep(50);
+	EXPECT_EQ(asx_kmembers(), base + 1, "the orphan waits for its thread");
+	ASSERT_EQ(ptrace(PTRACE_DETACH, tid, 0, 0), 0);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x", st);
+	EXPECT_EQ(asx_settle_kmembers(base), base, "no member kept");
+	EXPECT_EQ(asx_settle_refcnt(ref0), ref0, "no module reference kept");
+	for (i = 0; i < 2; i++) {
+		close(s.go[i]);
+		close(s.tid[i]);
+		close(cl[i]);
+		close(done[i]);
+	}
 }
 
 TEST(process_killed_with_member_blocked)
