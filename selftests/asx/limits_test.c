@@ -18,76 +18,11 @@
 #include <sys/wait.h>
 
 #include "asx_util.h"
+#include "cgroup_util.h"
 #include "harness.h"
 
 #define CG_LIMIT_MB	16
 #define FLOOD_MB	96	/* Streams of about 1 MB the writer tries to fill */
-
-static char cg_root[64];
-static bool cg_mounted_here;
-
-static int write_file(const char *dir, const char *name, const char *val)
-{
-	char path[256];
-	int fd, ret = 0;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -1;
-	if (write(fd, val, strlen(val)) != (ssize_t)strlen(val))
-		ret = -1;
-	close(fd);
-	return ret;
-}
-
-/* The named counter of a flat-keyed file such as memory.events, or -1. */
-static long read_key(const char *dir, const char *name, const char *key)
-{
-	char path[256], k[64];
-	long v, found = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (!key) {
-		if (fscanf(f, "%ld", &v) == 1)
-			found = v;
-	} else {
-		while (fscanf(f, "%63s %ld", k, &v) == 2)
-			if (!strcmp(k, key))
-				found = v;
-	}
-	fclose(f);
-	return found;
-}
-
-/* A cgroup v2 hierarchy with the memory controller for children; 0 or -1. */
-static int cg_setup(void)
-{
-	struct stat sb;
-
-	snprintf(cg_root, sizeof(cg_root), "/sys/fs/cgroup");
-	if (stat("/sys/fs/cgroup/cgroup.controllers", &sb)) {
-		snprintf(cg_root, sizeof(cg_root), "/tmp/asx-cg.%d", getpid());
-		if (mkdir(cg_root, 0700) || mount("none", cg_root, "cgroup2", 0, NULL))
-			return -1;
-		cg_mounted_here = true;
-	}
-	/* fails harmlessly when it is on already */
-	write_file(cg_root, "cgroup.subtree_control", "+memory");
-	return 0;
-}
-
-static void cg_teardown(void)
-{
-	if (cg_mounted_here) {
-		umount(cg_root);
-		rmdir(cg_root);
-	}
-}
 
 /*
  * As nobody in @cg: Streams whose head read queue may hold 1 MB (what any
@@ -97,11 +32,9 @@ static void cg_teardown(void)
 static void flood(const char *cg)
 {
 	static char data[4000];
-	char pid[16];
 	int fd, i;
 
-	snprintf(pid, sizeof(pid), "%d", getpid());
-	if (write_file(cg, "cgroup.procs", pid))
+	if (cg_enter(cg))
 		_exit(20);
 	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
 		_exit(21);

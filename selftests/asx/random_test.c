@@ -1,42 +1,92 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * random_test.c - 100,000 random operations from 4 threads on a shared pool
- * of Streams: ioctls with random numbers, sizes and contents, putmsg, getmsg,
- * read, write, poll, push, pop, pipe, link, close. Afterwards every Stream,
- * module instance and message must be gone (/proc/asx/objects), and the VM
- * runner checks the kernel log stays clean. ASX_RANDOM_SEED=N repeats a run.
+ * random_test.c - random and hostile use of /dev/asx.
+ *
+ * random_operations: 100,000 random operations from 4 threads on a shared
+ * pool of Streams: ioctls with random numbers, sizes and contents, putmsg,
+ * getmsg, read, write, poll, push, pop, pipe, link, close. Afterwards every
+ * Stream, module instance and message must be gone (/proc/asx/objects), and
+ * the VM runner checks the kernel log stays clean.
+ *
+ * hostile_user_in_a_memory_cgroup: the same operations and worse, as nobody
+ * in a memory cgroup with memory.max 32M, for ASX_HOSTILE_SECONDS (default
+ * 20): every real ioctl with sizes around its struct's (short, one over,
+ * tails with a non-zero byte, huge) and bad pointers (NULL, kernel, unmapped,
+ * read-only, a struct that runs into an unmapped page, also inside PUTMSG,
+ * LIST, STR and SA_WAIT arguments), floods (the largest water marks a user
+ * may set, high-priority and empty messages), activation groups made,
+ * joined, waited on and closed under their members, and the close, link,
+ * unlink and pipe races of the pool. The cgroup must account what the
+ * module holds (its memory.peak reaches the limit), every OOM kill in the
+ * guest must be the cgroup's own, and afterwards every object is freed, the
+ * cgroup's memory comes back and the module still works (the VM runner then
+ * unloads it). A worker killed by the cgroup's OOM killer is replaced until
+ * the time is up. For a longer run raise ASX_TEST_TIMEOUT with it, to at
+ * least ASX_HOSTILE_SECONDS + 120.
+ *
+ * ASX_RANDOM_SEED=N repeats a run's sequences of operations (the threads'
+ * interleaving is not repeatable).
  */
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
 
 #include "asx_util.h"
+#include "cgroup_util.h"
 #include "harness.h"
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
 #define NTHREADS	4
 #define NOPS		100000
 #define NSLOTS		16
+#define NGSLOTS		4
 #define SCRATCH		(256 * 1024)
+#define HOSTILE_CG_MB	32
+#define HOSTILE_SECS	20
 
 static int slots[NSLOTS];
+static int gslots[NGSLOTS];	/* activation groups (hostile mode) */
+static unsigned char *badmem;	/* a read-only page, a writable one, an unmapped one */
+static long page;
 static const char *const names[] = {
 	"pass", "count", "frame", "csum", "hold", "nosuch", "", "loop", "null", "mux",
 };
 
 enum { OP_OPEN, OP_CLOSE, OP_PUSH, OP_POP, OP_WRITE, OP_READ, OP_PUTMSG, OP_GETMSG,
-       OP_POLL, OP_FLUSH, OP_SETWM, OP_STR, OP_SETDRV, OP_LINK, OP_PIPE, OP_IOCTL, NOPKINDS };
+	OP_POLL, OP_FLUSH, OP_SETWM, OP_STR, OP_SETDRV, OP_LINK, OP_PIPE, OP_IOCTL, NOPKINDS };
 
 static const char *const op_names[NOPKINDS] = {
 	"open", "close", "push", "pop", "write", "read", "putmsg", "getmsg", "poll", "flush",
 	"setwm", "str", "setdrv", "link", "pipe", "ioctl",
 };
 
+/* Hostile mode only. */
+enum { OP_BADIOCTL = NOPKINDS, OP_FLOOD, OP_SA, NALLKINDS };
+
+static const char *const hostile_names[] = { "badioctl", "flood", "sa" };
+
 struct worker {
 	unsigned int seed;
 	unsigned char *scratch;
-	long ok[NOPKINDS];
-	long total[NOPKINDS];
+	bool hostile;
+	uint64_t deadline_ns;
+	long ok[NALLKINDS];
+	long total[NALLKINDS];
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
 
 static void count(struct worker *w, int kind, int ret)
 {
@@ -55,16 +105,21 @@ static int pick(struct worker *w)
 	return __atomic_load_n(&slots[rnd(w, NSLOTS)], __ATOMIC_RELAXED);
 }
 
-static void install(struct worker *w, int fd)
+static void install_in(struct worker *w, int *pool, unsigned int n, int fd)
 {
 	int old;
 
 	if (fd < 0)
 		return;
 	fcntl(fd, F_SETFL, O_NONBLOCK);
-	old = __atomic_exchange_n(&slots[rnd(w, NSLOTS)], fd, __ATOMIC_SEQ_CST);
+	old = __atomic_exchange_n(&pool[rnd(w, n)], fd, __ATOMIC_SEQ_CST);
 	if (old >= 0)
 		close(old);
+}
+
+static void install(struct worker *w, int fd)
+{
+	install_in(w, slots, NSLOTS, fd);
 }
 
 static void random_bytes(struct worker *w, void *p, size_t n)
@@ -138,13 +193,239 @@ static void random_ioctl(struct worker *w, int fd)
 	count(w, OP_IOCTL, ret);
 }
 
+/*
+ * A pointer the kernel must refuse for an argument of @len bytes: NULL, a
+ * kernel address, a non-canonical one, an unmapped page, a read-only page
+ * (a copy-out faults) or the last bytes of a writable page before an
+ * unmapped one (the copy starts and faults part-way).
+ */
+static void *bad_ptr(struct worker *w, size_t len)
+{
+	switch (rnd(w, 6)) {
+	case 0:
+		return NULL;
+	case 1:
+		return (void *)(uintptr_t)0xffffffff81000000ull;
+	case 2:
+		return (void *)(uintptr_t)0x8000000000000000ull;
+	case 3:
+		return badmem + 2 * page;
+	case 4:
+		return badmem;
+	default:
+		return badmem + 2 * page - 1 - rnd(w, len > 1 ? (unsigned int)len - 1 : 1);
+	}
+}
+
+/* Every ioctl with the size of its first published struct. */
+static const struct {
+	unsigned long cmd;
+	unsigned int size;
+	bool group;		/* made for a group descriptor */
+} real_ioctls[] = {
+	{ ASX_IOC_VERSION, ASX_VERSION_SIZE_VER0, false }, { ASX_IOC_PUSH, ASX_MODNAME_SIZE_VER0, false },
+	{ ASX_IOC_POP, ASX_MODNAME_SIZE_VER0, false }, { ASX_IOC_LIST, ASX_LIST_SIZE_VER0, false },
+	{ ASX_IOC_PUTMSG, ASX_STRMSG_SIZE_VER0, false }, { ASX_IOC_GETMSG, ASX_STRMSG_SIZE_VER0, false },
+	{ ASX_IOC_PEEK, ASX_STRMSG_SIZE_VER0, false }, { ASX_IOC_FLUSH, ASX_FLUSH_SIZE_VER0, false },
+	{ ASX_IOC_SRDOPT, ASX_OPT_SIZE_VER0, false }, { ASX_IOC_GRDOPT, ASX_OPT_SIZE_VER0, false },
+	{ ASX_IOC_SWROPT, ASX_OPT_SIZE_VER0, false }, { ASX_IOC_GWROPT, ASX_OPT_SIZE_VER0, false },
+	{ ASX_IOC_NREAD, ASX_NREAD_SIZE_VER0, false }, { ASX_IOC_GETWM, ASX_WM_SIZE_VER0, false },
+	{ ASX_IOC_SETWM, ASX_WM_SIZE_VER0, false }, { ASX_IOC_QSTATS, ASX_QSTATS_SIZE_VER0, false },
+	{ ASX_IOC_STR, ASX_STRIOCTL_SIZE_VER0, false }, { ASX_IOC_LINK, ASX_LINK_SIZE_VER0, false },
+	{ ASX_IOC_UNLINK, ASX_LINK_SIZE_VER0, false }, { ASX_IOC_PIPE, ASX_PIPE_SIZE_VER0, false },
+	{ ASX_IOC_SETDRV, ASX_MODNAME_SIZE_VER0, false }, { ASX_IOC_SA_CREATE, ASX_SA_CREATE_SIZE_VER0, false },
+	{ ASX_IOC_SA_JOIN, ASX_SA_JOIN_SIZE_VER0, true },
+	{ ASX_IOC_SA_LEAVE, ASX_SA_JOIN_SIZE_VER0, true },
+	{ ASX_IOC_SA_WAIT, ASX_SA_WAIT_SIZE_VER0, true },
+	{ ASX_IOC_SA_INFO, ASX_SA_INFO_SIZE_VER0, true },
+	{ ASX_IOC_SA_POST, ASX_SA_POST_SIZE_VER0, true },
+};
+
+/*
+ * A real ioctl with a size around its struct's and, half the time, a bad
+ * pointer for the struct or for a buffer it points to.
+ */
+static void bad_ioctl(struct worker *w)
+{
+	union {
+		unsigned char raw[512];
+		struct asx_list l;
+		struct asx_strmsg sm;
+		struct asx_strioctl si;
+		struct asx_sa_create c;
+		struct asx_sa_wait sw;
+		struct asx_pipe p;
+	} u;
+	unsigned int k = rnd(w, ARRAY_SIZE(real_ioctls));
+	unsigned int size = real_ioctls[k].size, len;
+	unsigned long cmd = real_ioctls[k].cmd;
+	bool group = real_ioctls[k].group ^ !rnd(w, 8);
+	void *arg = &u, *ubuf = w->scratch;
+	int fd, ret;
+
+	memset(&u, 0, sizeof(u));
+	if (!rnd(w, 4))
+		random_bytes(w, &u, sizeof(u));
+	switch (rnd(w, 8)) {
+	case 0:
+		size -= 1;
+		break;
+	case 1:
+		size += 1;
+		break;
+	case 2:
+		size += 8;
+		u.raw[real_ioctls[k].size] = 1 + rnd(w, 255);
+		break;
+	case 3:
+		size = rnd(w, 2) ? 0 : 4;
+		break;
+	case 4:
+		size = rnd(w, 2) ? 0xffffffffu : 4096;
+		break;
+	}
+	u.l.size = size;
+	if (!rnd(w, 3))
+		ubuf = bad_ptr(w, 4096);
+	/* Buffers the struct points to; no wait longer than 1 ms. */
+	switch (_IOC_NR(cmd)) {
+	case 0x03:
+		u.l.names = (uintptr_t)ubuf;
+		u.l.count = rnd(w, 40);
+		break;
+	case 0x04: case 0x05: case 0x06:
+		u.sm.ctl.buf = (uintptr_t)ubuf;
+		u.sm.data.buf = (uintptr_t)(rnd(w, 2) ? ubuf : w->scratch + SCRATCH / 2);
+		u.sm.ctl.maxlen = rnd(w, 600);
+		u.sm.data.maxlen = rnd(w, 70000);
+		u.sm.ctl.len = (int)rnd(w, 600) - 1;
+		u.sm.data.len = (int)rnd(w, 70000) - 1;
+		break;
+	case 0x10:
+		u.si.data = (uintptr_t)ubuf;
+		u.si.len = rnd(w, 5000);
+		u.si.timeout_ms = rnd(w, 2);
+		break;
+	case 0x13:
+		u.p.flags = ASX_PIPE_NONBLOCK | ASX_PIPE_CLOEXEC;
+		break;
+	case 0x20:
+		u.c.flags = ASX_SA_CLOEXEC;
+		u.c.max_vps = rnd(w, 70);
+		u.c.ring_size = rnd(w, 8) ? 1u << (6 + rnd(w, 9)) : rnd(w, 20000);
+		break;
+	case 0x23:
+		u.sw.events = (uintptr_t)ubuf;
+		u.sw.max = rnd(w, 70);
+		u.sw.deadline_ns = rnd(w, 2) ? 0 : mono_ns() + 1000000;
+		break;
+	}
+	if (rnd(w, 2)) {
+		/* The struct itself where the kernel cannot read or write it all. */
+		len = size < sizeof(u) ? size : sizeof(u);
+		arg = bad_ptr(w, len ? len : 1);
+		if ((unsigned char *)arg > badmem + page && (unsigned char *)arg < badmem + 2 * page)
+			memcpy(arg, &u, badmem + 2 * page - (unsigned char *)arg);
+	}
+	fd = group ? __atomic_load_n(&gslots[rnd(w, NGSLOTS)], __ATOMIC_RELAXED) : pick(w);
+	if (fd < 0)
+		return;
+	ret = ioctl(fd, cmd, arg);
+	if (!ret && arg == &u && _IOC_NR(cmd) == 0x13 && u.p.fd > 2)
+		install(w, u.p.fd);
+	if (!ret && arg == &u && _IOC_NR(cmd) == 0x20 && u.c.fd > 2)
+		install_in(w, gslots, NGSLOTS, u.c.fd);
+	count(w, OP_BADIOCTL, ret);
+}
+
+/* What a user may make one Stream hold: fill it until flow control says no. */
+static void flood(struct worker *w, int fd)
+{
+	static const char data[4000];
+	int i, ret = 0;
+
+	switch (rnd(w, 3)) {
+	case 0:
+		asx_setwm(fd, 0, ASX_SIDE_READ, ASX_MAX_HIWAT_USER, ASX_MAX_HIWAT_USER / 2);
+		for (i = 0; i < 400 && (ret = write(fd, data, sizeof(data))) > 0; i++)
+			;
+		break;
+	case 1:
+		for (i = 0; i < 2 * ASX_MAX_HIPRI_QUEUED && !ret; i++)
+			ret = asx_putmsg(fd, &i, sizeof(i), data, sizeof(data), ASX_MSG_HIPRI, 0);
+		break;
+	default:
+		asx_opt(fd, ASX_IOC_SWROPT, ASX_SNDZERO);
+		for (i = 0; i < 20000 && (ret = write(fd, "", 0)) == 0; i++)
+			;
+		break;
+	}
+	count(w, OP_FLOOD, ret);
+}
+
+/* Activation groups: made, joined, left, waited on, posted to and closed. */
+static void sa_op(struct worker *w)
+{
+	int g = __atomic_load_n(&gslots[rnd(w, NGSLOTS)], __ATOMIC_RELAXED), ret = -1, dev;
+	struct asx_sa_join j = { .size = sizeof(j) };
+
+	switch (rnd(w, 6)) {
+	case 0: {
+		struct asx_sa_create c = { .size = sizeof(c), .flags = ASX_SA_CLOEXEC,
+					   .max_vps = 1 + rnd(w, 64),
+					   .ring_size = 1u << (6 + rnd(w, 9)) };
+
+		dev = pick(w);
+		ret = dev >= 0 ? ioctl(dev, ASX_IOC_SA_CREATE, &c) : -1;
+		if (!ret)
+			install_in(w, gslots, NGSLOTS, c.fd);
+		break;
+	}
+	case 1:
+		ret = ioctl(g, ASX_IOC_SA_JOIN, &j);
+		break;
+	case 2:
+		ret = ioctl(g, ASX_IOC_SA_LEAVE, &j);
+		break;
+	case 3: {
+		struct asx_sa_wait sw = { .size = sizeof(sw), .events = (uintptr_t)w->scratch,
+					  .max = 1 + rnd(w, 64) };
+
+		sw.deadline_ns = rnd(w, 2) ? 0 : mono_ns() + 1000000;
+		ret = ioctl(g, ASX_IOC_SA_WAIT, &sw);
+		break;
+	}
+	case 4: {
+		struct asx_sa_post p = { .size = sizeof(p), .arg = rnd(w, 1000) };
+
+		ret = ioctl(g, ASX_IOC_SA_POST, &p);
+		break;
+	}
+	default:
+		g = __atomic_exchange_n(&gslots[rnd(w, NGSLOTS)], -1, __ATOMIC_SEQ_CST);
+		if (g >= 0)
+			ret = close(g);
+		break;
+	}
+	count(w, OP_SA, ret);
+}
+
 static void one_op(struct worker *w)
 {
 	unsigned char *buf = w->scratch;
-	unsigned int op = rnd(w, 100), n;
+	unsigned int op = rnd(w, w->hostile ? 130 : 100), n;
 	struct asx_strmsg sm;
 	int fd = pick(w), old;
 
+	if (op >= 100) {
+		if (op < 112)
+			bad_ioctl(w);
+		else if (op < 118 && fd >= 0)
+			flood(w, fd);
+		else if (op >= 118)
+			sa_op(w);
+		return;
+	}
 	if (op < 2) {
 		fd = asx_open(O_NONBLOCK);
 		count(w, OP_OPEN, fd);
@@ -213,8 +494,48 @@ static void *worker_fn(void *p)
 	struct worker *w = p;
 	int i;
 
-	for (i = 0; i < NOPS / NTHREADS; i++)
+	for (i = 0; w->hostile || i < NOPS / NTHREADS; i++) {
+		if (w->hostile && !(i & 63) && mono_ns() >= w->deadline_ns)
+			break;
 		one_op(w);
+	}
+	return NULL;
+}
+
+static const char *hostile_cg;
+
+/*
+ * Worker 0 of a hostile run: Streams filled to the largest water mark a
+ * user may set, until the cgroup is near its limit (or says no); then it
+ * closes half of them and goes on. The other workers run under that
+ * pressure, and now and then take the cgroup over its limit.
+ */
+static void *exhaust_fn(void *p)
+{
+	static const char data[4000];
+	const long near = (long)HOSTILE_CG_MB * 1024 * 1024 * 3 / 4;
+	struct worker *w = p;
+	int fds[256], n = 0, i, fd;
+	bool full;
+
+	while (mono_ns() < w->deadline_ns) {
+		fd = n < 256 ? asx_open(O_NONBLOCK) : -1;
+		full = fd < 0;
+		if (fd >= 0) {
+			fds[n++] = fd;
+			asx_setwm(fd, 0, ASX_SIDE_READ, ASX_MAX_HIWAT_USER, ASX_MAX_HIWAT_USER / 2);
+			while (write(fd, data, sizeof(data)) > 0)
+				;
+			full = errno != EAGAIN;
+		}
+		count(w, OP_FLOOD, full ? -1 : 0);
+		if (full || read_key(hostile_cg, "memory.current", NULL) > near) {
+			for (i = n / 2; i < n; i++)
+				close(fds[i]);
+			n /= 2;
+			asx_msleep(rnd(w, 20));
+		}
+	}
 	return NULL;
 }
 
@@ -277,6 +598,157 @@ TEST(random_operations)
 	EXPECT_EQ(asx_quiesce(), 0);
 	for (i = 0; i < 4; i++)
 		EXPECT_EQ(settle(objs[i], before[i]), before[i], "live %s", objs[i]);
+}
+
+/* As nobody in @cg: the hostile workers until @deadline; exits 0. */
+static void hostile_child(const char *cg, unsigned int seed, uint64_t deadline)
+{
+	struct worker w[NTHREADS];
+	pthread_t t[NTHREADS];
+	int i, k;
+
+	if (cg_enter(cg))
+		_exit(20);
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		_exit(21);
+	hostile_cg = cg;
+	signal(SIGPIPE, SIG_IGN);
+	for (i = 0; i < NSLOTS; i++)
+		slots[i] = asx_open(O_NONBLOCK);
+	for (i = 0; i < NGSLOTS; i++)
+		gslots[i] = -1;
+	for (i = 0; i < NTHREADS; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].seed = seed + i;
+		w[i].hostile = true;
+		w[i].deadline_ns = deadline;
+		w[i].scratch = malloc(SCRATCH + 4096);
+		if (!w[i].scratch || pthread_create(&t[i], NULL, i ? worker_fn : exhaust_fn, &w[i]))
+			_exit(22);
+	}
+	for (i = 0; i < NTHREADS; i++)
+		pthread_join(t[i], NULL);
+	for (k = 0; k < NALLKINDS; k++) {
+		for (i = 1; i < NTHREADS; i++) {
+			w[0].ok[k] += w[i].ok[k];
+			w[0].total[k] += w[i].total[k];
+		}
+		printf("# %-8s %7ld calls, %7ld succeeded\n",
+		       k < NOPKINDS ? op_names[k] : hostile_names[k - NOPKINDS],
+		       w[0].total[k], w[0].ok[k]);
+	}
+	fflush(stdout);
+	_exit(0);
+}
+
+/* Waits (up to 10 s) for the cgroup's memory.current to drop to @max bytes. */
+static long settle_cg_memory(const char *cg, long max)
+{
+	long v = -1;
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		v = read_key(cg, "memory.current", NULL);
+		if (v >= 0 && v <= max)
+			break;
+		asx_msleep(100);
+	}
+	return v;
+}
+
+TEST_TIMEOUT(hostile_user_in_a_memory_cgroup, HOSTILE_SECS + 160)
+{
+	static const char *const objs[] = { "streams", "modules", "msgs", "dblks" };
+	const char *env = getenv("ASX_HOSTILE_SECONDS");
+	unsigned int secs = env ? (unsigned int)atoi(env) : HOSTILE_SECS;
+	long before[4], base_members, ooms0, peak, cg_ooms, sys_ooms, cur, d, maxd = 0;
+	int status = 0, i, fd, runs = 0, killed = 0, stuck = 0;
+	int timeout = asx_timeout() > HOSTILE_SECS + 160 ? asx_timeout() : HOSTILE_SECS + 160;
+	char cg[128], max[32], buf[16];
+	uint64_t end;
+	unsigned int seed;
+	pid_t pid;
+
+	ASSERT_GT(secs, 0, "ASX_HOSTILE_SECONDS");
+	ASSERT_LE(secs + 120, (unsigned int)timeout,
+		  "ASX_HOSTILE_SECONDS=%u needs ASX_TEST_TIMEOUT=%u or more", secs, secs + 120);
+	seed = getenv("ASX_RANDOM_SEED") ? atoi(getenv("ASX_RANDOM_SEED")) : time(NULL);
+	TH_LOG("seed %u (ASX_RANDOM_SEED=%u repeats it), %u s", seed, seed, secs);
+	page = sysconf(_SC_PAGESIZE);
+	badmem = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(badmem != MAP_FAILED);
+	ASSERT_EQ(mprotect(badmem, page, PROT_READ), 0);
+	ASSERT_EQ(mprotect(badmem + 2 * page, page, PROT_NONE), 0);
+
+	ASSERT_EQ(asx_quiesce(), 0, "earlier Streams never freed");
+	for (i = 0; i < 4; i++)
+		before[i] = asx_objects(objs[i]);
+	base_members = asx_kmembers();
+	ooms0 = read_key("/proc", "vmstat", "oom_kill");
+	ASSERT_GE(ooms0, 0, "/proc/vmstat");
+	ASSERT_EQ(cg_setup(), 0, "cgroup v2: %s", strerror(errno));
+	snprintf(cg, sizeof(cg), "%s/asx-hostile.%d", cg_root, getpid());
+	ASSERT_EQ(mkdir(cg, 0755), 0, "%s: %s (memory controller?)", cg, strerror(errno));
+	snprintf(max, sizeof(max), "%dM", HOSTILE_CG_MB);
+	ASSERT_EQ(write_file(cg, "memory.max", max), 0, "memory.max: %s", strerror(errno));
+	write_file(cg, "memory.swap.max", "0");
+
+	/* Workers killed by the cgroup's OOM killer are replaced until the end. */
+	end = mono_ns() + secs * 1000000000ull;
+	while (mono_ns() + 1000000000ull < end && !stuck) {
+		pid = fork();
+		ASSERT_GE(pid, 0);
+		if (!pid)
+			hostile_child(cg, seed + 1000 * runs, end);
+		runs++;
+		while (waitpid(pid, &status, WNOHANG) == 0) {
+			d = asx_objects("dblks");
+			maxd = d > maxd ? d : maxd;
+			asx_msleep(100);
+			/* A watchdog: no call may keep a worker past its end. */
+			if (mono_ns() > end + 60000000000ull && !stuck) {
+				stuck = 1;
+				kill(pid, SIGKILL);
+			}
+		}
+		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+			killed++;
+		else
+			EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+				    "worker %d: status %#x", runs, status);
+	}
+	EXPECT_EQ(stuck, 0, "a worker was still in the kernel 60 s after its end");
+	peak = read_key(cg, "memory.peak", NULL);
+	cg_ooms = read_key(cg, "memory.events", "oom_kill");
+	sys_ooms = read_key("/proc", "vmstat", "oom_kill") - ooms0;
+	TH_LOG("%d workers, %d OOM-killed in the cgroup (%ld kills)", runs, killed, cg_ooms);
+	TH_LOG("memory.peak %ld KB (memory.max %d MB); at most %ld data blocks held",
+	       peak / 1024, HOSTILE_CG_MB, maxd);
+	EXPECT_GE(peak, (long)HOSTILE_CG_MB * 1024 * 1024 / 2,
+		  "what the module held was charged to the cgroup");
+	EXPECT_EQ(sys_ooms, cg_ooms, "every OOM kill in the guest was the cgroup's own");
+	EXPECT_LE(killed, cg_ooms, "a worker was killed by someone else");
+
+	/* Everything the workers made is gone, the cgroup's memory with it. */
+	EXPECT_EQ(asx_quiesce(), 0);
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(settle(objs[i], before[i]), before[i], "live %s", objs[i]);
+	EXPECT_EQ(asx_settle_kmembers(base_members), base_members, "activation members");
+	cur = settle_cg_memory(cg, 2 << 20);
+	EXPECT_LE(cur, 2 << 20, "memory.current after the workers are gone");
+	EXPECT_EQ(rmdir(cg), 0, "%s: %s", cg, strerror(errno));
+	cg_teardown();
+
+	/* And the module still works. */
+	fd = asx_open(0);
+	ASSERT_GE(fd, 0, "%s", strerror(errno));
+	ASSERT_EQ(asx_push(fd, "pass"), 0, "%s", strerror(errno));
+	ASSERT_EQ(write(fd, "still here", 10), 10);
+	memset(buf, 0, sizeof(buf));
+	EXPECT_EQ(read(fd, buf, sizeof(buf)), 10);
+	EXPECT_EQ(strcmp(buf, "still here"), 0, "read back: %s", buf);
+	close(fd);
+	munmap(badmem, 3 * page);
 }
 
 TEST_HARNESS_MAIN
