@@ -222,6 +222,11 @@ static long ioc_putmsg(struct asx_stream *st, struct file *file, void __user *ua
 		mp = data;
 	}
 	mp->band = sm.band;
+	ret = asx_msg_charge(st->budget, mp);
+	if (ret) {
+		asx_freemsg(mp);
+		return ret;
+	}
 	asx_putnext(&st->hwq, mp);
 	return 0;
 }
@@ -550,6 +555,10 @@ static long ioc_str(struct asx_stream *st, void __user *uarg)
 	ioc->cmd = si.cmd;
 	ioc->count = si.len;
 	mp->wptr += sizeof(*ioc);
+	/* Held after the caller gave up, an M_IOCTL still counts. */
+	ret = asx_msg_charge(st->budget, mp);
+	if (ret)
+		goto err_free_mp;
 
 	if (mutex_lock_interruptible(&st->ioclock)) {
 		ret = -EINTR;

@@ -7,10 +7,14 @@
 
 #include "stream.h"
 
+#include <linux/capability.h>
+#include <linux/hashtable.h>
 #include <linux/llist.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/percpu.h>
+#include <linux/percpu_counter.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
@@ -25,6 +29,7 @@
 struct asx_mdb {
 	struct asx_msg m;
 	struct asx_dblk db;
+	struct asx_budget *charged;	/* whose budget the data block counts in */
 	unsigned char data[];
 };
 
@@ -159,6 +164,130 @@ long asx_nr_dblks(void)
 	return sum_percpu(&nr_dblks);
 }
 
+/*
+ * Per-user budget, in the spirit of pipe-user-pages-hard: the bytes of the
+ * messages a user's write(), PUTMSG and STR put into Streams the user opened
+ * (data blocks and their headers, while any of them lives, wherever they
+ * went), at most user_max_bytes per user; above it those calls fail with
+ * ENOBUFS unless the caller has CAP_SYS_RESOURCE. A Stream charges the user
+ * who opened it, as a pipe does. One record per user that ever opened a
+ * Stream, kept until unload: unprivileged users cannot make new uids.
+ */
+static unsigned long user_max_bytes = 64UL << 20;
+module_param(user_max_bytes, ulong, 0644);
+MODULE_PARM_DESC(user_max_bytes,
+		 "bytes of messages one user may have in Streams, 0 for no limit, CAP_SYS_RESOURCE exempt (default 64 MiB)");
+
+#define ASX_BUDGET_BATCH	(256 * 1024)	/* per-CPU slack of the counter */
+
+struct asx_budget {
+	struct hlist_node node;
+	kuid_t uid;
+	struct percpu_counter bytes;
+};
+
+static DEFINE_HASHTABLE(budgets, 6);
+static DEFINE_MUTEX(budgets_lock);
+
+/* The budget of @uid, made on first use; NULL if out of memory. */
+struct asx_budget *asx_budget_get(kuid_t uid)
+{
+	struct asx_budget *b;
+
+	mutex_lock(&budgets_lock);
+	hash_for_each_possible(budgets, b, node, __kuid_val(uid))
+		if (uid_eq(b->uid, uid))
+			goto out;
+	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	if (b && percpu_counter_init(&b->bytes, 0, GFP_KERNEL)) {
+		kfree(b);
+		b = NULL;
+	}
+	if (b) {
+		b->uid = uid;
+		hash_add(budgets, &b->node, __kuid_val(uid));
+	}
+out:
+	mutex_unlock(&budgets_lock);
+	return b;
+}
+
+/* What a data block costs: its header object and its data outside it. */
+static long mdb_cost(const struct asx_mdb *o)
+{
+	if (o->db.base == o->data)
+		return ASX_MDB_SIZE;
+	return ASX_MDB_SIZE + max_t(long, o->db.size, PAGE_SIZE);
+}
+
+static void mdb_uncharge(struct asx_mdb *o)
+{
+	percpu_counter_add_batch(&o->charged->bytes, -mdb_cost(o), ASX_BUDGET_BATCH);
+	o->charged = NULL;
+}
+
+/**
+ * asx_msg_charge() - count a message a user made in the user's budget
+ * @b:  the budget (of the Stream the message enters)
+ * @mp: a message made by the caller, not yet passed on
+ *
+ * Return: 0, or -ENOBUFS (nothing charged) when the budget is spent and the
+ * caller lacks CAP_SYS_RESOURCE. The charge goes with the last block.
+ */
+int asx_msg_charge(struct asx_budget *b, struct asx_msg *mp)
+{
+	unsigned long max = READ_ONCE(user_max_bytes);
+	struct asx_mdb *o;
+	struct asx_msg *p;
+	long cost = 0;
+
+	for (p = mp; p; p = p->cont) {
+		o = container_of(p->db, struct asx_mdb, db);
+		if (o->charged)
+			continue;
+		o->charged = b;
+		cost += mdb_cost(o);
+	}
+	percpu_counter_add_batch(&b->bytes, cost, ASX_BUDGET_BATCH);
+	if (!max || __percpu_counter_compare(&b->bytes, max, ASX_BUDGET_BATCH) <= 0 ||
+	    capable(CAP_SYS_RESOURCE))
+		return 0;
+	for (p = mp; p; p = p->cont) {
+		o = container_of(p->db, struct asx_mdb, db);
+		if (o->charged == b)
+			mdb_uncharge(o);
+	}
+	return -ENOBUFS;
+}
+
+/* Bytes charged to @uid's budget now (exact: a sum over the CPUs). */
+long asx_budget_bytes(kuid_t uid)
+{
+	struct asx_budget *b;
+	long n = 0;
+
+	mutex_lock(&budgets_lock);
+	hash_for_each_possible(budgets, b, node, __kuid_val(uid))
+		if (uid_eq(b->uid, uid))
+			n = percpu_counter_sum(&b->bytes);
+	mutex_unlock(&budgets_lock);
+	return n;
+}
+
+static void budgets_free(void)
+{
+	struct hlist_node *tmp;
+	struct asx_budget *b;
+	int bkt;
+
+	hash_for_each_safe(budgets, bkt, tmp, b, node) {
+		WARN_ON(percpu_counter_sum(&b->bytes));
+		hash_del(&b->node);
+		percpu_counter_destroy(&b->bytes);
+		kfree(b);
+	}
+}
+
 static struct asx_mdb *mdb_new(gfp_t gfp)
 {
 	struct asx_mdb *o;
@@ -202,6 +331,7 @@ struct asx_msg *asx_allocb(size_t size, gfp_t gfp)
 	}
 	refcount_set(&o->db.ref, 1);
 	o->db.size = size;
+	o->charged = NULL;
 	o->m.db = &o->db;
 	o->m.rptr = o->db.base;
 	o->m.wptr = o->db.base;
@@ -220,6 +350,8 @@ void asx_freeb(struct asx_msg *mp)
 	this_cpu_dec(nr_msgs);
 	/* Sole holder: nobody else can take a reference, so skip the atomic. */
 	if (refcount_read(&db->ref) == 1 || refcount_dec_and_test(&db->ref)) {
+		if (owner->charged)
+			mdb_uncharge(owner);
 		if (db->base != owner->data)
 			data_free(db->base, db->size);
 		this_cpu_dec(nr_dblks);
@@ -392,6 +524,7 @@ void asx_msg_exit(void)
 	}
 	kmem_cache_destroy(mdb_cache);
 	flush_work(&vfree_work);
+	budgets_free();
 }
 
 /*

@@ -170,6 +170,11 @@ struct asx_stream *asx_stream_new(void)
 	st->id = atomic64_inc_return(&asx_next_id);
 	st->pid = task_tgid_nr(current);
 	st->uid = current_euid();
+	st->budget = asx_budget_get(st->uid);
+	if (!st->budget) {
+		kfree(st);
+		return NULL;
+	}
 	get_task_comm(st->comm, current);
 	mutex_init(&st->cfg);
 	mutex_init(&st->rlock);
@@ -672,6 +677,11 @@ ssize_t asx_stream_write(struct file *file, const char __user *buf, size_t count
 			break;
 		}
 		mp->wptr += n;
+		ret = asx_msg_charge(st->budget, mp);
+		if (ret) {
+			asx_freemsg(mp);
+			break;
+		}
 		asx_putnext(&st->hwq, mp);
 		done += n;
 	} while (done < count);

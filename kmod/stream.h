@@ -49,6 +49,7 @@ struct asx_stream {
 	u64 id;
 	pid_t pid;
 	kuid_t uid;		/* the opener's effective uid */
+	struct asx_budget *budget;	/* its budget: what write, PUTMSG, STR make */
 	char comm[TASK_COMM_LEN];
 	unsigned long flags;
 	int error;
@@ -97,6 +98,10 @@ struct asx_stream {
 extern atomic_long_t asx_nr_streams;
 long asx_nr_msgs(void);
 long asx_nr_dblks(void);
+struct asx_budget;
+struct asx_budget *asx_budget_get(kuid_t uid);
+long asx_budget_bytes(kuid_t uid);
+int asx_msg_charge(struct asx_budget *b, struct asx_msg *mp);
 extern atomic_long_t asx_nr_minst;
 
 extern struct workqueue_struct *asx_wq;

@@ -221,4 +221,94 @@ TEST(mux_lowers_count_against_rlimit_nofile)
 	EXPECT_LE(asx_objects("streams"), base, "every Stream went with its process");
 }
 
+#define BUDGET		(4 << 20)
+#define PARAMS		"/sys/module/asx/parameters"
+
+/*
+ * As nobody, with user_max_bytes at BUDGET: Streams with 1 MB water marks
+ * filled until the budget says no, then STR and PUTMSG refused too, then
+ * everything closed and the budget there again. Exits 0, or a step.
+ */
+static void fill_budget(void)
+{
+	static char data[4000];
+	int fds[16], i, k, fd;
+	long bytes = 0;
+	ssize_t w;
+
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		_exit(30);
+	for (i = 0; i < 16; i++) {
+		fds[i] = asx_open(O_NONBLOCK);
+		if (fds[i] < 0 || asx_setwm(fds[i], 0, ASX_SIDE_READ, 1 << 20, 1 << 18))
+			_exit(31);
+		while ((w = write(fds[i], data, sizeof(data))) > 0)
+			bytes += w;
+		if (errno == ENOBUFS)
+			break;
+		if (errno != EAGAIN)
+			_exit(32);
+	}
+	if (i == 16)
+		_exit(33);	/* 16 MB queued: no budget */
+	/* A 4000-byte message costs a page and a header: 4352 bytes. */
+	if (bytes > BUDGET || bytes < BUDGET / 4352 * 4000 - 256 * 1024)
+		_exit(34);
+	/* An STR held after its caller gave up used to escape every bound. */
+	if (asx_str(fds[0], 0x1234, data, sizeof(data), 0, NULL) != -1 || errno != ENOBUFS)
+		_exit(35);
+	/* Where the write was refused (not full: no flow control), as large. */
+	if (asx_putmsg(fds[i], data, 8, data, sizeof(data), 0, 0) != -1 || errno != ENOBUFS)
+		_exit(36);
+	for (k = 0; k <= i; k++)
+		close(fds[k]);
+	/* Closed Streams free their messages (after a grace period): the budget is back. */
+	fd = asx_open(O_NONBLOCK);
+	if (fd < 0 || asx_setwm(fd, 0, ASX_SIDE_READ, 1 << 20, 1 << 18))
+		_exit(37);
+	for (k = 0; k < 500 && write(fd, data, sizeof(data)) < 0 && errno == ENOBUFS; k++)
+		asx_msleep(10);
+	while (write(fd, data, sizeof(data)) > 0)
+		;
+	_exit(errno == EAGAIN ? 0 : 38);
+}
+
+/*
+ * One user's messages across all the Streams it opened are bounded by the
+ * module parameter user_max_bytes (like pipe-user-pages-hard), whatever
+ * its memory cgroup allows; root is exempt.
+ */
+TEST(messages_count_in_a_per_user_budget)
+{
+	long old = read_key(PARAMS, "user_max_bytes", NULL);
+	char val[32];
+	int status, fds[6], i, enobufs = 0;
+	static char data[4000];
+	pid_t pid;
+
+	ASSERT_GE(old, 0, PARAMS "/user_max_bytes");
+	snprintf(val, sizeof(val), "%d", BUDGET);
+	ASSERT_EQ(write_file(PARAMS, "user_max_bytes", val), 0);
+	pid = fork();
+	if (!pid)
+		fill_budget();
+	EXPECT_EQ(waitpid(pid, &status, 0), pid);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		    "nobody's run: status %#x (30+: the step that failed)", status);
+	/* Root (CAP_SYS_RESOURCE) goes past it. */
+	for (i = 0; i < 6; i++) {
+		fds[i] = asx_open(O_NONBLOCK);
+		EXPECT_GE(fds[i], 0);
+		EXPECT_EQ(asx_setwm(fds[i], 0, ASX_SIDE_READ, 1 << 20, 1 << 18), 0);
+		while (write(fds[i], data, sizeof(data)) > 0)
+			;
+		enobufs += errno == ENOBUFS;
+	}
+	EXPECT_EQ(enobufs, 0, "root was refused");
+	for (i = 0; i < 6; i++)
+		close(fds[i]);
+	snprintf(val, sizeof(val), "%ld", old);
+	EXPECT_EQ(write_file(PARAMS, "user_max_bytes", val), 0, "restoring user_max_bytes");
+}
+
 TEST_HARNESS_MAIN

@@ -37,6 +37,9 @@
  *   EBUSY   SETDRV/PIPE on a Stream that is not fresh; LINK of a linked Stream
  *   EINTR   STR interrupted by a signal (read/write/PUTMSG/GETMSG restart)
  *   EPERM   SETWM: hiwat above ASX_MAX_HIWAT_USER without CAP_SYS_RESOURCE
+ *   ENOBUFS write/PUTMSG/STR: the messages in Streams the opener of this one
+ *           opened reach the module parameter user_max_bytes (per user,
+ *           CAP_SYS_RESOURCE exempt)
  *
  * Errors of the activation ioctls (Documentation/sa.rst):
  *

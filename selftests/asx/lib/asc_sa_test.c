@@ -314,7 +314,8 @@ TEST(running_vps_come_back_to_the_target)
 		ASSERT_EQ(asx_asc_stats(a, &st), 0);
 		if (st.vps_running > peak)
 			peak = st.vps_running;
-		if (st.vps_running <= st.vps_target && !st.vps_blocked)
+		/* A spare takes the last events when it next waits: on a slow kernel, later. */
+		if (st.vps_running <= st.vps_target && !st.vps_blocked && st.sa_blocked >= 3)
 			break;
 		asx_msleep(10);
 	}
