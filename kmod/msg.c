@@ -498,9 +498,13 @@ int asx_msg_init(void)
 	int cpu;
 
 	BUILD_BUG_ON(sizeof(struct asx_mdb) > ASX_MDB_SIZE / 2);
+	/*
+	 * A stashed object is not freed as far as KASAN knows: a use after
+	 * free would go unseen. Under KASAN every free goes to the allocator.
+	 */
 	for_each_possible_cpu(cpu) {
-		per_cpu_ptr(&page_stash, cpu)->max = ASX_PAGE_STASH;
-		per_cpu_ptr(&mdb_stash, cpu)->max = ASX_MDB_STASH;
+		per_cpu_ptr(&page_stash, cpu)->max = IS_ENABLED(CONFIG_KASAN) ? 0 : ASX_PAGE_STASH;
+		per_cpu_ptr(&mdb_stash, cpu)->max = IS_ENABLED(CONFIG_KASAN) ? 0 : ASX_MDB_STASH;
 	}
 	/* Inline data is copied to and from user space: whitelist it for usercopy. */
 	mdb_cache = kmem_cache_create_usercopy("asx_mdb", ASX_MDB_SIZE, 0, 0,

@@ -467,10 +467,15 @@ void asx_queue_close(struct asx_queue *q)
 void asx_queue_purge(struct asx_queue *q)
 {
 	struct asx_msg *mp;
+	unsigned int n = 0;
 
 	cancel_work_sync(&q->srv_work);
-	while ((mp = asx_rmvq_first(q)))
+	while ((mp = asx_rmvq_first(q))) {
 		asx_freemsg(mp);
+		/* A queue may hold tens of thousands of messages. */
+		if (!(++n & 255))
+			cond_resched();
+	}
 }
 
 static bool first_matches(const struct asx_msg *mp, u32 flags, u8 band)

@@ -110,6 +110,7 @@ static void head_ioc_answer(struct asx_stream *st, struct asx_msg *mp)
 static void head_rput(struct asx_queue *q, struct asx_msg *mp)
 {
 	struct asx_stream *st = q->st;
+	__poll_t mask;
 	u8 flags;
 
 	switch (mp->type) {
@@ -123,9 +124,10 @@ static void head_rput(struct asx_queue *q, struct asx_msg *mp)
 				asx_putq(q, mp);
 			return;
 		}
+		mask = asx_hipri(mp) ? EPOLLPRI : EPOLLIN | (mp->band ? EPOLLRDBAND : EPOLLRDNORM);
+		/* Not @mp after this: a full queue drops it, a reader may take it at once. */
 		asx_putq(q, mp);
-		wake_readers(st, asx_hipri(mp) ? EPOLLPRI :
-			     EPOLLIN | (mp->band ? EPOLLRDBAND : EPOLLRDNORM));
+		wake_readers(st, mask);
 		return;
 	case ASX_M_FLUSH:
 		flags = asx_blen(mp) ? mp->rptr[0] : 0;
