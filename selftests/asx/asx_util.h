@@ -264,19 +264,25 @@ static inline long asx_kmembers(void)
 	return n;
 }
 
-/* Waits (up to 5 s) for asx_kmembers() to be @want; returns the last count. */
-static inline long asx_settle_kmembers(long want)
+/* Waits (up to 5 s) for @read() to return @want; returns the last value. */
+static inline long asx_settle(long (*read)(void), long want)
 {
 	long n = -1;
 	int i;
 
 	for (i = 0; i < 500; i++) {
-		n = asx_kmembers();
+		n = read();
 		if (n == want)
 			break;
 		asx_msleep(10);
 	}
 	return n;
+}
+
+/* Waits (up to 5 s) for asx_kmembers() to be @want; returns the last count. */
+static inline long asx_settle_kmembers(long want)
+{
+	return asx_settle(asx_kmembers, want);
 }
 
 /* asx.ko's module reference count (/sys/module/asx/refcnt), or -1. */
@@ -296,16 +302,7 @@ static inline long asx_module_refcnt(void)
 /* Waits (up to 5 s) for asx_module_refcnt() to be @want; returns the last. */
 static inline long asx_settle_refcnt(long want)
 {
-	long n = -1;
-	int i;
-
-	for (i = 0; i < 500; i++) {
-		n = asx_module_refcnt();
-		if (n == want)
-			break;
-		asx_msleep(10);
-	}
-	return n;
+	return asx_settle(asx_module_refcnt, want);
 }
 
 #endif /* ASX_SELFTEST_UTIL_H */
