@@ -620,7 +620,8 @@ struct hopper {
 static void *hop_main(void *arg)
 {
 	struct hopper *h = arg;
-	struct timespec ts = { 0, 1000 };
+	/* 1 ms: a shorter timer can expire before a slow vCPU gets to sleep. */
+	struct timespec ts = { 0, 1000000 };
 	int i;
 
 	if (sa_join(h->g) < 0) {
