@@ -21,7 +21,7 @@
 #include "asc/asc_impl.h"
 #include "core/futex.h"
 #include "core/probes.h"
-#include "sa/sa_impl.h"
+#include "sa/group.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define DEFAULT_STACK (512u * 1024u)
@@ -1795,20 +1795,20 @@ static int sa_setup(struct asx_asc *a, int mode, const struct asx_asc_attr *attr
 		cap = ASX_SA_MAX_VPS;
 	ASX_SA_OPTS(o, .max_vps = cap);
 	r = asx_sa_open(&g, &o);
-	if (!r && !(g->features & ASX_FEAT_SA_POST)) {
+	if (!r && !(asx__sa_features(g) & ASX_FEAT_SA_POST)) {
 		asx_sa_close(g);
 		r = -ENOTTY;
 	}
 	if (r)
 		return mode == ASX_ASC_ACT_ON ? r : 0;
-	a->sa_map = calloc(g->max_vps, sizeof(*a->sa_map));
+	a->sa_map = calloc(asx__sa_max_vps(g), sizeof(*a->sa_map));
 	if (!a->sa_map) {
 		asx_sa_close(g);
 		return -ENOMEM;
 	}
 	a->sa = g;
-	a->sa_nmap = g->max_vps;
-	a->max_vps = g->max_vps;
+	a->sa_nmap = asx__sa_max_vps(g);
+	a->max_vps = a->sa_nmap;
 	a->spare_min = spares;
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "sa/group.h"
 #include "sa/sa_impl.h"
 
 /* Opens @path and checks it is asx.ko with activations; the fd or -errno. */
@@ -195,6 +196,16 @@ int asx_sa_post(struct asx_sa_group *grp, uint32_t arg)
 int asx_sa_fd(const struct asx_sa_group *grp)
 {
 	return grp ? grp->fd : -EINVAL;
+}
+
+uint64_t asx__sa_features(const struct asx_sa_group *grp)
+{
+	return grp->features;
+}
+
+unsigned int asx__sa_max_vps(const struct asx_sa_group *grp)
+{
+	return grp->max_vps;
 }
 
 int asx_sa_stats(struct asx_sa_group *grp, struct asx_sa_info *info)
