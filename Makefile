@@ -136,7 +136,7 @@ selftests: $(SELFTEST_BINS)
 # ...) is renamed asx_text, so that wherever libasx is linked, libasx.so or a
 # static executable, its code is one output section between the linker's
 # __start_asx_text and __stop_asx_text: the preemption tick does not switch
-# threads there (lib/src/asc/sched.c, Documentation/asc.rst).  -fno-plt: no
+# threads there (lib/src/asc/preempt.c, Documentation/asc.rst).  -fno-plt: no
 # calls through the executable's PLT stubs, which are outside that range.
 $(OBJ)/lib/%.o: lib/%.c
 	$(call msg,CC,$@)

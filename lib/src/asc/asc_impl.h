@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * asc_impl.h - internals of the ASC scheduler shared by the runtime
- * (sched.c), the policies (prio.c, edf.c, direct.c), the ASC-aware
- * synchronisation (sync.c) and the blocking-call wrappers (io.c).
+ * (sched.c and the files sched_impl.h lists), the policies (prio.c,
+ * edf.c, direct.c), the ASC-aware synchronisation (sync.c) and the
+ * blocking-call wrappers (io.c).
  *
  * Concurrency control (the paper's first level):
- *   - S.mode == MODE_SINGLE: the process has one VP.  Run queues are
+ *   - asx__sched.mode == MODE_SINGLE: the process has one VP.  Run queues are
  *     touched by that VP only, without a lock or atomic RMW.  Other
  *     pthreads hand threads over through the ASC's inbox (a lock-free
  *     stack) and kick the VP.
@@ -130,7 +131,7 @@ struct asx_vp {
 	struct asx_thread *cur;
 	struct asx_thread *bound;	/* DIRECT */
 	/* picked by a thread switching out on this VP while another VP was
-	 * still saving it: the VP's loop runs it (sched.c, vp_handoff) */
+	 * still saving it: the VP's loop runs it (sched.c, asx__vp_handoff) */
 	struct asx_thread *handoff;
 	pthread_t pth;
 	pid_t tid;

@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * asc.c - an ASC's lifecycle: its attributes, creating it (the policy,
+ * the activation group, the first VPs), destroying it (stopping and
+ * joining its VPs, going back to the single-VP mode when one VP is
+ * left), its statistics and name, and the dump the tests' watchdog reads.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <asx/sa.h>
+
+#include "asc/sched_impl.h"
+
+/* ---------------------------------------------------------------- ASCs */
+
+/* The activation mode @attr asks for, the environment's if it says DEFAULT. */
+static int act_mode(const struct asx_asc_attr *attr)
+{
+	enum asx_asc_activations m = ASX_ASC_ACT_DEFAULT;
+	const char *e;
+
+	if (attr && ASX_SZ_HAS(attr, activations))
+		m = attr->activations;
+	if (m > ASX_ASC_ACT_ON)
+		return -EINVAL;
+	if (m != ASX_ASC_ACT_DEFAULT)
+		return (int)m;
+	e = getenv("ASX_ASC_ACTIVATIONS");
+	if (!e || !*e || !strcmp(e, "off") || !strcmp(e, "0"))
+		return ASX_ASC_ACT_OFF;
+	if (!strcmp(e, "auto"))
+		return ASX_ASC_ACT_AUTO;
+	if (!strcmp(e, "on") || !strcmp(e, "1"))
+		return ASX_ASC_ACT_ON;
+	return -EINVAL;
+}
+
+/*
+ * A caller's size-first attribute struct (@sz bytes at @in) into @o
+ * (@osz bytes; zero beyond what the caller has): -EINVAL when @sz is too
+ * small to hold itself, -E2BIG when a newer caller set fields this
+ * library does not know.  As the other option structs (asx/sa.h, ...).
+ */
+int asx__attr_copy(const void *in, size_t sz, void *o, size_t osz)
+{
+	const unsigned char *p = in;
+
+	memset(o, 0, osz);
+	if (sz < sizeof(size_t))
+		return -EINVAL;
+	memcpy(o, in, sz < osz ? sz : osz);
+	for (size_t i = osz; i < sz; i++)
+		if (p[i])
+			return -E2BIG;
+	*(size_t *)o = osz;	/* every field read from here on is ours */
+	return 0;
+}
+
+int asx_asc_create(struct asx_asc **out, const struct asx_asc_policy *pol,
+		   const struct asx_asc_attr *uattr)
+{
+	const struct asx_asc_attr *attr = NULL;
+	struct asx_asc_attr at;
+	struct asx_asc *a;
+	unsigned int n, extra;
+	int r, act;
+
+	if (!out || !pol)
+		return -EINVAL;
+	if (uattr) {
+		r = asx__attr_copy(uattr, uattr->sz, &at, sizeof(at));
+		if (r)
+			return r;
+		attr = &at;
+	}
+	act = act_mode(attr);
+	if (act < 0)
+		return act;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->pol = pol;
+	snprintf(a->name, sizeof(a->name), "%s", attr && attr->name ? attr->name : pol->name);
+	n = attr && attr->nvps ? attr->nvps : 1;
+	a->target = pol->vp_per_thread ? 0 : n;
+	a->max_vps = attr && attr->max_vps ? attr->max_vps : n + 64;
+	if (a->max_vps < n)
+		a->max_vps = n;
+	a->semantic = attr && attr->semantic ? attr->semantic : pol->semantic;
+	a->act.idx = -1;
+	a->act.kind = TN_ACT;
+	a->act.asc = a;
+	a->timeslice = attr && attr->timeslice_ns ? attr->timeslice_ns : 2000000;
+	a->miss_ratio_max = attr && attr->miss_ratio_max > 0 ? attr->miss_ratio_max : 0.05;
+	a->util_max = attr && attr->util_max > 0 ? attr->util_max : 1.0;
+	if (pol->state_size) {
+		a->pstate = calloc(1, pol->state_size);
+		if (!a->pstate) {
+			free(a);
+			return -ENOMEM;
+		}
+	}
+	r = pol->init ? pol->init(a) : 0;
+	if (!r) {
+		r = asx__sa_setup(a, act, attr);
+		if (r && pol->fini)
+			pol->fini(a);
+	}
+	if (r) {
+		free(a->pstate);
+		free(a);
+		return r;
+	}
+	pthread_mutex_lock(&asx__sched.cfg);
+	a->next = asx__sched.ascs;
+	asx__sched.ascs = a;
+	if (pol->vp_per_thread || a->sa) {
+		/* VPs come and go with threads (DIRECT), or a spare takes over
+		 * for a blocked VP at any time (activations): the locked path */
+		asx__mode_before_new_vp();
+		__atomic_store_n(&asx__sched.mode, MODE_MULTI, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&asx__sched.cfg);
+	extra = a->sa ? a->spare_min : 0;	/* the spare pool: parks at once */
+	for (unsigned int i = 0; !pol->vp_per_thread && i < n + extra; i++) {
+		r = asx__vp_spawn(a, NULL, false, i >= n);
+		if (r) {
+			a->target = i < n ? i : n;
+			asx_asc_destroy(a);
+			return r;
+		}
+	}
+	*out = a;
+	return 0;
+}
+
+int asx_asc_destroy(struct asx_asc *a)
+{
+	struct asx_asc **pp;
+	struct asx_vp *v, *n;
+	unsigned int parked;
+
+	if (!a)
+		return -EINVAL;
+	spin_lock(&a->lock);
+	if (a->nthreads || __atomic_load_n(&a->inbox, __ATOMIC_RELAXED)) {
+		spin_unlock(&a->lock);
+		return -EBUSY;
+	}
+	/* no VP made from now on (a spare refilling the pool would be missed
+	 * by the joins below), no more deferred checks */
+	a->dying = true;
+	for (v = a->vps; v; v = v->next)
+		__atomic_store_n(&v->stop, 1, __ATOMIC_RELEASE);
+	while ((v = idle_take(a, NULL)))
+		asx__vp_wake(v);
+	parked = a->nspare;
+	spin_unlock(&a->lock);
+	/* one post wakes one spare; each passes it on as it leaves */
+	if (parked)
+		asx_sa_post(a->sa, SA_STOP);
+	/* an asx__vp_spawn() that listed its VP before dying has its pthread id
+	 * written: it holds asx__sched.cfg from listing to pthread_create() */
+	pthread_mutex_lock(&asx__sched.cfg);
+	pthread_mutex_unlock(&asx__sched.cfg);
+	for (v = a->vps; v; v = v->next)
+		if (v->pth)
+			pthread_join(v->pth, NULL);
+	/* one deferred check in flight finishes before we free */
+	asx__timer_del(&a->act);
+	asx__sentinel_sync();
+	/* a check that ran before it saw dying may have re-armed meanwhile */
+	asx__timer_del(&a->act);
+	pthread_mutex_lock(&asx__sched.cfg);
+	for (pp = &asx__sched.ascs; *pp; pp = &(*pp)->next) {
+		if (*pp == a) {
+			*pp = a->next;
+			break;
+		}
+	}
+	for (v = a->vps; v; v = v->next)
+		if (v->pth)
+			__atomic_sub_fetch(&asx__sched.nvps, 1, __ATOMIC_RELAXED);
+	if (asx__sched.nvps <= 1) {
+		/* the VPs left are joined: one VP can go lock-free again */
+		struct asx_asc *b;
+		bool direct = false;
+
+		asx__sched.single = NULL;
+		for (b = asx__sched.ascs; b; b = b->next) {
+			direct |= b->pol->vp_per_thread || b->sa;
+			spin_lock(&b->lock);
+			for (v = b->vps; v; v = v->next)
+				if (v->pth && v->state != VP_EXITED)
+					asx__sched.single = v;
+			spin_unlock(&b->lock);
+		}
+		if (!direct && (asx__sched.nvps == 0 || asx__sched.single))
+			__atomic_store_n(&asx__sched.mode, MODE_SINGLE, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&asx__sched.cfg);
+	for (v = a->vps; v; v = n) {
+		n = v->next;
+		free(v);
+	}
+	asx__sa_teardown(a);
+	if (a->pol->fini)
+		a->pol->fini(a);
+	free(a->pstate);
+	free(a);
+	return 0;
+}
+
+int asx_asc_stats(struct asx_asc *a, struct asx_asc_stats *st)
+{
+	if (!a || !st)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	lock_np(&a->lock);
+	st->vps = a->nvps - a->nexited;
+	st->vps_running = asc_running(a);
+	st->vps_blocked = a->nblocked;
+	st->vps_target = a->target;
+	st->threads = a->nthreads;
+	st->spares_made = a->spares_made;
+	st->activations = a->sa != NULL;
+	st->vps_spare = a->nspare;
+	st->upcalls = a->sa_upcalls;
+	st->takeovers = a->sa_takeovers;
+	st->sa_blocked = a->sa_nblocked;
+	st->sa_lost = a->sa_lost;
+	st->retired = a->sa_retired;
+	if (a->pol->stats)
+		a->pol->stats(a, st);
+	unlock_np(&a->lock);
+	return 0;
+}
+
+static const char *const vpstate_name[] = {
+	[VP_RUNNING] = "running", [VP_IDLE] = "idle", [VP_BLOCKED] = "blocked",
+	[VP_EXITED] = "exited", [VP_SPARE] = "spare",
+};
+static const char *const tstate_name[] = {
+	[T_NEW] = "new", [T_READY] = "ready", [T_RUNNING] = "running",
+	[T_BLOCKED] = "blocked", [T_DEAD] = "dead",
+};
+
+void asx__asc_dump(struct asx_asc *a, FILE *f)
+{
+	/* racy on purpose: a hung VP may hold the lock */
+	fprintf(f, "asc %s (%s): lock %s, vps %u idle %u blocked %u exited %u spare %u "
+		"target %u, threads %u, runnable %u, inbox %s, dispatched %llu, mode %d\n",
+		a->name, a->pol->name, __atomic_load_n(&a->lock, __ATOMIC_RELAXED) ? "held" : "free",
+		a->nvps, a->nidle, a->nblocked, a->nexited, a->nspare, a->target, a->nthreads,
+		a->pol->nrunnable(a), __atomic_load_n(&a->inbox, __ATOMIC_RELAXED) ? "non-empty" : "empty",
+		(unsigned long long)a->ndispatch, mode_get());
+	for (struct asx_vp *v = a->vps; v; v = v->next) {
+		struct asx_thread *c = __atomic_load_n(&v->cur, __ATOMIC_RELAXED);
+		struct asx_thread *h = __atomic_load_n(&v->handoff, __ATOMIC_RELAXED);
+		int st = __atomic_load_n(&v->state, __ATOMIC_RELAXED);
+
+		fprintf(f, "  vp tid %d %s%s%s%s switches %llu in_sched %d\n",
+			(int)v->tid, st >= 0 && st <= VP_SPARE ? vpstate_name[st] : "?",
+			v->spare ? " (spare)" : "", v->passivate ? " passivate" : "",
+			v->stop ? " stop" : "", (unsigned long long)v->nswitch, v->in_sched);
+		for (int i = 0; i < 2; i++) {
+			struct asx_thread *t = i ? h : c;
+			int ts;
+
+			if (!t)
+				continue;
+			ts = __atomic_load_n(&t->state, __ATOMIC_RELAXED);
+			fprintf(f, "    %s thread %p '%s' %s switching %d\n", i ? "handoff" : "current",
+				(void *)t, t->name, ts >= 0 && ts <= T_DEAD ? tstate_name[ts] : "?",
+				__atomic_load_n(&t->switching, __ATOMIC_RELAXED));
+		}
+	}
+}
+
+bool asx__asc_none(void)
+{
+	bool none;
+
+	pthread_mutex_lock(&asx__sched.cfg);
+	none = !asx__sched.ascs;
+	pthread_mutex_unlock(&asx__sched.cfg);
+	return none;
+}
+
+const char *asx_asc_name(const struct asx_asc *a)
+{
+	return a ? a->name : NULL;
+}

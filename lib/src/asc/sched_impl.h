@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * sched_impl.h - internals of the ASC run-time shared by its files:
+ *
+ *   sched.c    the hot path: locks and the mode, the inbox, waking,
+ *              switching, yield, blocking and waiting
+ *   thread.c   user threads: create, put, end, join, thread_change,
+ *              thread timers
+ *   asc.c      ASC lifecycle: create, destroy, stats, dump
+ *   vp.c       VPs: the VP loop, making VPs, the deferred activation
+ *              check, blocking calls on the wrapper path, add/remove
+ *   upcall.c   scheduler activations: the group, the spares parked in
+ *              the kernel and the events they read
+ *   preempt.c  preemption by per-VP timer signals
+ *
+ * The static inline helpers below are the ones the yield and switch path
+ * inlines: they live here so that every file gets them inlined, as when
+ * the run-time was one file.  Functions of the run-time called from
+ * another of its files are asx__*, hidden like every internal symbol.
+ */
+#ifndef ASX_SCHED_IMPL_H
+#define ASX_SCHED_IMPL_H
+
+#include <limits.h>
+
+#include "asc/asc_impl.h"
+#include "core/futex.h"
+
+/* The process's scheduler state (sched.c). */
+struct sched_state {
+	int mode;			/* MODE_*, atomic */
+	pthread_mutex_t cfg;		/* ASC list, VP creation, mode changes */
+	struct asx_asc *ascs;
+	int nvps;			/* VPs in the process (atomic) */
+	struct asx_vp *single;		/* the VP when nvps == 1 */
+	uint32_t ack;			/* futex: MODE_REQUEST acknowledged */
+	int need_act;			/* an ASC may lack a running VP */
+};
+extern struct sched_state asx__sched __attribute__((visibility("hidden")));
+
+/* Scheduler activations: what an ASX_SA_USER event asks of the spare it wakes. */
+enum { SA_WAKE = 1, SA_REFILL = 2, SA_STOP = 3 };
+
+/* Work the activation policy left for after the ASC lock is released. */
+struct vp_todo {
+	bool spawn;		/* make a VP */
+	bool pool;		/* make a VP that starts parked in the kernel */
+	bool refill;		/* an SA_REFILL post: a parked spare makes one */
+	unsigned int post;	/* SA_WAKE posts for spares parked in the kernel */
+};
+
+/* ---------------------------------------------------------------- the mode */
+
+static inline int mode_get(void)
+{
+	return __atomic_load_n(&asx__sched.mode, __ATOMIC_ACQUIRE);
+}
+
+/* mode_locked()'s rare half: acknowledge MODE_REQUEST.  Returns true. */
+bool asx__mode_ack(void);
+
+/*
+ * At a scheduling point outside any lock-free operation: take a pending
+ * request for the locked path.  Returns true when operations must lock.
+ */
+static inline bool mode_locked(void)
+{
+	int m = mode_get();
+
+	if (likely(m != MODE_REQUEST))
+		return m == MODE_MULTI;
+	return asx__mode_ack();
+}
+
+/* ---------------------------------------------------------------- VPs (sched.c) */
+
+/* Under the lock: may @a have another VP (max_vps)?  With activations a
+ * VP that exited keeps its place in the group until it has left it. */
+static inline bool vp_room(const struct asx_asc *a)
+{
+	return a->nvps - a->nexited < a->max_vps && (!a->sa || a->sa_slots < a->sa_nmap);
+}
+
+/* Under the lock: a spare parked in the kernel that no WAKE post is
+ * already on its way to?  Claims it (the caller posts, SA_WAKE). */
+static inline bool sa_claim_spare(struct asx_asc *a)
+{
+	if (!a->sa || a->nspare <= a->sa_posted)
+		return false;
+	a->sa_posted++;
+	return true;
+}
+
+/* Under @a's lock: take an idle VP (@bound, a DIRECT thread's VP, if not NULL). */
+static inline struct asx_vp *idle_take(struct asx_asc *a, struct asx_vp *bound)
+{
+	struct asx_vp **pp, *v;
+
+	for (pp = &a->idle; (v = *pp); pp = &v->idle_next) {
+		if (bound && v != bound)
+			continue;
+		*pp = v->idle_next;
+		a->nidle--;
+		v->state = VP_RUNNING;
+		return v;
+	}
+	return NULL;
+}
+
+/* Move the inbox to the run queue (oldest first).  Returns how many.
+ * Lock-free on the single VP; under the lock otherwise. */
+unsigned int asx__inbox_drain(struct asx_asc *a);
+void asx__vp_wake(struct asx_vp *vp);
+void asx__wake_list(struct asx_vp **wk, int k);
+/*
+ * Carry out the activation policy's answer @n (under @a's lock); VPs to
+ * wake are returned in @wk (up to @max), the rest to do in *@td (NULL:
+ * done here, or left to a sweep).
+ */
+int asx__activate_n(struct asx_asc *a, int n, struct asx_thread *t,
+		    struct asx_vp **wk, int max, struct vp_todo *td);
+/* After the lock: what asx__activate_n() left in *@td. */
+void asx__vp_todo_run(struct asx_asc *a, struct vp_todo *td);
+
+static inline int activate_locked(struct asx_asc *a, enum vp_event ev, struct asx_thread *t,
+				  struct asx_vp **wk, int max, struct vp_todo *td)
+{
+	return asx__activate_n(a, a->pol->activation(a, ev), t, wk, max, td);
+}
+
+/* ---------------------------------------------------------------- VPs (vp.c) */
+
+/*
+ * A new VP for @a: @bound's own (DIRECT), a @spare beyond the target (the
+ * activation policy's; refused past max_vps), and with activations one that
+ * starts parked in the kernel (@park: the spare pool).
+ */
+int asx__vp_spawn(struct asx_asc *a, struct asx_thread *bound, bool spare, bool park);
+/* asx__sched.cfg held: before a VP is added, leave the single-VP lock-free mode. */
+void asx__mode_before_new_vp(void);
+/* Under @a's lock: did a running VP have the CPU for most of the time
+ * since the last check?  Re-bases every running VP's mark. */
+bool asx__vps_had_cpu(struct asx_asc *a, uint64_t now);
+/* Make sure each ASC with runnable threads has a running VP (paper 3.3). */
+void asx__sweep_activation(void);
+
+/* ---------------------------------------------------------------- activations (upcall.c) */
+
+/* Under @a's lock: @vp, blocked, runs again. */
+void asx__sa_unblocked_locked(struct asx_asc *a, struct asx_vp *vp);
+
+static inline void sa_sync(struct asx_asc *a, struct asx_vp *vp)
+{
+	if (unlikely(vp->sa_blocked))
+		asx__sa_unblocked_locked(a, vp);
+}
+
+void asx__sa_join_self(struct asx_asc *a, struct asx_vp *vp);
+void asx__sa_leave_self(struct asx_asc *a, struct asx_vp *vp);
+/* Entered under the lock with nothing to run; returns (unlocked) true to
+ * run threads again, false to exit. */
+bool asx__sa_park(struct asx_asc *a, struct asx_vp *vp);
+/* Opens @a's activation group if @mode and the module allow; 0 or -errno. */
+int asx__sa_setup(struct asx_asc *a, int mode, const struct asx_asc_attr *attr);
+void asx__sa_teardown(struct asx_asc *a);
+
+/* ---------------------------------------------------------------- threads (thread.c) */
+
+/* A dead thread's context is no longer in use: release it, tell joiners. */
+void asx__reap(struct asx_thread *t);
+void asx__run_utimers(struct asx_thread *self);
+
+/* ---------------------------------------------------------------- the rest */
+
+/* asc.c: a caller's size-first attribute struct into @o (@osz bytes). */
+int asx__attr_copy(const void *in, size_t sz, void *o, size_t osz);
+/* preempt.c: the calling VP's preemption tick (its ASC's timeslice). */
+void asx__preempt_tick_start(struct asx_vp *vp);
+
+/* ---------------------------------------------------------------- switching */
+
+static inline void finish_switch(struct asx_thread *prev)
+{
+	if (!prev)
+		return;
+	if (unlikely(prev->dead)) {
+		asx__reap(prev);
+		return;
+	}
+	SCHED_FUZZ();
+	__atomic_store_n(&prev->switching, 0, __ATOMIC_RELEASE);
+}
+
+static inline bool ctx_saved(struct asx_thread *t)
+{
+	return !__atomic_load_n(&t->switching, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * @next was picked while another VP is still switching it out: returns
+ * @next to switch to it directly, NULL to switch to the VP's loop.
+ */
+struct asx_thread *asx__vp_handoff(struct asx_vp *vp, struct asx_thread *next);
+
+/* After returning to a thread's own code from the scheduler. */
+static inline void leave_sched(struct asx_thread *self)
+{
+	struct asx_vp *vp = self->vp;
+
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&vp->in_sched, 0, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (unlikely(__atomic_load_n(&self->utimer_pending, __ATOMIC_RELAXED)))
+		asx__run_utimers(self);
+	if (unlikely(__atomic_load_n(&vp->preempt_pending, __ATOMIC_RELAXED)))
+		asx__preempt_check(vp);
+}
+
+static inline void enter_sched(struct asx_vp *vp)
+{
+	__atomic_store_n(&vp->in_sched, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/* Switch from @self to @next (NULL: the VP's loop) on @vp. */
+static inline void switch_to(struct asx_vp *vp, struct asx_thread *self,
+			     struct asx_thread *next)
+{
+	struct asx_thread *prev;
+
+	SCHED_FUZZ();
+	vp->nswitch++;
+	if (unlikely(next && !ctx_saved(next)))
+		next = asx__vp_handoff(vp, next);
+	if (next) {
+		vp->cur = next;
+		next->vp = vp;
+		__atomic_store_n(&next->state, T_RUNNING, __ATOMIC_RELAXED);
+		prev = asx__ctx_switch(&self->ctx, &next->ctx, self);
+	} else {
+		vp->cur = NULL;
+		prev = asx__ctx_switch(&self->ctx, &vp->ctx, self);
+	}
+	finish_switch(prev);
+}
+
+#endif /* ASX_SCHED_IMPL_H */

@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * thread.c - the ASC's user threads: creating one and putting it in an
+ * ASC, its entry and end (periodic jobs included), reaping and joining,
+ * moving to another ASC or QoS (asx_thread_change), and the per-thread
+ * timers that run at its next return from the scheduler.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "asc/sched_impl.h"
+#include "core/probes.h"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define DEFAULT_STACK (512u * 1024u)
+#else
+#define DEFAULT_STACK (128u * 1024u)
+#endif
+
+/* ---------------------------------------------------------------- threads */
+
+static void thread_main(void *xfer, void *param);
+
+int asx_thread_create(struct asx_thread **out, asx_thread_fn fn, void *arg,
+		      const struct asx_thread_attr *uattr)
+{
+	const struct asx_thread_attr *attr = NULL;
+	struct asx_thread_attr at;
+	struct asx_thread *t;
+	size_t ss = DEFAULT_STACK;
+
+	if (!out || !fn)
+		return -EINVAL;
+	if (uattr) {
+		int r = asx__attr_copy(uattr, uattr->sz, &at, sizeof(at));
+
+		if (r)
+			return r;
+		attr = &at;
+	}
+	if (attr && attr->stack_size)
+		ss = attr->stack_size;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->stack = asx__stack_get(ss + 4096);	/* the descriptor's page */
+	if (!t->stack) {
+		free(t);
+		return -ENOMEM;
+	}
+	asx__ctx_make(&t->ctx, t->stack->lo, t->stack->size, thread_main, t);
+	t->fn = fn;
+	t->arg = arg;
+	__atomic_store_n(&t->state, T_NEW, __ATOMIC_RELAXED);
+	t->sleep.idx = -1;
+	for (int i = 0; i < ASX_THREAD_TIMERS; i++)
+		t->utimers[i].node.idx = -1;
+	if (attr && attr->name)
+		snprintf(t->name, sizeof(t->name), "%s", attr->name);
+	t->detached = attr && attr->detached;
+	*out = t;
+	return 0;
+}
+
+void asx_thread_release(struct asx_thread *t)
+{
+	if (!t || __atomic_load_n(&t->state, __ATOMIC_RELAXED) != T_NEW)
+		return;
+	asx__ctx_release(&t->ctx);
+	asx__stack_put(t->stack);
+	free(t);
+}
+
+static int check_qos(const struct asx_asc *a, const struct asx_qos *q)
+{
+	if (!q)
+		return a->pol->schema == ASX_QOS_DIRECT ? 0 : -EINVAL;
+	if (q->schema != a->pol->schema || q->size < sizeof(*q))
+		return -EINVAL;
+	return 0;
+}
+
+int asx_thread_put(struct asx_asc *a, struct asx_thread *t, const struct asx_qos *qos)
+{
+	int r;
+
+	if (!a || !t || __atomic_load_n(&t->state, __ATOMIC_RELAXED) != T_NEW)
+		return -EINVAL;
+	r = check_qos(a, qos);
+	if (r)
+		return r;
+	lock_np(&a->lock);
+	r = a->pol->admit(a, t, qos, false);
+	if (!r) {
+		a->nthreads++;
+		t->asc = a;
+	}
+	unlock_np(&a->lock);
+	if (r)
+		return r;
+	ASX_PROBE2(asc_thread_put, a, t);
+	if (a->pol->vp_per_thread) {
+		r = asx__vp_spawn(a, t, false, false);
+		if (r) {
+			lock_np(&a->lock);
+			a->pol->leave(a, t);
+			a->nthreads--;
+			unlock_np(&a->lock);
+			t->asc = NULL;
+			return r;
+		}
+	}
+	__atomic_store_n(&t->state, T_BLOCKED, __ATOMIC_RELAXED);
+	asx__wake(t);
+	return 0;
+}
+
+int asx_thread_spawn(struct asx_asc *a, const struct asx_qos *qos, asx_thread_fn fn, void *arg,
+		     const struct asx_thread_attr *attr, struct asx_thread **out)
+{
+	struct asx_thread *t;
+	int r = asx_thread_create(&t, fn, arg, attr);
+	bool det;
+
+	if (r)
+		return r;
+	det = t->detached;	/* read through the size check */
+	if (out && !det)
+		*out = t;
+	r = asx_thread_put(a, t, qos);
+	if (r) {
+		asx_thread_release(t);
+		if (out && !det)
+			*out = NULL;
+	}
+	return r;
+}
+
+struct asx_thread *asx_thread_self(void)
+{
+	return asx__self();
+}
+
+struct asx_asc *asx_thread_asc(const struct asx_thread *t)
+{
+	return t ? t->asc : NULL;
+}
+
+const char *asx_thread_name(const struct asx_thread *t)
+{
+	return t ? t->name : NULL;
+}
+
+static void thread_end(struct asx_thread *self) __attribute__((noreturn));
+
+static void thread_main(void *xfer, void *param)
+{
+	struct asx_thread *self = param;
+
+	asx__ctx_started();
+	finish_switch(xfer);
+	leave_sched(self);
+	for (;;) {
+		self->ret = self->fn(self->arg);
+		if (!self->asc->pol->job_done)
+			break;
+		/* periodic: wait for the next release, then run the entry again */
+		struct asx_asc *a = self->asc;
+		struct asx_vp *wk[2];
+		uint64_t rel;
+		int k, n;
+
+		enter_sched(self->vp);
+		spin_lock(&a->lock);
+		rel = a->pol->job_done(a, self);
+		n = a->pol->activation(a, VPEV_JOB);
+		k = n > 0 ? asx__activate_n(a, n, NULL, wk, 2, NULL) : 0;
+		if (n < 0)
+			self->vp->passivate = 1;
+		spin_unlock(&a->lock);
+		asx__wake_list(wk, k);
+		leave_sched(self);
+		if (!rel)
+			break;
+		if (rel > asx_now_ns()) {
+			struct timespec ts = { (time_t)(rel / ASX_NSEC_PER_SEC),
+					       (long)(rel % ASX_NSEC_PER_SEC) };
+
+			while (asx_thread_sleep_until(&ts) == -EINTR)
+				;
+		}
+	}
+	thread_end(self);
+}
+
+void asx_thread_exit(void *ret)
+{
+	struct asx_thread *self = asx__self();
+
+	if (!self)
+		pthread_exit(ret);
+	self->ret = ret;
+	thread_end(self);
+}
+
+static void thread_end(struct asx_thread *self)
+{
+	struct asx_asc *a = self->asc;
+	struct asx_vp *vp = self->vp;
+	struct asx_thread *next = NULL;
+	bool locked;
+
+	for (int i = 0; i < ASX_THREAD_TIMERS; i++)
+		asx__timer_del(&self->utimers[i].node);
+	enter_sched(vp);
+	spin_lock(&a->lock);
+	a->pol->leave(a, self);
+	a->nthreads--;
+	spin_unlock(&a->lock);
+	ASX_PROBE2(asc_thread_end, a, self);
+	__atomic_store_n(&self->state, T_DEAD, __ATOMIC_RELAXED);
+	self->dead = true;	/* read by finish_switch on this VP only */
+	SCHED_FUZZ();
+	locked = mode_locked();
+	if (locked)
+		spin_lock(&a->lock);
+	asx__inbox_drain(a);
+	if (!vp->passivate && !vp->bound)
+		next = a->pol->schedule(a, vp, NULL);
+	if (locked)
+		spin_unlock(&a->lock);
+	vp->nswitch++;
+	if (next && !ctx_saved(next))
+		next = asx__vp_handoff(vp, next);
+	if (next) {
+		vp->cur = next;
+		next->vp = vp;
+		__atomic_store_n(&next->state, T_RUNNING, __ATOMIC_RELAXED);
+		asx__ctx_exit_to(&self->ctx, &next->ctx, self);
+	}
+	vp->cur = NULL;
+	asx__ctx_exit_to(&self->ctx, &vp->ctx, self);
+}
+
+static void thread_free(struct asx_thread *t)
+{
+	free(t);
+}
+
+/* A dead thread's context is no longer in use: release it, tell joiners. */
+void asx__reap(struct asx_thread *t)
+{
+	struct asx_waiter *w, *n;
+	bool det;
+
+	asx__ctx_release(&t->ctx);
+	asx__stack_put(t->stack);
+	t->stack = NULL;
+	if (t->bound) {
+		/* DIRECT: the VP ends with its thread (destroy may set it too) */
+		__atomic_store_n(&t->bound->stop, 1, __ATOMIC_RELEASE);
+		t->bound->bound = NULL;
+	}
+	spin_lock(&t->jlock);
+	det = t->detached;
+	w = t->joiners;
+	t->joiners = NULL;
+	__atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
+	spin_unlock(&t->jlock);
+	if (det) {
+		thread_free(t);
+		return;
+	}
+	for (; w; w = n) {
+		n = w->next;
+		asx__claim_wake(w, W_WOKEN);
+	}
+}
+
+int asx_thread_join(struct asx_thread *t, void **ret)
+{
+	struct asx_waiter w = { .t = asx__self() };
+
+	if (!t || t == w.t)
+		return -EINVAL;
+	lock_np(&t->jlock);
+	if (t->detached || t->joined) {
+		unlock_np(&t->jlock);
+		return -EINVAL;
+	}
+	t->joined = true;
+	if (!__atomic_load_n(&t->done, __ATOMIC_ACQUIRE)) {
+		w.next = t->joiners;
+		t->joiners = &w;
+		asx__wait(&w, &t->jlock, NULL);
+	} else {
+		unlock_np(&t->jlock);
+	}
+	/* asx__reap() released jlock after setting done; take it once more so its
+	 * last touch of @t is ordered before the free */
+	lock_np(&t->jlock);
+	unlock_np(&t->jlock);
+	if (ret)
+		*ret = t->ret;
+	thread_free(t);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- thread_change */
+
+int asx_thread_change(struct asx_asc *to, const struct asx_qos *qos)
+{
+	struct asx_thread *self = asx__self();
+	struct asx_asc *from;
+	int r;
+
+	if (!self)
+		return -EPERM;
+	from = self->asc;
+	if (!to)
+		to = from;
+	r = check_qos(to, qos);
+	if (r)
+		return r;
+	if (to == from) {
+		lock_np(&from->lock);
+		r = from->pol->admit(from, self, qos, true);
+		unlock_np(&from->lock);
+		if (!r)
+			asx_thread_yield();	/* the new QoS takes effect */
+		return r;
+	}
+	if (to->pol->vp_per_thread || from->pol->vp_per_thread)
+		return -EOPNOTSUPP;
+	lock_np(&to->lock);
+	r = to->pol->admit(to, self, qos, false);
+	if (!r)
+		to->nthreads++;
+	unlock_np(&to->lock);
+	if (r)
+		return r;
+	lock_np(&from->lock);
+	from->pol->leave(from, self);
+	from->nthreads--;
+	unlock_np(&from->lock);
+	ASX_PROBE3(asc_migrate, from, to, self);
+	/* leave this VP and become runnable in @to: like blocking, and the
+	 * wake-up is ours to give */
+	__atomic_store_n(&self->switching, 1, __ATOMIC_RELAXED);
+	struct asx_vp *vp = self->vp;
+	struct asx_thread *next;
+	bool locked;
+
+	enter_sched(vp);
+	__atomic_store_n(&self->state, T_BLOCKED, __ATOMIC_RELAXED);
+	locked = mode_locked();
+	if (locked)
+		spin_lock(&from->lock);
+	asx__inbox_drain(from);
+	next = vp->passivate ? NULL : from->pol->schedule(from, vp, NULL);
+	if (locked)
+		spin_unlock(&from->lock);
+	self->asc = to;
+	SCHED_FUZZ();
+	asx__wake(self);	/* queued in @to; runs once our context is saved */
+	switch_to(vp, self, next);
+	leave_sched(self);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- thread timers */
+
+void asx__run_utimers(struct asx_thread *self)
+{
+	uint32_t m = __atomic_exchange_n(&self->utimer_pending, 0, __ATOMIC_ACQ_REL);
+
+	for (unsigned int i = 0; i < ASX_THREAD_TIMERS; i++)
+		if ((m & (1u << i)) && self->utimers[i].fn)
+			self->utimers[i].fn(self->utimers[i].arg);
+}
+
+int asx_thread_timer_set(unsigned int idx, const struct timespec *first, uint64_t period,
+			 void (*fn)(void *), void *arg)
+{
+	struct asx_thread *self = asx__self();
+	struct utimer *u;
+
+	if (!self)
+		return -EPERM;
+	if (idx >= ASX_THREAD_TIMERS || (first && !fn))
+		return -EINVAL;
+	u = &self->utimers[idx];
+	asx__timer_del(&u->node);
+	__atomic_and_fetch(&self->utimer_pending, ~(1u << idx), __ATOMIC_RELAXED);
+	if (!first)
+		return 0;
+	u->fn = fn;
+	u->arg = arg;
+	u->period = period;
+	u->node.kind = TN_UTIMER;
+	u->node.t = self;
+	u->node.timer = idx;
+	u->node.when = asx_timespec_ns(first);
+	asx__timer_add(&u->node);
+	return 0;
+}
+
+uint64_t asx_thread_deadline(void)
+{
+	struct asx_thread *self = asx__self();
+
+	return self && self->asc->pol->schema == ASX_QOS_EDF ? self->deadline : 0;
+}
