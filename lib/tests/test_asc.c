@@ -31,6 +31,7 @@
 #include <arpa/inet.h>
 
 #include <asx/asc.h>
+#include "asc/bench_raw.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define NMANY 1000
@@ -136,7 +137,7 @@ static void test_fp_state(void **state)
 		assert_int_equal(asx_thread_join(t[i], NULL), 0);
 	assert_int_equal(asx_asc_destroy(a), 0);
 	assert_threads_ok();
-	assert_true(asx_asc_raw_switch_ns(1000) > 0);
+	assert_true(asx__asc_raw_switch_ns(1000) > 0);
 }
 
 /* ---------------------------------------------------------------- PRIO order */

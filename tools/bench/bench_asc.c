@@ -32,6 +32,7 @@
 
 #include <asx/asc.h>
 #include <asx/sa.h>
+#include "asc/bench_raw.h"
 #include "bench.h"
 
 /* ---------------------------------------------------------------- asc-yield */
@@ -186,7 +187,7 @@ static int cmd_asc_yield(struct bench_ctx *ctx, int argc, char **argv)
 	for (int r = 0; r < ctx->runs && !ret; r++) {
 		v[Y_PRIO][r] = prio_yield(n, false);
 		v[Y_EXTRA][r] = prio_yield(n, true);
-		v[Y_RAW][r] = asx_asc_raw_switch_ns(n);
+		v[Y_RAW][r] = asx__asc_raw_switch_ns(n);
 		v[Y_COND][r] = pthread_handoff(nk, cond_thread);
 		v[Y_YIELD][r] = pthread_handoff(nk, yield_thread);
 		for (int k = 0; k < Y_N; k++)

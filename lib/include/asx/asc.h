@@ -362,11 +362,6 @@ ASX_API void asx_asc_blocking_end(void);
 ASX_API void asx_asc_lib_enter(void);
 ASX_API void asx_asc_lib_leave(void);
 
-/* ------------------------------------------------------------ diagnostics */
-
-/* Nanoseconds per raw context switch (no scheduler), @n round trips. */
-ASX_API double asx_asc_raw_switch_ns(unsigned long n);
-
 #ifdef __cplusplus
 }
 #endif

@@ -2,11 +2,13 @@
 /*
  * bench_raw.c - the floor of a user-level switch: two contexts switching
  * to each other from one call site, with no scheduler in between
- * (asx-bench asc-yield, raw_switch_ns).
+ * (asx-bench asc-yield, raw_switch_ns).  Internal: asx-bench and the
+ * tests link libasx.a for it.
  */
 #include <stddef.h>
 
-#include <asx/asc.h>
+#include <asx/common.h>
+#include "asc/bench_raw.h"
 #include "asc/ctx.h"
 
 struct raw_bench {
@@ -33,7 +35,7 @@ static void raw_entry(void *xfer, void *param)
 		asx__ctx_switch(&b->other, &b->main, NULL);
 }
 
-double asx_asc_raw_switch_ns(unsigned long n)
+double asx__asc_raw_switch_ns(unsigned long n)
 {
 	struct raw_bench b;
 	struct asx_stack *s = asx__stack_get(64 * 1024);
