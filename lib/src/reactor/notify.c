@@ -16,6 +16,7 @@
 #include "core/compiler.h"
 #include "core/probes.h"
 #include "msg/msgq_impl.h"
+#include "reactor/handler.h"
 #include "reactor/reactor_impl.h"
 
 static bool one_bit(unsigned int mask)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * reactor.c - the Reactor: handler lifetimes, descriptors, signals and the
- * event loop.  Timers are in timer.c, notifications and queue bindings in
- * notify.c.
+ * reactor.c - the Reactor: descriptors, signals and the event loop.
+ * Handler lifetimes are in handler.c, timers in timer.c, notifications
+ * and queue bindings in notify.c.
  *
  * Every epoll registration carries a 64-bit tag: for a descriptor, its
  * number and a generation (so an event for a descriptor removed, closed
@@ -24,6 +24,7 @@
 
 #include "core/compiler.h"
 #include "core/probes.h"
+#include "reactor/handler.h"
 #include "reactor/reactor_impl.h"
 
 #define RX_TAG_INTERNAL	(1ULL << 63)
@@ -39,117 +40,6 @@ static inline void rx_lock(struct asx_reactor *r)
 static inline void rx_unlock(struct asx_reactor *r)
 {
 	asx_mutex_unlock(&r->lock);
-}
-
-/* ------------------------------------------------------------ handlers */
-
-void asx_event_handler_init(struct asx_event_handler *eh,
-			    const struct asx_event_handler_ops *ops)
-{
-	memset(eh, 0, sizeof(*eh));
-	eh->ops = ops;
-	eh->refs_ = 1;
-	eh->close_fd_ = -1;
-}
-
-void asx_event_handler_get(struct asx_event_handler *eh)
-{
-	__atomic_fetch_add(&eh->refs_, 1, __ATOMIC_RELAXED);
-}
-
-void asx_event_handler_put(struct asx_event_handler *eh)
-{
-	if (__atomic_sub_fetch(&eh->refs_, 1, __ATOMIC_ACQ_REL) == 0 && eh->ops->release)
-		eh->ops->release(eh);
-}
-
-unsigned int asx_event_handler_refs(const struct asx_event_handler *eh)
-{
-	return __atomic_load_n(&eh->refs_, __ATOMIC_ACQUIRE);
-}
-
-int asx_rx_attach(struct asx_reactor *r, struct asx_event_handler *eh)
-{
-	struct asx_reactor *cur = NULL;
-
-	if (__atomic_compare_exchange_n(&eh->owner_, &cur, r, false, __ATOMIC_ACQ_REL,
-					__ATOMIC_ACQUIRE) || cur == r)
-		return 0;
-	return -EBUSY;
-}
-
-void asx_rx_reg_begin(struct asx_reactor *r, struct asx_event_handler *eh)
-{
-	if (eh->nreg_++ == 0)
-		asx_event_handler_get(eh);	/* the lifetime reference */
-}
-
-void asx_rx_reg_end(struct asx_reactor *r, struct asx_event_handler *eh, int fd,
-		    unsigned int mask)
-{
-	if (--eh->nreg_ == 0) {
-		eh->close_pending_++;
-		eh->close_fd_ = fd;
-		eh->close_mask_ = mask;
-	}
-}
-
-void asx_rx_detach_idle(struct asx_reactor *r, struct asx_event_handler *eh)
-{
-	if (eh->nreg_ || eh->busy_ || eh->close_pending_)
-		return;
-	eh->suspended_ = 0;
-	eh->fds_ = NULL;
-	__atomic_store_n(&eh->owner_, NULL, __ATOMIC_RELEASE);
-}
-
-void asx_rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh)
-{
-	struct asx_rx_link dead;
-	unsigned int puts = 0;
-
-	/*
-	 * Each ended lifetime still holds its reference, so @eh is alive
-	 * here; the references go only after the last handle_close.
-	 */
-	while (eh->close_pending_ && !eh->busy_) {
-		unsigned int i, n = eh->close_pending_;
-		int fd = eh->close_fd_;
-		unsigned int mask = eh->close_mask_;
-
-		eh->close_pending_ = 0;
-		eh->busy_++;
-		rx_unlock(r);
-		for (i = 0; i < n; i++)
-			if (eh->ops->handle_close)
-				eh->ops->handle_close(eh, fd, mask);
-		rx_lock(r);
-		eh->busy_--;
-		puts += n;
-	}
-	asx_rx_detach_idle(r, eh);
-	asx_rx_mq_take_dead(r, &dead);
-	rx_unlock(r);
-	/* a queue hook call may still be inside the reactor: wait before returning */
-	asx_rx_mq_drain(&dead);
-	while (puts--)
-		asx_event_handler_put(eh);
-}
-
-bool asx_rx_dispatch_begin(struct asx_reactor *r, struct asx_event_handler *eh)
-{
-	if (asx_rx_attach(r, eh))
-		return false;
-	eh->busy_++;
-	asx_event_handler_get(eh);
-	return true;
-}
-
-void asx_rx_dispatch_end(struct asx_reactor *r, struct asx_event_handler *eh)
-{
-	eh->busy_--;
-	asx_rx_unlock_close(r, eh);
-	asx_event_handler_put(eh);
 }
 
 void asx_rx_wake(struct asx_reactor *r)

@@ -137,25 +137,7 @@ struct asx_reactor {
 	int ended;			/* atomic */
 };
 
-/*
- * reactor.c: the handler lifetime helpers used by every kind of registration.
- * attach: lock held; make @r the handler's owner (0) or -EBUSY.
- * reg_begin / reg_end: lock held; count a registration in / out (the first
- *   takes the lifetime reference, the last schedules handle_close).
- * detach_idle: lock held; give the handler up if nothing ties it to @r.
- * unlock_close: lock held on entry, released on return; runs the pending
- *   handle_close calls unless a callback of the handler is running.
- * dispatch_begin: lock held; false if the handler belongs elsewhere.
- * dispatch_end: lock held on entry, released on return.
- */
-int asx_rx_attach(struct asx_reactor *r, struct asx_event_handler *eh);
-void asx_rx_reg_begin(struct asx_reactor *r, struct asx_event_handler *eh);
-void asx_rx_detach_idle(struct asx_reactor *r, struct asx_event_handler *eh);
-void asx_rx_reg_end(struct asx_reactor *r, struct asx_event_handler *eh, int fd,
-		    unsigned int mask);
-void asx_rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh);
-bool asx_rx_dispatch_begin(struct asx_reactor *r, struct asx_event_handler *eh);
-void asx_rx_dispatch_end(struct asx_reactor *r, struct asx_event_handler *eh);
+/* reactor.c: wake the loop (the eventfd); the caller set r->wake_pending. */
 void asx_rx_wake(struct asx_reactor *r);
 
 /* timer.c */

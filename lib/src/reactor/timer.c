@@ -13,6 +13,7 @@
 
 #include "core/compiler.h"
 #include "core/probes.h"
+#include "reactor/handler.h"
 #include "reactor/reactor_impl.h"
 
 static inline bool t_before(const struct rx_timer *a, const struct rx_timer *b)

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * handler.c - an event handler's lifetime: its reference count (the
+ * asx_event_handler_* API) and the helpers every kind of registration
+ * uses (handler.h) to tie a handler to one reactor, count its
+ * registrations, run handle_close when the last one ends, and bracket
+ * its callbacks.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "reactor/handler.h"
+#include "reactor/reactor_impl.h"
+
+void asx_event_handler_init(struct asx_event_handler *eh,
+			    const struct asx_event_handler_ops *ops)
+{
+	memset(eh, 0, sizeof(*eh));
+	eh->ops = ops;
+	eh->refs_ = 1;
+	eh->close_fd_ = -1;
+}
+
+void asx_event_handler_get(struct asx_event_handler *eh)
+{
+	__atomic_fetch_add(&eh->refs_, 1, __ATOMIC_RELAXED);
+}
+
+void asx_event_handler_put(struct asx_event_handler *eh)
+{
+	if (__atomic_sub_fetch(&eh->refs_, 1, __ATOMIC_ACQ_REL) == 0 && eh->ops->release)
+		eh->ops->release(eh);
+}
+
+unsigned int asx_event_handler_refs(const struct asx_event_handler *eh)
+{
+	return __atomic_load_n(&eh->refs_, __ATOMIC_ACQUIRE);
+}
+
+int asx_rx_attach(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	struct asx_reactor *cur = NULL;
+
+	if (__atomic_compare_exchange_n(&eh->owner_, &cur, r, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE) || cur == r)
+		return 0;
+	return -EBUSY;
+}
+
+void asx_rx_reg_begin(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	if (eh->nreg_++ == 0)
+		asx_event_handler_get(eh);	/* the lifetime reference */
+}
+
+void asx_rx_reg_end(struct asx_reactor *r, struct asx_event_handler *eh, int fd,
+		    unsigned int mask)
+{
+	if (--eh->nreg_ == 0) {
+		eh->close_pending_++;
+		eh->close_fd_ = fd;
+		eh->close_mask_ = mask;
+	}
+}
+
+void asx_rx_detach_idle(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	if (eh->nreg_ || eh->busy_ || eh->close_pending_)
+		return;
+	eh->suspended_ = 0;
+	eh->fds_ = NULL;
+	__atomic_store_n(&eh->owner_, NULL, __ATOMIC_RELEASE);
+}
+
+void asx_rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	struct asx_rx_link dead;
+	unsigned int puts = 0;
+
+	/*
+	 * Each ended lifetime still holds its reference, so @eh is alive
+	 * here; the references go only after the last handle_close.
+	 */
+	while (eh->close_pending_ && !eh->busy_) {
+		unsigned int i, n = eh->close_pending_;
+		int fd = eh->close_fd_;
+		unsigned int mask = eh->close_mask_;
+
+		eh->close_pending_ = 0;
+		eh->busy_++;
+		asx_mutex_unlock(&r->lock);
+		for (i = 0; i < n; i++)
+			if (eh->ops->handle_close)
+				eh->ops->handle_close(eh, fd, mask);
+		asx_mutex_lock(&r->lock);
+		eh->busy_--;
+		puts += n;
+	}
+	asx_rx_detach_idle(r, eh);
+	asx_rx_mq_take_dead(r, &dead);
+	asx_mutex_unlock(&r->lock);
+	/* a queue hook call may still be inside the reactor: wait before returning */
+	asx_rx_mq_drain(&dead);
+	while (puts--)
+		asx_event_handler_put(eh);
+}
+
+bool asx_rx_dispatch_begin(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	if (asx_rx_attach(r, eh))
+		return false;
+	eh->busy_++;
+	asx_event_handler_get(eh);
+	return true;
+}
+
+void asx_rx_dispatch_end(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	eh->busy_--;
+	asx_rx_unlock_close(r, eh);
+	asx_event_handler_put(eh);
+}

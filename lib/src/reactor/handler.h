@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * handler.h - the handler lifetime helpers (handler.c) that every kind of
+ * registration uses: descriptors and signals (reactor.c), timers
+ * (timer.c), notifications and queue bindings (notify.c).  "Lock" is the
+ * reactor's lock, r->lock.
+ *
+ * attach: lock held; make @r the handler's owner (0) or -EBUSY.
+ * reg_begin / reg_end: lock held; count a registration in / out (the first
+ *   takes the lifetime reference, the last schedules handle_close).
+ * detach_idle: lock held; give the handler up if nothing ties it to @r.
+ * unlock_close: lock held on entry, released on return; runs the pending
+ *   handle_close calls unless a callback of the handler is running.
+ * dispatch_begin: lock held; false if the handler belongs elsewhere.
+ * dispatch_end: lock held on entry, released on return.
+ */
+#ifndef ASX_REACTOR_HANDLER_H
+#define ASX_REACTOR_HANDLER_H
+
+#include <stdbool.h>
+
+#include <asx/reactor.h>
+
+int asx_rx_attach(struct asx_reactor *r, struct asx_event_handler *eh);
+void asx_rx_reg_begin(struct asx_reactor *r, struct asx_event_handler *eh);
+void asx_rx_detach_idle(struct asx_reactor *r, struct asx_event_handler *eh);
+void asx_rx_reg_end(struct asx_reactor *r, struct asx_event_handler *eh, int fd,
+		    unsigned int mask);
+void asx_rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh);
+bool asx_rx_dispatch_begin(struct asx_reactor *r, struct asx_event_handler *eh);
+void asx_rx_dispatch_end(struct asx_reactor *r, struct asx_event_handler *eh);
+
+#endif /* ASX_REACTOR_HANDLER_H */
