@@ -100,7 +100,7 @@ void asx__sa_join_self(struct asx_asc *a, struct asx_vp *vp)
 {
 	int id = asx_sa_join(a->sa);
 
-	/* vp_spawn() held a place for it: only a failing module (-ENOMEM)
+	/* asx__vp_spawn() held a place for it: only a failing module (-ENOMEM)
 	 * leaves it outside, to run unreported as on the wrapper path */
 	spin_lock(&a->lock);
 	if (id >= 0 && (unsigned int)id < a->sa_nmap) {
