@@ -260,20 +260,6 @@ int asx_msg_charge(struct asx_budget *b, struct asx_msg *mp)
 	return -ENOBUFS;
 }
 
-/* Bytes charged to @uid's budget now (exact: a sum over the CPUs). */
-long asx_budget_bytes(kuid_t uid)
-{
-	struct asx_budget *b;
-	long n = 0;
-
-	mutex_lock(&budgets_lock);
-	hash_for_each_possible(budgets, b, node, __kuid_val(uid))
-		if (uid_eq(b->uid, uid))
-			n = percpu_counter_sum(&b->bytes);
-	mutex_unlock(&budgets_lock);
-	return n;
-}
-
 static void budgets_free(void)
 {
 	struct hlist_node *tmp;

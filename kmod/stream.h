@@ -100,7 +100,6 @@ long asx_nr_msgs(void);
 long asx_nr_dblks(void);
 struct asx_budget;
 struct asx_budget *asx_budget_get(kuid_t uid);
-long asx_budget_bytes(kuid_t uid);
 int asx_msg_charge(struct asx_budget *b, struct asx_msg *mp);
 extern atomic_long_t asx_nr_minst;
 

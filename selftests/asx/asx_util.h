@@ -264,6 +264,28 @@ static inline long asx_kmembers(void)
 	return n;
 }
 
+/*
+ * Raises the head read queue of @fd to a 1 MB high-water mark (what any user
+ * may set) and writes 4000-byte messages until a write fails or @max were
+ * written. Returns the bytes written; errno is the failed write's, or 0.
+ */
+static inline long asx_fill_stream(int fd, unsigned int max)
+{
+	static const char data[4000];
+	unsigned int i;
+	long bytes = 0;
+	ssize_t w;
+
+	if (asx_setwm(fd, 0, ASX_SIDE_READ, 1 << 20, 1 << 18))
+		return -1;
+	errno = 0;
+	for (i = 0; i < max && (w = write(fd, data, sizeof(data))) > 0; i++)
+		bytes += w;
+	if (i == max)
+		errno = 0;
+	return bytes;
+}
+
 /* Waits (up to 5 s) for @read() to return @want; returns the last value. */
 static inline long asx_settle(long (*read)(void), long want)
 {

@@ -240,10 +240,12 @@ static void fill_budget(void)
 		_exit(30);
 	for (i = 0; i < 16; i++) {
 		fds[i] = asx_open(O_NONBLOCK);
-		if (fds[i] < 0 || asx_setwm(fds[i], 0, ASX_SIDE_READ, 1 << 20, 1 << 18))
+		if (fds[i] < 0)
 			_exit(31);
-		while ((w = write(fds[i], data, sizeof(data))) > 0)
-			bytes += w;
+		w = asx_fill_stream(fds[i], 1000);
+		if (w < 0)
+			_exit(31);
+		bytes += w;
 		if (errno == ENOBUFS)
 			break;
 		if (errno != EAGAIN)
@@ -264,12 +266,12 @@ static void fill_budget(void)
 		close(fds[k]);
 	/* Closed Streams free their messages (after a grace period): the budget is back. */
 	fd = asx_open(O_NONBLOCK);
-	if (fd < 0 || asx_setwm(fd, 0, ASX_SIDE_READ, 1 << 20, 1 << 18))
+	if (fd < 0)
 		_exit(37);
-	for (k = 0; k < 500 && write(fd, data, sizeof(data)) < 0 && errno == ENOBUFS; k++)
+	for (k = 0; k < 500 && asx_fill_stream(fd, 1) == 0 && errno == ENOBUFS; k++)
 		asx_msleep(10);
-	while (write(fd, data, sizeof(data)) > 0)
-		;
+	if (asx_fill_stream(fd, 1000) < 0)
+		_exit(37);
 	_exit(errno == EAGAIN ? 0 : 38);
 }
 
@@ -283,7 +285,6 @@ TEST(messages_count_in_a_per_user_budget)
 	long old = read_key(PARAMS, "user_max_bytes", NULL);
 	char val[32];
 	int status, fds[6], i, enobufs = 0;
-	static char data[4000];
 	pid_t pid;
 
 	ASSERT_GE(old, 0, PARAMS "/user_max_bytes");
@@ -299,9 +300,7 @@ TEST(messages_count_in_a_per_user_budget)
 	for (i = 0; i < 6; i++) {
 		fds[i] = asx_open(O_NONBLOCK);
 		EXPECT_GE(fds[i], 0);
-		EXPECT_EQ(asx_setwm(fds[i], 0, ASX_SIDE_READ, 1 << 20, 1 << 18), 0);
-		while (write(fds[i], data, sizeof(data)) > 0)
-			;
+		EXPECT_GE(asx_fill_stream(fds[i], 1000), 0);
 		enobufs += errno == ENOBUFS;
 	}
 	EXPECT_EQ(enobufs, 0, "root was refused");

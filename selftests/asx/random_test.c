@@ -346,9 +346,7 @@ static void flood(struct worker *w, int fd)
 
 	switch (rnd(w, 3)) {
 	case 0:
-		asx_setwm(fd, 0, ASX_SIDE_READ, ASX_MAX_HIWAT_USER, ASX_MAX_HIWAT_USER / 2);
-		for (i = 0; i < 400 && (ret = write(fd, data, sizeof(data))) > 0; i++)
-			;
+		ret = asx_fill_stream(fd, 400) > 0 ? 0 : -1;
 		break;
 	case 1:
 		for (i = 0; i < 2 * ASX_MAX_HIPRI_QUEUED && !ret; i++)
@@ -512,7 +510,6 @@ static const char *hostile_cg;
  */
 static void *exhaust_fn(void *p)
 {
-	static const char data[4000];
 	const long near = (long)HOSTILE_CG_MB * 1024 * 1024 * 3 / 4;
 	struct worker *w = p;
 	int fds[256], n = 0, i, fd;
@@ -523,9 +520,7 @@ static void *exhaust_fn(void *p)
 		full = fd < 0;
 		if (fd >= 0) {
 			fds[n++] = fd;
-			asx_setwm(fd, 0, ASX_SIDE_READ, ASX_MAX_HIWAT_USER, ASX_MAX_HIWAT_USER / 2);
-			while (write(fd, data, sizeof(data)) > 0)
-				;
+			asx_fill_stream(fd, 1000);
 			full = errno != EAGAIN;
 		}
 		count(w, OP_FLOOD, full ? -1 : 0);
