@@ -360,6 +360,59 @@ void asx_freemsg(struct asx_msg *mp)
 }
 EXPORT_SYMBOL_GPL(asx_freemsg);
 
+/*
+ * A flush may free a queue of tens of thousands of messages, in a put
+ * procedure where nothing may sleep; under KASAN each free costs tens of
+ * microseconds, and one such loop once held a CPU for 23 s. So a list is
+ * freed ASX_FREE_INLINE messages at a time at most: the rest goes to a
+ * worker that yields as it frees. Memory so deferred stays charged to its
+ * writer (cgroup and budget) until the worker has run, a few milliseconds.
+ */
+#define ASX_FREE_INLINE	512
+
+static DEFINE_SPINLOCK(deferred_lock);
+static LIST_HEAD(deferred_msgs);
+
+static void deferred_free_fn(struct work_struct *work)
+{
+	struct asx_msg *mp, *tmp;
+	unsigned int n = 0;
+	LIST_HEAD(batch);
+
+	spin_lock_irq(&deferred_lock);
+	list_splice_init(&deferred_msgs, &batch);
+	spin_unlock_irq(&deferred_lock);
+	list_for_each_entry_safe(mp, tmp, &batch, list) {
+		asx_freemsg(mp);
+		if (!(++n % 256))
+			cond_resched();
+	}
+}
+
+static DECLARE_WORK(deferred_free_work, deferred_free_fn);
+
+/* Frees the messages on @list (linked through their list), emptying it. */
+void asx_freemsg_list(struct list_head *list)
+{
+	struct asx_msg *mp;
+	unsigned long flags;
+	unsigned int n;
+
+	for (n = 0; n < ASX_FREE_INLINE; n++) {
+		mp = list_first_entry_or_null(list, struct asx_msg, list);
+		if (!mp)
+			return;
+		list_del(&mp->list);
+		asx_freemsg(mp);
+	}
+	if (list_empty(list))
+		return;
+	spin_lock_irqsave(&deferred_lock, flags);
+	list_splice_tail_init(list, &deferred_msgs);
+	spin_unlock_irqrestore(&deferred_lock, flags);
+	queue_work(system_unbound_wq, &deferred_free_work);
+}
+
 /* A new block header sharing @mp's data. */
 struct asx_msg *asx_dupb(struct asx_msg *mp, gfp_t gfp)
 {
@@ -512,6 +565,7 @@ void asx_msg_exit(void)
 		while (s->n)
 			kmem_cache_free(mdb_cache, s->obj[--s->n]);
 	}
+	flush_work(&deferred_free_work);
 	kmem_cache_destroy(mdb_cache);
 	flush_work(&vfree_work);
 	budgets_free();

@@ -385,10 +385,7 @@ void asx_flushq(struct asx_queue *q, bool band_only, u8 band)
 	}
 	backen = q_check_drain(q);
 	spin_unlock(&q->lock);
-	list_for_each_entry_safe(mp, tmp, &dead, list) {
-		list_del(&mp->list);
-		asx_freemsg(mp);
-	}
+	asx_freemsg_list(&dead);
 	if (backen)
 		back_enable(q);
 }

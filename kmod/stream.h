@@ -112,6 +112,7 @@ extern struct list_head asx_streams;
 int asx_msg_init(void);
 int asx_msg_selftest(void);
 void asx_msg_exit(void);
+void asx_freemsg_list(struct list_head *list);
 
 /* queue.c */
 void asx_queue_init(struct asx_queue *q, struct asx_stream *st, const struct asx_qinit *qi,

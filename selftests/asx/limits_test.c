@@ -310,4 +310,86 @@ TEST(messages_count_in_a_per_user_budget)
 	EXPECT_EQ(write_file(PARAMS, "user_max_bytes", val), 0, "restoring user_max_bytes");
 }
 
+#define LONG_QUEUE	30000
+#define SYSCTL		"/proc/sys/kernel"
+
+/* As nobody: @n one-byte messages on a Stream, waiting on the queue of @level and @side. */
+static int long_queue(unsigned int level, unsigned int side, int n)
+{
+	int fd = asx_open(O_NONBLOCK);
+
+	if (fd < 0)
+		_exit(30);
+	/* Level 0's read queue: the messages wait there, or it stays full. */
+	if (asx_setwm(fd, 0, ASX_SIDE_READ, level == 0 ? ASX_MAX_HIWAT_USER : 1, 0) ||
+	    asx_setwm(fd, level, side, ASX_MAX_HIWAT_USER, ASX_MAX_HIWAT_USER / 2))
+		_exit(31);
+	while (n--)
+		if (write(fd, "x", 1) != 1)
+			_exit(32);
+	return fd;
+}
+
+static void flush_long_queues(void)
+{
+	struct asx_nread nr;
+	int fd;
+
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		_exit(33);
+	/* FLUSHR empties the head's read queue in the ioctl. */
+	fd = long_queue(0, ASX_SIDE_READ, LONG_QUEUE);
+	if (asx_flush(fd, ASX_FLUSHR, 0) || asx_nread(fd, &nr) || nr.msgs)
+		_exit(34);
+	close(fd);
+	/* FLUSHW reaches the loop driver, whose put procedure empties its write queue. */
+	fd = long_queue(ASX_LEVEL_DRIVER, ASX_SIDE_WRITE, LONG_QUEUE);
+	if (asx_flush(fd, ASX_FLUSHW, 0))
+		_exit(35);
+	close(fd);
+	_exit(0);
+}
+
+/*
+ * A FLUSH once freed its whole queue in one go, in a put procedure where
+ * nothing may sleep: under the debug kernel (KASAN) the soft lockup detector
+ * saw a CPU held for 23 s. With the detector at its quickest (2 s, at
+ * watchdog_thresh 1), 30,000 messages trip it there. And what a flush hands
+ * on to be freed later is all freed: the message count returns to where it
+ * was.
+ */
+TEST_TIMEOUT(flushing_a_long_queue_does_not_hold_the_cpu, 300)
+{
+	long thresh = read_key(SYSCTL, "watchdog_thresh", NULL);
+	int status, i;
+	long base;
+	pid_t pid;
+
+	ASSERT_EQ(asx_quiesce(), 0, "Streams of earlier tests still being freed");
+	base = asx_objects("msgs");
+	if (thresh < 0)
+		TH_LOG("no %s/watchdog_thresh: the soft lockup detector cannot check this",
+		       SYSCTL);
+	else
+		ASSERT_EQ(write_file(SYSCTL, "watchdog_thresh", "1"), 0, "%s", strerror(errno));
+	pid = fork();
+	if (!pid)
+		flush_long_queues();
+	EXPECT_EQ(waitpid(pid, &status, 0), pid);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		    "nobody's run: status %#x (30+: the step that failed)", status);
+	if (thresh >= 0) {
+		char val[32];
+
+		/* Give the detector the time to see a held CPU, at least one period. */
+		asx_msleep(3000);
+		snprintf(val, sizeof(val), "%ld", thresh);
+		EXPECT_EQ(write_file(SYSCTL, "watchdog_thresh", val), 0, "restoring it");
+	}
+	/* Freeing is slow under KASAN: allow it a minute. */
+	for (i = 0; i < 60 && asx_objects("msgs") != base; i++)
+		asx_msleep(1000);
+	EXPECT_EQ(asx_objects("msgs"), base, "messages left behind by the flushes");
+}
+
 TEST_HARNESS_MAIN
