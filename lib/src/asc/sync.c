@@ -105,11 +105,13 @@ static int mutex_lock(struct asx_asc_mutex *m, const struct timespec *abstime)
 		m->locked = 1;
 		m->owner = self;
 		unlock_np(&m->lock);
+		ASX_PROBE3(asc_mutex_acquired, m, self, 0);
 		return 0;
 	}
-	ASX_PROBE1(asc_mutex_block, m);
+	ASX_PROBE2(asc_mutex_block, m, self);
 	/* on wake-up the unlocker has made us the owner */
 	r = wq_wait(&m->q, &m->lock, abstime);
+	ASX_PROBE3(asc_mutex_acquired, m, self, r);
 	return r;
 }
 
@@ -125,15 +127,18 @@ int asx_asc_mutex_timedlock(struct asx_asc_mutex *m, const struct timespec *abst
 
 int asx_asc_mutex_trylock(struct asx_asc_mutex *m)
 {
+	void *self = asx__self();
 	int r = -EBUSY;
 
 	lock_np(&m->lock);
 	if (!m->locked) {
 		m->locked = 1;
-		m->owner = asx__self();
+		m->owner = self;
 		r = 0;
 	}
 	unlock_np(&m->lock);
+	if (!r)
+		ASX_PROBE3(asc_mutex_acquired, m, self, 0);
 	return r;
 }
 
@@ -141,6 +146,7 @@ void asx_asc_mutex_unlock(struct asx_asc_mutex *m)
 {
 	struct asx_waiter *who;
 
+	ASX_PROBE1(asc_mutex_release, m);
 	lock_np(&m->lock);
 	if (wq_wake_one(&m->q, &who))
 		m->owner = who;		/* handed over: stays locked */

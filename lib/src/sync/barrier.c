@@ -53,10 +53,12 @@ int asx_barrier_wait(struct asx_barrier *b)
 
 	for (i = 0; i < BARRIER_SPIN; i++) {
 		if (__atomic_load_n(&b->round, __ATOMIC_ACQUIRE) != round)
-			return 0;
+			goto out;
 		asx_cpu_relax();
 	}
 	while (__atomic_load_n(&b->round, __ATOMIC_ACQUIRE) == round)
 		asx_futex_wait(&b->round, round, NULL);
+out:
+	ASX_PROBE2(barrier_leave, b, round);
 	return 0;
 }

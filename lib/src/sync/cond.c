@@ -44,6 +44,7 @@ int asx_cond_timedwait(struct asx_cond *c, struct asx_mutex *m,
 	asx_mutex_unlock(m);
 
 	r = asx_futex_wait(&c->seq, seq, abstime);
+	ASX_PROBE3(cond_woken, c, m, r);
 
 	__atomic_fetch_sub(&c->waiters, 1, __ATOMIC_RELAXED);
 	asx_mutex_lock(m);

@@ -78,14 +78,21 @@ static inline bool rw_try_write(struct asx_rwlock *l)
 	return false;
 }
 
+/* Every acquisition fires rwlock_acquired (as mutex_acquired, mutex.c). */
 int asx_rwlock_tryrdlock(struct asx_rwlock *l)
 {
-	return rw_try_read(l) ? 0 : -EBUSY;
+	if (!rw_try_read(l))
+		return -EBUSY;
+	ASX_PROBE4(rwlock_acquired, l, 0, 0, 0);
+	return 0;
 }
 
 int asx_rwlock_trywrlock(struct asx_rwlock *l)
 {
-	return rw_try_write(l) ? 0 : -EBUSY;
+	if (!rw_try_write(l))
+		return -EBUSY;
+	ASX_PROBE4(rwlock_acquired, l, 1, 0, 0);
+	return 0;
 }
 
 void asx_rwlock_rdlock(struct asx_rwlock *l)
@@ -94,7 +101,7 @@ void asx_rwlock_rdlock(struct asx_rwlock *l)
 	uint32_t seq;
 
 	if (likely(rw_try_read(l)))
-		return;
+		goto out;
 	ASX_PROBE2(rwlock_contended, l, 0);
 	for (;;) {
 		for (; spins < RW_SPIN; spins++) {
@@ -120,8 +127,10 @@ void asx_rwlock_wrlock(struct asx_rwlock *l)
 	unsigned int spins = 0, sleeps = 0;
 	uint32_t seq;
 
-	if (likely(rw_try_write(l)))
+	if (likely(rw_try_write(l))) {
+		ASX_PROBE4(rwlock_acquired, l, 1, 0, 0);
 		return;
+	}
 	ASX_PROBE2(rwlock_contended, l, 1);
 	__atomic_fetch_add(&l->writers_waiting, 1, __ATOMIC_SEQ_CST);
 	for (;;) {

@@ -69,7 +69,10 @@ int asx_sem_post(struct asx_sem *s)
 
 int asx_sem_trywait(struct asx_sem *s)
 {
-	return sem_take(s) ? 0 : -EAGAIN;
+	if (!sem_take(s))
+		return -EAGAIN;
+	ASX_PROBE2(sem_acquired, s, 0);
+	return 0;
 }
 
 int asx_sem_timedwait(struct asx_sem *s, const struct timespec *abstime)
@@ -77,14 +80,14 @@ int asx_sem_timedwait(struct asx_sem *s, const struct timespec *abstime)
 	int i, r = 0;
 
 	if (likely(sem_take(s)))
-		return 0;
+		goto out;
 	if (!asx_timespec_valid(abstime))
 		return -EINVAL;
 	ASX_PROBE1(sem_wait, s);
 	for (i = 0; i < SEM_SPIN; i++) {
 		asx_cpu_relax();
 		if (sem_take(s))
-			return 0;
+			goto out;
 	}
 	__atomic_fetch_add(&s->waiters, 1, __ATOMIC_SEQ_CST);
 	while (!sem_take(s)) {
@@ -95,6 +98,8 @@ int asx_sem_timedwait(struct asx_sem *s, const struct timespec *abstime)
 			r = 0;
 	}
 	__atomic_fetch_sub(&s->waiters, 1, __ATOMIC_RELAXED);
+out:
+	ASX_PROBE2(sem_acquired, s, r);
 	return r;
 }
 
