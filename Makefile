@@ -28,6 +28,10 @@ PREFIX       ?= /usr/local
 LIBDIR       ?= $(PREFIX)/lib
 INCLUDEDIR   ?= $(PREFIX)/include
 BINDIR       ?= $(PREFIX)/bin
+SBINDIR      ?= $(PREFIX)/sbin
+MANDIR       ?= $(PREFIX)/share/man
+# the bcc tools and their shared module; SBINDIR gets links to them
+BCCDIR       ?= $(PREFIX)/lib/asx/bcc
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR      ?=
 
@@ -87,6 +91,12 @@ ASXCTL_SRCS := $(sort $(wildcard tools/asxctl/*.c))
 ASXCTL_OBJS := $(ASXCTL_SRCS:%.c=$(OBJ)/%.o)
 ASXCTL      := $(if $(ASXCTL_SRCS),$(O)/bin/asxctl)
 
+# tools/bcc: Python scripts (Debian's bcc), nothing to build but the
+# workloads their tests trace, linked with the shared libasx they probe
+BCC_TOOLS   := $(sort $(filter-out %.txt,$(wildcard tools/bcc/asx-*)))
+BCC_MANS    := $(sort $(wildcard tools/bcc/man/*.8))
+LOCKLOAD    := $(O)/bcc/lockload
+
 # ---------------------------------------------------------------- fuzzing
 # lib/fuzz/fuzz_<name>.c each define LLVMFuzzerTestOneInput.  `make fuzz`
 # builds libFuzzer binaries with clang; `make fuzz-replay` builds the same
@@ -122,12 +132,13 @@ DEPFLAGS = -MMD -MP
 
 .PHONY: fuzz fuzz-replay all lib tools bench kmod check check-lib check-lib-plain check-lib-asan \
         check-lib-tsan check-kmod check-debug check-install check-tools demo install uninstall \
-        style setup clean selftests tests FORCE
+        style setup clean selftests tests bcc-tests FORCE
 
 all: lib tools selftests kmod
 
 lib: $(LIB_SO) $(LIB_A) $(O)/lib/libasx.so $(O)/lib/libasx.pc
 tools: $(BENCH) $(TTCP) $(ASXCTL)
+bcc-tests: $(LOCKLOAD)
 bench: $(BENCH)
 tests: $(TEST_BINS)
 selftests: $(SELFTEST_BINS)
@@ -185,6 +196,12 @@ $(O)/bin/asxctl: $(ASXCTL_OBJS) $(LIB_SO)
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -o $@ $(ASXCTL_OBJS) -L$(O)/lib -l:libasx.so.$(SOVERSION) \
+		$(TOOL_RPATH) $(LDFLAGS_ASX) -lpthread
+
+$(LOCKLOAD): tools/bcc/tests/lockload.c $(LIB_SO)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS_ASX) $(CFLAGS_ASX) -o $@ $< -L$(O)/lib -l:libasx.so.$(SOVERSION) \
 		$(TOOL_RPATH) $(LDFLAGS_ASX) -lpthread
 
 $(O)/bin/asx-ttcp: $(TTCP_OBJS) $(LIB_SO)
@@ -265,13 +282,22 @@ install: lib tools
 	install -m 0755 $(BENCH) $(DESTDIR)$(BINDIR)/asx-bench
 	$(if $(TTCP),install -m 0755 $(TTCP) $(DESTDIR)$(BINDIR)/asx-ttcp)
 	$(if $(ASXCTL),install -m 0755 $(ASXCTL) $(DESTDIR)$(BINDIR)/asxctl)
+	install -d $(DESTDIR)$(BCCDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8
+	install -m 0644 tools/bcc/asxbcc.py $(DESTDIR)$(BCCDIR)/asxbcc.py
+	for t in $(BCC_TOOLS); do \
+		install -m 0755 $$t $(DESTDIR)$(BCCDIR)/ && \
+		ln -sf $(BCCDIR)/$${t##*/} $(DESTDIR)$(SBINDIR)/$${t##*/} || exit 1; \
+	done
+	$(if $(BCC_MANS),install -m 0644 $(BCC_MANS) $(DESTDIR)$(MANDIR)/man8/)
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libasx.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libasx.so \
 		$(DESTDIR)$(LIBDIR)/libasx.a $(DESTDIR)$(PKGCONFIGDIR)/libasx.pc \
 		$(DESTDIR)$(INCLUDEDIR)/linux/asx.h $(DESTDIR)$(BINDIR)/asx-bench \
-		$(DESTDIR)$(BINDIR)/asx-ttcp $(DESTDIR)$(BINDIR)/asxctl
-	rm -rf $(DESTDIR)$(INCLUDEDIR)/asx
+		$(DESTDIR)$(BINDIR)/asx-ttcp $(DESTDIR)$(BINDIR)/asxctl \
+		$(patsubst tools/bcc/%,$(DESTDIR)$(SBINDIR)/%,$(BCC_TOOLS)) \
+		$(patsubst tools/bcc/man/%,$(DESTDIR)$(MANDIR)/man8/%,$(BCC_MANS))
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/asx $(DESTDIR)$(BCCDIR)
 
 style:
 	$(Q)tools/checkpatch.sh

@@ -20,6 +20,8 @@
 #   style       checkpatch.pl --no-tree on kmod/ and uapi/
 #   kmod        asx.ko + selftests in the test VM (tools/vm/asx-vm), the libasx ones
 #               (selftests/asx/lib) also under ASan+UBSan and TSan; the runner's own test
+#   bcc         the bcc tools (tools/bcc) in the test VM, each against a workload
+#               with a known answer (tools/bcc/tests/run.sh)
 #
 # Every stage that cannot run fails the check and says why: nothing is
 # skipped silently.  The last line is "check: N passed, N failed", where
@@ -30,7 +32,7 @@ set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top" || exit 2
 jobs=${CHECK_JOBS:-$(nproc)}
-all_stages=(lib-plain lib-asan lib-tsan leak mustfail fuzz abi tools install style kmod)
+all_stages=(lib-plain lib-asan lib-tsan leak mustfail fuzz abi tools install style kmod bcc)
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=("${all_stages[@]}")
 
@@ -356,6 +358,27 @@ stage_kmod() {
 	[ "$rc" -eq 0 ] || [ "${f:-0}" -ne 0 ] || fail "kmod: VM run failed (exit $rc)"
 }
 
+stage_bcc() {
+	local out=$log/bcc.log rc p f
+	note "the bcc tools in the test VM"
+	if ! make -s lib bcc-tests; then
+		fail "bcc: build"
+		return
+	fi
+	# bcc compiles each tool's BPF program in the guest: slow under TCG
+	tools/vm/asx-vm --timeout 1200 -- tools/bcc/tests/run.sh build/bcc 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	read -r p f < <(awk '/^bcc total: [0-9]+ passed, [0-9]+ failed/ { p += $3; f += $5; n++ }
+		END { if (n) print p, f }' "$out")
+	if [ -z "$p" ]; then
+		fail "bcc: the VM did not run the tools' tests (exit $rc; see above)"
+		return
+	fi
+	pass "$p"
+	[ "${f:-0}" -eq 0 ] || fail "bcc: $f tool tests failed" "$f"
+	[ "$rc" -eq 0 ] || [ "${f:-0}" -ne 0 ] || fail "bcc: VM run failed (exit $rc)"
+}
+
 start=$(date +%s)
 for s in "${stages[@]}"; do
 	case "$s" in
@@ -368,6 +391,7 @@ for s in "${stages[@]}"; do
 	install) stage_install ;;
 	style) stage_style ;;
 	kmod) stage_kmod ;;
+	bcc) stage_bcc ;;
 	*) echo "check.sh: unknown stage '$s' (stages: ${all_stages[*]})" >&2; exit 2 ;;
 	esac
 done

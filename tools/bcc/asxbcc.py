@@ -1,0 +1,299 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+"""asxbcc - what the asx-* bcc tools share.
+
+Finding libasx (a shared library, or a program linked with libasx.a),
+reading its USDT probe list from the ELF notes, the bcc command-line
+conventions (-p PID, interval [count], -T, -j), units, and the loop that
+prints an interval, a final summary on Ctrl-C, or when the traced process
+exits.  The tools import it from their own directory (installed together
+under PREFIX/lib/asx/bcc, with links in PREFIX/sbin).
+"""
+
+import argparse
+import json
+import os
+import signal
+import struct
+import subprocess
+import sys
+import time
+
+LIB_NAMES = ("libasx.so.0", "libasx.so")
+LIB_DIRS = ("/usr/local/lib", "/usr/local/lib/x86_64-linux-gnu",
+            "/usr/lib/x86_64-linux-gnu", "/usr/lib", "/lib/x86_64-linux-gnu")
+
+
+class ToolError(Exception):
+    """A condition the user must fix; the message says how."""
+
+
+def die(prog, msg, code=1):
+    sys.stderr.write("%s: %s\n" % (prog, msg))
+    sys.exit(code)
+
+
+# ------------------------------------------------------------------ ELF
+
+
+def usdt_probes(path, provider="asx"):
+    """The names of @provider's USDT probes in the ELF file @path.
+
+    Reads the .note.stapsdt section (what <sys/sdt.h> emits); an empty set
+    means the file was built without <sys/sdt.h>.  Raises ToolError if the
+    file is missing or not a 64-bit little-endian ELF file.
+    """
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise ToolError("cannot read %s: %s" % (path, e.strerror))
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise ToolError("%s is not a 64-bit little-endian ELF file" % path)
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    if not shoff or shstrndx >= shnum:
+        return set()
+
+    def section(i):
+        off = shoff + i * shentsize
+        name, _type, _flags, _addr, offset, size = struct.unpack_from("<IIQQQQ", data, off)
+        return name, offset, size
+
+    _, stroff, _ = section(shstrndx)
+    names = set()
+    for i in range(shnum):
+        nameoff, offset, size = section(i)
+        end = data.index(b"\0", stroff + nameoff)
+        if data[stroff + nameoff:end] != b".note.stapsdt":
+            continue
+        pos = offset
+        while pos + 12 <= offset + size:
+            namesz, descsz, ntype = struct.unpack_from("<III", data, pos)
+            pos += 12
+            owner = data[pos:pos + namesz].rstrip(b"\0")
+            pos += (namesz + 3) & ~3
+            desc = data[pos:pos + descsz]
+            pos += (descsz + 3) & ~3
+            if owner != b"stapsdt" or ntype != 3 or len(desc) < 24:
+                continue
+            fields = desc[24:].split(b"\0")
+            if len(fields) >= 2 and fields[0].decode() == provider:
+                names.add(fields[1].decode())
+    return names
+
+
+# -------------------------------------------------------------- finding
+
+
+def mapped_libasx(pid):
+    """The libasx.so a running process has mapped, or None."""
+    try:
+        with open("/proc/%d/maps" % pid) as f:
+            for line in f:
+                parts = line.split(None, 5)
+                if len(parts) == 6:
+                    path = parts[5].strip()
+                    if os.path.basename(path).startswith("libasx.so"):
+                        return path
+    except OSError:
+        raise ToolError("no process %d" % pid)
+    return None
+
+
+def find_libasx(lib, pid):
+    """Where to attach: --lib, the process's own libasx (or its program,
+    statically linked), or the installed library."""
+    if lib:
+        if not os.path.exists(lib):
+            raise ToolError("%s: no such file" % lib)
+        return os.path.realpath(lib)
+    if pid:
+        path = mapped_libasx(pid)
+        if path:
+            return path
+        # statically linked: the probes are in the program itself
+        return os.path.realpath("/proc/%d/exe" % pid)
+    try:
+        out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            if line.strip().startswith(LIB_NAMES[0] + " "):
+                return os.path.realpath(line.rsplit("=>", 1)[1].strip())
+    except OSError:
+        pass
+    for d in LIB_DIRS:
+        for n in LIB_NAMES:
+            p = os.path.join(d, n)
+            if os.path.exists(p):
+                return os.path.realpath(p)
+    raise ToolError("libasx not found: give its path with --lib (the libasx.so.0, "
+                    "or a program linked with libasx.a), or trace a process with -p PID")
+
+
+def check_probes(path, wanted):
+    """Raises ToolError unless @path carries every probe in @wanted."""
+    have = usdt_probes(path)
+    if not have:
+        raise ToolError("%s has no USDT probes: libasx was built without <sys/sdt.h> "
+                        "(install systemtap-sdt-dev and rebuild it)" % path)
+    missing = sorted(set(wanted) - have)
+    if missing:
+        raise ToolError("%s lacks the probes %s: is it an older libasx?"
+                        % (path, ", ".join(missing)))
+
+
+def check_root(prog):
+    if os.geteuid() != 0:
+        die(prog, "must be run as root (BPF needs CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN)")
+
+
+# --------------------------------------------------------- command line
+
+
+def positive_int(s):
+    try:
+        v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError("'%s' is not a number" % s)
+    if v <= 0:
+        raise argparse.ArgumentTypeError("must be positive, not %s" % s)
+    return v
+
+
+def common_args(parser):
+    """bcc's usual options: -p, -l, -T, -j, interval [count]."""
+    parser.add_argument("-p", "--pid", type=positive_int,
+                        help="trace this process only (its libasx, or its program if linked "
+                             "statically); the tool ends when the process does")
+    parser.add_argument("-l", "--lib", metavar="PATH",
+                        help="the libasx.so.0 to trace, or a program linked with libasx.a "
+                             "(default: the process's own with -p, else the installed one)")
+    parser.add_argument("-T", "--timestamp", action="store_true",
+                        help="print a timestamp with each interval")
+    parser.add_argument("-j", "--json", action="store_true",
+                        help="print each interval as one JSON object per line")
+    parser.add_argument("interval", nargs="?", type=positive_int,
+                        help="print every INTERVAL seconds (default: once, at the end)")
+    parser.add_argument("count", nargs="?", type=positive_int,
+                        help="stop after COUNT intervals")
+
+
+# ---------------------------------------------------------------- units
+
+
+def fmt_ns(ns):
+    """A duration in the largest unit that keeps it above 1."""
+    if ns is None:
+        return "-"
+    if ns < 1000:
+        return "%dns" % ns
+    if ns < 1000000:
+        return "%.1fus" % (ns / 1e3)
+    if ns < 1000000000:
+        return "%.2fms" % (ns / 1e6)
+    return "%.2fs" % (ns / 1e9)
+
+
+_comms = {}
+
+
+def comm_of(pid):
+    """The command of @pid, remembered: "[exited]" if it was never seen alive."""
+    if pid not in _comms:
+        try:
+            with open("/proc/%d/comm" % pid) as f:
+                _comms[pid] = f.read().strip()
+        except OSError:
+            return "[exited]"
+    return _comms[pid]
+
+
+class Symbols:
+    """Names of code addresses in traced processes, looked up while the
+    processes live (bcc reads /proc/PID/maps) and remembered after."""
+
+    def __init__(self, bpf):
+        self.bpf = bpf
+        self.names = {}
+
+    def learn(self, pid, addr):
+        if (pid, addr) not in self.names and os.path.exists("/proc/%d" % pid):
+            name = self.bpf.sym(addr, pid, show_module=True, show_offset=True)
+            self.names[(pid, addr)] = name.decode("utf-8", "replace")
+            comm_of(pid)
+
+    def name(self, pid, addr):
+        self.learn(pid, addr)
+        return self.names.get((pid, addr), "0x%x" % addr)
+
+
+def log2_hist_rows(slots):
+    """[(low, high, count)] of a log2 histogram {slot: count}."""
+    if not slots:
+        return []
+    top = max(slots)
+    # bcc's bpf_log2l(v) is the number of bits in v: slot s holds 2^(s-1) .. 2^s - 1
+    return [((1 << s) >> 1, (1 << s) - 1, slots.get(s, 0)) for s in range(top + 1)]
+
+
+def print_log2_hist(title, unit, slots, out=sys.stdout):
+    rows = log2_hist_rows(slots)
+    while rows and not rows[0][2]:
+        rows.pop(0)
+    if not rows:
+        return
+    peak = max(c for _, _, c in rows) or 1
+    out.write("%s\n%22s : %-8s %s\n" % (title, unit, "count", "distribution"))
+    for lo, hi, c in rows:
+        bar = "*" * int(40 * c / peak)
+        out.write("%10d -> %-10d : %-8d |%-40s|\n" % (lo, hi, c, bar))
+
+
+# ----------------------------------------------------------------- loop
+
+
+def run(args, report, prog, tick=None):
+    """Calls report(final) every interval, or once at the end: on Ctrl-C,
+    after COUNT intervals, or when the process of -p exits.  report()
+    prints and clears what it printed.  tick(), if given, runs ten
+    times a second, while the traced processes live: the time to name what will
+    be printed (symbols, commands) before they exit."""
+    stop = {"sig": False}
+
+    def on_signal(signum, frame):
+        stop["sig"] = True
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    if not args.json:
+        what = "process %d" % args.pid if args.pid else "every process using it"
+        sys.stderr.write("Tracing %s in %s... Hit Ctrl-C to end.\n" % (what, args.path))
+    else:
+        sys.stderr.write("Tracing... Hit Ctrl-C to end.\n")
+    sys.stderr.flush()
+    n = 0
+    interval = args.interval
+    next_at = time.monotonic() + interval if interval else None
+    while True:
+        time.sleep(0.1)
+        if tick:
+            tick()
+        gone = args.pid and not os.path.exists("/proc/%d" % args.pid)
+        if stop["sig"] or gone:
+            report(True)
+            return 0
+        if next_at and time.monotonic() >= next_at:
+            n += 1
+            last = args.count and n >= args.count
+            report(bool(last))
+            if last:
+                return 0
+            next_at += interval
+
+
+def emit_json(obj):
+    sys.stdout.write(json.dumps(obj, sort_keys=True) + "\n")
+    sys.stdout.flush()
+
+
+def stamp(args):
+    return time.strftime("%H:%M:%S")

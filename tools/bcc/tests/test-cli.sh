@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+#
+# test-cli.sh - what every bcc tool says when it cannot trace: -h, not root,
+# no probes in the library, no such process, a bad option. Run as root.
+#
+# Usage: tools/bcc/tests/test-cli.sh TOOLS_BCC_DIR
+set -uo pipefail
+
+dir=${1:?usage: test-cli.sh TOOLS_BCC_DIR}
+passed=0
+failed=0
+n=0
+
+# expect NAME WANT_RC WANT_TEXT CMD...: CMD exits WANT_RC, its output has WANT_TEXT
+expect() {
+	local name=$1 want_rc=$2 want=$3 out rc
+	shift 3
+	n=$((n + 1))
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" -eq "$want_rc" ] && grep -qF -- "$want" <<<"$out"; then
+		echo "ok $n - $name"
+		passed=$((passed + 1))
+	else
+		echo "not ok $n - $name: exit $rc (want $want_rc), output lacks '$want':"
+		sed 's/^/#   /' <<<"$out" | tail -n 5
+		failed=$((failed + 1))
+	fi
+}
+
+for t in "$dir"/asx-*; do
+	case "$t" in *.txt) continue ;; esac
+	name=$(basename "$t")
+	expect "$name -h" 0 "examples:" "$t" -h
+	expect "$name as nobody" 1 "must be run as root" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$t"
+	expect "$name on a program without probes" 1 "has no USDT probes" "$t" --lib /bin/true
+	expect "$name -p of no process" 1 "no process 999999999" "$t" -p 999999999
+	expect "$name with a bad interval" 2 "must be positive" "$t" 0
+	# its man page renders without a warning, and says what it is
+	page=$dir/man/$name.8
+	expect "$name(8) renders cleanly" 0 "" sh -c \
+		"test -r '$page' && test -z \"\$(man --warnings -l '$page' 2>&1 >/dev/null)\""
+	expect "$name(8) has a NAME line" 0 "\"$name - " lexgrog "$page"
+	expect "$name has an example file" 0 "" test -s "$dir/${name}_example.txt"
+done
+echo "bcc: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
