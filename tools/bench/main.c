@@ -97,6 +97,8 @@ static void usage(FILE *f)
 		"Usage: asx-bench [OPTIONS] COMMAND [COMMAND-OPTIONS]\n"
 		"       asx-bench [OPTIONS] all\n"
 		"\n"
+		"OPTIONS may also come after COMMAND (asx-bench stream --json).\n"
+		"\n"
 		"Runs ASX's benchmarks.  Every command measures ASX and its baseline\n"
 		"side by side in the same run and reports medians of --runs runs.\n"
 		"\n"
@@ -140,9 +142,110 @@ static int run_cmd(struct bench_ctx *ctx, struct bench_cmd *c, int argc, char **
 	ctx->cmd = c->name;
 	optind = 1;
 	ret = c->run(ctx, argc, argv);
-	if (ret < 0)
+	if (ret == -EINVAL)
+		fprintf(stderr, "asx-bench %s: bad arguments (asx-bench %s --help lists them)\n",
+			c->name, c->name);
+	else if (ret < 0)
 		fprintf(stderr, "asx-bench %s: %s\n", c->name, strerror(-ret));
 	return ret;
+}
+
+/* Applies global option @opt (its argument @arg); 0, or the exit status. */
+static int global_opt(struct bench_ctx *ctx, int opt, const char *arg)
+{
+	char *end;
+	long n;
+
+	switch (opt) {
+	case 'j':
+		ctx->json = true;
+		return 0;
+	case 'J':
+		if (jsonf)
+			fclose(jsonf);
+		jsonf = fopen(arg, "w");
+		if (!jsonf) {
+			fprintf(stderr, "asx-bench: cannot open '%s': %s\n", arg, strerror(errno));
+			return 1;
+		}
+		return 0;
+	case 'c':
+		if (csv)
+			fclose(csv);
+		csv = fopen(arg, "a");
+		if (!csv) {
+			fprintf(stderr, "asx-bench: cannot open '%s': %s\n", arg, strerror(errno));
+			return 1;
+		}
+		return 0;
+	case 'r':
+		errno = 0;
+		n = strtol(arg, &end, 10);
+		if (errno || *end || n < 1 || n > 1000) {
+			fprintf(stderr, "asx-bench: --runs wants 1..1000, not '%s'\n", arg);
+			return 2;
+		}
+		ctx->runs = (int)n;
+		return 0;
+	case 'q':
+		ctx->quick = true;
+		return 0;
+	}
+	return 2;
+}
+
+/*
+ * The global options are accepted after the command too ("asx-bench stream
+ * --json", as one would write it): they are taken out of the command's
+ * arguments (up to a "--") before the command parses the rest.
+ */
+static int take_global_opts(struct bench_ctx *ctx, int *argc, char **argv)
+{
+	static const struct {
+		const char *s, *l;
+		char opt;
+		bool arg;
+	} g[] = {
+		{ "-j", "--json", 'j', false }, { "-J", "--json-file", 'J', true },
+		{ "-c", "--csv", 'c', true }, { "-r", "--runs", 'r', true },
+		{ "-q", "--quick", 'q', false },
+	};
+	int i = 1, k, n, ret;
+	const char *arg;
+	size_t j, len;
+
+	while (i < *argc && strcmp(argv[i], "--")) {
+		n = 0;
+		arg = NULL;
+		for (j = 0; j < sizeof(g) / sizeof(g[0]) && !n; j++) {
+			len = strlen(g[j].l);
+			if (!strcmp(argv[i], g[j].s) || !strcmp(argv[i], g[j].l)) {
+				n = g[j].arg ? 2 : 1;
+				if (g[j].arg && i + 1 >= *argc) {
+					fprintf(stderr, "asx-bench: %s needs an argument\n", argv[i]);
+					return 2;
+				}
+				arg = g[j].arg ? argv[i + 1] : NULL;
+			} else if (g[j].arg && !strncmp(argv[i], g[j].l, len) &&
+				   argv[i][len] == '=') {
+				n = 1;
+				arg = argv[i] + len + 1;
+			}
+			if (n) {
+				ret = global_opt(ctx, g[j].opt, arg);
+				if (ret)
+					return ret;
+			}
+		}
+		if (!n) {
+			i++;
+			continue;
+		}
+		for (k = i; k + n <= *argc; k++)
+			argv[k] = argv[k + n];
+		*argc -= n;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -159,44 +262,19 @@ int main(int argc, char **argv)
 	};
 	struct bench_ctx ctx = { .runs = 5 };
 	struct bench_cmd *c;
-	char *end;
-	long n;
 	int opt, ret = 0;
 
 	/* '+': stop at the command name; what follows belongs to it */
 	while ((opt = getopt_long(argc, argv, "+jJ:c:r:qhV", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
-			ctx.json = true;
-			break;
 		case 'J':
-			jsonf = fopen(optarg, "w");
-			if (!jsonf) {
-				fprintf(stderr, "asx-bench: cannot open '%s': %s\n",
-					optarg, strerror(errno));
-				return 1;
-			}
-			break;
 		case 'c':
-			csv = fopen(optarg, "a");
-			if (!csv) {
-				fprintf(stderr, "asx-bench: cannot open '%s': %s\n",
-					optarg, strerror(errno));
-				return 1;
-			}
-			break;
 		case 'r':
-			errno = 0;
-			n = strtol(optarg, &end, 10);
-			if (errno || *end || n < 1 || n > 1000) {
-				fprintf(stderr, "asx-bench: --runs wants 1..1000, not '%s'\n",
-					optarg);
-				return 2;
-			}
-			ctx.runs = (int)n;
-			break;
 		case 'q':
-			ctx.quick = true;
+			ret = global_opt(&ctx, opt, optarg);
+			if (ret)
+				return ret;
 			break;
 		case 'h':
 			usage(stdout);
@@ -209,14 +287,17 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (ctx.json)
-		jsonf = stdout;
 	if (optind >= argc) {
 		usage(stderr);
 		return 2;
 	}
 	argc -= optind;
 	argv += optind;
+	ret = take_global_opts(&ctx, &argc, argv);
+	if (ret)
+		return ret;
+	if (ctx.json)
+		jsonf = stdout;
 
 	if (!strcmp(argv[0], "all")) {
 		for (c = cmds; c; c = c->next) {
