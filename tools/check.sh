@@ -232,6 +232,13 @@ stage_tools() {
 	else
 		pass
 	fi
+	# global options after the command, as users write them
+	if build/bin/asx-bench xdr --quick --runs=1 --json 2>/dev/null |
+	   python3 -c 'import json, sys; json.load(sys.stdin)' 2>/dev/null; then
+		pass
+	else
+		fail "tools: asx-bench COMMAND --quick --runs=1 --json"
+	fi
 	# asx-ttcp: one transfer over loopback with each implementation
 	local impl port=$((20000 + RANDOM % 20000)) rpid
 	for impl in raw asx; do
