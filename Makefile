@@ -95,6 +95,8 @@ ASXCTL      := $(if $(ASXCTL_SRCS),$(O)/bin/asxctl)
 # workloads their tests trace, linked with the shared libasx they probe
 BCC_TOOLS   := $(sort $(filter-out %.txt,$(wildcard tools/bcc/asx-*)))
 BCC_MANS    := $(sort $(wildcard tools/bcc/man/*.8))
+# man pages: tools/man/NAME.SECTION, installed in MANDIR/manSECTION
+MANS        := $(sort $(wildcard tools/man/*.[1-8]) $(BCC_MANS))
 LOCKLOAD    := $(O)/bcc/lockload
 
 # ---------------------------------------------------------------- fuzzing
@@ -282,13 +284,15 @@ install: lib tools
 	install -m 0755 $(BENCH) $(DESTDIR)$(BINDIR)/asx-bench
 	$(if $(TTCP),install -m 0755 $(TTCP) $(DESTDIR)$(BINDIR)/asx-ttcp)
 	$(if $(ASXCTL),install -m 0755 $(ASXCTL) $(DESTDIR)$(BINDIR)/asxctl)
-	install -d $(DESTDIR)$(BCCDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8
+	install -d $(DESTDIR)$(BCCDIR) $(DESTDIR)$(SBINDIR)
 	install -m 0644 tools/bcc/asxbcc.py $(DESTDIR)$(BCCDIR)/asxbcc.py
 	for t in $(BCC_TOOLS); do \
 		install -m 0755 $$t $(DESTDIR)$(BCCDIR)/ && \
 		ln -sf $(BCCDIR)/$${t##*/} $(DESTDIR)$(SBINDIR)/$${t##*/} || exit 1; \
 	done
-	$(if $(BCC_MANS),install -m 0644 $(BCC_MANS) $(DESTDIR)$(MANDIR)/man8/)
+	for m in $(MANS); do \
+		install -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/} || exit 1; \
+	done
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libasx.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libasx.so \
@@ -296,7 +300,7 @@ uninstall:
 		$(DESTDIR)$(INCLUDEDIR)/linux/asx.h $(DESTDIR)$(BINDIR)/asx-bench \
 		$(DESTDIR)$(BINDIR)/asx-ttcp $(DESTDIR)$(BINDIR)/asxctl \
 		$(patsubst tools/bcc/%,$(DESTDIR)$(SBINDIR)/%,$(BCC_TOOLS)) \
-		$(patsubst tools/bcc/man/%,$(DESTDIR)$(MANDIR)/man8/%,$(BCC_MANS))
+		$(foreach m,$(MANS),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/asx $(DESTDIR)$(BCCDIR)
 
 style:

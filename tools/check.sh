@@ -17,6 +17,7 @@
 #   tools       asx-bench smoke run (--quick), JSON well formed, keys present
 #   install     make install into a scratch prefix; against it, with pkg-config only:
 #               each header alone (gnu11/c11/c17), lib/tests/outsider/*.c, the docs' examples
+#               every installed command has a man page; every man page renders cleanly
 #   style       checkpatch.pl --no-tree on kmod/ and uapi/
 #   kmod        asx.ko + selftests in the test VM (tools/vm/asx-vm), the libasx ones
 #               (selftests/asx/lib) also under ASan+UBSan and TSan; the runner's own test
@@ -300,6 +301,24 @@ stage_install() {
 	else
 		fail "install: DESTDIR staging"
 	fi
+	# every command installed has a man page, and every man page renders
+	# without a warning and has a NAME line (what man -k and whatis read)
+	local cmd page bad=0
+	for cmd in "$tmp"/usr/bin/* "$tmp"/usr/sbin/*; do
+		[ -e "$cmd" ] || continue
+		cmd=$(basename "$cmd")
+		ls "$tmp"/usr/share/man/man[18]/"$cmd".[18] >/dev/null 2>&1 ||
+			{ fail "install: no man page for $cmd"; bad=1; }
+	done
+	for page in "$tmp"/usr/share/man/man*/*; do
+		if [ -n "$(man --warnings -l "$page" 2>&1 >/dev/null)" ] ||
+		   ! lexgrog "$page" >/dev/null 2>&1; then
+			man --warnings -l "$page" 2>&1 >/dev/null | head -n 5
+			fail "install: man page $(basename "$page") has warnings or no NAME"
+			bad=1
+		fi
+	done
+	[ "$bad" = 1 ] || pass
 	make -s lib >/dev/null 2>&1	# restore build/lib/libasx.pc for the default prefix
 	# headers alone in each -std, the outsider programs, the documentation's
 	# examples: each an "ok:" or "FAIL:" line, counted one by one

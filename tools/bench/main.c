@@ -114,8 +114,8 @@ static void usage(FILE *f)
 		"\n"
 		"Commands:\n");
 	for (c = cmds; c; c = c->next)
-		fprintf(f, "  %-10s %s\n", c->name, c->summary);
-	fprintf(f, "  %-10s %s\n", "all", "run every command in turn");
+		fprintf(f, "  %-14s %s\n", c->name, c->summary);
+	fprintf(f, "  %-14s %s\n", "all", "run every command in turn");
 }
 
 static struct bench_cmd *find_cmd(const char *name)
