@@ -134,7 +134,7 @@ DEPFLAGS = -MMD -MP
 
 .PHONY: fuzz fuzz-replay all lib tools bench kmod check check-lib check-lib-plain check-lib-asan \
         check-lib-tsan check-kmod check-debug check-install check-tools demo install uninstall \
-        style setup clean selftests tests bcc-tests FORCE
+        style setup clean selftests tests bcc-tests dkms-src FORCE
 
 all: lib tools selftests kmod
 
@@ -245,6 +245,19 @@ $(O)/selftests/%: selftests/asx/lib/%.c $(wildcard selftests/asx/*.h) uapi/linux
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS_ASX) -Iselftests/asx $(CFLAGS_ASX) -o $@ $< \
 		$(LIB_A) $(LDFLAGS_ASX) $(LIB_LIBS)
+
+# The module's sources for DKMS (dkms.conf): DESTDIR/usr/src/asx-VERSION.
+# The version must be dkms.conf's: dkms finds the tree by name and version.
+DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+DKMS_SRC     := $(DESTDIR)/usr/src/asx-$(DKMS_VERSION)
+dkms-src:
+	@test "$(DKMS_VERSION)" = "$(VERSION)" || { echo "dkms-src: dkms.conf says" \
+		"$(DKMS_VERSION), the Makefile $(VERSION)" >&2; exit 1; }
+	rm -rf $(DKMS_SRC)
+	install -d $(DKMS_SRC)
+	install -m 0644 dkms.conf Kbuild $(DKMS_SRC)/
+	cd $(TOP) && find kmod uapi -type f \( -name '*.[ch]' -o -name Kbuild -o -name Makefile \) \
+		! -name '*.mod.c' -exec install -D -m 0644 {} $(DKMS_SRC)/{} \;
 
 kmod:
 	@test -d "$(KDIR)" || { echo "kmod: no kernel build tree at '$(KDIR)';" \

@@ -19,6 +19,7 @@
 #               each header alone (gnu11/c11/c17), lib/tests/outsider/*.c, the docs' examples
 #               every installed command has a man page; every man page renders cleanly
 #   style       checkpatch.pl --no-tree on kmod/ and uapi/
+#   dkms        asx.ko built through dkms (dkms.conf) against the installed headers
 #   kmod        asx.ko + selftests in the test VM (tools/vm/asx-vm), the libasx ones
 #               (selftests/asx/lib) also under ASan+UBSan and TSan; the runner's own test
 #   bcc         the bcc tools (tools/bcc) in the test VM, each against a workload
@@ -33,7 +34,7 @@ set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top" || exit 2
 jobs=${CHECK_JOBS:-$(nproc)}
-all_stages=(lib-plain lib-asan lib-tsan leak mustfail fuzz abi tools install style kmod bcc)
+all_stages=(lib-plain lib-asan lib-tsan leak mustfail fuzz abi tools install style dkms kmod bcc)
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=("${all_stages[@]}")
 
@@ -341,6 +342,11 @@ stage_style() {
 	if tools/checkpatch.sh; then pass; else fail "style: checkpatch"; fi
 }
 
+stage_dkms() {
+	note "asx.ko through dkms"
+	if tools/dkms-test.sh; then pass; else fail "dkms: add/build (see above)"; fi
+}
+
 stage_kmod() {
 	local out=$log/selftests.log rc p f
 	note "asx.ko in the test VM"
@@ -416,6 +422,7 @@ for s in "${stages[@]}"; do
 	tools) stage_tools ;;
 	install) stage_install ;;
 	style) stage_style ;;
+	dkms) stage_dkms ;;
 	kmod) stage_kmod ;;
 	bcc) stage_bcc ;;
 	*) echo "check.sh: unknown stage '$s' (stages: ${all_stages[*]})" >&2; exit 2 ;;

@@ -36,7 +36,7 @@ pkgs=(
 	linux-headers-amd64 linux-image-amd64 kmod
 	qemu-system-x86 busybox-static
 	python3 python3-venv python3-pip python3-bpfcc bpfcc-tools bpftrace
-	valgrind linux-source-6.1 xz-utils iproute2 libclang-rt-14-dev
+	valgrind linux-source-6.1 xz-utils iproute2 libclang-rt-14-dev dkms man-db
 )
 
 missing=()
