@@ -301,7 +301,8 @@ install: lib tools
 	install -m 0644 tools/bcc/asxbcc.py $(DESTDIR)$(BCCDIR)/asxbcc.py
 	for t in $(BCC_TOOLS); do \
 		install -m 0755 $$t $(DESTDIR)$(BCCDIR)/ && \
-		ln -sf $(BCCDIR)/$${t##*/} $(DESTDIR)$(SBINDIR)/$${t##*/} || exit 1; \
+		ln -sf $$(realpath -m --relative-to=$(SBINDIR) $(BCCDIR))/$${t##*/} \
+			$(DESTDIR)$(SBINDIR)/$${t##*/} || exit 1; \
 	done
 	for m in $(MANS); do \
 		install -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/} || exit 1; \

@@ -20,6 +20,8 @@
 #               every installed command has a man page; every man page renders cleanly
 #   style       checkpatch.pl --no-tree on kmod/ and uapi/
 #   dkms        asx.ko built through dkms (dkms.conf) against the installed headers
+#   deb         the Debian packages (debian/): built, lintian, a program against
+#               libasx-dev, asx-lockstat from asx-tools (tools/deb-test.sh)
 #   kmod        asx.ko + selftests in the test VM (tools/vm/asx-vm), the libasx ones
 #               (selftests/asx/lib) also under ASan+UBSan and TSan; the runner's own test
 #   bcc         the bcc tools (tools/bcc) in the test VM, each against a workload
@@ -34,7 +36,7 @@ set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top" || exit 2
 jobs=${CHECK_JOBS:-$(nproc)}
-all_stages=(lib-plain lib-asan lib-tsan leak mustfail fuzz abi tools install style dkms kmod bcc)
+all_stages=(lib-plain lib-asan lib-tsan leak mustfail fuzz abi tools install style dkms deb kmod bcc)
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=("${all_stages[@]}")
 
@@ -347,6 +349,19 @@ stage_dkms() {
 	if tools/dkms-test.sh; then pass; else fail "dkms: add/build (see above)"; fi
 }
 
+stage_deb() {
+	local out=$log/deb.log p f
+	note "Debian packages"
+	tools/deb-test.sh 2>&1 | tee "$out"
+	read -r p f < <(sed -n 's/^deb: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$out")
+	if [ -z "$p" ]; then
+		fail "deb: tools/deb-test.sh ended without its summary"
+		return
+	fi
+	pass "$p"
+	[ "$f" -eq 0 ] || fail "deb: $f package checks failed (see FAIL: above)" "$f"
+}
+
 stage_kmod() {
 	local out=$log/selftests.log rc p f
 	note "asx.ko in the test VM"
@@ -423,6 +438,7 @@ for s in "${stages[@]}"; do
 	install) stage_install ;;
 	style) stage_style ;;
 	dkms) stage_dkms ;;
+	deb) stage_deb ;;
 	kmod) stage_kmod ;;
 	bcc) stage_bcc ;;
 	*) echo "check.sh: unknown stage '$s' (stages: ${all_stages[*]})" >&2; exit 2 ;;

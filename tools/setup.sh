@@ -37,6 +37,7 @@ pkgs=(
 	qemu-system-x86 busybox-static
 	python3 python3-venv python3-pip python3-bpfcc bpfcc-tools bpftrace
 	valgrind linux-source-6.1 xz-utils iproute2 libclang-rt-14-dev dkms man-db
+	debhelper dh-dkms dpkg-dev fakeroot lintian
 )
 
 missing=()

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+#
+# deb-test.sh - the Debian packages: built, lintian-clean, usable.
+#
+# Usage: tools/deb-test.sh [OUTDIR]
+#
+#   1. copies the tree's files (tracked and new, not ignored) to a scratch
+#      directory and builds the binary packages there with
+#      dpkg-buildpackage -us -uc -b (debian/): libasx0, libasx-dev,
+#      asx-tools, asx-dkms;
+#   2. runs lintian on them: any error fails;
+#   3. unpacks libasx0, libasx-dev and asx-tools into a scratch root and
+#      compiles and runs a program against the -dev package with pkg-config
+#      alone (PKG_CONFIG_SYSROOT_DIR);
+#   4. runs asx-lockstat from the unpacked /usr/sbin (-h), and checks with
+#      its own module that the packaged libasx carries the USDT probes;
+#   5. checks that asx-dkms holds the module's sources and dkms.conf.
+#
+# The .deb files are left in OUTDIR (default build/deb). Prints one "ok:" or
+# "FAIL:" line per check and "deb: N passed, N failed"; exit 0 if none failed.
+set -uo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$top" || exit 2
+out=${1:-build/deb}
+passed=0
+failed=0
+ok() { echo "ok: $*"; passed=$((passed + 1)); }
+bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+finish() {
+	echo "deb: $passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+for t in dpkg-buildpackage lintian dh_dkms fakeroot pkg-config; do
+	command -v "$t" >/dev/null || { bad "no $t (run tools/setup.sh)"; finish; }
+done
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/asx-deb.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+mkdir -p "$scratch/asx" "$out"
+git ls-files -co --exclude-standard | grep -v '^build/' |
+	tar -cf - -T - | tar -xf - -C "$scratch/asx" || { bad "copy the tree"; finish; }
+
+if (cd "$scratch/asx" && dpkg-buildpackage -us -uc -b) >"$scratch/build.log" 2>&1; then
+	ok "dpkg-buildpackage -us -uc -b"
+else
+	tail -n 40 "$scratch/build.log"
+	bad "dpkg-buildpackage -us -uc -b"
+	finish
+fi
+rm -f "$out"/*.deb
+cp "$scratch"/*.deb "$out"/
+for p in libasx0 libasx-dev asx-tools asx-dkms; do
+	ls "$scratch"/${p}_*.deb >/dev/null 2>&1 && ok "package $p built" || bad "no package $p"
+done
+
+# lintian refuses to run as root only with a warning; errors fail
+if lintian --fail-on error "$scratch"/*.changes >"$scratch/lintian.log" 2>&1; then
+	ok "lintian: no errors"
+else
+	grep -E '^[EW]:' "$scratch/lintian.log"
+	bad "lintian reports errors"
+fi
+
+root=$scratch/root
+for p in libasx0 libasx-dev asx-tools asx-dkms; do
+	dpkg -x "$scratch"/${p}_*.deb "$root" || bad "dpkg -x $p"
+done
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+libdir=$root/usr/lib/$multiarch
+cat >"$scratch/app.c" <<'PROG'
+#include <asx/sync.h>
+#include <stdio.h>
+#include <string.h>
+
+int main(void)
+{
+	struct asx_mutex m = ASX_MUTEX_INITIALIZER;
+
+	asx_mutex_lock(&m);
+	asx_mutex_unlock(&m);
+	printf("libasx %s\n", asx_version());
+	return strcmp(asx_version(), "0.0.0") ? 0 : 1;
+}
+PROG
+if flags=$(PKG_CONFIG_SYSROOT_DIR=$root PKG_CONFIG_LIBDIR=$libdir/pkgconfig \
+	   pkg-config --cflags --libs libasx) &&
+   cc -o "$scratch/app" "$scratch/app.c" $flags &&
+   LD_LIBRARY_PATH=$libdir "$scratch/app" | grep -q '^libasx [0-9]'; then
+	ok "a program built against libasx-dev (pkg-config) runs"
+else
+	bad "a program built against libasx-dev (pkg-config: '${flags:-}')"
+fi
+if "$root/usr/sbin/asx-lockstat" -h | grep -q 'examples:'; then
+	ok "asx-lockstat runs from the packaged /usr/sbin"
+else
+	bad "asx-lockstat -h from the packaged /usr/sbin"
+fi
+if /usr/bin/python3 -c 'import sys
+sys.path.insert(0, sys.argv[1])
+import asxbcc
+n = asxbcc.usdt_probes(sys.argv[2])
+sys.exit(0 if "mutex_acquired" in n else 1)' "$root/usr/lib/asx/bcc" "$libdir/libasx.so.0"; then
+	ok "the packaged libasx.so.0 carries the USDT probes"
+else
+	bad "the packaged libasx.so.0 has no USDT probes (built without <sys/sdt.h>?)"
+fi
+src=$(ls -d "$root"/usr/src/asx-* 2>/dev/null)
+if [ -n "$src" ] && [ -r "$src/dkms.conf" ] && [ -r "$src/kmod/Kbuild" ]; then
+	ok "asx-dkms holds dkms.conf and the module's sources"
+else
+	bad "asx-dkms lacks dkms.conf or kmod/"
+fi
+finish
