@@ -408,7 +408,7 @@ stage_kmod() {
 stage_bcc() {
 	local out=$log/bcc.log rc p f
 	note "the bcc tools in the test VM"
-	if ! make -s lib bcc-tests; then
+	if ! make -s lib tools kmod bcc-tests; then
 		fail "bcc: build"
 		return
 	fi

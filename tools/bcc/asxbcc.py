@@ -141,6 +141,24 @@ def check_probes(path, wanted):
                         % (path, ", ".join(missing)))
 
 
+def check_pid(pid):
+    """Raises ToolError unless process @pid exists (when given)."""
+    if pid and not os.path.exists("/proc/%d" % pid):
+        raise ToolError("no process %d" % pid)
+
+
+def check_tracepoints(names):
+    """Raises ToolError unless the kernel has every tracepoint "group:name"."""
+    for tp in names:
+        group, name = tp.split(":")
+        if not any(os.path.exists("%s/events/%s/%s" % (d, group, name))
+                   for d in ("/sys/kernel/tracing", "/sys/kernel/debug/tracing")):
+            if group == "asx":
+                raise ToolError("no tracepoint %s: asx.ko is not loaded, or it is older "
+                                "than this tool (or was built without that feature)" % tp)
+            raise ToolError("the kernel has no tracepoint %s" % tp)
+
+
 def check_root(prog):
     if os.geteuid() != 0:
         die(prog, "must be run as root (BPF needs CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN)")
@@ -159,14 +177,19 @@ def positive_int(s):
     return v
 
 
-def common_args(parser):
-    """bcc's usual options: -p, -l, -T, -j, interval [count]."""
-    parser.add_argument("-p", "--pid", type=positive_int,
-                        help="trace this process only (its libasx, or its program if linked "
-                             "statically); the tool ends when the process does")
-    parser.add_argument("-l", "--lib", metavar="PATH",
-                        help="the libasx.so.0 to trace, or a program linked with libasx.a "
-                             "(default: the process's own with -p, else the installed one)")
+def common_args(parser, lib=True):
+    """bcc's usual options: -p, -l (tools of libasx's probes), -T, -j,
+    interval [count]."""
+    if lib:
+        parser.add_argument("-p", "--pid", type=positive_int,
+                            help="trace this process only (its libasx, or its program if "
+                                 "linked statically); the tool ends when the process does")
+        parser.add_argument("-l", "--lib", metavar="PATH",
+                            help="the libasx.so.0 to trace, or a program linked with libasx.a "
+                                 "(default: the process's own with -p, else the installed one)")
+    else:
+        parser.add_argument("-p", "--pid", type=positive_int,
+                            help="trace this process only; the tool ends when the process does")
     parser.add_argument("-T", "--timestamp", action="store_true",
                         help="print a timestamp with each interval")
     parser.add_argument("-j", "--json", action="store_true",
@@ -265,8 +288,11 @@ def run(args, report, prog, tick=None):
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     if not args.json:
-        what = "process %d" % args.pid if args.pid else "every process using it"
-        sys.stderr.write("Tracing %s in %s... Hit Ctrl-C to end.\n" % (what, args.path))
+        where = getattr(args, "path", None)
+        what = ("process %d" % args.pid if args.pid else
+                "every process using it" if where else "every process")
+        sys.stderr.write("Tracing %s%s... Hit Ctrl-C to end.\n"
+                         % (what, " in " + where if where else ""))
     else:
         sys.stderr.write("Tracing... Hit Ctrl-C to end.\n")
     sys.stderr.flush()

@@ -13,6 +13,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dir=${1:?usage: run.sh BUILD_BCC_DIR}
+bin=$dir/../bin	# asx-bench, for the activation tool
 passed=0
 failed=0
 
@@ -44,6 +45,7 @@ if ! /usr/bin/python3 -c 'import bcc' 2>/dev/null; then
 	exit 1
 fi
 run asx-lockstat "$here/test-lockstat.py" "$dir/lockload"
-run asx-lockstat-cli "$here/test-cli.sh" "$here/.."
+run asx-salat "$here/test-salat.py" "$bin/asx-bench"
+run cli "$here/test-cli.sh" "$here/.."
 echo "bcc total: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
