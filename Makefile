@@ -98,6 +98,7 @@ BCC_MANS    := $(sort $(wildcard tools/bcc/man/*.8))
 # man pages: tools/man/NAME.SECTION, installed in MANDIR/manSECTION
 MANS        := $(sort $(wildcard tools/man/*.[1-8]) $(BCC_MANS))
 LOCKLOAD    := $(O)/bcc/lockload
+CTXLOAD     := $(O)/bcc/ctxload
 
 # ---------------------------------------------------------------- fuzzing
 # lib/fuzz/fuzz_<name>.c each define LLVMFuzzerTestOneInput.  `make fuzz`
@@ -140,7 +141,7 @@ all: lib tools selftests kmod
 
 lib: $(LIB_SO) $(LIB_A) $(O)/lib/libasx.so $(O)/lib/libasx.pc
 tools: $(BENCH) $(TTCP) $(ASXCTL)
-bcc-tests: $(LOCKLOAD)
+bcc-tests: $(LOCKLOAD) $(CTXLOAD)
 bench: $(BENCH)
 tests: $(TEST_BINS)
 selftests: $(SELFTEST_BINS)
@@ -200,7 +201,7 @@ $(O)/bin/asxctl: $(ASXCTL_OBJS) $(LIB_SO)
 	$(Q)$(CC) -o $@ $(ASXCTL_OBJS) -L$(O)/lib -l:libasx.so.$(SOVERSION) \
 		$(TOOL_RPATH) $(LDFLAGS_ASX) -lpthread
 
-$(LOCKLOAD): tools/bcc/tests/lockload.c $(LIB_SO)
+$(O)/bcc/%: tools/bcc/tests/%.c $(LIB_SO)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS_ASX) $(CFLAGS_ASX) -o $@ $< -L$(O)/lib -l:libasx.so.$(SOVERSION) \

@@ -108,6 +108,7 @@ def find_libasx(lib, pid):
             raise ToolError("%s: no such file" % lib)
         return os.path.realpath(lib)
     if pid:
+        check_pid(pid)
         path = mapped_libasx(pid)
         if path:
             return path
@@ -145,6 +146,8 @@ def check_pid(pid):
     """Raises ToolError unless process @pid exists (when given)."""
     if pid and not os.path.exists("/proc/%d" % pid):
         raise ToolError("no process %d" % pid)
+    if pid:
+        comm_of(pid)	# remembered for the last report, after it exits
 
 
 def check_tracepoints(names):

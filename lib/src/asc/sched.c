@@ -420,6 +420,7 @@ void asx_thread_yield(void)
 		/* the paper's single-VP fast path: no lock, no atomic RMW */
 		next = a->pol->schedule(a, vp, self);
 		if (next != self) {
+			note_switch(vp, a);
 			vp->cur = next;
 			next->vp = vp;
 			struct asx_thread *prev = asx__ctx_switch(&self->ctx, &next->ctx, self);

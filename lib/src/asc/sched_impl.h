@@ -25,6 +25,7 @@
 
 #include "asc/asc_impl.h"
 #include "core/futex.h"
+#include "core/probes.h"
 
 /* The process's scheduler state (sched.c). */
 struct sched_state {
@@ -222,6 +223,13 @@ static inline void enter_sched(struct asx_vp *vp)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
+/*
+ * The asc_switch probe (arg0 the VP, arg1 its ASC) fires at every switch of
+ * stacks on a VP: thread to thread, thread to the VP's loop, loop to thread.
+ * asx-ctxsw counts them beside the kernel's context switches.
+ */
+#define note_switch(vp, asc)	ASX_PROBE2(asc_switch, vp, asc)
+
 /* Switch from @self to @next (NULL: the VP's loop) on @vp. */
 static inline void switch_to(struct asx_vp *vp, struct asx_thread *self,
 			     struct asx_thread *next)
@@ -230,6 +238,7 @@ static inline void switch_to(struct asx_vp *vp, struct asx_thread *self,
 
 	SCHED_FUZZ();
 	vp->nswitch++;
+	note_switch(vp, self->asc);
 	if (unlikely(next && !ctx_saved(next)))
 		next = asx__vp_handoff(vp, next);
 	if (next) {

@@ -98,6 +98,7 @@ static void *vp_main(void *arg)
 				struct asx_thread *prev;
 
 				wait_saved(t);
+				note_switch(vp, t->asc);
 				vp->cur = t;
 				t->vp = vp;
 				__atomic_store_n(&t->state, T_RUNNING, __ATOMIC_RELAXED);
