@@ -99,6 +99,7 @@ BCC_MANS    := $(sort $(wildcard tools/bcc/man/*.8))
 MANS        := $(sort $(wildcard tools/man/*.[1-8]) $(BCC_MANS))
 LOCKLOAD    := $(O)/bcc/lockload
 CTXLOAD     := $(O)/bcc/ctxload
+QLOAD       := $(O)/bcc/qload
 
 # ---------------------------------------------------------------- fuzzing
 # lib/fuzz/fuzz_<name>.c each define LLVMFuzzerTestOneInput.  `make fuzz`
@@ -141,7 +142,7 @@ all: lib tools selftests kmod
 
 lib: $(LIB_SO) $(LIB_A) $(O)/lib/libasx.so $(O)/lib/libasx.pc
 tools: $(BENCH) $(TTCP) $(ASXCTL)
-bcc-tests: $(LOCKLOAD) $(CTXLOAD)
+bcc-tests: $(LOCKLOAD) $(CTXLOAD) $(QLOAD)
 bench: $(BENCH)
 tests: $(TEST_BINS)
 selftests: $(SELFTEST_BINS)

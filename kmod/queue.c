@@ -131,6 +131,7 @@ static void q_unlink(struct asx_queue *q, struct asx_msg *mp)
 	q->nmsgs--;
 	if (asx_hipri(mp))
 		q->nhipri--;
+	trace_asx_dequeue(q, mp);
 }
 
 /* After a dequeue: true if a writer waiting on @q must be back-enabled. */
@@ -187,6 +188,7 @@ static void __putq(struct asx_queue *q, struct asx_msg *mp, bool front)
 	q->count += n;
 	q->nzero += !n;
 	q->nmsgs++;
+	trace_asx_enqueue(q, mp);
 	if (!front)
 		q->enqueued++;
 	if (q_load(q) >= q->hiwat && !(q->flags & ASX_QFULL)) {

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * ASX tracepoints: asx:asx_put, asx:asx_srv, asx:asx_fc_stop, asx:asx_fc_start, and
- * the activation ones asx:sa_block, asx:sa_unblock (under the run-queue lock)
- * and asx:sa_upcall.
+ * ASX tracepoints: asx:asx_put, asx:asx_srv, asx:asx_fc_stop, asx:asx_fc_start,
+ * asx:asx_enqueue and asx:asx_dequeue (a message in and out of a queue, both
+ * under its lock: asx-qlat times residence from them), and the activation
+ * ones asx:sa_block, asx:sa_unblock (under the run-queue lock) and
+ * asx:sa_upcall.
  *
  * Copyright (C) 2026 ASX developers
  */
@@ -40,10 +42,48 @@ TRACE_EVENT(asx_put,
 		  __entry->type, __entry->band, __entry->len)
 );
 
+/* msg and queue identify a message and its queue while it is queued */
+DECLARE_EVENT_CLASS(asx_msgq_class,
+	TP_PROTO(const struct asx_queue *q, const struct asx_msg *mp),
+	TP_ARGS(q, mp),
+	TP_STRUCT__entry(
+		__field(const void *, queue)
+		__field(const void *, msg)
+		__field(u64, stream)
+		__string(name, q->name)
+		__field(u8, side)
+		__field(u32, len)
+		__field(u32, nmsgs)
+	),
+	TP_fast_assign(
+		__entry->queue = q;
+		__entry->msg = mp;
+		__entry->stream = q->st ? q->st->id : 0;
+		__assign_str(name, q->name);
+		__entry->side = q->side;
+		__entry->len = asx_msgdsize(mp);
+		__entry->nmsgs = q->nmsgs;
+	),
+	TP_printk("stream=%llu queue=%s/%c msg=%p len=%u msgs=%u",
+		  __entry->stream, __get_str(name), __entry->side ? 'w' : 'r',
+		  __entry->msg, __entry->len, __entry->nmsgs)
+);
+
+DEFINE_EVENT(asx_msgq_class, asx_enqueue,
+	TP_PROTO(const struct asx_queue *q, const struct asx_msg *mp),
+	TP_ARGS(q, mp)
+);
+
+DEFINE_EVENT(asx_msgq_class, asx_dequeue,
+	TP_PROTO(const struct asx_queue *q, const struct asx_msg *mp),
+	TP_ARGS(q, mp)
+);
+
 DECLARE_EVENT_CLASS(asx_queue_class,
 	TP_PROTO(const struct asx_queue *q),
 	TP_ARGS(q),
 	TP_STRUCT__entry(
+		__field(const void *, queue)
 		__field(u64, stream)
 		__string(name, q->name)
 		__field(u8, side)
@@ -51,6 +91,7 @@ DECLARE_EVENT_CLASS(asx_queue_class,
 		__field(u32, nmsgs)
 	),
 	TP_fast_assign(
+		__entry->queue = q;
 		__entry->stream = q->st ? q->st->id : 0;
 		__assign_str(name, q->name);
 		__entry->side = q->side;

@@ -36,7 +36,8 @@ def die(prog, msg, code=1):
 
 
 def usdt_probes(path, provider="asx"):
-    """The names of @provider's USDT probes in the ELF file @path.
+    """@provider's USDT probes in the ELF file @path: {name: arguments}
+    (the fewest arguments of the probe's locations).
 
     Reads the .note.stapsdt section (what <sys/sdt.h> emits); an empty set
     means the file was built without <sys/sdt.h>.  Raises ToolError if the
@@ -52,7 +53,7 @@ def usdt_probes(path, provider="asx"):
     shoff, = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
     if not shoff or shstrndx >= shnum:
-        return set()
+        return {}
 
     def section(i):
         off = shoff + i * shentsize
@@ -60,7 +61,7 @@ def usdt_probes(path, provider="asx"):
         return name, offset, size
 
     _, stroff, _ = section(shstrndx)
-    names = set()
+    names = {}
     for i in range(shnum):
         nameoff, offset, size = section(i)
         end = data.index(b"\0", stroff + nameoff)
@@ -78,7 +79,9 @@ def usdt_probes(path, provider="asx"):
                 continue
             fields = desc[24:].split(b"\0")
             if len(fields) >= 2 and fields[0].decode() == provider:
-                names.add(fields[1].decode())
+                name = fields[1].decode()
+                nargs = len(fields[2].split()) if len(fields) > 2 else 0
+                names[name] = min(nargs, names.get(name, nargs))
     return names
 
 
@@ -131,15 +134,18 @@ def find_libasx(lib, pid):
 
 
 def check_probes(path, wanted):
-    """Raises ToolError unless @path carries every probe in @wanted."""
+    """Raises ToolError unless @path carries every probe in @wanted (names,
+    or {name: the arguments the tool reads})."""
     have = usdt_probes(path)
     if not have:
         raise ToolError("%s has no USDT probes: libasx was built without <sys/sdt.h> "
                         "(install systemtap-sdt-dev and rebuild it)" % path)
-    missing = sorted(set(wanted) - have)
-    if missing:
-        raise ToolError("%s lacks the probes %s: is it an older libasx?"
-                        % (path, ", ".join(missing)))
+    if not isinstance(wanted, dict):
+        wanted = {name: 0 for name in wanted}
+    old = sorted(n for n, a in wanted.items() if n not in have or have[n] < a)
+    if old:
+        raise ToolError("%s lacks the probes (or their arguments) %s: is it an older "
+                        "libasx than the tool?" % (path, ", ".join(old)))
 
 
 def check_pid(pid):

@@ -354,7 +354,7 @@ int asx_msgq_enqueue(struct asx_msgq *q, struct asx_msg *m, unsigned int flags,
 	q->st.enqueued++;
 	if (q->bytes > q->st.peak_bytes)
 		q->st.peak_bytes = q->bytes;
-	ASX_PROBE3(msgq_enqueue, q, q->bytes, q->count);
+	ASX_PROBE4(msgq_enqueue, q, q->bytes, q->count, m);
 	wk = kick_one(&q->cons);
 	fn = q->notify;
 	arg = q->notify_arg;
@@ -405,7 +405,7 @@ int asx_msgq_dequeue(struct asx_msgq *q, struct asx_msg **mp, unsigned int flags
 	unlink_msg(q, m);
 	wk = maybe_unblock(q);
 	q->st.dequeued++;
-	ASX_PROBE3(msgq_dequeue, q, q->bytes, q->count);
+	ASX_PROBE4(msgq_dequeue, q, q->bytes, q->count, m);
 	asx_mutex_unlock(&q->lock);
 
 	wake(&q->prod, wk);

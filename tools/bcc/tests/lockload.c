@@ -153,12 +153,14 @@ static void *thread_b(void *arg)
 		} else if (!strcmp(kind, "cond")) {
 			asx_mutex_lock(&mx);
 			t0 = now();
-			while (!cv_flag)
+			/* A may have signalled already (B came late): no wait then */
+			while (!cv_flag) {
 				asx_cond_wait(&cv, &mx);
+				acquisitions++;	/* one wake-up */
+			}
 			note_wait(now() - t0);
 			cv_flag = 0;
 			asx_mutex_unlock(&mx);
-			acquisitions++;
 		} else if (!strcmp(kind, "sem")) {
 			asx_sem_wait(&sm);
 			note_wait(now() - t0);

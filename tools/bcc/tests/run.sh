@@ -46,6 +46,7 @@ if ! /usr/bin/python3 -c 'import bcc' 2>/dev/null; then
 fi
 run asx-lockstat "$here/test-lockstat.py" "$dir/lockload"
 run asx-ctxsw "$here/test-ctxsw.py" "$dir/ctxload"
+run asx-qlat "$here/test-qlat.py" "$dir/qload"
 run asx-salat "$here/test-salat.py" "$bin/asx-bench"
 run cli "$here/test-cli.sh" "$here/.."
 echo "bcc total: $passed passed, $failed failed"

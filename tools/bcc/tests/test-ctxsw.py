@@ -9,7 +9,8 @@ and checks the tool's figures:
 
   - the sleeping thread's voluntary and involuntary switches: within 3 of
     what the thread read itself with getrusage(RUSAGE_THREAD) (the same
-    kernel counters, read a few calls apart), and at least its sleeps;
+    kernel counters, read a few calls apart), and at least half its sleeps
+    (a 50 us sleep may end before the thread is switched out);
   - the VP's user-level switches: at least 2 x YIELDS (two threads
     yielding to each other on one VP) and at most 16 more (starting and
     ending them);
@@ -68,7 +69,9 @@ def run(load):
     if not s:
         errs.append("no row for the sleeping thread %d" % want["sleeper_tid"])
     else:
-        if abs(s["voluntary"] - want["nvcsw"]) > 3 or s["voluntary"] < SLEEPS:
+        # a short sleep can end before the thread is switched out: not every
+        # sleep is a switch, but most are
+        if abs(s["voluntary"] - want["nvcsw"]) > 3 or s["voluntary"] < SLEEPS // 2:
             errs.append("voluntary %d, getrusage %d, sleeps %d"
                         % (s["voluntary"], want["nvcsw"], SLEEPS))
         if abs(s["involuntary"] - want["nivcsw"]) > 3:
