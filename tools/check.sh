@@ -236,6 +236,17 @@ stage_tools() {
 	else
 		pass
 	fi
+	# asxctl: a natural spelling works or says what is wrong in one line
+	local a b c
+	a=$(build/bin/asxctl stats --json 2>&1)
+	b=$(build/bin/asxctl --version 2>&1)
+	c=$(build/bin/asxctl bogus 2>&1)
+	if [[ $a == *'takes no arguments'* && $b != *'unknown command'* &&
+	      $c == *'commands: streams'* ]]; then
+		pass
+	else
+		fail "tools: asxctl's command line (stats --json, --version, an unknown command)"
+	fi
 	# global options after the command, as users write them
 	if build/bin/asx-bench xdr --quick --runs=1 --json 2>/dev/null |
 	   python3 -c 'import json, sys; json.load(sys.stdin)' 2>/dev/null; then

@@ -287,29 +287,46 @@ static int pop(int argc, char **argv)
 	return ret;
 }
 
+/* streams, stats, modules and version take no arguments: say so, do not ignore them */
+static int no_args(int argc, char **argv)
+{
+	if (argc <= 2)
+		return 0;
+	fprintf(stderr, "asxctl %s: takes no arguments, not '%s' (asxctl --help)\n",
+		argv[1], argv[2]);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
+	const char *cmd;
+
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
 	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+	cmd = argv[1];
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "streams"))
-		return cat("streams");
-	if (!strcmp(argv[1], "modules"))
-		return cat("modules");
-	if (!strcmp(argv[1], "stats"))
-		return stats();
-	if (!strcmp(argv[1], "version"))
-		return version();
-	if (!strcmp(argv[1], "push"))
+	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version"))
+		cmd = "version";
+	if (!strcmp(cmd, "streams") || !strcmp(cmd, "modules") || !strcmp(cmd, "stats") ||
+	    !strcmp(cmd, "version")) {
+		if (no_args(argc, argv))
+			return 2;
+		if (!strcmp(cmd, "stats"))
+			return stats();
+		if (!strcmp(cmd, "version"))
+			return version();
+		return cat(cmd);
+	}
+	if (!strcmp(cmd, "push"))
 		return push(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "pop"))
+	if (!strcmp(cmd, "pop"))
 		return pop(argc - 1, argv + 1);
-	fprintf(stderr, "asxctl: unknown command '%s'\n", argv[1]);
-	usage(stderr);
+	fprintf(stderr, "asxctl: unknown command '%s' (commands: streams, stats, modules, "
+		"version, push, pop; asxctl --help)\n", cmd);
 	return 2;
 }
