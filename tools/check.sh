@@ -25,7 +25,9 @@
 #   kmod        asx.ko + selftests in the test VM (tools/vm/asx-vm), the libasx ones
 #               (selftests/asx/lib) also under ASan+UBSan and TSan; the runner's own test
 #   bcc         the bcc tools (tools/bcc) in the test VM, each against a workload
-#               with a known answer (tools/bcc/tests/run.sh)
+#               with a known answer (tools/bcc/tests/run.sh); then the Debian
+#               packages installed there, asx.ko built by asx-dkms, the installed
+#               asx-lockstat run on a program built against libasx-dev
 #
 # Every stage that cannot run fails the check and says why: nothing is
 # skipped silently.  The last line is "check: N passed, N failed", where
@@ -423,11 +425,20 @@ stage_bcc() {
 		fail "bcc: build"
 		return
 	fi
-	# bcc compiles each tool's BPF program in the guest: slow under TCG
-	tools/vm/asx-vm --timeout 1200 -- tools/bcc/tests/run.sh build/bcc 2>&1 | tee "$out"
+	# the packages, to install in the guest (the deb stage leaves them)
+	if ! ls build/deb/asx-tools_*.deb >/dev/null 2>&1 && ! tools/deb-test.sh >/dev/null; then
+		fail "bcc: cannot build the packages (tools/deb-test.sh)"
+		return
+	fi
+	# bcc compiles each tool's BPF program in the guest: slow under TCG;
+	# then the packages are installed there, and the installed tool runs
+	tools/vm/asx-vm --timeout 1500 -- sh -c 'tools/bcc/tests/run.sh build/bcc; a=$?;
+		tools/deb-test.sh --install build/deb; b=$?; [ $a -eq 0 ] && [ $b -eq 0 ]' \
+		2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	read -r p f < <(awk '/^bcc total: [0-9]+ passed, [0-9]+ failed/ { p += $3; f += $5; n++ }
-		END { if (n) print p, f }' "$out")
+		/^deb: [0-9]+ passed, [0-9]+ failed/ { p += $2; f += $4; n++ }
+		END { if (n == 2) print p, f }' "$out")
 	if [ -z "$p" ]; then
 		fail "bcc: the VM did not run the tools' tests (exit $rc; see above)"
 		return

@@ -19,10 +19,23 @@
 #
 # The .deb files are left in OUTDIR (default build/deb). Prints one "ok:" or
 # "FAIL:" line per check and "deb: N passed, N failed"; exit 0 if none failed.
+#
+#        tools/deb-test.sh --install [OUTDIR]
+#
+# In a throw-away root (the test VM: `tools/check.sh bcc` runs it there),
+# installs the packages of OUTDIR with dpkg -i, asx-dkms's postinst building
+# asx.ko with dkms for the running kernel; then compiles a program with the
+# installed pkg-config and headers alone and traces it with the installed
+# /usr/sbin/asx-lockstat, which must see its mutex's acquisitions.
 set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top" || exit 2
+install=0
+if [ "${1:-}" = --install ]; then
+	install=1
+	shift
+fi
 out=${1:-build/deb}
 passed=0
 failed=0
@@ -33,6 +46,73 @@ finish() {
 	[ "$failed" -eq 0 ]
 	exit
 }
+
+if [ "$install" = 1 ]; then
+	[ "$(id -u)" = 0 ] || { bad "--install needs root"; finish; }
+	debs=$(ls "$out"/libasx0_*.deb "$out"/libasx-dev_*.deb "$out"/asx-tools_*.deb \
+		"$out"/asx-dkms_*.deb 2>/dev/null)
+	[ "$(wc -w <<<"$debs")" = 4 ] || { bad "no packages in $out (run tools/deb-test.sh)"; finish; }
+	log=$(mktemp)
+	# shellcheck disable=SC2086
+	if dpkg -i $debs >"$log" 2>&1; then
+		ok "dpkg -i libasx0 libasx-dev asx-tools asx-dkms"
+	else
+		tail -n 30 "$log"
+		bad "dpkg -i"
+	fi
+	if dkms status asx 2>/dev/null | grep -q "$(uname -r).*installed"; then
+		ok "asx-dkms built and installed asx.ko for $(uname -r)"
+	else
+		tail -n 20 "$log"
+		bad "asx-dkms did not install asx.ko for $(uname -r): $(dkms status asx 2>&1)"
+	fi
+	dir=$(mktemp -d)
+	cat >"$dir/app.c" <<'PROG'
+#include <asx/sync.h>
+#include <stdio.h>
+
+int main(void)
+{
+	static struct asx_mutex m = ASX_MUTEX_INITIALIZER;
+	char line[8];
+	int i;
+
+	printf("%p\n", (void *)&m);
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		return 1;
+	for (i = 0; i < 1000; i++) {
+		asx_mutex_lock(&m);
+		asx_mutex_unlock(&m);
+	}
+	return 0;
+}
+PROG
+	if cc -o "$dir/app" "$dir/app.c" $(pkg-config --cflags --libs libasx); then
+		ok "a program built with the installed pkg-config and headers"
+	else
+		bad "a program built with the installed pkg-config and headers"
+	fi
+	coproc APP { "$dir/app"; }
+	read -r addr <&"${APP[0]}"
+	/usr/sbin/asx-lockstat -p "$APP_PID" -j -k mutex >"$dir/ls.out" 2>"$dir/ls.err" &
+	tool=$!
+	for i in $(seq 240); do grep -q Tracing "$dir/ls.err" && break; sleep 1; done
+	echo go >&"${APP[1]}"
+	wait "$APP_PID"
+	wait "$tool"
+	if /usr/bin/python3 -c 'import json, sys
+rows = json.loads(open(sys.argv[1]).read().splitlines()[-1])["locks"]
+sys.exit(0 if any(r["lock"] == sys.argv[2] and r["acq"] == 1000 for r in rows) else 1)' \
+		"$dir/ls.out" "$addr"; then
+		ok "the installed asx-lockstat saw the program's 1000 acquisitions"
+	else
+		cat "$dir/ls.err" "$dir/ls.out" | tail -n 20
+		bad "the installed asx-lockstat on the program"
+	fi
+	rm -rf "$dir" "$log"
+	finish
+fi
 
 for t in dpkg-buildpackage lintian dh_dkms fakeroot pkg-config; do
 	command -v "$t" >/dev/null || { bad "no $t (run tools/setup.sh)"; finish; }

@@ -79,8 +79,8 @@ static void busy_ns(uint64_t ns)
 
 static void *ret_arg(void *arg)
 {
-	CHECK(asx_thread_self() != NULL);
-	asx_thread_yield();
+	CHECK(asx_asc_thread_self() != NULL);
+	asx_asc_thread_yield();
 	return arg;
 }
 
@@ -89,22 +89,22 @@ static void test_spawn_join(void **state)
 	(void)state;
 	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_thread *t[8];
+	struct asx_asc_thread *t[8];
 	void *r;
 
-	assert_null(asx_thread_self());
+	assert_null(asx_asc_thread_self());
 	for (int i = 0; i < 8; i++)
-		assert_int_equal(asx_thread_spawn(a, &q.qos, ret_arg, (void *)(intptr_t)(i + 1),
+		assert_int_equal(asx_asc_thread_spawn(a, &q.qos, ret_arg, (void *)(intptr_t)(i + 1),
 						  NULL, &t[i]), 0);
 	for (int i = 0; i < 8; i++) {
-		assert_int_equal(asx_thread_join(t[i], &r), 0);
+		assert_int_equal(asx_asc_thread_join(t[i], &r), 0);
 		assert_int_equal((intptr_t)r, i + 1);
 	}
 	/* wrong schema, missing QoS */
 	struct asx_edf_qos e = ASX_EDF_QOS(0, MS, 0, 1);
 
-	assert_int_equal(asx_thread_spawn(a, &e.qos, ret_arg, NULL, NULL, &t[0]), -EINVAL);
-	assert_int_equal(asx_thread_spawn(a, NULL, ret_arg, NULL, NULL, &t[0]), -EINVAL);
+	assert_int_equal(asx_asc_thread_spawn(a, &e.qos, ret_arg, NULL, NULL, &t[0]), -EINVAL);
+	assert_int_equal(asx_asc_thread_spawn(a, NULL, ret_arg, NULL, NULL, &t[0]), -EINVAL);
 	assert_int_equal(asx_asc_destroy(a), 0);
 	assert_threads_ok();
 }
@@ -116,7 +116,7 @@ static void *fp_thread(void *arg)
 
 	fesetround(mode);
 	for (int i = 0; i < 100; i++) {
-		asx_thread_yield();
+		asx_asc_thread_yield();
 		CHECK(fegetround() == mode);
 	}
 	return NULL;
@@ -127,14 +127,14 @@ static void test_fp_state(void **state)
 	(void)state;
 	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_thread *t[3];
+	struct asx_asc_thread *t[3];
 	int modes[3] = { FE_TONEAREST, FE_UPWARD, FE_TOWARDZERO };
 
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(asx_thread_spawn(a, &q.qos, fp_thread,
+		assert_int_equal(asx_asc_thread_spawn(a, &q.qos, fp_thread,
 						  (void *)(intptr_t)modes[i], NULL, &t[i]), 0);
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+		assert_int_equal(asx_asc_thread_join(t[i], NULL), 0);
 	assert_int_equal(asx_asc_destroy(a), 0);
 	assert_threads_ok();
 	assert_true(asx__asc_raw_switch_ns(1000) > 0);
@@ -156,7 +156,7 @@ static void *ord_thread(void *arg)
 
 	for (int i = 0; i < o->rounds; i++) {
 		order[norder++] = o->id;
-		asx_thread_yield();
+		asx_asc_thread_yield();
 	}
 	return NULL;
 }
@@ -167,15 +167,15 @@ static struct ord ords[6] = {
 
 static void *gate(void *arg)
 {
-	struct asx_asc *a = asx_thread_asc(asx_thread_self());
-	struct asx_thread **t = arg;
+	struct asx_asc *a = asx_asc_thread_asc(asx_asc_thread_self());
+	struct asx_asc_thread **t = arg;
 	int prio[6] = { 1, 5, 3, 2, 2, 2 };
 
 	/* non-preemptive: none of these runs before the gate returns */
 	for (int i = 0; i < 6; i++) {
 		struct asx_prio_qos q = ASX_PRIO_QOS(prio[i]);
 
-		CHECK(asx_thread_spawn(a, &q.qos, ord_thread, &ords[i], NULL, &t[i]) == 0);
+		CHECK(asx_asc_thread_spawn(a, &q.qos, ord_thread, &ords[i], NULL, &t[i]) == 0);
 	}
 	order[norder++] = 'g';
 	return NULL;
@@ -186,13 +186,13 @@ static void test_prio_order(void **state)
 	(void)state;
 	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
 	struct asx_prio_qos q = ASX_PRIO_QOS(100);
-	struct asx_thread *g, *t[6];
+	struct asx_asc_thread *g, *t[6];
 
 	norder = 0;
-	assert_int_equal(asx_thread_spawn(a, &q.qos, gate, t, NULL, &g), 0);
-	assert_int_equal(asx_thread_join(g, NULL), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, gate, t, NULL, &g), 0);
+	assert_int_equal(asx_asc_thread_join(g, NULL), 0);
 	for (int i = 0; i < 6; i++)
-		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+		assert_int_equal(asx_asc_thread_join(t[i], NULL), 0);
 	order[norder] = 0;
 	/* priority order, then round-robin among the three equals */
 	assert_string_equal(order, "ghmABCABCABCl");
@@ -206,7 +206,7 @@ static void *qos_b(void *arg)
 
 	(void)arg;
 	order[norder++] = 'B';
-	CHECK(asx_thread_change(NULL, &low.qos) == 0);	/* now below A: A runs */
+	CHECK(asx_asc_thread_change(NULL, &low.qos) == 0);	/* now below A: A runs */
 	order[norder++] = 'b';
 	return NULL;
 }
@@ -220,12 +220,12 @@ static void *qos_a(void *arg)
 
 static void *qos_gate(void *arg)
 {
-	struct asx_asc *a = asx_thread_asc(asx_thread_self());
-	struct asx_thread **t = arg;
+	struct asx_asc *a = asx_asc_thread_asc(asx_asc_thread_self());
+	struct asx_asc_thread **t = arg;
 	struct asx_prio_qos pa = ASX_PRIO_QOS(1), pb = ASX_PRIO_QOS(2);
 
-	CHECK(asx_thread_spawn(a, &pa.qos, qos_a, NULL, NULL, &t[0]) == 0);
-	CHECK(asx_thread_spawn(a, &pb.qos, qos_b, NULL, NULL, &t[1]) == 0);
+	CHECK(asx_asc_thread_spawn(a, &pa.qos, qos_a, NULL, NULL, &t[0]) == 0);
+	CHECK(asx_asc_thread_spawn(a, &pb.qos, qos_b, NULL, NULL, &t[1]) == 0);
 	return NULL;
 }
 
@@ -234,16 +234,16 @@ static void test_qos_change(void **state)
 	(void)state;
 	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
 	struct asx_prio_qos q = ASX_PRIO_QOS(100);
-	struct asx_thread *g, *t[2];
+	struct asx_asc_thread *g, *t[2];
 
 	norder = 0;
-	assert_int_equal(asx_thread_spawn(a, &q.qos, qos_gate, t, NULL, &g), 0);
-	assert_int_equal(asx_thread_join(g, NULL), 0);
-	assert_int_equal(asx_thread_join(t[0], NULL), 0);
-	assert_int_equal(asx_thread_join(t[1], NULL), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, qos_gate, t, NULL, &g), 0);
+	assert_int_equal(asx_asc_thread_join(g, NULL), 0);
+	assert_int_equal(asx_asc_thread_join(t[0], NULL), 0);
+	assert_int_equal(asx_asc_thread_join(t[1], NULL), 0);
 	order[norder] = 0;
 	assert_string_equal(order, "BAb");
-	assert_int_equal(asx_thread_change(NULL, &q.qos), -EPERM);	/* not a user thread */
+	assert_int_equal(asx_asc_thread_change(NULL, &q.qos), -EPERM);	/* not a user thread */
 	assert_int_equal(asx_asc_destroy(a), 0);
 	assert_threads_ok();
 }
@@ -264,7 +264,7 @@ static void *locker(void *arg)
 		CHECK(__atomic_add_fetch(&inside[k], 1, __ATOMIC_RELAXED) == 1);
 		long v = counters[k];
 
-		asx_thread_yield();	/* others run, find the lock held, block */
+		asx_asc_thread_yield();	/* others run, find the lock held, block */
 		counters[k] = v + 1;
 		__atomic_sub_fetch(&inside[k], 1, __ATOMIC_RELAXED);
 		asx_asc_mutex_unlock(&locks[k]);
@@ -276,7 +276,7 @@ static void many_threads(unsigned int nvps)
 {
 	struct asx_asc *a = mk_asc(&asx_asc_prio, nvps, 0);
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_thread **t = calloc(NMANY, sizeof(*t));
+	struct asx_asc_thread **t = calloc(NMANY, sizeof(*t));
 	long sum = 0;
 
 	assert_non_null(t);
@@ -285,10 +285,10 @@ static void many_threads(unsigned int nvps)
 		counters[i] = 0;
 	}
 	for (int i = 0; i < NMANY; i++)
-		assert_int_equal(asx_thread_spawn(a, &q.qos, locker, (void *)(intptr_t)i, NULL,
+		assert_int_equal(asx_asc_thread_spawn(a, &q.qos, locker, (void *)(intptr_t)i, NULL,
 						  &t[i]), 0);
 	for (int i = 0; i < NMANY; i++)
-		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+		assert_int_equal(asx_asc_thread_join(t[i], NULL), 0);
 	for (int i = 0; i < NLOCKS; i++)
 		sum += counters[i];
 	assert_int_equal(sum, 3L * NMANY);
@@ -330,7 +330,7 @@ static void *producer(void *arg)
 		asx_asc_cond_signal(&p->c);
 		asx_asc_mutex_unlock(&p->m);
 		if (i % 7 == 0)
-			asx_thread_yield();
+			asx_asc_thread_yield();
 	}
 	asx_asc_mutex_lock(&p->m);
 	p->done = 1;
@@ -399,7 +399,7 @@ static void sync_objects(unsigned int nvps)
 	struct asx_asc *a = mk_asc(&asx_asc_prio, nvps, 0);
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
 	struct pc *p = calloc(1, sizeof(*p));
-	struct asx_thread *t[12];
+	struct asx_asc_thread *t[12];
 	long leaders = 0;
 	void *r;
 
@@ -409,20 +409,20 @@ static void sync_objects(unsigned int nvps)
 	asx_asc_sem_init(&p->ping, 0);
 	asx_asc_sem_init(&p->pong, 0);
 	assert_int_equal(asx_asc_barrier_init(&p->b, 8), 0);
-	assert_int_equal(asx_thread_spawn(a, &q.qos, consumer, p, NULL, &t[0]), 0);
-	assert_int_equal(asx_thread_spawn(a, &q.qos, consumer, p, NULL, &t[1]), 0);
-	assert_int_equal(asx_thread_spawn(a, &q.qos, producer, p, NULL, &t[2]), 0);
-	assert_int_equal(asx_thread_spawn(a, &q.qos, pinger, p, NULL, &t[3]), 0);
-	assert_int_equal(asx_thread_spawn(a, &q.qos, ponger, p, NULL, &t[4]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, consumer, p, NULL, &t[0]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, consumer, p, NULL, &t[1]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, producer, p, NULL, &t[2]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, pinger, p, NULL, &t[3]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, ponger, p, NULL, &t[4]), 0);
 	for (int i = 0; i < 5; i++)
-		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+		assert_int_equal(asx_asc_thread_join(t[i], NULL), 0);
 	assert_int_equal(p->taken, 1000);
 	bar_pc = p;
 	for (int i = 0; i < 8; i++)
-		assert_int_equal(asx_thread_spawn(a, &q.qos, barrier_thread, (void *)(intptr_t)i,
+		assert_int_equal(asx_asc_thread_spawn(a, &q.qos, barrier_thread, (void *)(intptr_t)i,
 						  NULL, &t[i]), 0);
 	for (int i = 0; i < 8; i++) {
-		assert_int_equal(asx_thread_join(t[i], &r), 0);
+		assert_int_equal(asx_asc_thread_join(t[i], &r), 0);
 		leaders += (intptr_t)r;
 	}
 	assert_int_equal(leaders, 50);
@@ -533,11 +533,11 @@ static void *hold_thread(void *arg)
 		asx_asc_mutex_lock(&h->m);
 		long v = h->sum;
 
-		asx_thread_yield();
+		asx_asc_thread_yield();
 		h->sum = v + 1;
 		asx_asc_mutex_unlock(&h->m);
 		__atomic_add_fetch(&h->progress, 1, __ATOMIC_RELAXED);
-		asx_thread_yield();
+		asx_asc_thread_yield();
 	}
 	return NULL;
 }
@@ -547,7 +547,7 @@ static void test_mutex_across_yield_3vp(void **state)
 	(void)state;
 	struct asx_asc *a = mk_asc(&asx_asc_prio, 3, 0);
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_thread *t[HOLD_THREADS];
+	struct asx_asc_thread *t[HOLD_THREADS];
 	struct hold *h = calloc(1, sizeof(*h));
 	struct watchdog wd;
 	uint64_t end = asx_now_ns() + 3000 * MS;
@@ -559,10 +559,10 @@ static void test_mutex_across_yield_3vp(void **state)
 	/* the report hung within 6 to 170 rounds; a few seconds' worth */
 	while (rounds < 20 || asx_now_ns() < end) {
 		for (int i = 0; i < HOLD_THREADS; i++)
-			assert_int_equal(asx_thread_spawn(a, &q.qos, hold_thread, h, NULL, &t[i]),
+			assert_int_equal(asx_asc_thread_spawn(a, &q.qos, hold_thread, h, NULL, &t[i]),
 					 0);
 		for (int i = 0; i < HOLD_THREADS; i++)
-			assert_int_equal(asx_thread_join(t[i], NULL), 0);
+			assert_int_equal(asx_asc_thread_join(t[i], NULL), 0);
 		rounds++;
 		assert_int_equal(h->sum, (long)rounds * HOLD_THREADS * 10);
 	}
@@ -588,14 +588,14 @@ static void test_sem_from_pthread(void **state)
 	(void)state;
 	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_thread *t;
+	struct asx_asc_thread *t;
 	void *r = NULL;
 
 	asx_asc_sem_init(&ext_sem, 0);
-	assert_int_equal(asx_thread_spawn(a, &q.qos, sem_waiter, NULL, NULL, &t), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, sem_waiter, NULL, NULL, &t), 0);
 	usleep(50000);
 	asx_asc_sem_post(&ext_sem);	/* main is a plain pthread */
-	assert_int_equal(asx_thread_join(t, &r), 0);
+	assert_int_equal(asx_asc_thread_join(t, &r), 0);
 	assert_ptr_equal(r, (void *)1);
 	assert_int_equal(asx_asc_destroy(a), 0);
 	assert_threads_ok();
@@ -610,7 +610,7 @@ static void *ticker(void *arg)
 
 	while (!__atomic_load_n(stop, __ATOMIC_RELAXED)) {
 		ticks++;
-		asx_thread_yield();
+		asx_asc_thread_yield();
 	}
 	return NULL;
 }
@@ -621,7 +621,7 @@ static void *sleeper(void *arg)
 	uint64_t t0 = asx_now_ns();
 	int before = ticks;
 
-	CHECK(asx_thread_sleep(50 * MS) == 0);
+	CHECK(asx_asc_thread_sleep(50 * MS) == 0);
 	CHECK(asx_now_ns() - t0 >= 50 * MS);
 	CHECK(ticks > before);	/* the VP ran the other thread meanwhile */
 	__atomic_store_n(stop, 1, __ATOMIC_RELAXED);
@@ -633,14 +633,14 @@ static void test_sleep(void **state)
 	(void)state;
 	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_thread *t[2];
+	struct asx_asc_thread *t[2];
 	int stop = 0;
 
 	ticks = 0;
-	assert_int_equal(asx_thread_spawn(a, &q.qos, sleeper, &stop, NULL, &t[0]), 0);
-	assert_int_equal(asx_thread_spawn(a, &q.qos, ticker, &stop, NULL, &t[1]), 0);
-	assert_int_equal(asx_thread_join(t[0], NULL), 0);
-	assert_int_equal(asx_thread_join(t[1], NULL), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, sleeper, &stop, NULL, &t[0]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, ticker, &stop, NULL, &t[1]), 0);
+	assert_int_equal(asx_asc_thread_join(t[0], NULL), 0);
+	assert_int_equal(asx_asc_thread_join(t[1], NULL), 0);
 	assert_int_equal(asx_asc_destroy(a), 0);
 	assert_threads_ok();
 }
@@ -648,7 +648,7 @@ static void test_sleep(void **state)
 static int fired;
 static void on_timer(void *arg)
 {
-	CHECK(asx_thread_self() == arg);	/* runs in the owner */
+	CHECK(asx_asc_thread_self() == arg);	/* runs in the owner */
 	fired++;
 }
 
@@ -658,13 +658,13 @@ static void *timer_thread(void *arg)
 	uint64_t end;
 
 	(void)arg;
-	CHECK(asx_thread_timer_set(0, asx_deadline(&ts, 5 * MS), 5 * MS, on_timer,
-				   asx_thread_self()) == 0);
+	CHECK(asx_asc_thread_timer_set(0, asx_deadline(&ts, 5 * MS), 5 * MS, on_timer,
+				   asx_asc_thread_self()) == 0);
 	end = asx_now_ns() + 2000 * MS;
 	while (fired < 3 && asx_now_ns() < end)
-		asx_thread_sleep(100 * MS);	/* a firing timer interrupts it */
+		asx_asc_thread_sleep(100 * MS);	/* a firing timer interrupts it */
 	CHECK(fired >= 3);
-	CHECK(asx_thread_timer_set(0, NULL, 0, NULL, NULL) == 0);
+	CHECK(asx_asc_thread_timer_set(0, NULL, 0, NULL, NULL) == 0);
 	return NULL;
 }
 
@@ -673,11 +673,11 @@ static void test_thread_timers(void **state)
 	(void)state;
 	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_thread *t;
+	struct asx_asc_thread *t;
 
 	fired = 0;
-	assert_int_equal(asx_thread_spawn(a, &q.qos, timer_thread, NULL, NULL, &t), 0);
-	assert_int_equal(asx_thread_join(t, NULL), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, timer_thread, NULL, NULL, &t), 0);
+	assert_int_equal(asx_asc_thread_join(t, NULL), 0);
 	assert_true(fired >= 3);
 	assert_int_equal(asx_asc_destroy(a), 0);
 	assert_threads_ok();
@@ -706,7 +706,7 @@ static void *pipe_worker(void *arg)
 
 	for (int i = 0; i < 1000; i++) {
 		p->progress++;
-		asx_thread_yield();
+		asx_asc_thread_yield();
 	}
 	CHECK(asx_asc_write(p->fd[1], "x", 1) == 1);
 	return NULL;
@@ -717,16 +717,16 @@ static void test_pipe_read(void **state)
 	(void)state;
 	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_thread *t[2];
+	struct asx_asc_thread *t[2];
 	struct piped p = { .progress = 0 };
 	struct timespec ts;
 
 	assert_int_equal(pipe(p.fd), 0);
 	/* the reader first: it blocks in read before the worker starts */
-	assert_int_equal(asx_thread_spawn(a, &q.qos, pipe_reader, &p, NULL, &t[0]), 0);
-	assert_int_equal(asx_thread_spawn(a, &q.qos, pipe_worker, &p, NULL, &t[1]), 0);
-	assert_int_equal(asx_thread_join(t[1], NULL), 0);
-	assert_int_equal(asx_thread_join(t[0], NULL), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, pipe_reader, &p, NULL, &t[0]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, pipe_worker, &p, NULL, &t[1]), 0);
+	assert_int_equal(asx_asc_thread_join(t[1], NULL), 0);
+	assert_int_equal(asx_asc_thread_join(t[0], NULL), 0);
 	assert_int_equal(p.progress_at_read, 1000);
 	/* nothing was spare-VP'd for it: the read parked, it did not block the VP */
 	struct asx_asc_stats st;
@@ -734,7 +734,7 @@ static void test_pipe_read(void **state)
 	assert_int_equal(asx_asc_stats(a, &st), 0);
 	assert_int_equal(st.spares_made, 0);
 	/* a wait that times out, from a plain pthread */
-	assert_int_equal(asx_thread_wait_fd(p.fd[0], POLLIN, asx_deadline(&ts, 10 * MS)),
+	assert_int_equal(asx_asc_thread_wait_fd(p.fd[0], POLLIN, asx_deadline(&ts, 10 * MS)),
 			 -ETIMEDOUT);
 	close(p.fd[0]);
 	close(p.fd[1]);
@@ -748,7 +748,7 @@ static void *fd_timeout(void *arg)
 	struct timespec ts;
 	uint64_t t0 = asx_now_ns();
 
-	CHECK(asx_thread_wait_fd(fd[0], POLLIN, asx_deadline(&ts, 20 * MS)) == -ETIMEDOUT);
+	CHECK(asx_asc_thread_wait_fd(fd[0], POLLIN, asx_deadline(&ts, 20 * MS)) == -ETIMEDOUT);
 	CHECK(asx_now_ns() - t0 >= 20 * MS);
 	return NULL;
 }
@@ -758,14 +758,14 @@ static void test_wait_fd_timeout(void **state)
 	(void)state;
 	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_thread *t[4];
+	struct asx_asc_thread *t[4];
 	int fd[2];
 
 	assert_int_equal(pipe(fd), 0);
 	for (int i = 0; i < 4; i++)	/* same fd, four waiters */
-		assert_int_equal(asx_thread_spawn(a, &q.qos, fd_timeout, fd, NULL, &t[i]), 0);
+		assert_int_equal(asx_asc_thread_spawn(a, &q.qos, fd_timeout, fd, NULL, &t[i]), 0);
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+		assert_int_equal(asx_asc_thread_join(t[i], NULL), 0);
 	close(fd[0]);
 	close(fd[1]);
 	assert_int_equal(asx_asc_destroy(a), 0);
@@ -794,7 +794,7 @@ static void *worker_done(void *arg)
 	int *done = arg;
 
 	for (int i = 0; i < 100; i++)
-		asx_thread_yield();
+		asx_asc_thread_yield();
 	__atomic_store_n(done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -804,14 +804,14 @@ static void test_blocking_spare(void **state)
 	(void)state;
 	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_thread *t[2];
+	struct asx_asc_thread *t[2];
 	struct asx_asc_stats st;
 	int done = 0;
 
-	assert_int_equal(asx_thread_spawn(a, &q.qos, nap, &done, NULL, &t[0]), 0);
-	assert_int_equal(asx_thread_spawn(a, &q.qos, worker_done, &done, NULL, &t[1]), 0);
-	assert_int_equal(asx_thread_join(t[1], NULL), 0);
-	assert_int_equal(asx_thread_join(t[0], NULL), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, nap, &done, NULL, &t[0]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, worker_done, &done, NULL, &t[1]), 0);
+	assert_int_equal(asx_asc_thread_join(t[1], NULL), 0);
+	assert_int_equal(asx_asc_thread_join(t[0], NULL), 0);
 	assert_int_equal(asx_asc_stats(a, &st), 0);
 	assert_true(st.spares_made >= 1);
 	assert_int_equal(st.vps_target, 1);
@@ -838,11 +838,11 @@ static void *act_spinner(void *arg)
 
 static void *act_gate(void *arg)
 {
-	struct asx_thread **t = arg;
+	struct asx_asc_thread **t = arg;
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
 
 	for (int i = 0; i < 2; i++)
-		CHECK(asx_thread_spawn(asx_thread_asc(asx_thread_self()), &q.qos, act_spinner,
+		CHECK(asx_asc_thread_spawn(asx_asc_thread_asc(asx_asc_thread_self()), &q.qos, act_spinner,
 				       (void *)(intptr_t)i, NULL, &t[i]) == 0);
 	return NULL;
 }
@@ -852,16 +852,16 @@ static void test_activation(void **state)
 	(void)state;
 	struct asx_asc *a = mk_asc(&asx_asc_prio, 2, 0);
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_thread *t[2];
+	struct asx_asc_thread *t[2];
 
-	struct asx_thread *g;
+	struct asx_asc_thread *g;
 
 	act_flags[0] = act_flags[1] = 0;
 	/* spawned from inside, so the activation policy decides (deferred) */
-	assert_int_equal(asx_thread_spawn(a, &q.qos, act_gate, t, NULL, &g), 0);
-	assert_int_equal(asx_thread_join(g, NULL), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, act_gate, t, NULL, &g), 0);
+	assert_int_equal(asx_asc_thread_join(g, NULL), 0);
 	for (int i = 0; i < 2; i++)
-		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+		assert_int_equal(asx_asc_thread_join(t[i], NULL), 0);
 	assert_int_equal(asx_asc_destroy(a), 0);
 	assert_threads_ok();
 }
@@ -871,7 +871,7 @@ static void test_activation(void **state)
 static void *yield_some(void *arg)
 {
 	for (int i = 0; i < 1000; i++)
-		asx_thread_yield();
+		asx_asc_thread_yield();
 	return arg;
 }
 
@@ -880,19 +880,19 @@ static void test_mode_switch(void **state)
 	(void)state;
 	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0), *b;
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_thread *t[4];
+	struct asx_asc_thread *t[4];
 
 	assert_true(asx_asc_single_vp_mode());
 	for (int i = 0; i < 2; i++)
-		assert_int_equal(asx_thread_spawn(a, &q.qos, yield_some, NULL, NULL, &t[i]), 0);
+		assert_int_equal(asx_asc_thread_spawn(a, &q.qos, yield_some, NULL, NULL, &t[i]), 0);
 	/* a second ASC while the first is yielding: the locked path at run time */
 	b = mk_asc(&asx_asc_prio, 1, 0);
 	assert_false(asx_asc_single_vp_mode());
 	for (int i = 2; i < 4; i++)
-		assert_int_equal(asx_thread_spawn(i == 2 ? a : b, &q.qos, yield_some, NULL, NULL,
+		assert_int_equal(asx_asc_thread_spawn(i == 2 ? a : b, &q.qos, yield_some, NULL, NULL,
 						  &t[i]), 0);
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+		assert_int_equal(asx_asc_thread_join(t[i], NULL), 0);
 	assert_int_equal(asx_asc_destroy(b), 0);
 	assert_true(asx_asc_single_vp_mode());
 	assert_int_equal(asx_asc_add_vp(a), 0);
@@ -932,14 +932,14 @@ static void test_preemption(void **state)
 	(void)state;
 	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, ASX_ASC_TIMESLICED);
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_thread *t[2];
+	struct asx_asc_thread *t[2];
 	int flag = 0;
 
-	assert_int_equal(asx_thread_spawn(a, &q.qos, spinner, &flag, NULL, &t[0]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, spinner, &flag, NULL, &t[0]), 0);
 	usleep(20000);	/* the spinner has the VP */
-	assert_int_equal(asx_thread_spawn(a, &q.qos, setter, &flag, NULL, &t[1]), 0);
-	assert_int_equal(asx_thread_join(t[1], NULL), 0);
-	assert_int_equal(asx_thread_join(t[0], NULL), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, setter, &flag, NULL, &t[1]), 0);
+	assert_int_equal(asx_asc_thread_join(t[1], NULL), 0);
+	assert_int_equal(asx_asc_thread_join(t[0], NULL), 0);
 	assert_int_equal(flag, 1);
 	assert_int_equal(asx_asc_destroy(a), 0);
 	assert_threads_ok();
@@ -954,7 +954,7 @@ bool asx__preempt_excluded(const void *pc);	/* asc/asc_impl.h */
 static void test_preempt_excludes_libasx(void **state)
 {
 	(void)state;
-	assert_true(asx__preempt_excluded((const void *)asx_thread_yield));
+	assert_true(asx__preempt_excluded((const void *)asx_asc_thread_yield));
 	assert_true(asx__preempt_excluded((const void *)asx_asc_create));
 	assert_true(asx__preempt_excluded((const void *)asx__preempt_excluded));
 	/* libc too; the program's own code is preemptible */
@@ -974,7 +974,7 @@ static void *edf_job(void *arg)
 {
 	struct job *j = arg;
 
-	CHECK(asx_thread_deadline() != 0);
+	CHECK(asx_asc_thread_deadline() != 0);
 	busy_ns(j->work);
 	j->runs++;
 	return NULL;
@@ -989,17 +989,17 @@ static void test_edf(void **state)
 	struct asx_edf_qos q2 = ASX_EDF_QOS(0, 150 * MS, 15 * MS, 6);
 	struct asx_edf_qos big = ASX_EDF_QOS(0, 10 * MS, 9 * MS, 1);	/* 0.9 */
 	struct job j1 = { 1 * MS, 0 }, j2 = { 2 * MS, 0 };
-	struct asx_thread *t[3];
+	struct asx_asc_thread *t[3];
 	struct asx_asc_stats st;
 
-	assert_int_equal(asx_thread_spawn(a, &q1.qos, edf_job, &j1, NULL, &t[0]), 0);
-	assert_int_equal(asx_thread_spawn(a, &q2.qos, edf_job, &j2, NULL, &t[1]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q1.qos, edf_job, &j1, NULL, &t[0]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q2.qos, edf_job, &j2, NULL, &t[1]), 0);
 	/* 0.1 + 0.1 + 0.9 > 1: refused, nothing changes */
-	assert_int_equal(asx_thread_spawn(a, &big.qos, edf_job, &j1, NULL, &t[2]), -EBUSY);
+	assert_int_equal(asx_asc_thread_spawn(a, &big.qos, edf_job, &j1, NULL, &t[2]), -EBUSY);
 	assert_int_equal(asx_asc_stats(a, &st), 0);
 	assert_true(st.utilisation > 0.19 && st.utilisation < 0.21);
-	assert_int_equal(asx_thread_join(t[0], NULL), 0);
-	assert_int_equal(asx_thread_join(t[1], NULL), 0);
+	assert_int_equal(asx_asc_thread_join(t[0], NULL), 0);
+	assert_int_equal(asx_asc_thread_join(t[1], NULL), 0);
 	assert_int_equal(j1.runs, 8);
 	assert_int_equal(j2.runs, 6);
 	assert_int_equal(asx_asc_stats(a, &st), 0);
@@ -1012,13 +1012,13 @@ static void test_edf(void **state)
 	struct asx_edf_qos liar = ASX_EDF_QOS(0, 5 * MS, 1 * MS, 40);
 	struct job jl = { 12 * MS, 0 };
 
-	assert_int_equal(asx_thread_spawn(a, &liar.qos, edf_job, &jl, NULL, &t[0]), 0);
-	assert_int_equal(asx_thread_join(t[0], NULL), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &liar.qos, edf_job, &jl, NULL, &t[0]), 0);
+	assert_int_equal(asx_asc_thread_join(t[0], NULL), 0);
 	assert_int_equal(asx_asc_stats(a, &st), 0);
 	assert_true(st.misses >= 30);
 	struct asx_edf_qos small = ASX_EDF_QOS(0, 100 * MS, 1 * MS, 1);
 
-	assert_int_equal(asx_thread_spawn(a, &small.qos, edf_job, &j1, NULL, &t[0]), -EBUSY);
+	assert_int_equal(asx_asc_thread_spawn(a, &small.qos, edf_job, &j1, NULL, &t[0]), -EBUSY);
 	assert_int_equal(asx_asc_destroy(a), 0);
 	assert_threads_ok();
 }
@@ -1037,27 +1037,27 @@ static void *migrant(void *arg)
 		struct asx_edf_qos over = ASX_EDF_QOS(7, 10 * MS, 6 * MS, 4);
 		struct asx_prio_qos wrong = ASX_PRIO_QOS(1);
 
-		CHECK(asx_thread_change(mig_edf, &bad.qos) == -EINVAL);	/* budget > deadline */
-		CHECK(asx_thread_change(mig_edf, &wrong.qos) == -EINVAL);	/* not EDF's schema */
+		CHECK(asx_asc_thread_change(mig_edf, &bad.qos) == -EINVAL);	/* budget > deadline */
+		CHECK(asx_asc_thread_change(mig_edf, &wrong.qos) == -EINVAL);	/* not EDF's schema */
 		/* 0.6 > util_max 0.5: refused by admission, nothing changes */
-		CHECK(asx_thread_change(mig_edf, &over.qos) == -EBUSY);
-		CHECK(asx_thread_asc(asx_thread_self()) == mig_prio);
+		CHECK(asx_asc_thread_change(mig_edf, &over.qos) == -EBUSY);
+		CHECK(asx_asc_thread_asc(asx_asc_thread_self()) == mig_prio);
 
-		CHECK(asx_thread_asc(asx_thread_self()) == mig_prio);
-		CHECK(asx_thread_deadline() == 0);
-		CHECK(asx_thread_change(mig_edf, &e.qos) == 0);
+		CHECK(asx_asc_thread_asc(asx_asc_thread_self()) == mig_prio);
+		CHECK(asx_asc_thread_deadline() == 0);
+		CHECK(asx_asc_thread_change(mig_edf, &e.qos) == 0);
 		/* the same thread, still running, now under EDF */
-		CHECK(asx_thread_asc(asx_thread_self()) == mig_edf);
-		CHECK(asx_thread_deadline() != 0);
+		CHECK(asx_asc_thread_asc(asx_asc_thread_self()) == mig_edf);
+		CHECK(asx_asc_thread_deadline() != 0);
 		return NULL;	/* EDF runs the entry point again each period */
 	}
-	CHECK(asx_thread_asc(asx_thread_self()) == mig_edf);
+	CHECK(asx_asc_thread_asc(asx_asc_thread_self()) == mig_edf);
 	if (mig_calls == 4) {
 		struct asx_prio_qos p = ASX_PRIO_QOS(3);
 
-		CHECK(asx_thread_change(mig_prio, &p.qos) == 0);
-		CHECK(asx_thread_asc(asx_thread_self()) == mig_prio);
-		asx_thread_exit((void *)42);
+		CHECK(asx_asc_thread_change(mig_prio, &p.qos) == 0);
+		CHECK(asx_asc_thread_asc(asx_asc_thread_self()) == mig_prio);
+		asx_asc_thread_exit((void *)42);
 	}
 	return NULL;
 }
@@ -1066,7 +1066,7 @@ static void test_migration(void **state)
 {
 	(void)state;
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_thread *t;
+	struct asx_asc_thread *t;
 	struct asx_asc_stats st;
 	void *r = NULL;
 
@@ -1075,8 +1075,8 @@ static void test_migration(void **state)
 	mig_prio = mk_asc(&asx_asc_prio, 1, 0);
 	assert_int_equal(asx_asc_create(&mig_edf, &asx_asc_edf, &ea), 0);
 	mig_calls = 0;
-	assert_int_equal(asx_thread_spawn(mig_prio, &q.qos, migrant, NULL, NULL, &t), 0);
-	assert_int_equal(asx_thread_join(t, &r), 0);
+	assert_int_equal(asx_asc_thread_spawn(mig_prio, &q.qos, migrant, NULL, NULL, &t), 0);
+	assert_int_equal(asx_asc_thread_join(t, &r), 0);
 	assert_ptr_equal(r, (void *)42);
 	assert_int_equal(mig_calls, 4);
 	assert_int_equal(asx_asc_stats(mig_edf, &st), 0);
@@ -1114,11 +1114,11 @@ static void *same_prio_migrant(void *arg)
 
 	(void)arg;
 	for (int i = 0; i < 20; i++) {
-		CHECK(asx_thread_change(same_b, &q.qos) == 0);
-		asx_thread_yield();
+		CHECK(asx_asc_thread_change(same_b, &q.qos) == 0);
+		asx_asc_thread_yield();
 		CHECK(vp_tid() == vp_of_b);
-		CHECK(asx_thread_change(same_a, &q.qos) == 0);
-		asx_thread_yield();
+		CHECK(asx_asc_thread_change(same_a, &q.qos) == 0);
+		asx_asc_thread_yield();
 		CHECK(vp_tid() == vp_of_a);
 	}
 	return (void *)7;
@@ -1128,7 +1128,7 @@ static void test_migration_same_prio(void **state)
 {
 	(void)state;
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_thread *t;
+	struct asx_asc_thread *t;
 	unsigned long progress = 0;
 	struct watchdog wd;
 	void *r = NULL;
@@ -1136,12 +1136,12 @@ static void test_migration_same_prio(void **state)
 	same_a = mk_asc(&asx_asc_prio, 1, 0);
 	same_b = mk_asc(&asx_asc_prio, 1, 0);
 	watchdog_start(&wd, "migration at the same priority", &progress, same_a, 20);
-	assert_int_equal(asx_thread_spawn(same_a, &q.qos, note_vp, &vp_of_a, NULL, &t), 0);
-	assert_int_equal(asx_thread_join(t, NULL), 0);
-	assert_int_equal(asx_thread_spawn(same_b, &q.qos, note_vp, &vp_of_b, NULL, &t), 0);
-	assert_int_equal(asx_thread_join(t, NULL), 0);
-	assert_int_equal(asx_thread_spawn(same_a, &q.qos, same_prio_migrant, NULL, NULL, &t), 0);
-	assert_int_equal(asx_thread_join(t, &r), 0);
+	assert_int_equal(asx_asc_thread_spawn(same_a, &q.qos, note_vp, &vp_of_a, NULL, &t), 0);
+	assert_int_equal(asx_asc_thread_join(t, NULL), 0);
+	assert_int_equal(asx_asc_thread_spawn(same_b, &q.qos, note_vp, &vp_of_b, NULL, &t), 0);
+	assert_int_equal(asx_asc_thread_join(t, NULL), 0);
+	assert_int_equal(asx_asc_thread_spawn(same_a, &q.qos, same_prio_migrant, NULL, NULL, &t), 0);
+	assert_int_equal(asx_asc_thread_join(t, &r), 0);
 	assert_ptr_equal(r, (void *)7);
 	watchdog_stop(&wd);
 	assert_int_equal(asx_asc_destroy(same_b), 0);
@@ -1161,7 +1161,7 @@ static int top_slept;
 static void *long_sleeper(void *arg)
 {
 	(void)arg;
-	asx_thread_sleep(60 * MS);
+	asx_asc_thread_sleep(60 * MS);
 	__atomic_store_n(&top_slept, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -1180,7 +1180,7 @@ static void *early_waiter(void *arg)
 static void *poster(void *arg)
 {
 	(void)arg;
-	asx_thread_yield();
+	asx_asc_thread_yield();
 	asx_asc_sem_post(&top_sem);
 	return NULL;
 }
@@ -1196,9 +1196,9 @@ static void *rescuer(void *arg)
 	struct timespec past = { 0, 1 };
 
 	(void)arg;
-	CHECK(asx_thread_timer_set(0, &past, 0, noop_timer, NULL) == 0);
-	asx_thread_sleep(1 * MS);
-	CHECK(asx_thread_timer_set(0, NULL, 0, NULL, NULL) == 0);
+	CHECK(asx_asc_thread_timer_set(0, &past, 0, noop_timer, NULL) == 0);
+	asx_asc_thread_sleep(1 * MS);
+	CHECK(asx_asc_thread_timer_set(0, NULL, 0, NULL, NULL) == 0);
 	return NULL;
 }
 
@@ -1207,18 +1207,18 @@ static void test_timer_top_removed(void **state)
 	(void)state;
 	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_thread *t[3], *rescue;
+	struct asx_asc_thread *t[3], *rescue;
 	uint64_t end;
 	bool woke;
 
 	asx_asc_sem_init(&top_sem, 0);
 	top_slept = 0;
-	assert_int_equal(asx_thread_spawn(a, &q.qos, long_sleeper, NULL, NULL, &t[0]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, long_sleeper, NULL, NULL, &t[0]), 0);
 	busy_ns(5 * MS);	/* asleep, its timer armed */
-	assert_int_equal(asx_thread_spawn(a, &q.qos, early_waiter, NULL, NULL, &t[1]), 0);
-	assert_int_equal(asx_thread_spawn(a, &q.qos, poster, NULL, NULL, &t[2]), 0);
-	assert_int_equal(asx_thread_join(t[1], NULL), 0);
-	assert_int_equal(asx_thread_join(t[2], NULL), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, early_waiter, NULL, NULL, &t[1]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, poster, NULL, NULL, &t[2]), 0);
+	assert_int_equal(asx_asc_thread_join(t[1], NULL), 0);
+	assert_int_equal(asx_asc_thread_join(t[2], NULL), 0);
 	/* 60 ms sleep: allow a loaded machine 5 s */
 	end = asx_now_ns() + 5000 * MS;
 	while (!__atomic_load_n(&top_slept, __ATOMIC_ACQUIRE) && asx_now_ns() < end) {
@@ -1230,11 +1230,11 @@ static void test_timer_top_removed(void **state)
 	if (!woke) {
 		print_error("sleeper not woken 5 s after its 60 ms sleep\n");
 		/* let it finish */
-		assert_int_equal(asx_thread_spawn(a, &q.qos, rescuer, NULL, NULL, &rescue),
+		assert_int_equal(asx_asc_thread_spawn(a, &q.qos, rescuer, NULL, NULL, &rescue),
 				 0);
-		assert_int_equal(asx_thread_join(rescue, NULL), 0);
+		assert_int_equal(asx_asc_thread_join(rescue, NULL), 0);
 	}
-	assert_int_equal(asx_thread_join(t[0], NULL), 0);
+	assert_int_equal(asx_asc_thread_join(t[0], NULL), 0);
 	assert_int_equal(asx_asc_destroy(a), 0);
 	assert_true(woke);
 	assert_threads_ok();
@@ -1259,14 +1259,14 @@ static void test_direct(void **state)
 	(void)state;
 	struct asx_asc *a = mk_asc(&asx_asc_direct, 0, 0);
 	struct asx_direct_qos q = ASX_DIRECT_QOS();
-	struct asx_thread *t[4];
+	struct asx_asc_thread *t[4];
 
 	assert_int_equal(asx_asc_barrier_init(&dbar, 4), 0);
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(asx_thread_spawn(a, i & 1 ? NULL : &q.qos, direct_thread, a,
+		assert_int_equal(asx_asc_thread_spawn(a, i & 1 ? NULL : &q.qos, direct_thread, a,
 						  NULL, &t[i]), 0);
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+		assert_int_equal(asx_asc_thread_join(t[i], NULL), 0);
 	assert_int_equal(asx_asc_destroy(a), 0);
 	assert_threads_ok();
 }
@@ -1294,7 +1294,7 @@ static void *ring_thread(void *arg)
 			if (!s->me)
 				__atomic_add_fetch(&r->rounds, 1, __ATOMIC_RELAXED);
 		}
-		asx_thread_yield();
+		asx_asc_thread_yield();
 	}
 	return NULL;
 }
@@ -1310,7 +1310,7 @@ static void *burst_thread(void *arg)
 	/* computes 100 us between yields: a VP of its own is worth having */
 	while (!__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)) {
 		busy_ns(100000);
-		asx_thread_yield();
+		asx_asc_thread_yield();
 	}
 	return NULL;
 }
@@ -1362,19 +1362,19 @@ static void test_surplus_vp(void **state)
 	struct ring r = { .n = 4 };
 	struct ring_self rs[4];
 	struct burst b = { 0 };
-	struct asx_thread *t[4];
+	struct asx_asc_thread *t[4];
 	double share;
 
 	for (int i = 0; i < 4; i++) {
 		rs[i].r = &r;
 		rs[i].me = i;
-		assert_int_equal(asx_thread_spawn(a, &q.qos, ring_thread, &rs[i], NULL, &t[i]), 0);
+		assert_int_equal(asx_asc_thread_spawn(a, &q.qos, ring_thread, &rs[i], NULL, &t[i]), 0);
 	}
 	usleep(50000);		/* a few windows to settle */
 	share = settled_share(a, 1, 200);
 	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+		assert_int_equal(asx_asc_thread_join(t[i], NULL), 0);
 	assert_true(__atomic_load_n(&r.rounds, __ATOMIC_RELAXED) > 0);
 #if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
 	/* (sanitized switches take microseconds: the threads then look busy) */
@@ -1382,12 +1382,12 @@ static void test_surplus_vp(void **state)
 #endif
 
 	for (int i = 0; i < 2; i++)
-		assert_int_equal(asx_thread_spawn(a, &q.qos, burst_thread, &b, NULL, &t[i]), 0);
+		assert_int_equal(asx_asc_thread_spawn(a, &q.qos, burst_thread, &b, NULL, &t[i]), 0);
 	usleep(20000);
 	share = settled_share(a, 2, 100);
 	__atomic_store_n(&b.stop, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < 2; i++)
-		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+		assert_int_equal(asx_asc_thread_join(t[i], NULL), 0);
 	assert_true(share >= SETTLED);
 	assert_int_equal(asx_asc_destroy(a), 0);
 	assert_threads_ok();
@@ -1416,7 +1416,7 @@ static void *lone_yielder(void *arg)
 
 	(void)arg;
 	while (asx_now_ns() < end)
-		asx_thread_yield();
+		asx_asc_thread_yield();
 	return NULL;
 }
 
@@ -1426,14 +1426,14 @@ static void test_idle_vps(void **state)
 	(void)state;
 	struct asx_asc *a = mk_asc(&asx_asc_prio, 4, 0);
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_thread *t[8];
+	struct asx_asc_thread *t[8];
 	struct asx_asc_stats st;
 	uint64_t c0, w0, c, w;
 
 	for (int i = 0; i < 8; i++)
-		assert_int_equal(asx_thread_spawn(a, &q.qos, idle_nap, NULL, NULL, &t[i]), 0);
+		assert_int_equal(asx_asc_thread_spawn(a, &q.qos, idle_nap, NULL, NULL, &t[i]), 0);
 	for (int i = 0; i < 8; i++)
-		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+		assert_int_equal(asx_asc_thread_join(t[i], NULL), 0);
 	assert_int_equal(asx_asc_stats(a, &st), 0);
 	assert_true(st.vps >= 5);	/* spares were made */
 	usleep(20000);
@@ -1450,8 +1450,8 @@ static void test_idle_vps(void **state)
 	/* one thread yielding alone keeps one CPU busy, and only one */
 	c0 = cpu_ns();
 	w0 = asx_now_ns();
-	assert_int_equal(asx_thread_spawn(a, &q.qos, lone_yielder, NULL, NULL, &t[0]), 0);
-	assert_int_equal(asx_thread_join(t[0], NULL), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, lone_yielder, NULL, NULL, &t[0]), 0);
+	assert_int_equal(asx_asc_thread_join(t[0], NULL), 0);
 	c = cpu_ns() - c0;
 	w = asx_now_ns() - w0;
 	assert_true(c < w + w / 4 + 10 * MS);
@@ -1474,7 +1474,7 @@ static void *sig_waiter(void *arg)
 	struct sigt *s = arg;
 	struct timespec ts;
 
-	s->got = asx_thread_wait_signal(&s->set, &s->info, asx_deadline(&ts, 5000 * MS));
+	s->got = asx_asc_thread_wait_signal(&s->set, &s->info, asx_deadline(&ts, 5000 * MS));
 	__atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -1485,7 +1485,7 @@ static void *sig_worker(void *arg)
 
 	while (!__atomic_load_n(&s->done, __ATOMIC_ACQUIRE)) {
 		__atomic_add_fetch(&s->progress, 1, __ATOMIC_RELAXED);
-		asx_thread_yield();
+		asx_asc_thread_yield();
 	}
 	return NULL;
 }
@@ -1499,7 +1499,7 @@ static void *sig_timeout(void *arg)
 
 	sigemptyset(&two);
 	sigaddset(&two, SIGUSR2);
-	s->timeout_r = asx_thread_wait_signal(&two, NULL, asx_deadline(&ts, 30 * MS));
+	s->timeout_r = asx_asc_thread_wait_signal(&two, NULL, asx_deadline(&ts, 30 * MS));
 	s->timeout_ns = asx_now_ns() - t0;
 	return NULL;
 }
@@ -1565,19 +1565,19 @@ static void test_attr_size(void **state)
 		uint64_t future;
 	} big = { .at = { .sz = sizeof(big), .nvps = 1 } };
 	struct big_tattr {
-		struct asx_thread_attr at;
+		struct asx_asc_thread_attr at;
 		uint64_t future;
 	} tbig = { .at = { .sz = sizeof(tbig) } };
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
 	struct asx_asc *a = NULL;
-	struct asx_thread *t = NULL;
+	struct asx_asc_thread *t = NULL;
 	void *r;
 
 	ASX_ASC_ATTR(at, .nvps = 2, .name = "attr");
-	ASX_THREAD_ATTR(ta, .name = "named");
+	ASX_ASC_THREAD_ATTR(ta, .name = "named");
 
 	assert_int_equal(at.sz, sizeof(struct asx_asc_attr));
-	assert_int_equal(ta.sz, sizeof(struct asx_thread_attr));
+	assert_int_equal(ta.sz, sizeof(struct asx_asc_thread_attr));
 	/* a zero tail beyond the known fields is fine, anything else is not */
 	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &big.at), 0);
 	assert_int_equal(asx_asc_destroy(a), 0);
@@ -1591,19 +1591,19 @@ static void test_attr_size(void **state)
 	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &at), 0);
 	assert_string_equal(asx_asc_name(a), "attr");
 	tbig.future = 2;
-	assert_int_equal(asx_thread_spawn(a, &q.qos, ret_arg, NULL, &tbig.at, &t), -E2BIG);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, ret_arg, NULL, &tbig.at, &t), -E2BIG);
 	tbig.at.sz = 1;
-	assert_int_equal(asx_thread_spawn(a, &q.qos, ret_arg, NULL, &tbig.at, &t), -EINVAL);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, ret_arg, NULL, &tbig.at, &t), -EINVAL);
 	/* an older, shorter struct: the fields it lacks are defaults */
-	tbig.at = (struct asx_thread_attr){ .sz = offsetof(struct asx_thread_attr, name),
+	tbig.at = (struct asx_asc_thread_attr){ .sz = offsetof(struct asx_asc_thread_attr, name),
 					    .name = "not read", .detached = true };
-	assert_int_equal(asx_thread_spawn(a, &q.qos, ret_arg, (void *)5, &tbig.at, &t), 0);
-	assert_string_equal(asx_thread_name(t), "");
-	assert_int_equal(asx_thread_join(t, &r), 0);	/* not detached */
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, ret_arg, (void *)5, &tbig.at, &t), 0);
+	assert_string_equal(asx_asc_thread_name(t), "");
+	assert_int_equal(asx_asc_thread_join(t, &r), 0);	/* not detached */
 	assert_ptr_equal(r, (void *)5);
-	assert_int_equal(asx_thread_spawn(a, &q.qos, ret_arg, (void *)6, &ta, &t), 0);
-	assert_string_equal(asx_thread_name(t), "named");
-	assert_int_equal(asx_thread_join(t, &r), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, ret_arg, (void *)6, &ta, &t), 0);
+	assert_string_equal(asx_asc_thread_name(t), "named");
+	assert_int_equal(asx_asc_thread_join(t, &r), 0);
 	assert_int_equal(asx_asc_destroy(a), 0);
 	assert_threads_ok();
 }
@@ -1658,7 +1658,7 @@ static void *errno_spinner(void *arg)
 {
 	(void)arg;
 	while (!__atomic_load_n(&errno_stop, __ATOMIC_ACQUIRE))
-		asx_thread_yield();
+		asx_asc_thread_yield();
 	return NULL;
 }
 
@@ -1680,7 +1680,7 @@ static void *errno_caller(void *arg)
 			(*moved)++;
 		CHECK(errno_now() != 0);
 		close(fd);
-		asx_thread_yield();
+		asx_asc_thread_yield();
 	}
 	__atomic_store_n(&errno_stop, 1, __ATOMIC_RELEASE);
 	return NULL;
@@ -1691,15 +1691,15 @@ static void test_wrapper_errno(void **state)
 	(void)state;
 	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_thread *t[3];
+	struct asx_asc_thread *t[3];
 	int moved = 0;
 
 	errno_stop = 0;
-	assert_int_equal(asx_thread_spawn(a, &q.qos, errno_caller, &moved, NULL, &t[0]), 0);
-	assert_int_equal(asx_thread_spawn(a, &q.qos, errno_spinner, NULL, NULL, &t[1]), 0);
-	assert_int_equal(asx_thread_spawn(a, &q.qos, errno_spinner, NULL, NULL, &t[2]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, errno_caller, &moved, NULL, &t[0]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, errno_spinner, NULL, NULL, &t[1]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, errno_spinner, NULL, NULL, &t[2]), 0);
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+		assert_int_equal(asx_asc_thread_join(t[i], NULL), 0);
 	assert_int_equal(asx_asc_destroy(a), 0);
 	print_message("wrapper errno: thread came back on another VP %d times\n", moved);
 	assert_threads_ok();
@@ -1711,7 +1711,7 @@ static void test_wait_signal(void **state)
 	struct sigt s = { 0 };
 	sigset_t blk, old, bad;
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_thread *t[3];
+	struct asx_asc_thread *t[3];
 	struct timespec ts;
 	union sigval v = { .sival_int = 4242 };
 	uint64_t t0;
@@ -1725,9 +1725,9 @@ static void test_wait_signal(void **state)
 
 	sigemptyset(&s.set);
 	sigaddset(&s.set, SIGUSR1);
-	assert_int_equal(asx_thread_spawn(a, &q.qos, sig_waiter, &s, NULL, &t[0]), 0);
-	assert_int_equal(asx_thread_spawn(a, &q.qos, sig_worker, &s, NULL, &t[1]), 0);
-	assert_int_equal(asx_thread_spawn(a, &q.qos, sig_timeout, &s, NULL, &t[2]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, sig_waiter, &s, NULL, &t[0]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, sig_worker, &s, NULL, &t[1]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, sig_timeout, &s, NULL, &t[2]), 0);
 	/* the waiter does not hold the 1-VP ASC's only VP */
 	t0 = asx_now_ns();
 	while (__atomic_load_n(&s.progress, __ATOMIC_RELAXED) < 1000 &&
@@ -1737,7 +1737,7 @@ static void test_wait_signal(void **state)
 	assert_int_equal(__atomic_load_n(&s.done, __ATOMIC_ACQUIRE), 0);
 	assert_int_equal(sigqueue(getpid(), SIGUSR1, v), 0);
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(asx_thread_join(t[i], NULL), 0);
+		assert_int_equal(asx_asc_thread_join(t[i], NULL), 0);
 	assert_int_equal(s.got, SIGUSR1);
 	assert_int_equal(s.info.si_signo, SIGUSR1);
 	assert_int_equal(s.info.si_pid, getpid());
@@ -1751,23 +1751,23 @@ static void test_wait_signal(void **state)
 	sigemptyset(&s.set);
 	sigaddset(&s.set, SIGUSR2);
 	s.done = 0;
-	assert_int_equal(asx_thread_spawn(a, &q.qos, sig_waiter, &s, NULL, &t[0]), 0);
-	assert_int_equal(asx_thread_join(t[0], NULL), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, sig_waiter, &s, NULL, &t[0]), 0);
+	assert_int_equal(asx_asc_thread_join(t[0], NULL), 0);
 	assert_int_equal(s.got, SIGUSR2);
 	assert_int_equal(s.info.si_code, SI_USER);
 
 	/* refusals; a plain pthread waits in the kernel */
 	sigemptyset(&bad);
-	assert_int_equal(asx_thread_wait_signal(&bad, NULL, NULL), -EINVAL);
+	assert_int_equal(asx_asc_thread_wait_signal(&bad, NULL, NULL), -EINVAL);
 	sigaddset(&bad, SIGKILL);
-	assert_int_equal(asx_thread_wait_signal(&bad, NULL, NULL), -EINVAL);
+	assert_int_equal(asx_asc_thread_wait_signal(&bad, NULL, NULL), -EINVAL);
 	sigemptyset(&bad);
 	sigaddset(&bad, SIGWINCH);	/* not blocked */
-	assert_int_equal(asx_thread_wait_signal(&bad, NULL, NULL), -EINVAL);
-	assert_int_equal(asx_thread_wait_signal(&s.set, NULL, asx_deadline(&ts, 10 * MS)),
+	assert_int_equal(asx_asc_thread_wait_signal(&bad, NULL, NULL), -EINVAL);
+	assert_int_equal(asx_asc_thread_wait_signal(&s.set, NULL, asx_deadline(&ts, 10 * MS)),
 			 -ETIMEDOUT);
 	assert_int_equal(kill(getpid(), SIGUSR2), 0);
-	assert_int_equal(asx_thread_wait_signal(&s.set, NULL, asx_deadline(&ts, 1000 * MS)),
+	assert_int_equal(asx_asc_thread_wait_signal(&s.set, NULL, asx_deadline(&ts, 1000 * MS)),
 			 SIGUSR2);
 
 	assert_int_equal(asx_asc_destroy(a), 0);

@@ -14,7 +14,7 @@
  * timed and try locks; producing items for consumer threads that wait on
  * an ASC condition; a counting semaphore held across the same; sleeps and
  * yields; spawning children (joined, or detached and counted); ending by
- * asx_thread_exit().  Barrier threads run rounds meanwhile.
+ * asx_asc_thread_exit().  Barrier threads run rounds meanwhile.
  *
  * Invariants: the counter updated without atomics inside the mutex equals
  * the critical sections entered, and no two were inside at once; every
@@ -142,7 +142,7 @@ struct worker {
 	struct world *w;
 	unsigned int idx, nops;
 	uint64_t rng;
-	struct asx_thread *t;
+	struct asx_asc_thread *t;
 	int op, done;			/* atomic: for the watchdog */
 };
 
@@ -191,16 +191,16 @@ static bool migrate_round(struct world *w, uint64_t *rng)
 
 	if (is_direct(w))
 		return false;
-	CHECK(asx_thread_change(w->side_prio, &pq.qos) == 0);
-	CHECK(asx_thread_asc(asx_thread_self()) == w->side_prio);
+	CHECK(asx_asc_thread_change(w->side_prio, &pq.qos) == 0);
+	CHECK(asx_asc_thread_asc(asx_asc_thread_self()) == w->side_prio);
 	if (rnd(rng, 2))
-		asx_thread_yield();
-	CHECK(asx_thread_change(w->side_edf, &eq.qos) == 0);
-	CHECK(asx_thread_asc(asx_thread_self()) == w->side_edf);
+		asx_asc_thread_yield();
+	CHECK(asx_asc_thread_change(w->side_edf, &eq.qos) == 0);
+	CHECK(asx_asc_thread_asc(asx_asc_thread_self()) == w->side_edf);
 	if (rnd(rng, 2))
-		asx_thread_yield();
-	CHECK(asx_thread_change(w->home, home_qos(w, &hb)) == 0);
-	CHECK(asx_thread_asc(asx_thread_self()) == w->home);
+		asx_asc_thread_yield();
+	CHECK(asx_asc_thread_change(w->home, home_qos(w, &hb)) == 0);
+	CHECK(asx_asc_thread_asc(asx_asc_thread_self()) == w->home);
 	return true;
 }
 
@@ -214,10 +214,10 @@ static void hold_action(struct world *w, uint64_t *rng)
 	case 0:
 	case 1:
 	case 2:
-		asx_thread_yield();
+		asx_asc_thread_yield();
 		break;
 	case 3:
-		asx_thread_sleep(rnd(rng, 50) * US);
+		asx_asc_thread_sleep(rnd(rng, 50) * US);
 		break;
 	case 4:
 		/*
@@ -241,7 +241,7 @@ static void hold_action(struct world *w, uint64_t *rng)
 		break;
 	case 7:
 		if (!migrate_round(w, rng))
-			asx_thread_yield();
+			asx_asc_thread_yield();
 		break;
 	default:
 		break;
@@ -266,7 +266,7 @@ static void *child_main(void *arg)
 {
 	struct world *w = arg;
 
-	asx_thread_yield();
+	asx_asc_thread_yield();
 	asx_asc_mutex_lock(&w->m);
 	w->counter++;
 	__atomic_add_fetch(&w->cs_entered, 1, __ATOMIC_RELAXED);
@@ -278,21 +278,21 @@ static void *child_main(void *arg)
 
 static void spawn_child(struct world *w, uint64_t *rng)
 {
-	struct asx_thread_attr ta = { .sz = sizeof(ta), .name = "child" };
+	struct asx_asc_thread_attr ta = { .sz = sizeof(ta), .name = "child" };
 	union qos_buf qb;
-	struct asx_thread *t = NULL;
+	struct asx_asc_thread *t = NULL;
 	void *r = NULL;
 
 	ta.detached = rnd(rng, 2);
 	__atomic_add_fetch(&w->spawned, 1, __ATOMIC_RELAXED);
-	if (asx_thread_spawn(w->home, w->pol == &asx_asc_direct ? NULL : home_qos(w, &qb),
+	if (asx_asc_thread_spawn(w->home, w->pol == &asx_asc_direct ? NULL : home_qos(w, &qb),
 			     child_main, w, &ta, &t)) {
 		CHECK(!"spawn child");
 		__atomic_add_fetch(&w->finished, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	if (!ta.detached) {
-		CHECK(asx_thread_join(t, &r) == 0);
+		CHECK(asx_asc_thread_join(t, &r) == 0);
 		CHECK(r == w);
 	}
 }
@@ -334,7 +334,7 @@ static void *worker_main(void *arg)
 			w->items++;
 			w->produced++;
 			if (rnd(rng, 4) == 0)
-				asx_thread_yield();	/* the consumer's wake waits for us */
+				asx_asc_thread_yield();	/* the consumer's wake waits for us */
 			asx_asc_cond_signal(&w->qc);
 			asx_asc_mutex_unlock(&w->qm);
 			break;
@@ -355,28 +355,28 @@ static void *worker_main(void *arg)
 			break;
 		}
 		case 8:
-			asx_thread_sleep(rnd(rng, 100) * US);
+			asx_asc_thread_sleep(rnd(rng, 100) * US);
 			break;
 		case 9:
 			if (rnd(rng, 4) == 0)
 				spawn_child(w, rng);
 			else
-				asx_thread_yield();
+				asx_asc_thread_yield();
 			break;
 		case 10:
 			if (!migrate_round(w, rng))
-				asx_thread_yield();
+				asx_asc_thread_yield();
 			break;
 		default:
-			asx_thread_yield();
+			asx_asc_thread_yield();
 			break;
 		}
 		tick(w);
 	}
-	CHECK(asx_thread_asc(asx_thread_self()) == w->home);
+	CHECK(asx_asc_thread_asc(asx_asc_thread_self()) == w->home);
 	__atomic_store_n(&k->done, 1, __ATOMIC_RELAXED);
 	if (k->idx & 1)
-		asx_thread_exit((void *)(uintptr_t)(k->idx + 1));
+		asx_asc_thread_exit((void *)(uintptr_t)(k->idx + 1));
 	return (void *)(uintptr_t)(k->idx + 1);
 }
 
@@ -395,7 +395,7 @@ static void *consumer_main(void *arg)
 		w->consumed++;
 		tick(w);
 		if (rnd(&rng, 8) == 0)
-			asx_thread_yield();	/* holding qm */
+			asx_asc_thread_yield();	/* holding qm */
 	}
 	asx_asc_mutex_unlock(&w->qm);
 	return NULL;
@@ -410,9 +410,9 @@ static void *barrier_main(void *arg)
 	for (unsigned int r = 0; r < w->bar_rounds; r++) {
 		__atomic_store_n(&w->phase[k->idx], r, __ATOMIC_RELAXED);
 		if (rnd(&k->rng, 3) == 0)
-			asx_thread_yield();
+			asx_asc_thread_yield();
 		else if (rnd(&k->rng, 3) == 0)
-			asx_thread_sleep(rnd(&k->rng, 30) * US);
+			asx_asc_thread_sleep(rnd(&k->rng, 30) * US);
 		leaders += asx_asc_barrier_wait(&w->bar);
 		for (unsigned int j = 0; j < w->nbar; j++)
 			CHECK(__atomic_load_n(&w->phase[j], __ATOMIC_RELAXED) >= r);
@@ -524,7 +524,7 @@ static void episode(const struct asx_asc_policy *pol, unsigned int nvps,
 {
 	struct world *w = calloc(1, sizeof(*w));
 	struct worker *k = calloc(MAX_WORKERS + MAX_BAR, sizeof(*k));
-	struct asx_thread *cons[NCONS], *bt[MAX_BAR];
+	struct asx_asc_thread *cons[NCONS], *bt[MAX_BAR];
 	uint64_t rng = seed;
 	unsigned int nw;
 	union qos_buf qb;
@@ -556,21 +556,21 @@ static void episode(const struct asx_asc_policy *pol, unsigned int nvps,
 	const struct asx_qos *q = pol == &asx_asc_direct ? NULL : home_qos(w, &qb);
 
 	for (int i = 0; i < NCONS; i++)
-		assert_int_equal(asx_thread_spawn(w->home, q, consumer_main, w, NULL, &cons[i]), 0);
+		assert_int_equal(asx_asc_thread_spawn(w->home, q, consumer_main, w, NULL, &cons[i]), 0);
 	for (unsigned int i = 0; i < w->nbar; i++) {
 		struct worker *b = &k[MAX_WORKERS + i];
 
 		b->w = w;
 		b->idx = i;
 		b->rng = splitmix(&rng);
-		assert_int_equal(asx_thread_spawn(w->home, q, barrier_main, b, NULL, &bt[i]), 0);
+		assert_int_equal(asx_asc_thread_spawn(w->home, q, barrier_main, b, NULL, &bt[i]), 0);
 	}
 	for (unsigned int i = 0; i < nw; i++) {
 		k[i].w = w;
 		k[i].idx = i;
 		k[i].rng = splitmix(&rng);
 		k[i].nops = 10 + rnd(&rng, 40);
-		assert_int_equal(asx_thread_spawn(w->home, q, worker_main, &k[i], NULL, &k[i].t), 0);
+		assert_int_equal(asx_asc_thread_spawn(w->home, q, worker_main, &k[i], NULL, &k[i].t), 0);
 	}
 
 	w->workers = k;
@@ -578,12 +578,12 @@ static void episode(const struct asx_asc_policy *pol, unsigned int nvps,
 	/* every thread finishes, with its own value */
 	__atomic_store_n(&w->stage, "joining workers", __ATOMIC_RELAXED);
 	for (unsigned int i = 0; i < nw; i++) {
-		assert_int_equal(asx_thread_join(k[i].t, &r), 0);
+		assert_int_equal(asx_asc_thread_join(k[i].t, &r), 0);
 		assert_int_equal((uintptr_t)r, i + 1);
 	}
 	__atomic_store_n(&w->stage, "joining barrier threads", __ATOMIC_RELAXED);
 	for (unsigned int i = 0; i < w->nbar; i++) {
-		assert_int_equal(asx_thread_join(bt[i], &r), 0);
+		assert_int_equal(asx_asc_thread_join(bt[i], &r), 0);
 		leaders += (long)r;
 	}
 	assert_int_equal(leaders, w->bar_rounds);
@@ -601,7 +601,7 @@ static void episode(const struct asx_asc_policy *pol, unsigned int nvps,
 	asx_asc_cond_broadcast(&w->qc);
 	asx_asc_mutex_unlock(&w->qm);
 	for (int i = 0; i < NCONS; i++)
-		assert_int_equal(asx_thread_join(cons[i], NULL), 0);
+		assert_int_equal(asx_asc_thread_join(cons[i], NULL), 0);
 
 	/* invariants */
 	if (thread_failed)

@@ -51,7 +51,7 @@ static void *yielder(void *arg)
 	if (__atomic_fetch_add(&p->started, 1, __ATOMIC_RELAXED) == 0)
 		p->t0 = bench_now_ns();
 	for (unsigned long i = 0; i < n; i++)
-		asx_thread_yield();
+		asx_asc_thread_yield();
 	p->t1 = bench_now_ns();		/* the last to finish writes last */
 	return NULL;
 }
@@ -61,7 +61,7 @@ static double prio_yield(unsigned long n, bool extra)
 {
 	struct asx_asc *a = NULL, *b = NULL;
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_thread *t[2];
+	struct asx_asc_thread *t[2];
 	struct ping p = { .n = n };
 	double r = -1;
 
@@ -69,14 +69,14 @@ static double prio_yield(unsigned long n, bool extra)
 		return -1;
 	if (extra && asx_asc_create(&b, &asx_asc_edf, NULL))
 		goto out;
-	if (asx_thread_spawn(a, &q.qos, yielder, &p, NULL, &t[0]))
+	if (asx_asc_thread_spawn(a, &q.qos, yielder, &p, NULL, &t[0]))
 		goto out;
-	if (asx_thread_spawn(a, &q.qos, yielder, &p, NULL, &t[1])) {
-		asx_thread_join(t[0], NULL);
+	if (asx_asc_thread_spawn(a, &q.qos, yielder, &p, NULL, &t[1])) {
+		asx_asc_thread_join(t[0], NULL);
 		goto out;
 	}
-	asx_thread_join(t[0], NULL);
-	asx_thread_join(t[1], NULL);
+	asx_asc_thread_join(t[0], NULL);
+	asx_asc_thread_join(t[1], NULL);
 	r = (double)(p.t1 - p.t0) / (2.0 * (double)n);
 out:
 	if (b)
@@ -277,7 +277,7 @@ static void capsule_body(struct cself *s)
 		} else {
 			while (c->lined < NT - 1) {
 				asx_asc_mutex_unlock(&c->lm);
-				asx_thread_yield();
+				asx_asc_thread_yield();
 				asx_asc_mutex_lock(&c->lm);
 			}
 			for (int i = 1; i < NT; i++)
@@ -289,7 +289,7 @@ static void capsule_body(struct cself *s)
 	for (unsigned long r = 0; r < c->rounds; r++) {
 		while (__atomic_load_n(&c->token, __ATOMIC_ACQUIRE) != s->me) {
 			if (c->asc)
-				asx_thread_yield();
+				asx_asc_thread_yield();
 			else
 				sched_yield();
 			ny++;
@@ -318,7 +318,7 @@ static int capsule_run(int nvps, long sleep_ns, unsigned long rounds, double *bl
 			     .lineup = !no_lineup, .unwrapped = activations && nvps > 0 };
 	struct cself s[NT];
 	struct asx_asc *a = NULL;
-	struct asx_thread *t[NT];
+	struct asx_asc_thread *t[NT];
 	pthread_t pt[NT];
 	int r = 0, n = 0;
 
@@ -343,9 +343,9 @@ static int capsule_run(int nvps, long sleep_ns, unsigned long rounds, double *bl
 		if (nvps > 0) {
 			struct asx_prio_qos q = ASX_PRIO_QOS(0);
 
-			r = asx_thread_spawn(a, &q.qos, capsule_thread, &s[n], NULL, &t[n]);
+			r = asx_asc_thread_spawn(a, &q.qos, capsule_thread, &s[n], NULL, &t[n]);
 		} else if (nvps == 0) {
-			r = asx_thread_spawn(a, NULL, capsule_thread, &s[n], NULL, &t[n]);
+			r = asx_asc_thread_spawn(a, NULL, capsule_thread, &s[n], NULL, &t[n]);
 		} else {
 			r = -pthread_create(&pt[n], NULL, capsule_thread, &s[n]);
 		}
@@ -358,7 +358,7 @@ static int capsule_run(int nvps, long sleep_ns, unsigned long rounds, double *bl
 	}
 	for (int i = 0; i < n; i++) {
 		if (nvps >= 0)
-			asx_thread_join(t[i], NULL);
+			asx_asc_thread_join(t[i], NULL);
 		else
 			pthread_join(pt[i], NULL);
 	}

@@ -8,8 +8,8 @@
  *   struct asx_asc *asc;
  *   asx_asc_create(&asc, &asx_asc_prio, NULL);          // one VP
  *   struct asx_prio_qos q = ASX_PRIO_QOS(5);
- *   asx_thread_spawn(asc, &q.qos, fn, arg, NULL, &t);    // create + thread_put
- *   asx_thread_join(t, &ret);
+ *   asx_asc_thread_spawn(asc, &q.qos, fn, arg, NULL, &t);    // create + thread_put
+ *   asx_asc_thread_join(t, &ret);
  *   asx_asc_destroy(asc);
  *
  * Every call may be made from a user thread or from an ordinary pthread
@@ -29,7 +29,7 @@
 #include <signal.h>
 #if !defined(SI_USER) && defined(__GLIBC__)
 /* strict ISO C (-std=c11, no _POSIX_C_SOURCE): <signal.h> hides POSIX's sigset_t
- * and siginfo_t, which asx_thread_wait_signal() takes; <sys/select.h> always
+ * and siginfo_t, which asx_asc_thread_wait_signal() takes; <sys/select.h> always
  * defines sigset_t, glibc's siginfo_t comes from its own header. */
 #include <sys/select.h>
 #include <bits/types/siginfo_t.h>
@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 struct asx_asc;
-struct asx_thread;
+struct asx_asc_thread;
 struct asx_asc_policy;
 
 /* ------------------------------------------------------------ policies */
@@ -81,7 +81,7 @@ struct asx_edf_qos {
 	uint64_t period_ns;	/* the entry point runs once per period */
 	uint64_t deadline_ns;	/* relative to each release; 0: the period */
 	uint64_t budget_ns;	/* worst-case run time per period (admission) */
-	uint64_t nperiods;	/* 0: until asx_thread_exit() */
+	uint64_t nperiods;	/* 0: until asx_asc_thread_exit() */
 };
 #define ASX_EDF_QOS(prio, period, budget, n) \
 	((struct asx_edf_qos){ { ASX_QOS_EDF, sizeof(struct asx_edf_qos) }, \
@@ -187,33 +187,35 @@ ASX_API bool asx_asc_single_vp_mode(void);
 /* ------------------------------------------------------------ threads */
 
 /* Size-first as struct asx_asc_attr (same checks). */
-struct asx_thread_attr {
-	size_t sz;			/* sizeof(struct asx_thread_attr) */
+struct asx_asc_thread_attr {
+	size_t sz;			/* sizeof(struct asx_asc_thread_attr) */
 	size_t stack_size;		/* 0: 128 KiB (x4 under sanitizers) */
 	const char *name;
 	bool detached;			/* no join: freed when it ends */
 };
-#define ASX_THREAD_ATTR(name, ...)					\
-	struct asx_thread_attr name = { .sz = sizeof(struct asx_thread_attr), __VA_ARGS__ }
+#define ASX_ASC_THREAD_ATTR(name, ...)					\
+	struct asx_asc_thread_attr name = { .sz = sizeof(struct asx_asc_thread_attr), __VA_ARGS__ }
 
-typedef void *(*asx_thread_fn)(void *arg);
+typedef void *(*asx_asc_thread_fn)(void *arg);
 
-/* A thread that is in no ASC yet; start it with asx_thread_put(). */
-ASX_API int asx_thread_create(struct asx_thread **out, asx_thread_fn fn, void *arg,
-			      const struct asx_thread_attr *attr);
+/* A thread that is in no ASC yet; start it with asx_asc_thread_put(). */
+ASX_API int asx_asc_thread_create(struct asx_asc_thread **out, asx_asc_thread_fn fn, void *arg,
+			      const struct asx_asc_thread_attr *attr);
 /*
- * The paper's thread_put: insert @t (made by asx_thread_create) into @asc
+ * The paper's thread_put: insert @t (made by asx_asc_thread_create) into @asc
  * with @qos in @asc's schema.  -EINVAL for a wrong schema, -EBUSY when the
  * admission test refuses (the thread stays unstarted and may be put
- * elsewhere or released with asx_thread_release()).
+ * elsewhere or released with asx_asc_thread_release()).
  */
-ASX_API int asx_thread_put(struct asx_asc *asc, struct asx_thread *t, const struct asx_qos *qos);
+ASX_API int asx_asc_thread_put(struct asx_asc *asc, struct asx_asc_thread *t,
+			       const struct asx_qos *qos);
 /* Free a thread that was never put. */
-ASX_API void asx_thread_release(struct asx_thread *t);
+ASX_API void asx_asc_thread_release(struct asx_asc_thread *t);
 /* create + put. */
-ASX_API int asx_thread_spawn(struct asx_asc *asc, const struct asx_qos *qos, asx_thread_fn fn,
-			     void *arg, const struct asx_thread_attr *attr,
-			     struct asx_thread **out);
+ASX_API int asx_asc_thread_spawn(struct asx_asc *asc, const struct asx_qos *qos,
+				 asx_asc_thread_fn fn, void *arg,
+				 const struct asx_asc_thread_attr *attr,
+				 struct asx_asc_thread **out);
 /*
  * The paper's thread_change, for the calling user thread: @asc NULL or
  * its own ASC changes its QoS there; another ASC migrates it (any policy;
@@ -221,33 +223,33 @@ ASX_API int asx_thread_spawn(struct asx_asc *asc, const struct asx_qos *qos, asx
  * with the new QoS.  -EBUSY: refused by admission (nothing changed);
  * -EPERM from a pthread that is not a user thread.
  */
-ASX_API int asx_thread_change(struct asx_asc *asc, const struct asx_qos *qos);
+ASX_API int asx_asc_thread_change(struct asx_asc *asc, const struct asx_qos *qos);
 
-ASX_API void asx_thread_yield(void);
+ASX_API void asx_asc_thread_yield(void);
 /* The calling user thread, or NULL on an ordinary pthread. */
-ASX_API struct asx_thread *asx_thread_self(void);
-ASX_API struct asx_asc *asx_thread_asc(const struct asx_thread *t);
-ASX_API const char *asx_thread_name(const struct asx_thread *t);
+ASX_API struct asx_asc_thread *asx_asc_thread_self(void);
+ASX_API struct asx_asc *asx_asc_thread_asc(const struct asx_asc_thread *t);
+ASX_API const char *asx_asc_thread_name(const struct asx_asc_thread *t);
 /* Wait for @t to end (0) and free it; -EINVAL if detached or joined already. */
-ASX_API int asx_thread_join(struct asx_thread *t, void **ret);
-ASX_API void asx_thread_exit(void *ret) __attribute__((noreturn));
+ASX_API int asx_asc_thread_join(struct asx_asc_thread *t, void **ret);
+ASX_API void asx_asc_thread_exit(void *ret) __attribute__((noreturn));
 /* Sleep without holding the VP.  0, or -EINTR when a thread timer fired. */
-ASX_API int asx_thread_sleep_until(const struct timespec *deadline);
-ASX_API int asx_thread_sleep(uint64_t ns);
+ASX_API int asx_asc_thread_sleep_until(const struct timespec *deadline);
+ASX_API int asx_asc_thread_sleep(uint64_t ns);
 
 /*
- * Per-thread timers: ASX_THREAD_TIMERS independent timers per thread.
+ * Per-thread timers: ASX_ASC_THREAD_TIMERS independent timers per thread.
  * @fn(@arg) runs in the owning thread when it is next dispatched after
  * the timer fired (a sleeping owner is woken for it), once, or every
  * @period_ns when non-zero.  @first NULL cancels the timer.  Only the
  * owner may set its timers.
  */
-#define ASX_THREAD_TIMERS 4
-ASX_API int asx_thread_timer_set(unsigned int idx, const struct timespec *first,
+#define ASX_ASC_THREAD_TIMERS 4
+ASX_API int asx_asc_thread_timer_set(unsigned int idx, const struct timespec *first,
 				 uint64_t period_ns, void (*fn)(void *), void *arg);
 
 /* EDF: the current job's absolute deadline (CLOCK_MONOTONIC ns), 0 elsewhere. */
-ASX_API uint64_t asx_thread_deadline(void);
+ASX_API uint64_t asx_asc_thread_deadline(void);
 
 /* ------------------------------------------------------------ sync */
 
@@ -312,7 +314,7 @@ ASX_API int asx_asc_barrier_wait(struct asx_asc_barrier *b);
  * POLLOUT, ...): the sentinel watches it in epoll.  Returns the ready
  * events (> 0), -ETIMEDOUT at @deadline, or a negative errno.
  */
-ASX_API int asx_thread_wait_fd(int fd, short events, const struct timespec *deadline);
+ASX_API int asx_asc_thread_wait_fd(int fd, short events, const struct timespec *deadline);
 
 /*
  * Wait without holding the VP until one of the signals in @set is
@@ -327,12 +329,12 @@ ASX_API int asx_thread_wait_fd(int fd, short events, const struct timespec *dead
  * sigqueue); each is given to one waiter, the longest waiting for it.
  * From a plain pthread this is sigtimedwait().
  */
-ASX_API int asx_thread_wait_signal(const sigset_t *set, siginfo_t *info,
+ASX_API int asx_asc_thread_wait_signal(const sigset_t *set, siginfo_t *info,
 				   const struct timespec *deadline);
 
 /*
  * Wrapped system calls.  Descriptors the kernel can report readiness for
- * (pipes, sockets, ...) are waited for with asx_thread_wait_fd() when the
+ * (pipes, sockets, ...) are waited for with asx_asc_thread_wait_fd() when the
  * call would block; anything else runs between asx_asc_blocking_begin()
  * and _end(), which hand the VP to the ASC's other threads for the
  * duration (waking or creating a spare VP as its activation policy says)

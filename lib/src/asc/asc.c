@@ -258,8 +258,8 @@ void asx__asc_dump(struct asx_asc *a, FILE *f)
 		a->pol->nrunnable(a), __atomic_load_n(&a->inbox, __ATOMIC_RELAXED) ? "non-empty" : "empty",
 		(unsigned long long)a->ndispatch, mode_get());
 	for (struct asx_vp *v = a->vps; v; v = v->next) {
-		struct asx_thread *c = __atomic_load_n(&v->cur, __ATOMIC_RELAXED);
-		struct asx_thread *h = __atomic_load_n(&v->handoff, __ATOMIC_RELAXED);
+		struct asx_asc_thread *c = __atomic_load_n(&v->cur, __ATOMIC_RELAXED);
+		struct asx_asc_thread *h = __atomic_load_n(&v->handoff, __ATOMIC_RELAXED);
 		int st = __atomic_load_n(&v->state, __ATOMIC_RELAXED);
 
 		fprintf(f, "  vp tid %d %s%s%s%s switches %llu in_sched %d\n",
@@ -267,7 +267,7 @@ void asx__asc_dump(struct asx_asc *a, FILE *f)
 			v->spare ? " (spare)" : "", v->passivate ? " passivate" : "",
 			v->stop ? " stop" : "", (unsigned long long)v->nswitch, v->in_sched);
 		for (int i = 0; i < 2; i++) {
-			struct asx_thread *t = i ? h : c;
+			struct asx_asc_thread *t = i ? h : c;
 			int ts;
 
 			if (!t)

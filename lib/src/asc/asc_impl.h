@@ -53,7 +53,7 @@ enum { W_WAITING = 0, W_WOKEN = 1, W_TIMEDOUT = 2, W_INTR = 3 };
 /* A blocked caller: a user thread (t) or a plain pthread (t == NULL). */
 struct asx_waiter {
 	struct asx_waiter *next;
-	struct asx_thread *t;
+	struct asx_asc_thread *t;
 	uint32_t state;		/* W_*; a pthread sleeps on it as a futex */
 	uintptr_t data;
 };
@@ -63,7 +63,7 @@ struct tnode {
 	uint64_t when;
 	int idx;		/* heap slot, -1 when not queued */
 	int kind;
-	struct asx_thread *t;
+	struct asx_asc_thread *t;
 	struct asx_waiter *w;	/* TN_WAIT: claimed on expiry */
 	unsigned int timer;	/* TN_UTIMER: index */
 	struct asx_asc *asc;	/* TN_ACT */
@@ -80,7 +80,7 @@ struct utimer {
 struct asx_vp;
 struct asx_sa_group;
 
-struct asx_thread {
+struct asx_asc_thread {
 	struct asx_ctx ctx;
 	struct asx_asc *asc;
 	struct asx_vp *vp;		/* the VP running it */
@@ -90,7 +90,7 @@ struct asx_thread {
 	int switching;			/* atomic: context not yet saved */
 
 	/* policy fields */
-	struct asx_thread *rq_next, *rq_prev;
+	struct asx_asc_thread *rq_next, *rq_prev;
 	void *pq;			/* PRIO: its level */
 	int prio;
 	int queued;
@@ -98,9 +98,9 @@ struct asx_thread {
 	uint64_t release, deadline;	/* EDF: current job */
 	uint64_t jobs;
 
-	struct asx_thread *inbox_next;
+	struct asx_asc_thread *inbox_next;
 
-	asx_thread_fn fn;
+	asx_asc_thread_fn fn;
 	void *arg, *ret;
 	struct asx_stack *stack;
 	char name[24];
@@ -115,7 +115,7 @@ struct asx_thread {
 	/* sleeping, thread timers */
 	struct tnode sleep;
 	struct asx_waiter *sleep_w;	/* interruptible sleep, under the timer lock */
-	struct utimer utimers[ASX_THREAD_TIMERS];
+	struct utimer utimers[ASX_ASC_THREAD_TIMERS];
 	uint32_t utimer_pending;	/* atomic bit mask */
 
 	/* migration target while switching away (thread_change) */
@@ -128,11 +128,11 @@ enum vpstate { VP_RUNNING, VP_IDLE, VP_BLOCKED, VP_EXITED, VP_SPARE };
 struct asx_vp {
 	struct asx_ctx ctx;		/* the VP's own loop, on the pthread stack */
 	struct asx_asc *asc;
-	struct asx_thread *cur;
-	struct asx_thread *bound;	/* DIRECT */
+	struct asx_asc_thread *cur;
+	struct asx_asc_thread *bound;	/* DIRECT */
 	/* picked by a thread switching out on this VP while another VP was
 	 * still saving it: the VP's loop runs it (sched.c, asx__vp_handoff) */
-	struct asx_thread *handoff;
+	struct asx_asc_thread *handoff;
 	pthread_t pth;
 	pid_t tid;
 	uint32_t wake;			/* futex: idle until 1 */
@@ -188,15 +188,15 @@ struct asx_asc_policy {
 	int (*init)(struct asx_asc *asc);
 	void (*fini)(struct asx_asc *asc);
 	/* Admit @t with @qos (@change: @t is already in @asc). Under the lock. */
-	int (*admit)(struct asx_asc *asc, struct asx_thread *t, const struct asx_qos *qos,
+	int (*admit)(struct asx_asc *asc, struct asx_asc_thread *t, const struct asx_qos *qos,
 		     bool change);
 	/* @t leaves (ends or migrates).  Under the lock. */
-	void (*leave)(struct asx_asc *asc, struct asx_thread *t);
+	void (*leave)(struct asx_asc *asc, struct asx_asc_thread *t);
 	/* run queue: @t became runnable */
-	void (*enqueue)(struct asx_asc *asc, struct asx_thread *t);
+	void (*enqueue)(struct asx_asc *asc, struct asx_asc_thread *t);
 	/* run queue: store @old (may be NULL) and return the next or NULL */
-	struct asx_thread *(*schedule)(struct asx_asc *asc, struct asx_vp *vp,
-				       struct asx_thread *old);
+	struct asx_asc_thread *(*schedule)(struct asx_asc *asc, struct asx_vp *vp,
+				       struct asx_asc_thread *old);
 	/* queued threads; may be called without the lock (a hint then) */
 	unsigned int (*nrunnable)(struct asx_asc *asc);
 	/*
@@ -207,9 +207,9 @@ struct asx_asc_policy {
 	 */
 	int (*activation)(struct asx_asc *asc, enum vp_event ev);
 	/* Periodic threads: a job ended; next release (ns) or 0 to end. */
-	uint64_t (*job_done)(struct asx_asc *asc, struct asx_thread *t);
+	uint64_t (*job_done)(struct asx_asc *asc, struct asx_asc_thread *t);
 	/* Preemptive policies: should @a run before @b? */
-	bool (*more_urgent)(const struct asx_thread *a, const struct asx_thread *b);
+	bool (*more_urgent)(const struct asx_asc_thread *a, const struct asx_asc_thread *b);
 	void (*stats)(struct asx_asc *asc, struct asx_asc_stats *st);
 };
 
@@ -218,7 +218,7 @@ struct asx_asc {
 	void *pstate;
 	char name[32];
 	int lock;
-	struct asx_thread *inbox;	/* atomic LIFO of threads made runnable outside */
+	struct asx_asc_thread *inbox;	/* atomic LIFO of threads made runnable outside */
 	struct asx_vp *vps, *idle;
 	unsigned int nvps, nidle, nblocked, nexited;
 	unsigned int target, max_vps;
@@ -338,14 +338,14 @@ void asx__sched_fuzz(void);
 #endif
 
 /* Make @t (blocked; claimed by the caller) runnable again. */
-void asx__wake(struct asx_thread *t);
+void asx__wake(struct asx_asc_thread *t);
 /*
  * Block the calling user thread.  The caller has set self->switching
  * and published self (wait queue, timer) and released its own locks.
  */
-void asx__block_self(struct asx_thread *self);
+void asx__block_self(struct asx_asc_thread *self);
 /* The calling user thread or NULL. */
-static inline struct asx_thread *asx__self(void)
+static inline struct asx_asc_thread *asx__self(void)
 {
 	struct asx_vp *vp = asx__tls_vp;
 

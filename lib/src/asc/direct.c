@@ -13,7 +13,7 @@ struct direct_state {
 	unsigned int count;
 };
 
-static int direct_admit(struct asx_asc *a, struct asx_thread *t, const struct asx_qos *q,
+static int direct_admit(struct asx_asc *a, struct asx_asc_thread *t, const struct asx_qos *q,
 			bool change)
 {
 	(void)a;
@@ -24,13 +24,13 @@ static int direct_admit(struct asx_asc *a, struct asx_thread *t, const struct as
 	return 0;
 }
 
-static void direct_leave(struct asx_asc *a, struct asx_thread *t)
+static void direct_leave(struct asx_asc *a, struct asx_asc_thread *t)
 {
 	(void)a;
 	(void)t;
 }
 
-static void direct_enqueue(struct asx_asc *a, struct asx_thread *t)
+static void direct_enqueue(struct asx_asc *a, struct asx_asc_thread *t)
 {
 	struct direct_state *s = a->pstate;
 
@@ -38,11 +38,11 @@ static void direct_enqueue(struct asx_asc *a, struct asx_thread *t)
 	__atomic_store_n(&s->count, s->count + 1, __ATOMIC_RELAXED);
 }
 
-static struct asx_thread *direct_schedule(struct asx_asc *a, struct asx_vp *vp,
-					  struct asx_thread *old)
+static struct asx_asc_thread *direct_schedule(struct asx_asc *a, struct asx_vp *vp,
+					  struct asx_asc_thread *old)
 {
 	struct direct_state *s = a->pstate;
-	struct asx_thread *t = vp->bound;
+	struct asx_asc_thread *t = vp->bound;
 
 	if (old)
 		return old;

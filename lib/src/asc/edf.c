@@ -26,7 +26,7 @@
 #define WINDOW 32
 
 struct edf_state {
-	struct asx_thread *head;	/* sorted: priority desc, deadline asc */
+	struct asx_asc_thread *head;	/* sorted: priority desc, deadline asc */
 	unsigned int count;
 	unsigned int active;		/* VPs the activation policy wants running */
 	double util;
@@ -50,7 +50,7 @@ static double ratio_now(const struct edf_state *s)
 	return s->wjobs >= WINDOW / 2 && cur > s->ratio ? cur : s->ratio;
 }
 
-static int edf_admit(struct asx_asc *a, struct asx_thread *t, const struct asx_qos *q,
+static int edf_admit(struct asx_asc *a, struct asx_asc_thread *t, const struct asx_qos *q,
 		     bool change)
 {
 	struct edf_state *s = a->pstate;
@@ -84,7 +84,7 @@ static int edf_admit(struct asx_asc *a, struct asx_thread *t, const struct asx_q
 	return 0;
 }
 
-static void edf_leave(struct asx_asc *a, struct asx_thread *t)
+static void edf_leave(struct asx_asc *a, struct asx_asc_thread *t)
 {
 	struct edf_state *s = a->pstate;
 
@@ -95,17 +95,17 @@ static void edf_leave(struct asx_asc *a, struct asx_thread *t)
 	t->period = 0;
 }
 
-static inline bool before(const struct asx_thread *x, const struct asx_thread *y)
+static inline bool before(const struct asx_asc_thread *x, const struct asx_asc_thread *y)
 {
 	if (x->prio != y->prio)
 		return x->prio > y->prio;
 	return x->deadline < y->deadline;
 }
 
-static void edf_enqueue(struct asx_asc *a, struct asx_thread *t)
+static void edf_enqueue(struct asx_asc *a, struct asx_asc_thread *t)
 {
 	struct edf_state *s = a->pstate;
-	struct asx_thread **pp = &s->head;
+	struct asx_asc_thread **pp = &s->head;
 
 	/* after every thread at least as urgent: FIFO among equals */
 	while (*pp && !before(t, *pp))
@@ -115,11 +115,11 @@ static void edf_enqueue(struct asx_asc *a, struct asx_thread *t)
 	__atomic_store_n(&s->count, s->count + 1, __ATOMIC_RELAXED);
 }
 
-static struct asx_thread *edf_schedule(struct asx_asc *a, struct asx_vp *vp,
-				       struct asx_thread *old)
+static struct asx_asc_thread *edf_schedule(struct asx_asc *a, struct asx_vp *vp,
+				       struct asx_asc_thread *old)
 {
 	struct edf_state *s = a->pstate;
-	struct asx_thread *t;
+	struct asx_asc_thread *t;
 
 	(void)vp;
 	if (old) {
@@ -171,7 +171,7 @@ static int edf_activation(struct asx_asc *a, enum vp_event ev)
 }
 
 /* A job of @t ended: account it, set up the next one. */
-static uint64_t edf_job_done(struct asx_asc *a, struct asx_thread *t)
+static uint64_t edf_job_done(struct asx_asc *a, struct asx_asc_thread *t)
 {
 	struct edf_state *s = a->pstate;
 	uint64_t now = asx_now_ns(), next;
@@ -195,7 +195,7 @@ static uint64_t edf_job_done(struct asx_asc *a, struct asx_thread *t)
 	return next;
 }
 
-static bool edf_more_urgent(const struct asx_thread *x, const struct asx_thread *y)
+static bool edf_more_urgent(const struct asx_asc_thread *x, const struct asx_asc_thread *y)
 {
 	return before(x, y);
 }

@@ -5,7 +5,7 @@
  * Two routes.  Readiness-based calls (read, write, recv, send, accept on
  * pipes, sockets, terminals...) first try without blocking (a zero-timeout
  * poll, or MSG_DONTWAIT) and, when the call would block, park the user
- * thread with asx_thread_wait_fd() so the VP runs other threads and the
+ * thread with asx_asc_thread_wait_fd() so the VP runs other threads and the
  * sentinel watches the descriptor.  Everything else (connect on a
  * blocking socket, poll with a timeout, nanosleep, regular files) runs
  * between asx_asc_blocking_begin() and _end(): the VP blocks in the
@@ -59,7 +59,7 @@ static int ready(int fd, short ev)
 
 static int park(int fd, short ev)
 {
-	int r = asx_thread_wait_fd(fd, ev, NULL);
+	int r = asx_asc_thread_wait_fd(fd, ev, NULL);
 
 	if (r < 0) {
 		set_errno(-r);

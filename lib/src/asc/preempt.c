@@ -108,7 +108,7 @@ static void preempt_handler(int sig, siginfo_t *si, void *uc_)
 		return;
 	}
 	ASX_PROBE1(asc_preempt, vp->cur);
-	asx_thread_yield();
+	asx_asc_thread_yield();
 	errno = saved;
 }
 
@@ -117,7 +117,7 @@ void asx__preempt_check(struct asx_vp *vp)
 	__atomic_store_n(&vp->preempt_pending, 0, __ATOMIC_RELAXED);
 	if (vp->cur && !__atomic_load_n(&vp->nolib, __ATOMIC_RELAXED) &&
 	    !__atomic_load_n(&vp->in_sched, __ATOMIC_RELAXED))
-		asx_thread_yield();
+		asx_asc_thread_yield();
 }
 
 static void sig_setup(void)

@@ -23,7 +23,7 @@
 
 struct level {
 	int prio;
-	struct asx_thread *head, *tail;
+	struct asx_asc_thread *head, *tail;
 	struct level *next;	/* lower priority */
 };
 
@@ -32,7 +32,7 @@ struct prio_state {
 	unsigned int count;	/* queued threads */
 };
 
-static int prio_admit(struct asx_asc *a, struct asx_thread *t, const struct asx_qos *q,
+static int prio_admit(struct asx_asc *a, struct asx_asc_thread *t, const struct asx_qos *q,
 		      bool change)
 {
 	const struct asx_prio_qos *pq = (const struct asx_prio_qos *)q;
@@ -46,14 +46,14 @@ static int prio_admit(struct asx_asc *a, struct asx_thread *t, const struct asx_
 	return 0;
 }
 
-static void prio_leave(struct asx_asc *a, struct asx_thread *t)
+static void prio_leave(struct asx_asc *a, struct asx_asc_thread *t)
 {
 	(void)a;
 	/* migrating: its cached level belongs to this ASC's run queue */
 	t->pq = NULL;
 }
 
-static struct level *level_of(struct prio_state *s, struct asx_thread *t)
+static struct level *level_of(struct prio_state *s, struct asx_asc_thread *t)
 {
 	struct level *l = t->pq, **pp, *n;
 
@@ -74,7 +74,7 @@ static struct level *level_of(struct prio_state *s, struct asx_thread *t)
 	return l;
 }
 
-static inline void push(struct level *l, struct asx_thread *t)
+static inline void push(struct level *l, struct asx_asc_thread *t)
 {
 	t->rq_next = NULL;
 	if (l->tail)
@@ -84,7 +84,7 @@ static inline void push(struct level *l, struct asx_thread *t)
 	l->tail = t;
 }
 
-static void prio_enqueue(struct asx_asc *a, struct asx_thread *t)
+static void prio_enqueue(struct asx_asc *a, struct asx_asc_thread *t)
 {
 	struct prio_state *s = a->pstate;
 
@@ -92,12 +92,12 @@ static void prio_enqueue(struct asx_asc *a, struct asx_thread *t)
 	__atomic_store_n(&s->count, s->count + 1, __ATOMIC_RELAXED);
 }
 
-static struct asx_thread *prio_schedule(struct asx_asc *a, struct asx_vp *vp,
-					struct asx_thread *old)
+static struct asx_asc_thread *prio_schedule(struct asx_asc *a, struct asx_vp *vp,
+					struct asx_asc_thread *old)
 {
 	struct prio_state *s = a->pstate;
 	struct level *l;
-	struct asx_thread *t;
+	struct asx_asc_thread *t;
 
 	(void)vp;
 	if (old) {

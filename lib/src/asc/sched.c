@@ -115,9 +115,9 @@ bool asx__mode_ack(void)
 
 /* ---------------------------------------------------------------- inbox */
 
-static void inbox_push(struct asx_asc *a, struct asx_thread *t)
+static void inbox_push(struct asx_asc *a, struct asx_asc_thread *t)
 {
-	struct asx_thread *h = __atomic_load_n(&a->inbox, __ATOMIC_RELAXED);
+	struct asx_asc_thread *h = __atomic_load_n(&a->inbox, __ATOMIC_RELAXED);
 
 	do {
 		t->inbox_next = h;
@@ -129,7 +129,7 @@ static void inbox_activate(struct asx_asc *a);
 
 unsigned int asx__inbox_drain(struct asx_asc *a)
 {
-	struct asx_thread *t, *rev = NULL, *n;
+	struct asx_asc_thread *t, *rev = NULL, *n;
 	unsigned int k = 0;
 
 	if (likely(!__atomic_load_n(&a->inbox, __ATOMIC_RELAXED)))
@@ -159,7 +159,7 @@ void asx__vp_wake(struct asx_vp *vp)
 	asx_futex_wake(&vp->wake, 1);
 }
 
-int asx__activate_n(struct asx_asc *a, int n, struct asx_thread *t,
+int asx__activate_n(struct asx_asc *a, int n, struct asx_asc_thread *t,
 		    struct asx_vp **wk, int max, struct vp_todo *td)
 {
 	int k = 0;
@@ -236,7 +236,7 @@ static void inbox_activate(struct asx_asc *a)
 
 /* ---------------------------------------------------------------- waking */
 
-void asx__wake(struct asx_thread *t)
+void asx__wake(struct asx_asc_thread *t)
 {
 	struct asx_vp *vp = asx__tls_vp, *wk[2], *bound = t->bound;
 	struct asx_asc *a = t->asc;
@@ -293,7 +293,7 @@ void asx__wake(struct asx_thread *t)
 bool asx__claim_wake(struct asx_waiter *w, uint32_t how)
 {
 	uint32_t exp = W_WAITING;
-	struct asx_thread *t = w->t;
+	struct asx_asc_thread *t = w->t;
 
 	if (!__atomic_compare_exchange_n(&w->state, &exp, how, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_RELAXED))
@@ -313,8 +313,8 @@ bool asx__claim_wake(struct asx_waiter *w, uint32_t how)
  * VP's loop, which runs it once our own context is saved.  Returns @next
  * to switch to it directly, NULL to switch to the VP's loop.
  */
-__attribute__((noinline)) struct asx_thread *asx__vp_handoff(struct asx_vp *vp,
-							     struct asx_thread *next)
+__attribute__((noinline)) struct asx_asc_thread *asx__vp_handoff(struct asx_vp *vp,
+							     struct asx_asc_thread *next)
 {
 	for (unsigned int i = 0; i < 64; i++) {
 		asx_cpu_relax();
@@ -364,10 +364,10 @@ static __attribute__((noinline)) bool window_end(struct asx_asc *a)
 	return n < 0;
 }
 
-static __attribute__((noinline)) void yield_slow(struct asx_vp *vp, struct asx_thread *self)
+static __attribute__((noinline)) void yield_slow(struct asx_vp *vp, struct asx_asc_thread *self)
 {
 	struct asx_asc *a = self->asc;
-	struct asx_thread *next;
+	struct asx_asc_thread *next;
 
 	if (!mode_locked()) {
 		asx__inbox_drain(a);
@@ -398,10 +398,10 @@ static __attribute__((noinline)) void yield_slow(struct asx_vp *vp, struct asx_t
 		switch_to(vp, self, next);
 }
 
-void asx_thread_yield(void)
+void asx_asc_thread_yield(void)
 {
 	struct asx_vp *vp = asx__tls_vp;
-	struct asx_thread *self, *next;
+	struct asx_asc_thread *self, *next;
 	struct asx_asc *a;
 
 	if (unlikely(!vp || !vp->cur)) {
@@ -423,7 +423,7 @@ void asx_thread_yield(void)
 			note_switch(vp, a);
 			vp->cur = next;
 			next->vp = vp;
-			struct asx_thread *prev = asx__ctx_switch(&self->ctx, &next->ctx, self);
+			struct asx_asc_thread *prev = asx__ctx_switch(&self->ctx, &next->ctx, self);
 
 			finish_switch(prev);
 		}
@@ -473,11 +473,11 @@ void asx_thread_yield(void)
 	leave_sched(self);
 }
 
-void asx__block_self(struct asx_thread *self)
+void asx__block_self(struct asx_asc_thread *self)
 {
 	struct asx_vp *vp = self->vp;
 	struct asx_asc *a = self->asc;
-	struct asx_thread *next;
+	struct asx_asc_thread *next;
 
 	enter_sched(vp);
 	__atomic_store_n(&self->state, T_BLOCKED, __ATOMIC_RELAXED);
@@ -507,7 +507,7 @@ void asx__block_self(struct asx_thread *self)
 
 int asx__wait(struct asx_waiter *w, int *lock, const struct timespec *abstime)
 {
-	struct asx_thread *self = w->t;
+	struct asx_asc_thread *self = w->t;
 
 	if (!self) {
 		/* a plain pthread */

@@ -118,12 +118,12 @@ void asx__wake_list(struct asx_vp **wk, int k);
  * wake are returned in @wk (up to @max), the rest to do in *@td (NULL:
  * done here, or left to a sweep).
  */
-int asx__activate_n(struct asx_asc *a, int n, struct asx_thread *t,
+int asx__activate_n(struct asx_asc *a, int n, struct asx_asc_thread *t,
 		    struct asx_vp **wk, int max, struct vp_todo *td);
 /* After the lock: what asx__activate_n() left in *@td. */
 void asx__vp_todo_run(struct asx_asc *a, struct vp_todo *td);
 
-static inline int activate_locked(struct asx_asc *a, enum vp_event ev, struct asx_thread *t,
+static inline int activate_locked(struct asx_asc *a, enum vp_event ev, struct asx_asc_thread *t,
 				  struct asx_vp **wk, int max, struct vp_todo *td)
 {
 	return asx__activate_n(a, a->pol->activation(a, ev), t, wk, max, td);
@@ -136,7 +136,7 @@ static inline int activate_locked(struct asx_asc *a, enum vp_event ev, struct as
  * activation policy's; refused past max_vps), and with activations one that
  * starts parked in the kernel (@park: the spare pool).
  */
-int asx__vp_spawn(struct asx_asc *a, struct asx_thread *bound, bool spare, bool park);
+int asx__vp_spawn(struct asx_asc *a, struct asx_asc_thread *bound, bool spare, bool park);
 /* asx__sched.cfg held: before a VP is added, leave the single-VP lock-free mode. */
 void asx__mode_before_new_vp(void);
 /* Under @a's lock: did a running VP have the CPU for most of the time
@@ -168,8 +168,8 @@ void asx__sa_teardown(struct asx_asc *a);
 /* ---------------------------------------------------------------- threads (thread.c) */
 
 /* A dead thread's context is no longer in use: release it, tell joiners. */
-void asx__reap(struct asx_thread *t);
-void asx__run_utimers(struct asx_thread *self);
+void asx__reap(struct asx_asc_thread *t);
+void asx__run_utimers(struct asx_asc_thread *self);
 
 /* ---------------------------------------------------------------- the rest */
 
@@ -180,7 +180,7 @@ void asx__preempt_tick_start(struct asx_vp *vp);
 
 /* ---------------------------------------------------------------- switching */
 
-static inline void finish_switch(struct asx_thread *prev)
+static inline void finish_switch(struct asx_asc_thread *prev)
 {
 	if (!prev)
 		return;
@@ -192,7 +192,7 @@ static inline void finish_switch(struct asx_thread *prev)
 	__atomic_store_n(&prev->switching, 0, __ATOMIC_RELEASE);
 }
 
-static inline bool ctx_saved(struct asx_thread *t)
+static inline bool ctx_saved(struct asx_asc_thread *t)
 {
 	return !__atomic_load_n(&t->switching, __ATOMIC_ACQUIRE);
 }
@@ -201,10 +201,10 @@ static inline bool ctx_saved(struct asx_thread *t)
  * @next was picked while another VP is still switching it out: returns
  * @next to switch to it directly, NULL to switch to the VP's loop.
  */
-struct asx_thread *asx__vp_handoff(struct asx_vp *vp, struct asx_thread *next);
+struct asx_asc_thread *asx__vp_handoff(struct asx_vp *vp, struct asx_asc_thread *next);
 
 /* After returning to a thread's own code from the scheduler. */
-static inline void leave_sched(struct asx_thread *self)
+static inline void leave_sched(struct asx_asc_thread *self)
 {
 	struct asx_vp *vp = self->vp;
 
@@ -231,10 +231,10 @@ static inline void enter_sched(struct asx_vp *vp)
 #define note_switch(vp, asc)	ASX_PROBE2(asc_switch, vp, asc)
 
 /* Switch from @self to @next (NULL: the VP's loop) on @vp. */
-static inline void switch_to(struct asx_vp *vp, struct asx_thread *self,
-			     struct asx_thread *next)
+static inline void switch_to(struct asx_vp *vp, struct asx_asc_thread *self,
+			     struct asx_asc_thread *next)
 {
-	struct asx_thread *prev;
+	struct asx_asc_thread *prev;
 
 	SCHED_FUZZ();
 	vp->nswitch++;

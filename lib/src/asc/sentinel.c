@@ -2,7 +2,7 @@
 /*
  * sentinel.c - the sentinel: the one thread that is in no ASC.  It sleeps
  * in epoll_wait() on the descriptors user threads wait for
- * (asx_thread_wait_fd), a timerfd armed for the earliest timer (sleeps,
+ * (asx_asc_thread_wait_fd), a timerfd armed for the earliest timer (sleeps,
  * timed waits, thread timers, EDF releases) and an eventfd, and wakes
  * the threads whose event came.  When nothing anywhere is runnable it is
  * the only thread of the scheduler that is awake; it is a pthread of its
@@ -202,7 +202,7 @@ void asx__timer_dump(FILE *f)
 /* Fire due timers; threads to wake are collected and woken unlocked. */
 static void fire_timers(void)
 {
-	struct asx_thread *wake[64];
+	struct asx_asc_thread *wake[64];
 	struct asx_waiter *ws[64];
 	struct asx_asc *acts[16];
 	int nw = 0, nact = 0;
@@ -211,7 +211,7 @@ static void fire_timers(void)
 	tlock();
 	while (T.n && T.heap[0]->when <= now && nw < 64) {
 		struct tnode *n = T.heap[0];
-		struct asx_thread *t = n->t;
+		struct asx_asc_thread *t = n->t;
 
 		hremove(n);
 		if (n->kind == TN_ACT) {
@@ -234,7 +234,7 @@ static void fire_timers(void)
 				T.heap[T.n++] = n;
 				hup(n->idx);
 			}
-			/* interrupt an asx_thread_sleep() of the owner */
+			/* interrupt an asx_asc_thread_sleep() of the owner */
 			if (t->sleep_w) {
 				ws[nw] = t->sleep_w;
 				wake[nw++] = t;
@@ -288,7 +288,7 @@ void asx__sentinel_sync(void)
 		(void)0;
 	while (__atomic_load_n(&T.epoch, __ATOMIC_ACQUIRE) == e0) {
 		if (asx__self())
-			asx_thread_yield();
+			asx_asc_thread_yield();
 		else
 			asx_futex_wait(&T.epoch, e0, NULL);
 	}
@@ -442,9 +442,9 @@ int asx__sentinel_epfd(void)
 
 /* ---------------------------------------------------------------- sleep, wait_fd */
 
-int asx_thread_sleep_until(const struct timespec *dl)
+int asx_asc_thread_sleep_until(const struct timespec *dl)
 {
-	struct asx_thread *self = asx__self();
+	struct asx_asc_thread *self = asx__self();
 	struct asx_waiter w = { .t = self };
 	uint64_t when;
 
@@ -457,7 +457,7 @@ int asx_thread_sleep_until(const struct timespec *dl)
 		return 0;
 	}
 	if (when <= asx_now_ns()) {
-		asx_thread_yield();
+		asx_asc_thread_yield();
 		return 0;
 	}
 	self->sleep.kind = TN_WAIT;
@@ -480,16 +480,16 @@ int asx_thread_sleep_until(const struct timespec *dl)
 	return __atomic_load_n(&w.state, __ATOMIC_ACQUIRE) == W_INTR ? -EINTR : 0;
 }
 
-int asx_thread_sleep(uint64_t ns)
+int asx_asc_thread_sleep(uint64_t ns)
 {
 	struct timespec ts;
 
-	return asx_thread_sleep_until(asx_deadline(&ts, ns));
+	return asx_asc_thread_sleep_until(asx_deadline(&ts, ns));
 }
 
-int asx_thread_wait_fd(int fd, short events, const struct timespec *dl)
+int asx_asc_thread_wait_fd(int fd, short events, const struct timespec *dl)
 {
-	struct asx_thread *self = asx__self();
+	struct asx_asc_thread *self = asx__self();
 	struct fdwait fw = { .w = { .t = self } };
 	struct epoll_event ev;
 	int lock = 0, r, xfd = fd;
@@ -619,7 +619,7 @@ static bool sig_unstash(const sigset_t *set, struct signalfd_siginfo *si)
  * waiter for it; one nobody can take any more is stashed for the next. */
 static void sig_deliver(void)
 {
-	struct asx_thread *wake[64];
+	struct asx_asc_thread *wake[64];
 	int nw = 0;
 	struct signalfd_siginfo si;
 
@@ -668,9 +668,9 @@ static void si_fill(siginfo_t *info, const struct signalfd_siginfo *si)
 	info->si_value.sival_ptr = (void *)(uintptr_t)si->ssi_ptr;
 }
 
-int asx_thread_wait_signal(const sigset_t *set, siginfo_t *info, const struct timespec *dl)
+int asx_asc_thread_wait_signal(const sigset_t *set, siginfo_t *info, const struct timespec *dl)
 {
-	struct asx_thread *self = asx__self();
+	struct asx_asc_thread *self = asx__self();
 	struct sigwait sw = { .w = { .t = self } };
 	sigset_t cur;
 	int lock = 0, r, n = 0;

@@ -58,7 +58,7 @@ static bool wq_wake_one(struct asx__waitq *q, struct asx_waiter **who)
 	struct asx_waiter *w;
 
 	while ((w = wq_pop(q))) {
-		struct asx_thread *t = w->t;
+		struct asx_asc_thread *t = w->t;
 
 		if (asx__claim_wake(w, W_WOKEN)) {
 			if (who)

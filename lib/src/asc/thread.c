@@ -2,7 +2,7 @@
 /*
  * thread.c - the ASC's user threads: creating one and putting it in an
  * ASC, its entry and end (periodic jobs included), reaping and joining,
- * moving to another ASC or QoS (asx_thread_change), and the per-thread
+ * moving to another ASC or QoS (asx_asc_thread_change), and the per-thread
  * timers that run at its next return from the scheduler.
  */
 #include <errno.h>
@@ -22,12 +22,12 @@
 
 static void thread_main(void *xfer, void *param);
 
-int asx_thread_create(struct asx_thread **out, asx_thread_fn fn, void *arg,
-		      const struct asx_thread_attr *uattr)
+int asx_asc_thread_create(struct asx_asc_thread **out, asx_asc_thread_fn fn, void *arg,
+		      const struct asx_asc_thread_attr *uattr)
 {
-	const struct asx_thread_attr *attr = NULL;
-	struct asx_thread_attr at;
-	struct asx_thread *t;
+	const struct asx_asc_thread_attr *attr = NULL;
+	struct asx_asc_thread_attr at;
+	struct asx_asc_thread *t;
 	size_t ss = DEFAULT_STACK;
 
 	if (!out || !fn)
@@ -54,7 +54,7 @@ int asx_thread_create(struct asx_thread **out, asx_thread_fn fn, void *arg,
 	t->arg = arg;
 	__atomic_store_n(&t->state, T_NEW, __ATOMIC_RELAXED);
 	t->sleep.idx = -1;
-	for (int i = 0; i < ASX_THREAD_TIMERS; i++)
+	for (int i = 0; i < ASX_ASC_THREAD_TIMERS; i++)
 		t->utimers[i].node.idx = -1;
 	if (attr && attr->name)
 		snprintf(t->name, sizeof(t->name), "%s", attr->name);
@@ -63,7 +63,7 @@ int asx_thread_create(struct asx_thread **out, asx_thread_fn fn, void *arg,
 	return 0;
 }
 
-void asx_thread_release(struct asx_thread *t)
+void asx_asc_thread_release(struct asx_asc_thread *t)
 {
 	if (!t || __atomic_load_n(&t->state, __ATOMIC_RELAXED) != T_NEW)
 		return;
@@ -81,7 +81,8 @@ static int check_qos(const struct asx_asc *a, const struct asx_qos *q)
 	return 0;
 }
 
-int asx_thread_put(struct asx_asc *a, struct asx_thread *t, const struct asx_qos *qos)
+int asx_asc_thread_put(struct asx_asc *a, struct asx_asc_thread *t,
+		       const struct asx_qos *qos)
 {
 	int r;
 
@@ -116,11 +117,12 @@ int asx_thread_put(struct asx_asc *a, struct asx_thread *t, const struct asx_qos
 	return 0;
 }
 
-int asx_thread_spawn(struct asx_asc *a, const struct asx_qos *qos, asx_thread_fn fn, void *arg,
-		     const struct asx_thread_attr *attr, struct asx_thread **out)
+int asx_asc_thread_spawn(struct asx_asc *a, const struct asx_qos *qos, asx_asc_thread_fn fn,
+			 void *arg, const struct asx_asc_thread_attr *attr,
+			 struct asx_asc_thread **out)
 {
-	struct asx_thread *t;
-	int r = asx_thread_create(&t, fn, arg, attr);
+	struct asx_asc_thread *t;
+	int r = asx_asc_thread_create(&t, fn, arg, attr);
 	bool det;
 
 	if (r)
@@ -128,35 +130,35 @@ int asx_thread_spawn(struct asx_asc *a, const struct asx_qos *qos, asx_thread_fn
 	det = t->detached;	/* read through the size check */
 	if (out && !det)
 		*out = t;
-	r = asx_thread_put(a, t, qos);
+	r = asx_asc_thread_put(a, t, qos);
 	if (r) {
-		asx_thread_release(t);
+		asx_asc_thread_release(t);
 		if (out && !det)
 			*out = NULL;
 	}
 	return r;
 }
 
-struct asx_thread *asx_thread_self(void)
+struct asx_asc_thread *asx_asc_thread_self(void)
 {
 	return asx__self();
 }
 
-struct asx_asc *asx_thread_asc(const struct asx_thread *t)
+struct asx_asc *asx_asc_thread_asc(const struct asx_asc_thread *t)
 {
 	return t ? t->asc : NULL;
 }
 
-const char *asx_thread_name(const struct asx_thread *t)
+const char *asx_asc_thread_name(const struct asx_asc_thread *t)
 {
 	return t ? t->name : NULL;
 }
 
-static void thread_end(struct asx_thread *self) __attribute__((noreturn));
+static void thread_end(struct asx_asc_thread *self) __attribute__((noreturn));
 
 static void thread_main(void *xfer, void *param)
 {
-	struct asx_thread *self = param;
+	struct asx_asc_thread *self = param;
 
 	asx__ctx_started();
 	finish_switch(xfer);
@@ -187,16 +189,16 @@ static void thread_main(void *xfer, void *param)
 			struct timespec ts = { (time_t)(rel / ASX_NSEC_PER_SEC),
 					       (long)(rel % ASX_NSEC_PER_SEC) };
 
-			while (asx_thread_sleep_until(&ts) == -EINTR)
+			while (asx_asc_thread_sleep_until(&ts) == -EINTR)
 				;
 		}
 	}
 	thread_end(self);
 }
 
-void asx_thread_exit(void *ret)
+void asx_asc_thread_exit(void *ret)
 {
-	struct asx_thread *self = asx__self();
+	struct asx_asc_thread *self = asx__self();
 
 	if (!self)
 		pthread_exit(ret);
@@ -204,14 +206,14 @@ void asx_thread_exit(void *ret)
 	thread_end(self);
 }
 
-static void thread_end(struct asx_thread *self)
+static void thread_end(struct asx_asc_thread *self)
 {
 	struct asx_asc *a = self->asc;
 	struct asx_vp *vp = self->vp;
-	struct asx_thread *next = NULL;
+	struct asx_asc_thread *next = NULL;
 	bool locked;
 
-	for (int i = 0; i < ASX_THREAD_TIMERS; i++)
+	for (int i = 0; i < ASX_ASC_THREAD_TIMERS; i++)
 		asx__timer_del(&self->utimers[i].node);
 	enter_sched(vp);
 	spin_lock(&a->lock);
@@ -243,13 +245,13 @@ static void thread_end(struct asx_thread *self)
 	asx__ctx_exit_to(&self->ctx, &vp->ctx, self);
 }
 
-static void thread_free(struct asx_thread *t)
+static void thread_free(struct asx_asc_thread *t)
 {
 	free(t);
 }
 
 /* A dead thread's context is no longer in use: release it, tell joiners. */
-void asx__reap(struct asx_thread *t)
+void asx__reap(struct asx_asc_thread *t)
 {
 	struct asx_waiter *w, *n;
 	bool det;
@@ -278,7 +280,7 @@ void asx__reap(struct asx_thread *t)
 	}
 }
 
-int asx_thread_join(struct asx_thread *t, void **ret)
+int asx_asc_thread_join(struct asx_asc_thread *t, void **ret)
 {
 	struct asx_waiter w = { .t = asx__self() };
 
@@ -309,9 +311,9 @@ int asx_thread_join(struct asx_thread *t, void **ret)
 
 /* ---------------------------------------------------------------- thread_change */
 
-int asx_thread_change(struct asx_asc *to, const struct asx_qos *qos)
+int asx_asc_thread_change(struct asx_asc *to, const struct asx_qos *qos)
 {
-	struct asx_thread *self = asx__self();
+	struct asx_asc_thread *self = asx__self();
 	struct asx_asc *from;
 	int r;
 
@@ -328,7 +330,7 @@ int asx_thread_change(struct asx_asc *to, const struct asx_qos *qos)
 		r = from->pol->admit(from, self, qos, true);
 		unlock_np(&from->lock);
 		if (!r)
-			asx_thread_yield();	/* the new QoS takes effect */
+			asx_asc_thread_yield();	/* the new QoS takes effect */
 		return r;
 	}
 	if (to->pol->vp_per_thread || from->pol->vp_per_thread)
@@ -349,7 +351,7 @@ int asx_thread_change(struct asx_asc *to, const struct asx_qos *qos)
 	 * wake-up is ours to give */
 	__atomic_store_n(&self->switching, 1, __ATOMIC_RELAXED);
 	struct asx_vp *vp = self->vp;
-	struct asx_thread *next;
+	struct asx_asc_thread *next;
 	bool locked;
 
 	enter_sched(vp);
@@ -371,24 +373,24 @@ int asx_thread_change(struct asx_asc *to, const struct asx_qos *qos)
 
 /* ---------------------------------------------------------------- thread timers */
 
-void asx__run_utimers(struct asx_thread *self)
+void asx__run_utimers(struct asx_asc_thread *self)
 {
 	uint32_t m = __atomic_exchange_n(&self->utimer_pending, 0, __ATOMIC_ACQ_REL);
 
-	for (unsigned int i = 0; i < ASX_THREAD_TIMERS; i++)
+	for (unsigned int i = 0; i < ASX_ASC_THREAD_TIMERS; i++)
 		if ((m & (1u << i)) && self->utimers[i].fn)
 			self->utimers[i].fn(self->utimers[i].arg);
 }
 
-int asx_thread_timer_set(unsigned int idx, const struct timespec *first, uint64_t period,
+int asx_asc_thread_timer_set(unsigned int idx, const struct timespec *first, uint64_t period,
 			 void (*fn)(void *), void *arg)
 {
-	struct asx_thread *self = asx__self();
+	struct asx_asc_thread *self = asx__self();
 	struct utimer *u;
 
 	if (!self)
 		return -EPERM;
-	if (idx >= ASX_THREAD_TIMERS || (first && !fn))
+	if (idx >= ASX_ASC_THREAD_TIMERS || (first && !fn))
 		return -EINVAL;
 	u = &self->utimers[idx];
 	asx__timer_del(&u->node);
@@ -406,9 +408,9 @@ int asx_thread_timer_set(unsigned int idx, const struct timespec *first, uint64_
 	return 0;
 }
 
-uint64_t asx_thread_deadline(void)
+uint64_t asx_asc_thread_deadline(void)
 {
-	struct asx_thread *self = asx__self();
+	struct asx_asc_thread *self = asx__self();
 
 	return self && self->asc->pol->schema == ASX_QOS_EDF ? self->deadline : 0;
 }

@@ -45,7 +45,7 @@ static void vp_idle(struct asx_asc *a, struct asx_vp *vp)
  * switching out the thread the other picked, would wait for each other),
  * so it gives @next to its VP's loop instead (asx__vp_handoff()).
  */
-static void wait_saved(struct asx_thread *t)
+static void wait_saved(struct asx_asc_thread *t)
 {
 	unsigned int spins = 0;
 
@@ -77,7 +77,7 @@ static void *vp_main(void *arg)
 			goto out;
 	}
 	for (;;) {
-		struct asx_thread *t = NULL;
+		struct asx_asc_thread *t = NULL;
 		bool locked = mode_locked();
 
 		enter_sched(vp);
@@ -95,7 +95,7 @@ static void *vp_main(void *arg)
 		if (t) {
 			/* run @t, then each thread a switch-out left to us (asx__vp_handoff) */
 			do {
-				struct asx_thread *prev;
+				struct asx_asc_thread *prev;
 
 				wait_saved(t);
 				note_switch(vp, t->asc);
@@ -200,7 +200,7 @@ void asx__mode_before_new_vp(void)
 }
 
 /* A new VP for @a (sched_impl.h). */
-int asx__vp_spawn(struct asx_asc *a, struct asx_thread *bound, bool spare, bool park)
+int asx__vp_spawn(struct asx_asc *a, struct asx_asc_thread *bound, bool spare, bool park)
 {
 	struct asx_vp *vp = calloc(1, sizeof(*vp));
 	pthread_attr_t pa;
@@ -425,7 +425,7 @@ void asx__vp_unblocked(void)
 	unlock_np(&a->lock);
 	ASX_PROBE2(asc_vp_unblocked, a, vp);
 	if (n < 0)
-		asx_thread_yield();
+		asx_asc_thread_yield();
 }
 
 void asx_asc_blocking_begin(void)

@@ -26,7 +26,7 @@ static void *worker(void *arg)
 		counter++;
 		asx_asc_mutex_unlock(&mu);
 		if (i % 100 == 0)
-			asx_thread_yield();
+			asx_asc_thread_yield();
 	}
 	return arg;
 }
@@ -61,10 +61,10 @@ static void *reader(void *arg)
 
 static void *late_writer(void *arg)
 {
-	struct asx_thread *const *workers = arg;
+	struct asx_asc_thread *const *workers = arg;
 
 	for (int i = 0; i < WORKERS; i++)		/* everyone else finished first */
-		CHECK0(asx_thread_join(workers[i], NULL));
+		CHECK0(asx_asc_thread_join(workers[i], NULL));
 	CHECK(write(pipefd[1], "R", 1) == 1);
 	return NULL;
 }
@@ -73,7 +73,7 @@ int main(void)
 {
 	struct asx_asc_attr attr = { .sz = sizeof(attr), .name = "outsider", .nvps = 2 };
 	struct asx_prio_qos hi = ASX_PRIO_QOS(10), lo = ASX_PRIO_QOS(1);
-	struct asx_thread *w[WORKERS], *pi, *po, *rd;
+	struct asx_asc_thread *w[WORKERS], *pi, *po, *rd;
 	struct asx_asc *asc;
 	pthread_t plain;
 	void *ret;
@@ -84,21 +84,21 @@ int main(void)
 	asx_asc_sem_init(&ping, 0);
 	asx_asc_sem_init(&pong, 0);
 	CHECK0(asx_asc_create(&asc, &asx_asc_prio, &attr));
-	CHECK0(asx_thread_spawn(asc, &hi.qos, reader, NULL, NULL, &rd));
+	CHECK0(asx_asc_thread_spawn(asc, &hi.qos, reader, NULL, NULL, &rd));
 	for (size_t i = 0; i < WORKERS; i++)
-		CHECK0(asx_thread_spawn(asc, i % 2 ? &hi.qos : &lo.qos, worker, (void *)(i + 1),
+		CHECK0(asx_asc_thread_spawn(asc, i % 2 ? &hi.qos : &lo.qos, worker, (void *)(i + 1),
 					NULL, &w[i]));
-	CHECK0(asx_thread_spawn(asc, &lo.qos, pinger, NULL, NULL, &pi));
-	CHECK0(asx_thread_spawn(asc, &lo.qos, ponger, NULL, NULL, &po));
+	CHECK0(asx_asc_thread_spawn(asc, &lo.qos, pinger, NULL, NULL, &pi));
+	CHECK0(asx_asc_thread_spawn(asc, &lo.qos, ponger, NULL, NULL, &po));
 	CHECK(asx_asc_destroy(asc) == -EBUSY);
 
 	/* the worker threads are joined by a plain pthread, which then wakes the reader */
 	CHECK(pthread_create(&plain, NULL, late_writer, w) == 0);
 	CHECK(pthread_join(plain, NULL) == 0);
-	CHECK0(asx_thread_join(rd, &ret));
+	CHECK0(asx_asc_thread_join(rd, &ret));
 	CHECK((uintptr_t)ret == 'R');
-	CHECK0(asx_thread_join(pi, NULL));
-	CHECK0(asx_thread_join(po, NULL));
+	CHECK0(asx_asc_thread_join(pi, NULL));
+	CHECK0(asx_asc_thread_join(po, NULL));
 	CHECK(counter == (long)WORKERS * ROUNDS);
 	CHECK0(asx_asc_destroy(asc));
 	close(pipefd[0]);

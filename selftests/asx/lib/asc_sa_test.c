@@ -51,12 +51,12 @@ static struct asx_asc *make_asc(unsigned int nvps, unsigned int max_vps)
 	return a;
 }
 
-static struct asx_thread *spawn(struct asx_asc *a, asx_thread_fn fn, void *arg)
+static struct asx_asc_thread *spawn(struct asx_asc *a, asx_asc_thread_fn fn, void *arg)
 {
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_thread *t = NULL;
+	struct asx_asc_thread *t = NULL;
 
-	if (asx_thread_spawn(a, &q.qos, fn, arg, NULL, &t))
+	if (asx_asc_thread_spawn(a, &q.qos, fn, arg, NULL, &t))
 		return NULL;
 	return t;
 }
@@ -144,9 +144,9 @@ static void *releaser(void *arg)
 	uint64_t t;
 
 	while (!__atomic_load_n(&pr->started, __ATOMIC_ACQUIRE))
-		asx_thread_yield();
+		asx_asc_thread_yield();
 	for (t = asx_now_ns(); asx_now_ns() - t < 20000000ULL;)
-		asx_thread_yield();
+		asx_asc_thread_yield();
 	__atomic_store_n(&pr->other_ran, 1, __ATOMIC_RELEASE);
 	release(pr, "x");
 	return NULL;
@@ -194,7 +194,7 @@ static void one_blocker(struct asx_test *_metadata, enum how how)
 {
 	static void *(*const blocker[])(void *) = { pipe_reader, cond_waiter, faulter };
 	struct pair pr = { .m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER };
-	struct asx_thread *b, *r;
+	struct asx_asc_thread *b, *r;
 	struct asx_asc_stats st;
 	struct asx_asc *a;
 	bool ok;
@@ -222,8 +222,8 @@ static void one_blocker(struct asx_test *_metadata, enum how how)
 	ok = watch(&pr, a);
 	EXPECT_TRUE(ok, "the blocked VP's capsule stopped: nobody released it");
 	EXPECT_TRUE(__atomic_load_n(&pr.other_ran, __ATOMIC_ACQUIRE));
-	ASSERT_EQ(asx_thread_join(b, NULL), 0);
-	ASSERT_EQ(asx_thread_join(r, NULL), 0);
+	ASSERT_EQ(asx_asc_thread_join(b, NULL), 0);
+	ASSERT_EQ(asx_asc_thread_join(r, NULL), 0);
 	ASSERT_EQ(asx_asc_stats(a, &st), 0);
 	TH_LOG("upcalls %llu takeovers %llu blocked %llu spares %u vps %u",
 	       (unsigned long long)st.upcalls, (unsigned long long)st.takeovers,
@@ -273,7 +273,7 @@ static void *yielder(void *arg)
 	struct spin *s = arg;
 
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
-		asx_thread_yield();
+		asx_asc_thread_yield();
 		s->n++;
 	}
 	return NULL;
@@ -293,7 +293,7 @@ static void *sleeper(void *arg)
  */
 TEST(running_vps_come_back_to_the_target)
 {
-	struct asx_thread *y[2], *s[3];
+	struct asx_asc_thread *y[2], *s[3];
 	struct spin sp[2] = { { 0 }, { 0 } };
 	struct asx_asc_stats st;
 	unsigned int peak = 0;
@@ -308,7 +308,7 @@ TEST(running_vps_come_back_to_the_target)
 	for (i = 0; i < 3; i++)
 		ASSERT_TRUE((s[i] = spawn(a, sleeper, NULL)) != NULL);
 	for (i = 0; i < 3; i++)
-		ASSERT_EQ(asx_thread_join(s[i], NULL), 0);
+		ASSERT_EQ(asx_asc_thread_join(s[i], NULL), 0);
 	/* the yielders keep going: scheduling points for the woken VPs */
 	for (i = 0; i < 300; i++) {
 		ASSERT_EQ(asx_asc_stats(a, &st), 0);
@@ -328,7 +328,7 @@ TEST(running_vps_come_back_to_the_target)
 	for (i = 0; i < 2; i++)
 		__atomic_store_n(&sp[i].stop, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(asx_thread_join(y[i], NULL), 0);
+		ASSERT_EQ(asx_asc_thread_join(y[i], NULL), 0);
 		EXPECT_GT(sp[i].n, 0);
 	}
 	EXPECT_EQ(asx_asc_destroy(a), 0);
@@ -369,7 +369,7 @@ static void *chan_end(void *arg)
 			unsigned int y = rand_r(&e->seed) % 8;
 
 			while (y--)
-				asx_thread_yield();
+				asx_asc_thread_yield();
 			if (rand_r(&e->seed) % 4 == 0) {
 				struct timespec ts = { 0, (long)(rand_r(&e->seed) % 200000) };
 
@@ -391,7 +391,7 @@ TEST_TIMEOUT(many_threads_blocking_at_random_lose_nothing, 120)
 {
 	struct chan ch[NPAIRS];
 	struct end e[2 * NPAIRS];
-	struct asx_thread *t[2 * NPAIRS];
+	struct asx_asc_thread *t[2 * NPAIRS];
 	struct asx_asc_stats st;
 	struct asx_asc *a;
 	unsigned long moved = 0;
@@ -414,7 +414,7 @@ TEST_TIMEOUT(many_threads_blocking_at_random_lose_nothing, 120)
 		ASSERT_TRUE(t[i] != NULL);
 	}
 	for (i = 0; i < 2 * NPAIRS; i++)
-		ASSERT_EQ(asx_thread_join(t[i], NULL), 0);
+		ASSERT_EQ(asx_asc_thread_join(t[i], NULL), 0);
 	for (i = 0; i < NPAIRS; i++) {
 		fails += ch[i].fail;
 		moved += ch[i].moved;
@@ -495,7 +495,7 @@ static void *busy(void *arg)
 {
 	(void)arg;
 	for (int i = 0; i < 50; i++)
-		asx_thread_yield();
+		asx_asc_thread_yield();
 	return NULL;
 }
 
@@ -514,15 +514,15 @@ TEST(destroy_during_a_pool_refill_joins_every_vp)
 	before = asx_kmembers();
 	ASSERT_GE(before, 0);
 	for (int i = 0; i < 100; i++) {
-		struct asx_thread *t[2];
+		struct asx_asc_thread *t[2];
 		struct asx_asc *a;
 
 		ASSERT_EQ(asx_asc_create(&a, &asx_asc_prio, &at), 0);
 		t[0] = spawn(a, nap, NULL);
 		t[1] = spawn(a, busy, NULL);
 		ASSERT_TRUE(t[0] && t[1]);
-		ASSERT_EQ(asx_thread_join(t[0], NULL), 0);
-		ASSERT_EQ(asx_thread_join(t[1], NULL), 0);
+		ASSERT_EQ(asx_asc_thread_join(t[0], NULL), 0);
+		ASSERT_EQ(asx_asc_thread_join(t[1], NULL), 0);
 		ASSERT_EQ(asx_asc_destroy(a), 0);
 	}
 	EXPECT_EQ(asx_settle_kmembers(before), before, "members left behind");

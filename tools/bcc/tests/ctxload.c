@@ -55,7 +55,7 @@ static void *yielder(void *arg)
 	(void)arg;
 	vp_tid = gettid();
 	for (i = 0; i < yields; i++)
-		asx_thread_yield();
+		asx_asc_thread_yield();
 	return NULL;
 }
 
@@ -76,19 +76,19 @@ static void *producer(void *arg)
 static int run_asc(void)
 {
 	struct asx_prio_qos q = ASX_PRIO_QOS(5);
-	struct asx_thread *t1, *t2;
+	struct asx_asc_thread *t1, *t2;
 	struct asx_asc *asc;
 	int r;
 
 	r = asx_asc_create(&asc, &asx_asc_prio, NULL);
 	if (!r)
-		r = asx_thread_spawn(asc, &q.qos, yielder, NULL, NULL, &t1);
+		r = asx_asc_thread_spawn(asc, &q.qos, yielder, NULL, NULL, &t1);
 	if (!r)
-		r = asx_thread_spawn(asc, &q.qos, yielder, NULL, NULL, &t2);
+		r = asx_asc_thread_spawn(asc, &q.qos, yielder, NULL, NULL, &t2);
 	if (r)
 		return r;
-	asx_thread_join(t1, NULL);
-	asx_thread_join(t2, NULL);
+	asx_asc_thread_join(t1, NULL);
+	asx_asc_thread_join(t2, NULL);
 	return asx_asc_destroy(asc);
 }
 

@@ -185,13 +185,13 @@ static void *asc_a(void *arg)
 	for (i = 0; i < rounds; i++) {
 		asx_asc_mutex_lock(&am);
 		t = now();
-		asx_thread_yield();	/* B runs and blocks on the mutex */
+		asx_asc_thread_yield();	/* B runs and blocks on the mutex */
 		end = t + hold_ns;
 		while (now() < end)
 			;
 		note_hold(now() - t);
 		asx_asc_mutex_unlock(&am);
-		asx_thread_yield();	/* B takes it, drops it */
+		asx_asc_thread_yield();	/* B takes it, drops it */
 	}
 	return NULL;
 }
@@ -209,7 +209,7 @@ static void *asc_b(void *arg)
 		note_wait(t1 - t0);
 		note_hold(now() - t1);
 		asx_asc_mutex_unlock(&am);
-		asx_thread_yield();
+		asx_asc_thread_yield();
 	}
 	return NULL;
 }
@@ -217,7 +217,7 @@ static void *asc_b(void *arg)
 static int run_asc(void)
 {
 	struct asx_prio_qos qa = ASX_PRIO_QOS(5), qb = ASX_PRIO_QOS(5);
-	struct asx_thread *a, *b;
+	struct asx_asc_thread *a, *b;
 	struct asx_asc *asc;
 	int r;
 
@@ -225,13 +225,13 @@ static int run_asc(void)
 	r = asx_asc_create(&asc, &asx_asc_prio, NULL);
 	if (r)
 		return r;
-	r = asx_thread_spawn(asc, &qa.qos, asc_a, NULL, NULL, &a);
+	r = asx_asc_thread_spawn(asc, &qa.qos, asc_a, NULL, NULL, &a);
 	if (!r)
-		r = asx_thread_spawn(asc, &qb.qos, asc_b, NULL, NULL, &b);
+		r = asx_asc_thread_spawn(asc, &qb.qos, asc_b, NULL, NULL, &b);
 	if (r)
 		return r;
-	asx_thread_join(a, NULL);
-	asx_thread_join(b, NULL);
+	asx_asc_thread_join(a, NULL);
+	asx_asc_thread_join(b, NULL);
 	return asx_asc_destroy(asc);
 }
 
