@@ -93,7 +93,7 @@ PROG
 	else
 		bad "a program built with the installed pkg-config and headers"
 	fi
-	coproc APP { "$dir/app"; }
+	coproc APP { exec "$dir/app"; }
 	read -r addr <&"${APP[0]}"
 	/usr/sbin/asx-lockstat -p "$APP_PID" -j -k mutex >"$dir/ls.out" 2>"$dir/ls.err" &
 	tool=$!
@@ -186,6 +186,12 @@ sys.exit(0 if "mutex_acquired" in n else 1)' "$root/usr/lib/asx/bcc" "$libdir/li
 	ok "the packaged libasx.so.0 carries the USDT probes"
 else
 	bad "the packaged libasx.so.0 has no USDT probes (built without <sys/sdt.h>?)"
+fi
+# its postinst has dkms build the module (dh_dkms: debian/asx-dkms.dkms)
+if dpkg-deb -I "$scratch"/asx-dkms_*.deb postinst 2>/dev/null | grep -q 'dkms'; then
+	ok "asx-dkms's postinst runs dkms"
+else
+	bad "asx-dkms has no postinst running dkms (is debian/asx-dkms.dkms missing?)"
 fi
 src=$(ls -d "$root"/usr/src/asx-* 2>/dev/null)
 if [ -n "$src" ] && [ -r "$src/dkms.conf" ] && [ -r "$src/kmod/Kbuild" ]; then
