@@ -71,7 +71,7 @@ static int __init asx_init(void)
 	ret = asx_msg_init();
 	if (ret)
 		return ret;
-	ret = asx_msg_selftest();
+	ret = asx_selftest();
 	if (ret)
 		goto err_msg_exit;
 	asx_wq = alloc_workqueue("asx_srv", 0, 0);

@@ -110,7 +110,6 @@ extern struct list_head asx_streams;
 
 /* msg.c */
 int asx_msg_init(void);
-int asx_msg_selftest(void);
 void asx_msg_exit(void);
 void asx_freemsg_list(struct list_head *list);
 
@@ -185,6 +184,16 @@ void asx_head_set_linked(struct asx_stream *st, bool linked);
 /* pipe (driver.c) */
 int asx_pipe_connect(struct asx_stream *a, struct asx_stream *b);
 void asx_pipe_disconnect(struct asx_stream *st);
+
+/* selftest.c: boot-time self-tests, only in a debug build (ASX_DEBUG, see Kbuild) */
+#ifdef ASX_DEBUG
+int asx_selftest(void);
+#else
+static inline int asx_selftest(void)
+{
+	return 0;
+}
+#endif
 
 /* proc.c */
 int asx_proc_init(void);
