@@ -66,10 +66,17 @@ struct asx_iocblk {
 
 struct asx_queue;
 
-/* The procedures of one side of a module. @put is required. */
+/*
+ * The procedures of one side of a module. @put is required. @enable is
+ * optional: what asx_qenable(), and so back-enabling, does instead of
+ * scheduling @srv; for a queue with no service procedure that still wants to
+ * hear when the queue ahead has room again (the Stream head's write side).
+ * Back-enabling stops at the nearest queue behind that has @srv or @enable.
+ */
 struct asx_qinit {
 	void (*put)(struct asx_queue *q, struct asx_msg *mp);
 	void (*srv)(struct asx_queue *q);
+	void (*enable)(struct asx_queue *q);
 };
 
 /*

@@ -154,11 +154,13 @@ static bool q_check_drain(struct asx_queue *q)
 /* Enables the nearest queue behind @q that has a service procedure. */
 static void back_enable(struct asx_queue *q)
 {
+	const struct asx_qinit *qi;
 	struct asx_queue *p;
 
 	rcu_read_lock();
 	for (p = rcu_dereference(q->prev); p; p = rcu_dereference(p->prev)) {
-		if ((READ_ONCE(p->flags) & ASX_QHEADW) || READ_ONCE(p->qi)->srv) {
+		qi = READ_ONCE(p->qi);
+		if (qi->enable || qi->srv) {
 			asx_qenable(p);
 			break;
 		}
@@ -274,17 +276,17 @@ void asx_queue_drained(struct asx_queue *q)
 		back_enable(q);
 }
 
+/* Schedules @q's service procedure, or calls its enable hook if it has one. */
 void asx_qenable(struct asx_queue *q)
 {
+	const struct asx_qinit *qi = READ_ONCE(q->qi);
 	bool sched = false;
 
-	if (READ_ONCE(q->flags) & ASX_QHEADW) {
-		wake_up_interruptible_poll(&q->st->wwait, EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND);
-		if (rcu_access_pointer(q->st->upper))
-			asx_mux_kick(q->st);
+	if (qi->enable) {
+		qi->enable(q);
 		return;
 	}
-	if (!READ_ONCE(q->qi)->srv)
+	if (!qi->srv)
 		return;
 	spin_lock(&q->lock);
 	if (!(q->flags & (ASX_QENAB | ASX_QCLOSING))) {

@@ -48,8 +48,16 @@ static void head_lsrv(struct asx_queue *q)
 	}
 }
 
+/* The queue below the head has room again: wake the writers (linked: the mux above). */
+static void head_wenable(struct asx_queue *q)
+{
+	wake_up_interruptible_poll(&q->st->wwait, EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND);
+	if (rcu_access_pointer(q->st->upper))
+		asx_mux_kick(q->st);
+}
+
 static const struct asx_qinit head_rinit = { .put = head_rput };
-static const struct asx_qinit head_winit = { .put = head_wput };
+static const struct asx_qinit head_winit = { .put = head_wput, .enable = head_wenable };
 static const struct asx_qinit head_rinit_linked = { .put = head_rput, .srv = head_lsrv };
 
 /* Switches the head of @st between linked (under a mux) and not. */
@@ -190,7 +198,6 @@ struct asx_stream *asx_stream_new(void)
 
 	asx_queue_init(&st->hrq, st, &head_rinit, "head", ASX_SIDE_READ, 0, 0);
 	asx_queue_init(&st->hwq, st, &head_winit, "head", ASX_SIDE_WRITE, 0, 0);
-	st->hwq.flags = ASX_QHEADW;
 	st->hrq.other = &st->hwq;
 	st->hwq.other = &st->hrq;
 	init_driver(st, &asx_drv_loop);

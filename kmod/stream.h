@@ -20,7 +20,6 @@
 #define ASX_QWANTW	0x02
 #define ASX_QENAB	0x04
 #define ASX_QCLOSING	0x08
-#define ASX_QHEADW	0x10	/* the Stream head's write queue: enabling wakes writers */
 #define ASX_QSRVBUSY	0x20	/* its service procedure is running */
 
 /* asx_stream.flags bits */
