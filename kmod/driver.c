@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ASX drivers, the tail of a Stream: loop (the write side turned back up the
- * read side), null (a sink), pipe (the write side turned up the other end's
- * read side) and mux (messages routed to linked lower Streams by id).
+ * read side), null (a sink) and pipe (the write side turned up the other
+ * end's read side); what every driver shares. The mux is in mux.c.
  *
  * Copyright (C) 2026 ASX developers
  */
@@ -24,7 +24,7 @@ static void drv_rput(struct asx_queue *q, struct asx_msg *mp)
 }
 
 /* A driver's answer to M_FLUSH: flush its write queue, turn FLUSHR upwards. */
-static void drv_flush(struct asx_queue *q, struct asx_msg *mp)
+void asx_drv_flush(struct asx_queue *q, struct asx_msg *mp)
 {
 	u8 flags = flush_flags(mp);
 
@@ -38,32 +38,16 @@ static void drv_flush(struct asx_queue *q, struct asx_msg *mp)
 	}
 }
 
-/* What every driver does with FLUSH and IOCTL; true when it took @mp. */
-static bool drv_ctl(struct asx_queue *q, struct asx_msg *mp)
-{
-	switch (mp->type) {
-	case ASX_M_FLUSH:
-		drv_flush(q, mp);
-		return true;
-	case ASX_M_IOCTL:
-		asx_iocnak(q, mp, EINVAL);
-		return true;
-	}
-	return false;
-}
-
 /* loop and pipe: the write queue's next is the read queue of this or the other end. */
 static void loop_wput(struct asx_queue *q, struct asx_msg *mp)
 {
-	if (drv_ctl(q, mp))
+	if (asx_drv_ctl(q, mp))
 		return;
-	if (asx_hipri(mp) || (asx_queue_idle(q) && asx_canputnext(q)))
-		asx_putnext(q, mp);
-	else
-		asx_putq(q, mp);
+	asx_drv_forward(q, mp);
 }
 
-static void loop_wsrv(struct asx_queue *q)
+/* Sends the queued messages on while the queue ahead takes them. */
+void asx_drv_forward_srv(struct asx_queue *q)
 {
 	struct asx_msg *mp;
 
@@ -96,91 +80,15 @@ static void pipe_wput(struct asx_queue *q, struct asx_msg *mp)
 
 static void null_wput(struct asx_queue *q, struct asx_msg *mp)
 {
-	if (drv_ctl(q, mp))
+	if (asx_drv_ctl(q, mp))
 		return;
 	asx_freemsg(mp);
-}
-
-/* mux: both sides queue, so a chain never recurses from one Stream into another. */
-static void mux_wput(struct asx_queue *q, struct asx_msg *mp)
-{
-	if (drv_ctl(q, mp))
-		return;
-	asx_putq(q, mp);
-}
-
-static struct asx_stream *mux_lower(struct asx_stream *st, u32 id)
-{
-	struct asx_stream *l;
-
-	list_for_each_entry_rcu(l, &st->lowers, mux_node) {
-		if (l->mux_id == id)
-			return l;
-	}
-	return NULL;
-}
-
-static void mux_wsrv(struct asx_queue *q)
-{
-	struct asx_mux_hdr hdr;
-	struct asx_stream *l;
-	struct asx_msg *mp;
-
-	while ((mp = asx_getq(q))) {
-		if ((mp->type != ASX_M_PROTO && mp->type != ASX_M_PCPROTO) ||
-		    asx_blen(mp) < sizeof(hdr)) {
-			atomic64_inc(&q->drops);
-			asx_freemsg(mp);
-			continue;
-		}
-		memcpy(&hdr, mp->rptr, sizeof(hdr));
-		rcu_read_lock();
-		l = mux_lower(q->st, hdr.id);
-		if (!l) {
-			rcu_read_unlock();
-			atomic64_inc(&q->drops);
-			asx_freemsg(mp);
-			continue;
-		}
-		if (!asx_hipri(mp) && !asx_canputnext(&l->hwq)) {
-			rcu_read_unlock();
-			asx_putbq(q, mp);
-			break;
-		}
-		mp->rptr += sizeof(hdr);
-		if (!asx_blen(mp) && mp->cont) {
-			struct asx_msg *rest = mp->cont;
-
-			rest->band = mp->band;
-			asx_freeb(mp);
-			mp = rest;
-		} else if (!asx_blen(mp)) {
-			mp->type = ASX_M_DATA;
-		}
-		asx_putnext(&l->hwq, mp);
-		rcu_read_unlock();
-	}
-}
-
-static void mux_rput(struct asx_queue *q, struct asx_msg *mp)
-{
-	if (asx_hipri(mp) || (asx_queue_idle(q) && asx_canputnext(q)))
-		asx_putnext(q, mp);
-	else
-		asx_putq(q, mp);
-}
-
-static void mux_rsrv(struct asx_queue *q)
-{
-	loop_wsrv(q);
-	if (!(READ_ONCE(q->flags) & ASX_QFULL))
-		asx_mux_kick_lowers(q->st);
 }
 
 const struct asx_driver asx_drv_loop = {
 	.name	= "loop",
 	.rinit	= { .put = drv_rput },
-	.winit	= { .put = loop_wput, .srv = loop_wsrv },
+	.winit	= { .put = loop_wput, .srv = asx_drv_forward_srv },
 };
 
 const struct asx_driver asx_drv_null = {
@@ -192,14 +100,9 @@ const struct asx_driver asx_drv_null = {
 const struct asx_driver asx_drv_pipe = {
 	.name	= "pipe",
 	.rinit	= { .put = drv_rput },
-	.winit	= { .put = pipe_wput, .srv = loop_wsrv },
+	.winit	= { .put = pipe_wput, .srv = asx_drv_forward_srv },
 };
 
-const struct asx_driver asx_drv_mux = {
-	.name	= "mux",
-	.rinit	= { .put = mux_rput, .srv = mux_rsrv },
-	.winit	= { .put = mux_wput, .srv = mux_wsrv },
-};
 
 /* Makes @a (a fresh loop Stream, cfg held) and @b (new) the two ends of a pipe. */
 int asx_pipe_connect(struct asx_stream *a, struct asx_stream *b)

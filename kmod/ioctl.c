@@ -627,6 +627,7 @@ err_free_mp:
 static long ioc_link(struct asx_stream *st, bool link, void __user *uarg)
 {
 	struct asx_link lk;
+	struct file *file;
 	int ret;
 
 	ret = ASX_COPY_IN(lk, uarg, ASX_LINK_SIZE_VER0);
@@ -636,9 +637,14 @@ static long ioc_link(struct asx_stream *st, bool link, void __user *uarg)
 		return -EINVAL;
 	if (!link)
 		return asx_mux_unlink(st, lk.id);
-	ret = asx_mux_link(st, lk.fd, &lk.id);
-	if (ret)
+	file = fget(lk.fd);
+	if (!file)
+		return -EBADF;
+	ret = file->f_op == &asx_fops ? asx_mux_link(st, file, &lk.id) : -EINVAL;
+	if (ret) {
+		fput(file);
 		return ret;
+	}
 	ret = ASX_COPY_OUT(uarg, lk);
 	if (ret)
 		asx_mux_unlink(st, lk.id);	/* the caller never learnt the id */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ASX multiplexing: lower Streams linked under a Stream whose driver is mux.
+ * ASX multiplexing: the mux driver, and lower Streams linked under a Stream
+ * whose driver is mux.
  * Going down, the mux driver routes each message by the struct asx_mux_hdr
  * at the front of its control part and strips it; coming up, the lower's
  * messages get the header of their lower prepended.
@@ -88,22 +89,113 @@ static void mux_user_uncharge(kuid_t uid)
 	}
 }
 
-int asx_mux_link(struct asx_stream *st, int fd, u32 *id)
+/* A message at the head of linked lower @l goes up the upper Stream. */
+static void mux_up(struct asx_stream *l, struct asx_msg *mp)
 {
-	struct asx_stream *l, *x;
-	struct file *file;
+	struct asx_mux_hdr hdr = { .id = l->mux_id };
+	struct asx_stream *u;
+	struct asx_msg *h;
+
+	rcu_read_lock();
+	u = rcu_dereference(l->upper);
+	if (!u) {
+		rcu_read_unlock();
+		asx_putq(&l->hrq, mp);
+		wake_up_interruptible_poll(&l->rwait, EPOLLIN);
+		return;
+	}
+	h = asx_ctlmsg(mp->type == ASX_M_PCPROTO ? ASX_M_PCPROTO : ASX_M_PROTO, &hdr,
+		       sizeof(hdr), GFP_ATOMIC | __GFP_ACCOUNT);
+	if (!h) {
+		atomic64_inc(&u->drq.drops);
+		asx_freemsg(mp);
+	} else {
+		h->band = mp->band;
+		h->cont = mp;
+		asx_put(&u->drq, h);
+	}
+	rcu_read_unlock();
+}
+
+/* May lower @l send a normal message up its mux now? */
+static bool mux_can_up(struct asx_stream *l)
+{
+	struct asx_stream *u;
+	bool ok = true;
+
+	rcu_read_lock();
+	u = rcu_dereference(l->upper);
+	if (u)
+		ok = asx_canput(&u->drq);
+	rcu_read_unlock();
+	return ok;
+}
+
+/*
+ * The head of a lower: while linked, what reaches it goes up the mux; when
+ * the mux is full it waits here and the service procedure sends it later.
+ * These procedures are the lower head's from before the lower is published
+ * until a grace period after it is unlinked: with no upper they do what the
+ * plain head's do.
+ */
+static void lower_rput(struct asx_queue *q, struct asx_msg *mp)
+{
+	struct asx_stream *st = q->st;
+
+	if ((mp->type == ASX_M_DATA || mp->type == ASX_M_PROTO || mp->type == ASX_M_PCPROTO) &&
+	    rcu_access_pointer(st->upper)) {
+		if (asx_hipri(mp) || (asx_queue_idle(q) && mux_can_up(st)))
+			mux_up(st, mp);
+		else
+			asx_putq(q, mp);
+		return;
+	}
+	asx_head_rput(q, mp);
+}
+
+static void lower_rsrv(struct asx_queue *q)
+{
+	struct asx_msg *mp;
+
+	while ((mp = asx_getq(q))) {
+		if (!rcu_access_pointer(q->st->upper) ||
+		    (!asx_hipri(mp) && !mux_can_up(q->st))) {
+			asx_putbq(q, mp);
+			break;
+		}
+		mux_up(q->st, mp);
+	}
+}
+
+/* The lower drained below its write-side low water mark: wake writers, restart the mux. */
+static void lower_wenable(struct asx_queue *q)
+{
+	struct asx_stream *u;
+
+	asx_head_wenable(q);
+	rcu_read_lock();
+	u = rcu_dereference(q->st->upper);
+	if (u)
+		asx_qenable(&u->dwq);
+	rcu_read_unlock();
+}
+
+static const struct asx_qinit lower_rinit = { .put = lower_rput, .srv = lower_rsrv };
+static const struct asx_qinit lower_winit = { .put = asx_head_wput, .enable = lower_wenable };
+
+/*
+ * Links the Stream of @file (an open /dev/asx, the caller checked) under @st.
+ * On success the link holds the caller's reference to @file; on failure the
+ * caller still does.
+ */
+int asx_mux_link(struct asx_stream *st, struct file *file, u32 *id)
+{
+	struct asx_stream *l = file->private_data, *x;
 	u32 n = 0;
 	int ret;
 
-	file = fget(fd);
-	if (!file)
-		return -EBADF;
-	ret = -EINVAL;
-	if (file->f_op != &asx_fops)
-		goto err_fput;
-	l = file->private_data;
 	if (l == st)
-		goto err_fput;
+		return -EINVAL;
 
 	mutex_lock(&asx_mux_lock);
 	mutex_lock(&st->cfg);
@@ -127,9 +219,12 @@ int asx_mux_link(struct asx_stream *st, int fd, u32 *id)
 		l->mux_id = ++st->mux_next_id;
 	} while (l->mux_id == 0 || l->mux_id == ASX_MUX_ALL);
 	l->mux_file = file;
+	/* The head takes the lower's procedures before anyone can see it linked. */
+	WRITE_ONCE(l->hrq.qi, &lower_rinit);
+	WRITE_ONCE(l->hwq.qi, &lower_winit);
 	list_add_tail_rcu(&l->mux_node, &st->lowers);
 	rcu_assign_pointer(l->upper, st);
-	asx_head_set_linked(l, true);
+	asx_qenable(&l->hrq);
 	*id = l->mux_id;
 	mutex_unlock(&l->cfg);
 	mutex_unlock(&st->cfg);
@@ -140,8 +235,6 @@ err_unlock:
 	mutex_unlock(&l->cfg);
 	mutex_unlock(&st->cfg);
 	mutex_unlock(&asx_mux_lock);
-err_fput:
-	fput(file);
 	return ret;
 }
 
@@ -184,7 +277,9 @@ int asx_mux_unlink(struct asx_stream *st, u32 id)
 		 * is the reference this unlink took over, not a new link's.
 		 */
 		mutex_lock(&l->cfg);
-		asx_head_set_linked(l, false);
+		WRITE_ONCE(l->hrq.qi, &asx_head_rinit);
+		WRITE_ONCE(l->hwq.qi, &asx_head_winit);
+		cancel_work_sync(&l->hrq.srv_work);
 		file = l->mux_file;
 		l->mux_file = NULL;
 		mutex_unlock(&l->cfg);
@@ -201,50 +296,74 @@ int asx_mux_unlink(struct asx_stream *st, u32 id)
 	return 0;
 }
 
-/* A message at the head of linked lower @l goes up the upper Stream. */
-void asx_mux_up(struct asx_stream *l, struct asx_msg *mp)
+/* mux: both sides queue, so a chain never recurses from one Stream into another. */
+static void mux_wput(struct asx_queue *q, struct asx_msg *mp)
 {
-	struct asx_mux_hdr hdr = { .id = l->mux_id };
-	struct asx_stream *u;
-	struct asx_msg *h;
-
-	rcu_read_lock();
-	u = rcu_dereference(l->upper);
-	if (!u) {
-		rcu_read_unlock();
-		asx_putq(&l->hrq, mp);
-		wake_up_interruptible_poll(&l->rwait, EPOLLIN);
+	if (asx_drv_ctl(q, mp))
 		return;
-	}
-	h = asx_ctlmsg(mp->type == ASX_M_PCPROTO ? ASX_M_PCPROTO : ASX_M_PROTO, &hdr,
-		       sizeof(hdr), GFP_ATOMIC | __GFP_ACCOUNT);
-	if (!h) {
-		atomic64_inc(&u->drq.drops);
-		asx_freemsg(mp);
-	} else {
-		h->band = mp->band;
-		h->cont = mp;
-		asx_put(&u->drq, h);
-	}
-	rcu_read_unlock();
+	asx_putq(q, mp);
 }
 
-/* May lower @l send a normal message up its mux now? */
-bool asx_mux_can_up(struct asx_stream *l)
+static struct asx_stream *mux_lower(struct asx_stream *st, u32 id)
 {
-	struct asx_stream *u;
-	bool ok = true;
+	struct asx_stream *l;
 
-	rcu_read_lock();
-	u = rcu_dereference(l->upper);
-	if (u)
-		ok = asx_canput(&u->drq);
-	rcu_read_unlock();
-	return ok;
+	list_for_each_entry_rcu(l, &st->lowers, mux_node) {
+		if (l->mux_id == id)
+			return l;
+	}
+	return NULL;
+}
+
+static void mux_wsrv(struct asx_queue *q)
+{
+	struct asx_mux_hdr hdr;
+	struct asx_stream *l;
+	struct asx_msg *mp;
+
+	while ((mp = asx_getq(q))) {
+		if ((mp->type != ASX_M_PROTO && mp->type != ASX_M_PCPROTO) ||
+		    asx_blen(mp) < sizeof(hdr)) {
+			atomic64_inc(&q->drops);
+			asx_freemsg(mp);
+			continue;
+		}
+		memcpy(&hdr, mp->rptr, sizeof(hdr));
+		rcu_read_lock();
+		l = mux_lower(q->st, hdr.id);
+		if (!l) {
+			rcu_read_unlock();
+			atomic64_inc(&q->drops);
+			asx_freemsg(mp);
+			continue;
+		}
+		if (!asx_hipri(mp) && !asx_canputnext(&l->hwq)) {
+			rcu_read_unlock();
+			asx_putbq(q, mp);
+			break;
+		}
+		mp->rptr += sizeof(hdr);
+		if (!asx_blen(mp) && mp->cont) {
+			struct asx_msg *rest = mp->cont;
+
+			rest->band = mp->band;
+			asx_freeb(mp);
+			mp = rest;
+		} else if (!asx_blen(mp)) {
+			mp->type = ASX_M_DATA;
+		}
+		asx_putnext(&l->hwq, mp);
+		rcu_read_unlock();
+	}
+}
+
+static void mux_rput(struct asx_queue *q, struct asx_msg *mp)
+{
+	asx_drv_forward(q, mp);
 }
 
 /* The mux's read queue has room again: let the lowers holding messages send. */
-void asx_mux_kick_lowers(struct asx_stream *u)
+static void mux_kick_lowers(struct asx_stream *u)
 {
 	struct asx_stream *l;
 
@@ -256,14 +375,21 @@ void asx_mux_kick_lowers(struct asx_stream *u)
 	rcu_read_unlock();
 }
 
-/* Lower @l drained below its write-side low water mark: restart the mux. */
-void asx_mux_kick(struct asx_stream *l)
+static void mux_rsrv(struct asx_queue *q)
 {
-	struct asx_stream *u;
-
-	rcu_read_lock();
-	u = rcu_dereference(l->upper);
-	if (u)
-		asx_qenable(&u->dwq);
-	rcu_read_unlock();
+	asx_drv_forward_srv(q);
+	if (!(READ_ONCE(q->flags) & ASX_QFULL))
+		mux_kick_lowers(q->st);
 }
+
+static void mux_detach(struct asx_stream *st)
+{
+	asx_mux_unlink(st, ASX_MUX_ALL);
+}
+
+const struct asx_driver asx_drv_mux = {
+	.name	= "mux",
+	.rinit	= { .put = mux_rput, .srv = mux_rsrv },
+	.winit	= { .put = mux_wput, .srv = mux_wsrv },
+	.detach	= mux_detach,
+};

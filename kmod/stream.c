@@ -23,52 +23,19 @@ DEFINE_MUTEX(asx_streams_lock);
 LIST_HEAD(asx_streams);
 static atomic64_t asx_next_id = ATOMIC64_INIT(0);
 
-static void head_rput(struct asx_queue *q, struct asx_msg *mp);
-
-static void head_wput(struct asx_queue *q, struct asx_msg *mp)
+void asx_head_wput(struct asx_queue *q, struct asx_msg *mp)
 {
 	asx_putnext(q, mp);
 }
 
-/*
- * The head of a Stream linked under a mux sends its messages up the mux; when
- * the mux is full they wait here and a service procedure sends them later.
- */
-static void head_lsrv(struct asx_queue *q)
-{
-	struct asx_msg *mp;
-
-	while ((mp = asx_getq(q))) {
-		if (!rcu_access_pointer(q->st->upper) ||
-		    (!asx_hipri(mp) && !asx_mux_can_up(q->st))) {
-			asx_putbq(q, mp);
-			break;
-		}
-		asx_mux_up(q->st, mp);
-	}
-}
-
-/* The queue below the head has room again: wake the writers (linked: the mux above). */
-static void head_wenable(struct asx_queue *q)
+/* The queue below the head has room again: wake the writers. */
+void asx_head_wenable(struct asx_queue *q)
 {
 	wake_up_interruptible_poll(&q->st->wwait, EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND);
-	if (rcu_access_pointer(q->st->upper))
-		asx_mux_kick(q->st);
 }
 
-static const struct asx_qinit head_rinit = { .put = head_rput };
-static const struct asx_qinit head_winit = { .put = head_wput, .enable = head_wenable };
-static const struct asx_qinit head_rinit_linked = { .put = head_rput, .srv = head_lsrv };
-
-/* Switches the head of @st between linked (under a mux) and not. */
-void asx_head_set_linked(struct asx_stream *st, bool linked)
-{
-	WRITE_ONCE(st->hrq.qi, linked ? &head_rinit_linked : &head_rinit);
-	if (linked)
-		asx_qenable(&st->hrq);
-	else
-		cancel_work_sync(&st->hrq.srv_work);
-}
+const struct asx_qinit asx_head_rinit = { .put = asx_head_rput };
+const struct asx_qinit asx_head_winit = { .put = asx_head_wput, .enable = asx_head_wenable };
 
 #define cfg_deref(st, p)	rcu_dereference_protected(p, lockdep_is_held(&(st)->cfg))
 
@@ -114,8 +81,8 @@ static void head_ioc_answer(struct asx_stream *st, struct asx_msg *mp)
 		asx_freemsg(mp);
 }
 
-/* What arrives at the top of the read side. */
-static void head_rput(struct asx_queue *q, struct asx_msg *mp)
+/* What arrives at the top of the read side (of a Stream not linked under a mux). */
+void asx_head_rput(struct asx_queue *q, struct asx_msg *mp)
 {
 	struct asx_stream *st = q->st;
 	__poll_t mask;
@@ -125,13 +92,6 @@ static void head_rput(struct asx_queue *q, struct asx_msg *mp)
 	case ASX_M_DATA:
 	case ASX_M_PROTO:
 	case ASX_M_PCPROTO:
-		if (rcu_access_pointer(st->upper)) {
-			if (asx_hipri(mp) || (asx_queue_idle(q) && asx_mux_can_up(st)))
-				asx_mux_up(st, mp);
-			else
-				asx_putq(q, mp);
-			return;
-		}
 		mask = asx_hipri(mp) ? EPOLLPRI : EPOLLIN | (mp->band ? EPOLLRDBAND : EPOLLRDNORM);
 		/* Not @mp after this: a full queue drops it, a reader may take it at once. */
 		asx_putq(q, mp);
@@ -196,8 +156,8 @@ struct asx_stream *asx_stream_new(void)
 	INIT_LIST_HEAD(&st->lowers);
 	INIT_LIST_HEAD(&st->mux_node);
 
-	asx_queue_init(&st->hrq, st, &head_rinit, "head", ASX_SIDE_READ, 0, 0);
-	asx_queue_init(&st->hwq, st, &head_winit, "head", ASX_SIDE_WRITE, 0, 0);
+	asx_queue_init(&st->hrq, st, &asx_head_rinit, "head", ASX_SIDE_READ, 0, 0);
+	asx_queue_init(&st->hwq, st, &asx_head_winit, "head", ASX_SIDE_WRITE, 0, 0);
 	st->hrq.other = &st->hwq;
 	st->hwq.other = &st->hrq;
 	init_driver(st, &asx_drv_loop);
@@ -464,8 +424,8 @@ void asx_stream_destroy(struct asx_stream *st)
 	mutex_unlock(&asx_streams_lock);
 
 	asx_pipe_disconnect(st);
-	if (st->drv == &asx_drv_mux)
-		asx_mux_unlink(st, ASX_MUX_ALL);
+	if (st->drv->detach)
+		st->drv->detach(st);
 
 	mutex_lock(&st->cfg);
 	asx_queue_close(&st->hrq);

@@ -29,10 +29,16 @@ enum {
 	ASX_ST_CLOSING,
 };
 
+/*
+ * A driver: the tail of a Stream. @detach, optional, is called at the last
+ * close before the queues stop: it cuts the Stream from the others the
+ * driver joined it to.
+ */
 struct asx_driver {
 	const char *name;
 	struct asx_qinit rinit;
 	struct asx_qinit winit;
+	void (*detach)(struct asx_stream *st);
 };
 
 /* A module pushed on a Stream. */
@@ -132,6 +138,32 @@ const struct asx_driver *asx_find_driver(const char *name);
 void asx_registry_show(struct seq_file *m);
 
 /* driver.c */
+void asx_drv_flush(struct asx_queue *q, struct asx_msg *mp);
+void asx_drv_forward_srv(struct asx_queue *q);
+
+/* What every driver does with FLUSH and IOCTL; true when it took @mp. */
+static inline bool asx_drv_ctl(struct asx_queue *q, struct asx_msg *mp)
+{
+	switch (mp->type) {
+	case ASX_M_FLUSH:
+		asx_drv_flush(q, mp);
+		return true;
+	case ASX_M_IOCTL:
+		asx_iocnak(q, mp, EINVAL);
+		return true;
+	}
+	return false;
+}
+
+/* Passes @mp on if nothing waits here and the queue ahead takes it, else queues it. */
+static inline void asx_drv_forward(struct asx_queue *q, struct asx_msg *mp)
+{
+	if (asx_hipri(mp) || (asx_queue_idle(q) && asx_canputnext(q)))
+		asx_putnext(q, mp);
+	else
+		asx_putq(q, mp);
+}
+
 extern const struct asx_driver asx_drv_loop;
 extern const struct asx_driver asx_drv_null;
 extern const struct asx_driver asx_drv_pipe;
@@ -151,6 +183,11 @@ __poll_t asx_stream_poll(struct file *file, poll_table *wait);
 int asx_head_wait_writable(struct asx_stream *st, bool nonblock);
 int asx_head_wait_readable(struct asx_stream *st, bool nonblock);
 void asx_head_hangup(struct asx_stream *st);
+extern const struct asx_qinit asx_head_rinit;
+extern const struct asx_qinit asx_head_winit;
+void asx_head_rput(struct asx_queue *q, struct asx_msg *mp);
+void asx_head_wput(struct asx_queue *q, struct asx_msg *mp);
+void asx_head_wenable(struct asx_queue *q);
 struct asx_queue *asx_stream_queue(struct asx_stream *st, u32 level, u32 side);
 
 static inline bool asx_stream_linked(struct asx_stream *st)
@@ -172,13 +209,8 @@ static inline bool asx_stream_in_mux(struct asx_stream *st)
 long asx_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 
 /* mux.c */
-int asx_mux_link(struct asx_stream *st, int fd, u32 *id);
+int asx_mux_link(struct asx_stream *st, struct file *file, u32 *id);
 int asx_mux_unlink(struct asx_stream *st, u32 id);
-void asx_mux_up(struct asx_stream *lower, struct asx_msg *mp);
-void asx_mux_kick(struct asx_stream *lower);
-bool asx_mux_can_up(struct asx_stream *lower);
-void asx_mux_kick_lowers(struct asx_stream *upper);
-void asx_head_set_linked(struct asx_stream *st, bool linked);
 
 /* pipe (driver.c) */
 int asx_pipe_connect(struct asx_stream *a, struct asx_stream *b);
