@@ -109,10 +109,7 @@ static long ioc_setdrv(struct asx_stream *st, void __user *uarg)
 	drv = asx_find_driver(mn.name);
 	if (!drv)
 		return -ENOENT;
-	mutex_lock(&st->cfg);
-	ret = asx_stream_set_driver(st, drv);
-	mutex_unlock(&st->cfg);
-	return ret;
+	return asx_drv_set(st, drv);
 }
 
 static long ioc_list(struct asx_stream *st, void __user *uarg)
@@ -665,7 +662,7 @@ static long ioc_pipe(struct asx_stream *st, void __user *uarg)
 		return -EINVAL;
 
 	/* Before cfg: asx_stream_new() takes asx_streams_lock, which nests outside cfg. */
-	peer = asx_stream_new();
+	peer = asx_stream_new(&asx_drv_loop);
 	if (!peer)
 		return -ENOMEM;
 	fd = get_unused_fd_flags(p.flags & ASX_PIPE_CLOEXEC ? O_CLOEXEC : 0);
@@ -686,15 +683,9 @@ static long ioc_pipe(struct asx_stream *st, void __user *uarg)
 	if (ret)
 		goto err_fput;
 
-	mutex_lock(&st->cfg);
-	if (st->drv != &asx_drv_loop || rcu_access_pointer(st->peer) ||
-	    asx_stream_in_mux(st)) {
-		mutex_unlock(&st->cfg);
-		ret = -EBUSY;
+	ret = asx_pipe_connect(st, peer);
+	if (ret)
 		goto err_fput;
-	}
-	asx_pipe_connect(st, peer);
-	mutex_unlock(&st->cfg);
 	fd_install(fd, file);
 	return 0;
 

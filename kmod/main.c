@@ -21,7 +21,7 @@ static int asx_open(struct inode *inode, struct file *file)
 {
 	struct asx_stream *st;
 
-	st = asx_stream_new();
+	st = asx_stream_new(&asx_drv_loop);
 	if (!st)
 		return -ENOMEM;
 	file->private_data = st;

@@ -120,6 +120,7 @@ static int objects_show(struct seq_file *m, void *v)
 static int modules_show(struct seq_file *m, void *v)
 {
 	asx_registry_show(m);
+	asx_drivers_show(m);
 	return 0;
 }
 

@@ -90,31 +90,12 @@ void asx_put_module(struct asx_modinfo *mi)
 		module_put(mi->owner);
 }
 
-static const struct asx_driver *const asx_drivers[] = {
-	&asx_drv_loop, &asx_drv_null, &asx_drv_mux,
-};
-
-/* The drivers SETDRV can choose (pipe ends are made by ASX_IOC_PIPE). */
-const struct asx_driver *asx_find_driver(const char *name)
-{
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(asx_drivers); i++) {
-		if (!strcmp(asx_drivers[i]->name, name))
-			return asx_drivers[i];
-	}
-	return NULL;
-}
-
 void asx_registry_show(struct seq_file *m)
 {
 	struct asx_modinfo *mi;
-	unsigned int i;
 
 	mutex_lock(&asx_registry_lock);
 	list_for_each_entry(mi, &asx_modules, list)
 		seq_printf(m, "module %s %s\n", mi->name, module_name(mi->owner));
 	mutex_unlock(&asx_registry_lock);
-	for (i = 0; i < ARRAY_SIZE(asx_drivers); i++)
-		seq_printf(m, "driver %s\n", asx_drivers[i]->name);
 }

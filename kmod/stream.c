@@ -130,7 +130,8 @@ static void init_driver(struct asx_stream *st, const struct asx_driver *drv)
 	st->dwq.other = &st->drq;
 }
 
-struct asx_stream *asx_stream_new(void)
+/* A new Stream, its driver @drv; it takes the opener's ids. */
+struct asx_stream *asx_stream_new(const struct asx_driver *drv)
 {
 	struct asx_stream *st;
 
@@ -160,14 +161,14 @@ struct asx_stream *asx_stream_new(void)
 	asx_queue_init(&st->hwq, st, &asx_head_winit, "head", ASX_SIDE_WRITE, 0, 0);
 	st->hrq.other = &st->hwq;
 	st->hwq.other = &st->hrq;
-	init_driver(st, &asx_drv_loop);
+	init_driver(st, drv);
 
 	RCU_INIT_POINTER(st->hwq.next, &st->dwq);
 	RCU_INIT_POINTER(st->dwq.prev, &st->hwq);
-	RCU_INIT_POINTER(st->dwq.next, &st->drq);
-	RCU_INIT_POINTER(st->drq.prev, &st->dwq);
 	RCU_INIT_POINTER(st->drq.next, &st->hrq);
 	RCU_INIT_POINTER(st->hrq.prev, &st->drq);
+	if (drv->attach)
+		drv->attach(st);
 
 	mutex_lock(&asx_streams_lock);
 	list_add_tail(&st->all, &asx_streams);
@@ -176,27 +177,24 @@ struct asx_stream *asx_stream_new(void)
 	return st;
 }
 
-/* Switches a fresh Stream to another driver (SETDRV). Called with cfg held. */
-int asx_stream_set_driver(struct asx_stream *st, const struct asx_driver *drv)
+/*
+ * Gives @st another driver; the caller (SETDRV) made sure nothing depends on
+ * the old one: no module, nothing queued, not joined to another Stream.
+ */
+void asx_stream_set_driver(struct asx_stream *st, const struct asx_driver *drv)
 {
 	lockdep_assert_held(&st->cfg);
-	if (st->drv != &asx_drv_loop || rcu_access_pointer(st->peer) ||
-	    asx_stream_in_mux(st) || READ_ONCE(st->dwq.nmsgs) || st->depth)
-		return -EBUSY;
-	if (drv == st->drv)
-		return 0;
-	/* The loop's service procedure may still be scheduled: let it finish first. */
+	/* The old driver's service procedure may still be scheduled: let it finish first. */
 	cancel_work_sync(&st->dwq.srv_work);
 	st->drv = drv;
 	WRITE_ONCE(st->drq.qi, &drv->rinit);
 	WRITE_ONCE(st->dwq.qi, &drv->winit);
 	st->drq.name = drv->name;
 	st->dwq.name = drv->name;
-	if (drv != &asx_drv_loop) {
-		rcu_assign_pointer(st->dwq.next, NULL);
-		rcu_assign_pointer(st->drq.prev, NULL);
-	}
-	return 0;
+	rcu_assign_pointer(st->dwq.next, NULL);
+	rcu_assign_pointer(st->drq.prev, NULL);
+	if (drv->attach)
+		drv->attach(st);
 }
 
 static struct asx_minst *minst_alloc(struct asx_stream *st, struct asx_modinfo *mi)
@@ -423,7 +421,6 @@ void asx_stream_destroy(struct asx_stream *st)
 	list_del(&st->all);
 	mutex_unlock(&asx_streams_lock);
 
-	asx_pipe_disconnect(st);
 	if (st->drv->detach)
 		st->drv->detach(st);
 

@@ -30,14 +30,16 @@ enum {
 };
 
 /*
- * A driver: the tail of a Stream. @detach, optional, is called at the last
- * close before the queues stop: it cuts the Stream from the others the
- * driver joined it to.
+ * A driver: the tail of a Stream. Both hooks are optional. @attach joins the
+ * driver's queues when a Stream gets the driver (the loop turns its write
+ * queue up its read queue). @detach is called at the last close, before the
+ * queues stop: it cuts the Stream from the others the driver joined it to.
  */
 struct asx_driver {
 	const char *name;
 	struct asx_qinit rinit;
 	struct asx_qinit winit;
+	void (*attach)(struct asx_stream *st);
 	void (*detach)(struct asx_stream *st);
 };
 
@@ -134,12 +136,21 @@ int asx_registry_init(void);
 void asx_registry_exit(void);
 struct asx_modinfo *asx_find_module(const char *name);
 void asx_put_module(struct asx_modinfo *mi);
-const struct asx_driver *asx_find_driver(const char *name);
 void asx_registry_show(struct seq_file *m);
 
-/* driver.c */
+/* driver.c: what the drivers share */
+void asx_drv_rput(struct asx_queue *q, struct asx_msg *mp);
 void asx_drv_flush(struct asx_queue *q, struct asx_msg *mp);
 void asx_drv_forward_srv(struct asx_queue *q);
+bool asx_drv_fresh(struct asx_stream *st);
+const struct asx_driver *asx_find_driver(const char *name);
+int asx_drv_set(struct asx_stream *st, const struct asx_driver *drv);
+void asx_drivers_show(struct seq_file *m);
+
+static inline u8 asx_drv_flush_flags(const struct asx_msg *mp)
+{
+	return asx_blen(mp) ? mp->rptr[0] : 0;
+}
 
 /* What every driver does with FLUSH and IOCTL; true when it took @mp. */
 static inline bool asx_drv_ctl(struct asx_queue *q, struct asx_msg *mp)
@@ -164,15 +175,15 @@ static inline void asx_drv_forward(struct asx_queue *q, struct asx_msg *mp)
 		asx_putq(q, mp);
 }
 
+/* loop.c, null.c, pipe.c, mux.c */
 extern const struct asx_driver asx_drv_loop;
 extern const struct asx_driver asx_drv_null;
 extern const struct asx_driver asx_drv_pipe;
 extern const struct asx_driver asx_drv_mux;
-extern struct mutex asx_pipe_lock;
 
 /* stream.c: the Stream head and life cycle */
-struct asx_stream *asx_stream_new(void);
-int asx_stream_set_driver(struct asx_stream *st, const struct asx_driver *drv);
+struct asx_stream *asx_stream_new(const struct asx_driver *drv);
+void asx_stream_set_driver(struct asx_stream *st, const struct asx_driver *drv);
 void asx_stream_destroy(struct asx_stream *st);
 int asx_stream_push(struct asx_stream *st, const char *name);
 int asx_stream_pop(struct asx_stream *st, const char *name);
@@ -212,9 +223,8 @@ long asx_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 int asx_mux_link(struct asx_stream *st, struct file *file, u32 *id);
 int asx_mux_unlink(struct asx_stream *st, u32 id);
 
-/* pipe (driver.c) */
+/* pipe.c */
 int asx_pipe_connect(struct asx_stream *a, struct asx_stream *b);
-void asx_pipe_disconnect(struct asx_stream *st);
 
 /* selftest.c: boot-time self-tests, only in a debug build (ASX_DEBUG, see Kbuild) */
 #ifdef ASX_DEBUG
