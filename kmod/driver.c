@@ -7,7 +7,7 @@
  * Copyright (C) 2026 ASX developers
  */
 
-#include "stream.h"
+#include "driver.h"
 
 #include <linux/seq_file.h>
 #include <linux/string.h>

@@ -7,8 +7,9 @@
  * Copyright (C) 2026 ASX developers
  */
 
+#include "driver.h"
+#include "main.h"
 #include "sa.h"
-#include "stream.h"
 #include "uarg.h"
 
 #include <linux/anon_inodes.h>

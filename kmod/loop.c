@@ -6,7 +6,7 @@
  * Copyright (C) 2026 ASX developers
  */
 
-#include "stream.h"
+#include "driver.h"
 
 static void loop_wput(struct asx_queue *q, struct asx_msg *mp)
 {

@@ -5,8 +5,9 @@
  * Copyright (C) 2026 ASX developers
  */
 
+#include "driver.h"
+#include "main.h"
 #include "sa.h"
-#include "stream.h"
 
 #include <linux/init.h>
 #include <linux/miscdevice.h>

@@ -7,7 +7,7 @@
  * Copyright (C) 2026 ASX developers
  */
 
-#include "stream.h"
+#include "asx_api.h"
 
 struct count_priv {
 	atomic64_t msgs[2];

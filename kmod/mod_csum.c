@@ -10,7 +10,7 @@
  * Copyright (C) 2026 ASX developers
  */
 
-#include "stream.h"
+#include "asx_api.h"
 
 #include <asm/unaligned.h>
 

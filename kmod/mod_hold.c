@@ -9,7 +9,7 @@
  * Copyright (C) 2026 ASX developers
  */
 
-#include "stream.h"
+#include "asx_api.h"
 
 struct hold_priv {
 	bool released;

@@ -5,7 +5,7 @@
  * Copyright (C) 2026 ASX developers
  */
 
-#include "stream.h"
+#include "asx_api.h"
 
 static void pass_put(struct asx_queue *q, struct asx_msg *mp)
 {

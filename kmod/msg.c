@@ -5,7 +5,7 @@
  * Copyright (C) 2026 ASX developers
  */
 
-#include "stream.h"
+#include "msg.h"
 
 #include <linux/capability.h>
 #include <linux/hashtable.h>

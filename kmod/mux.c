@@ -16,7 +16,7 @@
  * Copyright (C) 2026 ASX developers
  */
 
-#include "stream.h"
+#include "driver.h"
 
 #include <linux/capability.h>
 #include <linux/cred.h>

@@ -6,7 +6,7 @@
  * Copyright (C) 2026 ASX developers
  */
 
-#include "stream.h"
+#include "driver.h"
 
 /* Serialises connecting and cutting pipe ends (both ends' peer pointers). */
 static DEFINE_MUTEX(asx_pipe_lock);

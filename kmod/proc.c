@@ -6,7 +6,9 @@
  * Copyright (C) 2026 ASX developers
  */
 
-#include "stream.h"
+#include "driver.h"
+#include "main.h"
+#include "registry.h"
 
 #include <linux/capability.h>
 #include <linux/cred.h>

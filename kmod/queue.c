@@ -6,9 +6,7 @@
  * Copyright (C) 2026 ASX developers
  */
 
-#include "stream.h"
-
-#define CREATE_TRACE_POINTS
+#include "queue.h"
 #include "trace.h"
 
 struct workqueue_struct *asx_wq;

@@ -5,7 +5,7 @@
  * Copyright (C) 2026 ASX developers
  */
 
-#include "stream.h"
+#include "registry.h"
 
 #include <linux/seq_file.h>
 #include <linux/string.h>

@@ -41,7 +41,6 @@
  */
 
 #include "sa.h"
-#include "stream.h"
 #include "uarg.h"
 #include "trace.h"
 
@@ -58,6 +57,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/pid.h>
+#include <linux/poll.h>
 #include <linux/preempt.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>

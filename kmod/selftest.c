@@ -6,7 +6,8 @@
  * Copyright (C) 2026 ASX developers
  */
 
-#include "stream.h"
+#include "main.h"
+#include "queue.h"
 
 #include <linux/slab.h>
 

@@ -10,6 +10,7 @@
  * Copyright (C) 2026 ASX developers
  */
 
+#include "registry.h"
 #include "stream.h"
 
 #include <linux/sched/signal.h>

@@ -14,7 +14,7 @@
 #if !defined(_ASX_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
 #define _ASX_TRACE_H
 
-#include "stream.h"
+#include "asx_api.h"
 
 #include <linux/tracepoint.h>
 

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ASX internals, layer 5, the top: the /dev/asx device (main.c), its ioctls
+ * (ioctl.c), /proc/asx (proc.c), the boot-time self-tests (selftest.c) and
+ * the built-in modules main.c registers.
+ *
+ * Copyright (C) 2026 ASX developers
+ */
+#ifndef _ASX_MAIN_H
+#define _ASX_MAIN_H
+
+#include "asx_api.h"
+
+#include <linux/fs.h>
+
+/* main.c */
+extern const struct file_operations asx_fops;
+
+/* ioctl.c */
+long asx_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+
+/* proc.c */
+int asx_proc_init(void);
+void asx_proc_exit(void);
+
+/* selftest.c: boot-time self-tests, only in a debug build (ASX_DEBUG, see Kbuild) */
+#ifdef ASX_DEBUG
+int asx_selftest(void);
+#else
+static inline int asx_selftest(void)
+{
+	return 0;
+}
+#endif
+
+/* mod_*.c: built against asx_api.h alone, as a module outside asx.ko would be */
+extern struct asx_modinfo asx_mod_pass;
+extern struct asx_modinfo asx_mod_count;
+extern struct asx_modinfo asx_mod_frame;
+extern struct asx_modinfo asx_mod_csum;
+extern struct asx_modinfo asx_mod_hold;
+
+#endif /* _ASX_MAIN_H */

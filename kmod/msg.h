@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ASX internals, layer 1: message blocks (msg.c) beyond the exported API:
+ * the caches, the live counts and the per-user budget. stream.h lists the
+ * layers.
+ *
+ * Copyright (C) 2026 ASX developers
+ */
+#ifndef _ASX_MSG_H
+#define _ASX_MSG_H
+
+#include "asx_api.h"
+
+#include <linux/uidgid.h>
+
+int asx_msg_init(void);
+void asx_msg_exit(void);
+
+/* Live message headers and data blocks, for /proc/asx/objects and the leak tests. */
+long asx_nr_msgs(void);
+long asx_nr_dblks(void);
+
+struct asx_budget;
+struct asx_budget *asx_budget_get(kuid_t uid);
+int asx_msg_charge(struct asx_budget *b, struct asx_msg *mp);
+
+void asx_freemsg_list(struct list_head *list);
+
+#endif /* _ASX_MSG_H */

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ASX internals, layer 2: queues (queue.c) beyond the exported API: flags,
+ * set-up and tear-down, the Stream head's dequeues, the service workqueue.
+ * A queue knows nothing above it: what enabling a queue does besides
+ * scheduling its service procedure is its asx_qinit's enable hook.
+ *
+ * Copyright (C) 2026 ASX developers
+ */
+#ifndef _ASX_QUEUE_H
+#define _ASX_QUEUE_H
+
+#include "msg.h"
+
+/* asx_queue.flags, under asx_queue.lock */
+#define ASX_QFULL	0x01
+#define ASX_QWANTW	0x02
+#define ASX_QENAB	0x04
+#define ASX_QCLOSING	0x08
+#define ASX_QSRVBUSY	0x20	/* its service procedure is running */
+
+/* Where service procedures run (made and destroyed by main.c). */
+extern struct workqueue_struct *asx_wq;
+
+void asx_queue_init(struct asx_queue *q, struct asx_stream *st, const struct asx_qinit *qi,
+		    const char *name, u8 side, size_t hiwat, size_t lowat);
+void asx_queue_close(struct asx_queue *q);
+void asx_queue_purge(struct asx_queue *q);
+void asx_queue_set_wm(struct asx_queue *q, size_t hiwat, size_t lowat);
+struct asx_msg *asx_rmvq_first(struct asx_queue *q);
+struct asx_msg *asx_rmvq_match(struct asx_queue *q, u32 flags, u8 band);
+bool asx_queue_match(struct asx_queue *q, u32 flags, u8 band);
+void asx_queue_drained(struct asx_queue *q);
+
+#endif /* _ASX_QUEUE_H */

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ASX internals, layer 2: the registry of ASX modules by name (registry.c),
+ * beside the exported asx_register_module() and asx_unregister_module().
+ *
+ * Copyright (C) 2026 ASX developers
+ */
+#ifndef _ASX_REGISTRY_H
+#define _ASX_REGISTRY_H
+
+#include "asx_api.h"
+
+struct seq_file;
+
+struct asx_modinfo *asx_find_module(const char *name);
+void asx_put_module(struct asx_modinfo *mi);
+void asx_registry_show(struct seq_file *m);
+
+#endif /* _ASX_REGISTRY_H */
