@@ -65,10 +65,11 @@ int asx_mux_unlink(struct asx_stream *st, u32 id);
 /*
  * Linked under a mux, or unlinked but not yet given back by the unlinker
  * (mux_file still held): neither linked again, nor piped, nor given another
- * driver until then. Under st->cfg.
+ * driver until then.
  */
 static inline bool asx_stream_in_mux(struct asx_stream *st)
 {
+	lockdep_assert_held(&st->cfg);
 	return rcu_access_pointer(st->upper) || st->mux_file;
 }
 

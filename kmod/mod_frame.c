@@ -70,7 +70,6 @@ static struct asx_msg *trim(struct asx_msg *mp)
 /*
  * Cuts the next whole frame off the pending bytes, or returns NULL; on a
  * length past ASX_FRAME_MAX returns an M_ERROR that fails the Stream.
- * f->lock held.
  */
 static struct asx_msg *frame_cut(struct asx_queue *q, struct frame_priv *f)
 {
@@ -111,13 +110,14 @@ static struct asx_msg *frame_cut(struct asx_queue *q, struct frame_priv *f)
  * Sends whole frames up. The lock is not held across asx_putnext(): the next
  * module up may be another frame instance. One caller at a time delivers
  * (the others only append), so frames leave in the order they were cut.
- * Called with f->lock held; returns with it released.
+ * Called with f->lock; returns with it released.
  */
 static void frame_deliver(struct asx_queue *q, struct frame_priv *f)
 	__releases(&f->lock)
 {
 	struct asx_msg *out;
 
+	lockdep_assert_held(&f->lock);
 	if (f->delivering) {
 		spin_unlock(&f->lock);
 		return;

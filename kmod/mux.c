@@ -48,6 +48,7 @@ static struct mux_user *mux_user_find(kuid_t uid)
 {
 	struct mux_user *u;
 
+	lockdep_assert_held(&asx_mux_lock);
 	hash_for_each_possible(mux_users, u, node, __kuid_val(uid))
 		if (uid_eq(u->uid, uid))
 			return u;

@@ -293,11 +293,12 @@ static void sa_unhook_self(struct sa_member *m)
 	preempt_enable();
 }
 
-/* Takes @m off its group or the orphan list; under asx_sa_lock. */
+/* Takes @m off its group or the orphan list. */
 static void sa_detach(struct sa_member *m)
 {
 	struct sa_group *g = m->owner;
 
+	lockdep_assert_held(&asx_sa_lock);
 	list_del_init(&m->node);
 	if (g) {
 		clear_bit(m->vp, g->vps);
@@ -306,7 +307,7 @@ static void sa_detach(struct sa_member *m)
 	}
 }
 
-/* The calling thread's own @m: no notifier, no group. Under asx_sa_lock. */
+/* The calling thread's own @m: no notifier, no group. */
 static void sa_drop_self(struct sa_member *m)
 {
 	lockdep_assert_held(&asx_sa_lock);
@@ -383,7 +384,7 @@ static void sa_orphan_unhook(struct callback_head *cb)
 	mod_delayed_work(system_wq, &sa_reap_work, 0);
 }
 
-/* Asks the orphan @m's thread to drop its notifier; under asx_sa_lock. */
+/* Asks the orphan @m's thread to drop its notifier. */
 static void sa_queue_unhook(struct sa_member *m)
 {
 	lockdep_assert_held(&asx_sa_lock);
@@ -799,7 +800,7 @@ static void sa_take_key(void)
 	mutex_unlock(&sa_key_lock);
 }
 
-/* Groups open by @uid; under asx_sa_lock. At most sa_max_groups to walk. */
+/* Groups open by @uid; at most sa_max_groups to walk. */
 static unsigned int sa_user_groups(kuid_t uid)
 {
 	struct sa_group *g;

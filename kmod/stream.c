@@ -292,7 +292,7 @@ err_free_minst:
 	return ret;
 }
 
-/* Unlinks @m (cfg held); the caller waits for a grace period before finishing it. */
+/* Unlinks @m; the caller waits for a grace period before finishing it. */
 static void unlink_minst(struct asx_stream *st, struct asx_minst *m)
 {
 	struct asx_queue *wprev = cfg_deref(st, m->wq.prev);
@@ -300,6 +300,7 @@ static void unlink_minst(struct asx_stream *st, struct asx_minst *m)
 	struct asx_queue *rprev = cfg_deref(st, m->rq.prev);
 	struct asx_queue *rnext = cfg_deref(st, m->rq.next);
 
+	lockdep_assert_held(&st->cfg);
 	rcu_assign_pointer(wprev->next, wnext);
 	rcu_assign_pointer(wnext->prev, wprev);
 	rcu_assign_pointer(rprev->next, rnext);
@@ -358,7 +359,7 @@ out_unlock:
 	return ret;
 }
 
-/* The queue at @level (0 head, 1..depth modules, then the driver). cfg held. */
+/* The queue at @level (0 head, 1..depth modules, then the driver). */
 struct asx_queue *asx_stream_queue(struct asx_stream *st, u32 level, u32 side)
 {
 	struct asx_minst *m;
