@@ -14,7 +14,7 @@
 #   make bench        build build/bin/asx-bench
 #   make fuzz         libFuzzer targets (clang) in build/fuzz/; fuzz-replay: corpus replayers
 #   make install      PREFIX=/usr/local DESTDIR= LIBDIR= INCLUDEDIR= BINDIR=
-#   make style        checkpatch.pl on kmod/ and uapi/
+#   make style        checkpatch.pl on kmod/ and uapi/, asx.ko's one-way includes
 #   make setup        install the Debian/PyPI packages the tree needs
 #   make clean
 #
@@ -321,6 +321,7 @@ uninstall:
 
 style:
 	$(Q)tools/checkpatch.sh
+	$(Q)tools/kmod-layers.sh
 
 setup:
 	$(Q)tools/setup.sh --quiet

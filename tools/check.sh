@@ -18,7 +18,8 @@
 #   install     make install into a scratch prefix; against it, with pkg-config only:
 #               each header alone (gnu11/c11/c17), lib/tests/outsider/*.c, the docs' examples
 #               every installed command has a man page; every man page renders cleanly
-#   style       checkpatch.pl --no-tree on kmod/ and uapi/
+#   style       checkpatch.pl --no-tree on kmod/ and uapi/; asx.ko's includes one-way
+#               (tools/kmod-layers.sh: no circle, no layer including a higher one)
 #   dkms        asx.ko built through dkms (dkms.conf) against the installed headers
 #   deb         the Debian packages (debian/): built, lintian, a program against
 #               libasx-dev, asx-lockstat from asx-tools (tools/deb-test.sh)
@@ -355,6 +356,8 @@ stage_install() {
 stage_style() {
 	note "checkpatch"
 	if tools/checkpatch.sh; then pass; else fail "style: checkpatch"; fi
+	note "asx.ko layers (one-way includes)"
+	if tools/kmod-layers.sh; then pass; else fail "style: kmod layers"; fi
 }
 
 stage_dkms() {
