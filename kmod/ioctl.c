@@ -662,7 +662,7 @@ static long ioc_pipe(struct asx_stream *st, void __user *uarg)
 	if (p.reserved || p.fd || (p.flags & ~(ASX_PIPE_CLOEXEC | ASX_PIPE_NONBLOCK)))
 		return -EINVAL;
 
-	/* Before cfg: asx_stream_new() takes asx_streams_lock, which nests outside cfg. */
+	/* Before cfg: asx_stream_new() takes asx_streams_lock (lock order: stream.h). */
 	peer = asx_stream_new(&asx_drv_loop);
 	if (!peer)
 		return -ENOMEM;

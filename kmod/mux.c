@@ -11,8 +11,6 @@
  * find the mux's read queue full keeps them at its head, and the mux's
  * service procedure restarts it once there is room.
  *
- * Lock order: asx_mux_lock, then the upper's cfg, then the lower's.
- *
  * Copyright (C) 2026 ASX developers
  */
 

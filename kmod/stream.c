@@ -19,7 +19,7 @@
 
 atomic_long_t asx_nr_streams = ATOMIC_LONG_INIT(0);
 atomic_long_t asx_nr_minst = ATOMIC_LONG_INIT(0);
-/* Protects asx_streams, the list /proc/asx/streams walks; nests outside st->cfg. */
+/* Protects asx_streams, the list /proc/asx/streams walks (lock order: stream.h). */
 DEFINE_MUTEX(asx_streams_lock);
 LIST_HEAD(asx_streams);
 static atomic64_t asx_next_id = ATOMIC64_INIT(0);

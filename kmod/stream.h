@@ -13,19 +13,20 @@
  *   driver.h   4 drivers                 driver.c, loop.c, null.c, pipe.c, mux.c
  *   main.h     5 the device and ioctls   main.c, ioctl.c, proc.c, selftest.c
  *
- * Lock order, outer first; nothing else nests:
+ * Lock order, written in the code only here: a lock is taken only under
+ * those before it on its line, or under none.
  *
- *   asx_mux_lock (mux.c)
- *     > an upper's st->cfg > its lower's st->cfg (SINGLE_DEPTH_NESTING)
  *   asx_streams_lock (stream.c) > st->cfg
+ *   asx_mux_lock (mux.c) > an upper's st->cfg > its lower's (SINGLE_DEPTH_NESTING)
  *   st->cfg > asx_pipe_lock (pipe.c)
- *   st->cfg, st->rlock, st->ioclock > q->lock (of one queue at a time)
+ *   st->cfg, st->rlock or st->ioclock (never two of them) > q->lock, of one queue
+ *   asx_sa_lock (sa.c) > a group's raw lock (also taken under the run-queue lock)
  *
- * asx_registry_lock, budgets_lock (msg.c), q->lock and deferred_lock (msg.c)
- * are leaves: nothing is taken under them. Put procedures run under
- * rcu_read_lock() and take only q->lock; service procedures run in asx_wq,
- * which st->cfg holders wait for (cancel_work_sync()), so a service procedure
- * never takes st->cfg.
+ * Leaves, under which nothing is taken: q->lock, asx_registry_lock,
+ * budgets_lock and deferred_lock (msg.c), a group's raw lock. Put procedures
+ * run under rcu_read_lock() and take only q->lock (and their module's own
+ * locks); service procedures run in asx_wq, which st->cfg holders wait for
+ * (cancel_work_sync()), so they never take st->cfg.
  *
  * Copyright (C) 2026 ASX developers
  */
