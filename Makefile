@@ -120,6 +120,14 @@ TEST_LIBS  := -lcmocka -lpthread -lm $(TIRPC_LIBS)
 # so a failure proves the type check, not a typo.  Run by tools/check.sh.
 MUSTFAIL_SRCS := $(sort $(wildcard lib/tests/mustfail/*.c))
 
+# The selftests use the kernel's kselftest harness (selftests/asx/asx_harness.h
+# includes it): kselftest_harness.h and kselftest.h from Debian's
+# linux-source-6.1, extracted at build time into build/kselftest/ as
+# tools/checkpatch.sh takes checkpatch.pl; never copied into the tree.
+LINUX_SOURCE_TARBALL ?= /usr/src/linux-source-6.1.tar.xz
+KSFT_DIR  := build/kselftest
+KSFT_HDRS := $(KSFT_DIR)/kselftest_harness.h $(KSFT_DIR)/kselftest.h
+
 SELFTEST_SRCS := $(sort $(wildcard selftests/asx/*_test.c))
 SELFTEST_BINS := $(SELFTEST_SRCS:selftests/asx/%.c=$(O)/selftests/%)
 # selftests/asx/lib: libasx against the module (they link libasx.a)
@@ -136,7 +144,7 @@ DEPFLAGS = -MMD -MP
 
 .PHONY: fuzz fuzz-replay all lib tools bench kmod check check-lib check-lib-plain check-lib-asan \
         check-lib-tsan check-kmod check-debug check-install check-tools demo install uninstall \
-        style setup clean selftests tests bcc-tests dkms-src FORCE
+        style setup clean selftests kselftest-headers tests bcc-tests dkms-src FORCE
 
 all: lib tools selftests kmod
 
@@ -236,16 +244,40 @@ build/fuzz/replay_%: lib/fuzz/fuzz_%.c lib/fuzz/replay.c $(LIB_A)
 	$(Q)$(CC) $(CPPFLAGS_ASX) -std=gnu11 -O1 -g $(WARN) $(SAN_asan) \
 		-o $@ $< lib/fuzz/replay.c $(LIB_SRCS) $(LIB_LIBS)
 
-$(O)/selftests/%: selftests/asx/%.c $(wildcard selftests/asx/*.h) uapi/linux/asx.h
+kselftest-headers: $(KSFT_HDRS)
+
+# tar keeps the archive's mtimes: touch, or they would be older than the tarball
+$(KSFT_DIR)/kselftest.h: $(KSFT_DIR)/kselftest_harness.h
+$(KSFT_DIR)/kselftest_harness.h: $(wildcard $(LINUX_SOURCE_TARBALL))
+	$(call msg,TAR,$(KSFT_DIR))
+	@if [ ! -f "$(LINUX_SOURCE_TARBALL)" ]; then \
+		echo "make: $(LINUX_SOURCE_TARBALL) not found: the selftests take the kernel's" \
+			"kselftest_harness.h from it; run tools/setup.sh" \
+			"(apt-get install linux-source-6.1)" >&2; \
+		exit 1; \
+	fi
+	@rm -rf $(KSFT_DIR).tmp
+	@mkdir -p $(KSFT_DIR).tmp $(KSFT_DIR)
+	$(Q)top=$(basename $(basename $(notdir $(LINUX_SOURCE_TARBALL)))); \
+		tar -xJf $(LINUX_SOURCE_TARBALL) -C $(KSFT_DIR).tmp --strip-components=4 \
+		"$$top/tools/testing/selftests/kselftest_harness.h" \
+		"$$top/tools/testing/selftests/kselftest.h"
+	@touch $(KSFT_DIR).tmp/kselftest.h $(KSFT_DIR).tmp/kselftest_harness.h
+	@mv $(KSFT_DIR).tmp/kselftest.h $(KSFT_DIR)/kselftest.h
+	@mv $(KSFT_DIR).tmp/kselftest_harness.h $@
+	@rmdir $(KSFT_DIR).tmp
+
+$(O)/selftests/%: selftests/asx/%.c $(wildcard selftests/asx/*.h) uapi/linux/asx.h $(KSFT_HDRS)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Iuapi \
-		-Iselftests/asx -o $@ $< -lpthread
+		-Iselftests/asx -I$(KSFT_DIR) -o $@ $< -lpthread
 
-$(O)/selftests/%: selftests/asx/lib/%.c $(wildcard selftests/asx/*.h) uapi/linux/asx.h $(LIB_A)
+$(O)/selftests/%: selftests/asx/lib/%.c $(wildcard selftests/asx/*.h) uapi/linux/asx.h \
+		$(KSFT_HDRS) $(LIB_A)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS_ASX) -Iselftests/asx $(CFLAGS_ASX) -o $@ $< \
+	$(Q)$(CC) $(CPPFLAGS_ASX) -Iselftests/asx -I$(KSFT_DIR) $(CFLAGS_ASX) -o $@ $< \
 		$(LIB_A) $(LDFLAGS_ASX) $(LIB_LIBS)
 
 # The module's sources for DKMS (dkms.conf): DESTDIR/usr/src/asx-VERSION.
