@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "asx_util.h"
-#include "harness.h"
+#include "asx_harness.h"
 
 struct ioc {
 	const char *name;
@@ -53,7 +53,7 @@ FIXTURE(abi) {
 FIXTURE_SETUP(abi)
 {
 	self->fd = asx_open(O_NONBLOCK);
-	ASSERT_GE(self->fd, 0, "open %s: %s", ASX_DEV, strerror(errno));
+	ASSERT_GE(self->fd, 0) TH_LOG("open %s: %s", ASX_DEV, strerror(errno));
 }
 
 FIXTURE_TEARDOWN(abi)
@@ -71,16 +71,16 @@ TEST_F(abi, short_size_is_einval)
 			memset(self->buf, 0, sizeof(self->buf));
 			memcpy(self->buf, &size, 4);
 			errno = 0;
-			EXPECT_EQ(ioctl(self->fd, iocs[i].cmd, self->buf), -1, "%s size %u",
-				  iocs[i].name, size);
-			EXPECT_EQ(errno, EINVAL, "%s size %u", iocs[i].name, size);
+			EXPECT_EQ(ioctl(self->fd, iocs[i].cmd, self->buf), -1)
+				TH_LOG("%s size %u", iocs[i].name, size);
+			EXPECT_EQ(errno, EINVAL) TH_LOG("%s size %u", iocs[i].name, size);
 		}
 		size = iocs[i].ver0 - 1;
 		memset(self->buf, 0, sizeof(self->buf));
 		memcpy(self->buf, &size, 4);
 		errno = 0;
-		EXPECT_EQ(ioctl(self->fd, iocs[i].cmd, self->buf), -1, "%s", iocs[i].name);
-		EXPECT_EQ(errno, EINVAL, "%s size %u", iocs[i].name, size);
+		EXPECT_EQ(ioctl(self->fd, iocs[i].cmd, self->buf), -1) TH_LOG("%s", iocs[i].name);
+		EXPECT_EQ(errno, EINVAL) TH_LOG("%s size %u", iocs[i].name, size);
 	}
 }
 
@@ -96,14 +96,14 @@ TEST_F(abi, nonzero_tail_is_e2big)
 		memcpy(self->buf, &size, 4);
 		self->buf[400] = 1;
 		errno = 0;
-		EXPECT_EQ(ioctl(self->fd, iocs[i].cmd, self->buf), -1, "%s", iocs[i].name);
-		EXPECT_EQ(errno, E2BIG, "%s", iocs[i].name);
+		EXPECT_EQ(ioctl(self->fd, iocs[i].cmd, self->buf), -1) TH_LOG("%s", iocs[i].name);
+		EXPECT_EQ(errno, E2BIG) TH_LOG("%s", iocs[i].name);
 
 		size = 1 << 20;
 		memcpy(self->buf, &size, 4);
 		errno = 0;
-		EXPECT_EQ(ioctl(self->fd, iocs[i].cmd, self->buf), -1, "%s", iocs[i].name);
-		EXPECT_EQ(errno, E2BIG, "%s: sizes above a page", iocs[i].name);
+		EXPECT_EQ(ioctl(self->fd, iocs[i].cmd, self->buf), -1) TH_LOG("%s", iocs[i].name);
+		EXPECT_EQ(errno, E2BIG) TH_LOG("%s: sizes above a page", iocs[i].name);
 	}
 }
 
@@ -118,8 +118,8 @@ TEST_F(abi, reserved_is_einval)
 		memcpy(self->buf, &size, 4);
 		self->buf[iocs[i].resv] = 1;
 		errno = 0;
-		EXPECT_EQ(ioctl(self->fd, iocs[i].cmd, self->buf), -1, "%s", iocs[i].name);
-		EXPECT_EQ(errno, EINVAL, "%s", iocs[i].name);
+		EXPECT_EQ(ioctl(self->fd, iocs[i].cmd, self->buf), -1) TH_LOG("%s", iocs[i].name);
+		EXPECT_EQ(errno, EINVAL) TH_LOG("%s", iocs[i].name);
 	}
 }
 
@@ -129,8 +129,8 @@ TEST_F(abi, bad_pointer_is_efault)
 
 	for (i = 0; i < NIOC; i++) {
 		errno = 0;
-		EXPECT_EQ(ioctl(self->fd, iocs[i].cmd, NULL), -1, "%s", iocs[i].name);
-		EXPECT_EQ(errno, EFAULT, "%s", iocs[i].name);
+		EXPECT_EQ(ioctl(self->fd, iocs[i].cmd, NULL), -1) TH_LOG("%s", iocs[i].name);
+		EXPECT_EQ(errno, EFAULT) TH_LOG("%s", iocs[i].name);
 	}
 }
 
@@ -143,14 +143,14 @@ TEST_F(abi, wrong_direction_or_number_is_enotty)
 
 		memset(self->buf, 0, sizeof(self->buf));
 		errno = 0;
-		EXPECT_EQ(ioctl(self->fd, cmd, self->buf), -1, "%s", iocs[i].name);
-		EXPECT_EQ(errno, ENOTTY, "%s with other direction bits", iocs[i].name);
+		EXPECT_EQ(ioctl(self->fd, cmd, self->buf), -1) TH_LOG("%s", iocs[i].name);
+		EXPECT_EQ(errno, ENOTTY) TH_LOG("%s with other direction bits", iocs[i].name);
 	}
 	for (nr = NIOC; nr < 256; nr += 17) {
 		errno = 0;
 		EXPECT_EQ(ioctl(self->fd, _IOWR(ASX_IOC_MAGIC, nr, struct asx_opt), self->buf),
 			  -1);
-		EXPECT_EQ(errno, ENOTTY, "number %#x", nr);
+		EXPECT_EQ(errno, ENOTTY) TH_LOG("number %#x", nr);
 	}
 	errno = 0;
 	EXPECT_EQ(ioctl(self->fd, _IOWR('T', 1, struct asx_opt), self->buf), -1);
@@ -168,14 +168,14 @@ TEST_F(abi, larger_zero_tail_is_accepted)
 
 	memset(&big, 0, sizeof(big));
 	big.nr.size = sizeof(big);
-	ASSERT_EQ(ioctl(self->fd, ASX_IOC_NREAD, &big), 0, "%s", strerror(errno));
+	ASSERT_EQ(ioctl(self->fd, ASX_IOC_NREAD, &big), 0) TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(big.nr.size, sizeof(struct asx_nread));
 	EXPECT_EQ(big.future[3], 0);
 
 	memset(&o, 0, sizeof(o));
 	o.size = sizeof(o);
-	ASSERT_EQ(ioctl(self->fd, _IOWR(ASX_IOC_MAGIC, 0x09, struct asx_nread), &o), 0,
-		  "the size bits of the command are ignored: %s", strerror(errno));
+	ASSERT_EQ(ioctl(self->fd, _IOWR(ASX_IOC_MAGIC, 0x09, struct asx_nread), &o), 0)
+		TH_LOG("the size bits of the command are ignored: %s", strerror(errno));
 }
 
 TEST_HARNESS_MAIN

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 
 #include "asx_util.h"
-#include "harness.h"
+#include "asx_harness.h"
 
 #define NWRITERS	8
 #define NMSGS		10000
@@ -79,7 +79,7 @@ TEST(writers_readers_push_pop)
 	int fd, i;
 
 	fd = asx_open(0);
-	ASSERT_GE(fd, 0, "%s", strerror(errno));
+	ASSERT_GE(fd, 0) TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(asx_opt(fd, ASX_IOC_SRDOPT, ASX_RMSGN), 0);
 	memset(&pc, 0, sizeof(pc));
 	pc.fd = fd;
@@ -108,13 +108,14 @@ TEST(writers_readers_push_pop)
 	pc.stop = 1;
 	for (i = 0; i < NWRITERS; i++) {
 		pthread_join(wt[i], NULL);
-		EXPECT_EQ(w[i].errors, 0, "writer %d", i);
+		EXPECT_EQ(w[i].errors, 0) TH_LOG("writer %d", i);
 	}
 	pthread_join(pt, NULL);
-	EXPECT_EQ(bad, 0, "lost, duplicated, reordered or corrupt messages");
+	EXPECT_EQ(bad, 0) TH_LOG("lost, duplicated, reordered or corrupt messages");
 	EXPECT_EQ(total, (long)NWRITERS * NMSGS);
-	for (i = 0; i < NWRITERS; i++)
-		EXPECT_EQ(next[i], NMSGS, "writer %d", i);
+	for (i = 0; i < NWRITERS; i++) {
+		EXPECT_EQ(next[i], NMSGS) TH_LOG("writer %d", i);
+	}
 	EXPECT_EQ(pc.errors, 0);
 	EXPECT_GT(pc.pushes, 0);
 	TH_LOG("%ld messages, %ld pushes during the run", total, pc.pushes);
@@ -152,7 +153,7 @@ TEST(close_under_blocked_reader_and_writer)
 	a = asx_open(0);
 	ASSERT_GE(a, 0);
 	b = asx_pipe(a, 0);
-	ASSERT_GE(b, 0, "%s", strerror(errno));
+	ASSERT_GE(b, 0) TH_LOG("%s", strerror(errno));
 	r.fd = a;
 	w.fd = a;
 	ASSERT_EQ(pthread_create(&rt, NULL, blocked_fn, &r), 0);
@@ -161,8 +162,8 @@ TEST(close_under_blocked_reader_and_writer)
 	ASSERT_EQ(close(b), 0);
 	pthread_join(rt, NULL);
 	pthread_join(wt, NULL);
-	EXPECT_EQ(r.ret, 0, "the reader sees end of file (%s)", strerror(r.err));
-	EXPECT_EQ(w.ret, -1, "the writer fails");
+	EXPECT_EQ(r.ret, 0) TH_LOG("the reader sees end of file (%s)", strerror(r.err));
+	EXPECT_EQ(w.ret, -1) TH_LOG("the writer fails");
 	EXPECT_EQ(w.err, EPIPE);
 	close(a);
 }
@@ -188,12 +189,12 @@ TEST(close_with_messages_in_flight)
 	pid_t pid;
 	int st, i;
 
-	ASSERT_EQ(asx_quiesce(), 0, "earlier Streams never freed");
+	ASSERT_EQ(asx_quiesce(), 0) TH_LOG("earlier Streams never freed");
 	msgs0 = asx_objects("msgs");
 	dblks0 = asx_objects("dblks");
 	streams0 = asx_objects("streams");
 	mods0 = asx_objects("modules");
-	ASSERT_GE(msgs0, 0, "%s: %s", ASX_OBJECTS, strerror(errno));
+	ASSERT_GE(msgs0, 0) TH_LOG("%s: %s", ASX_OBJECTS, strerror(errno));
 
 	/* A child leaves held, queued and half-read messages, blocked threads, and dies. */
 	pid = fork();
@@ -222,7 +223,7 @@ TEST(close_with_messages_in_flight)
 		_exit(4);
 	}
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
-	EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "child status %#x", st);
+	EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) TH_LOG("child status %#x", st);
 	EXPECT_EQ(asx_quiesce(), 0);
 	EXPECT_EQ(settle("streams", streams0), streams0);
 	EXPECT_EQ(settle("modules", mods0), mods0);

@@ -26,7 +26,7 @@
 #include <sys/mount.h>
 
 #include "asx_util.h"
-#include "harness.h"
+#include "asx_harness.h"
 
 #define FAIL_DIR	"/sys/kernel/debug/fail_page_alloc"
 /* PUTMSG's biggest data part: kmalloc_large() of order 4 */
@@ -44,9 +44,9 @@ FIXTURE_SETUP(frame)
 	self->b = -1;
 	self->inject = false;
 	self->a = asx_open(0);
-	ASSERT_GE(self->a, 0, "open %s: %s", ASX_DEV, strerror(errno));
+	ASSERT_GE(self->a, 0) TH_LOG("open %s: %s", ASX_DEV, strerror(errno));
 	self->b = asx_pipe(self->a, ASX_PIPE_CLOEXEC);
-	ASSERT_GE(self->b, 0, "ASX_IOC_PIPE: %s", strerror(errno));
+	ASSERT_GE(self->b, 0) TH_LOG("ASX_IOC_PIPE: %s", strerror(errno));
 	signal(SIGPIPE, SIG_IGN);
 }
 
@@ -138,27 +138,28 @@ TEST_F(frame, frame_twice)
 	unsigned char raw[256], buf[256], msg[64];
 	unsigned int i, n, off, cut;
 
-	ASSERT_EQ(asx_push(self->a, "frame"), 0, "%s", strerror(errno));
-	ASSERT_EQ(asx_push(self->a, "frame"), 0, "%s", strerror(errno));
+	ASSERT_EQ(asx_push(self->a, "frame"), 0) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(asx_push(self->a, "frame"), 0) TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(asx_opt(self->a, ASX_IOC_SRDOPT, ASX_RMSGN), 0);
 	for (i = 0; i < 32; i++) {
 		n = 1 + i % 40;
 		memset(msg, 'a' + i % 26, n);
 		/* down: the upper frame's header, then the lower's around both */
-		ASSERT_EQ(write(self->a, msg, n), (ssize_t)n, "%s", strerror(errno));
-		ASSERT_EQ(read(self->b, raw, sizeof(raw)), (ssize_t)(n + 8), "message %u", i);
+		ASSERT_EQ(write(self->a, msg, n), (ssize_t)n) TH_LOG("%s", strerror(errno));
+		ASSERT_EQ(read(self->b, raw, sizeof(raw)), (ssize_t)(n + 8))
+			TH_LOG("message %u", i);
 		put_be32(buf, n + 4);
 		put_be32(buf + 4, n);
 		memcpy(buf + 8, msg, n);
-		EXPECT_EQ(memcmp(raw, buf, n + 8), 0, "message %u down", i);
+		EXPECT_EQ(memcmp(raw, buf, n + 8), 0) TH_LOG("message %u down", i);
 
 		/* up: the same bytes cut at an odd place come out whole */
 		off = n + 8;
 		cut = 1 + (i * 7) % (off - 1);
 		ASSERT_EQ(write(self->b, buf, cut), (ssize_t)cut);
 		ASSERT_EQ(write(self->b, buf + cut, off - cut), (ssize_t)(off - cut));
-		ASSERT_EQ(read(self->a, raw, sizeof(raw)), (ssize_t)n, "message %u up", i);
-		EXPECT_EQ(memcmp(raw, msg, n), 0, "message %u up", i);
+		ASSERT_EQ(read(self->a, raw, sizeof(raw)), (ssize_t)n) TH_LOG("message %u up", i);
+		EXPECT_EQ(memcmp(raw, msg, n), 0) TH_LOG("message %u up", i);
 	}
 }
 
@@ -168,7 +169,7 @@ TEST_F(frame, frame_twice)
  * payload it framed (BIG - 4 bytes after a frame header) for the caller to
  * compare.
  */
-static unsigned char *send_vmalloc_block(struct asx_test *_metadata,
+static unsigned char *send_vmalloc_block(struct __test_metadata *_metadata,
 					 FIXTURE_DATA(frame) *self)
 {
 	unsigned char *data = malloc(BIG);
@@ -184,12 +185,13 @@ static unsigned char *send_vmalloc_block(struct asx_test *_metadata,
 		SKIP(return NULL, "no " FAIL_DIR " (CONFIG_FAIL_PAGE_ALLOC)");
 	}
 	self->inject = true;
-	ASSERT_EQ(write_str("/proc/self/make-it-fail", "1"), 0, "%s", strerror(errno));
+	ASSERT_EQ(write_str("/proc/self/make-it-fail", "1"), 0) TH_LOG("%s", strerror(errno));
 	rc = asx_putmsg(self->b, NULL, -1, data, BIG, 0, 0);
 	write_str("/proc/self/make-it-fail", "0");
-	ASSERT_EQ(rc, 0, "PUTMSG of %d bytes: %s", BIG, strerror(errno));
+	ASSERT_EQ(rc, 0) TH_LOG("PUTMSG of %d bytes: %s", BIG, strerror(errno));
 	/* the injected failure was spent: the block is vmalloc()ed */
-	ASSERT_EQ(read_long(FAIL_DIR "/times"), 0, "no order-" BIG_ORDER " allocation failed");
+	ASSERT_EQ(read_long(FAIL_DIR "/times"), 0)
+		TH_LOG("no order-" BIG_ORDER " allocation failed");
 	disarm();
 	self->inject = false;
 	return data;
@@ -199,7 +201,7 @@ TEST_F(frame, vmalloc_block_through_frame)
 {
 	unsigned char *data, *buf;
 
-	ASSERT_EQ(asx_push(self->a, "frame"), 0, "%s", strerror(errno));
+	ASSERT_EQ(asx_push(self->a, "frame"), 0) TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(asx_opt(self->a, ASX_IOC_SRDOPT, ASX_RMSGN), 0);
 	buf = malloc(BIG);
 	ASSERT_TRUE(buf != NULL);
@@ -209,7 +211,7 @@ TEST_F(frame, vmalloc_block_through_frame)
 		return;
 	}
 	/* frame copies the frame out and frees the block under its lock */
-	EXPECT_EQ(read(self->a, buf, BIG), BIG - 4, "%s", strerror(errno));
+	EXPECT_EQ(read(self->a, buf, BIG), BIG - 4) TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(memcmp(buf, data + 4, BIG - 4), 0);
 	free(data);
 	free(buf);
@@ -226,9 +228,9 @@ TEST_F(frame, vmalloc_block_flushed)
 	ASSERT_EQ(asx_nread(self->a, &nr), 0);
 	EXPECT_EQ(nr.msgs, 1);
 	/* from b: the pipe turns FLUSHW around into a's read side */
-	ASSERT_EQ(asx_flush(self->b, ASX_FLUSHW, 0), 0, "%s", strerror(errno));
+	ASSERT_EQ(asx_flush(self->b, ASX_FLUSHW, 0), 0) TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(asx_nread(self->a, &nr), 0);
-	EXPECT_EQ(nr.msgs, 0, "the block was flushed");
+	EXPECT_EQ(nr.msgs, 0) TH_LOG("the block was flushed");
 	free(data);
 }
 

@@ -12,7 +12,7 @@
 
 #include <linux/asx.h>
 
-#include "harness.h"
+#include "asx_harness.h"
 
 #define ASX_DEV	"/dev/asx"
 
@@ -29,22 +29,23 @@ FIXTURE(dev) {
 FIXTURE_SETUP(dev)
 {
 	self->fd = open(ASX_DEV, O_RDWR | O_CLOEXEC);
-	ASSERT_GE(self->fd, 0, "open %s: %s: is asx.ko loaded?", ASX_DEV, strerror(errno));
+	ASSERT_GE(self->fd, 0) TH_LOG("open %s: %s: is asx.ko loaded?", ASX_DEV, strerror(errno));
 }
 
 FIXTURE_TEARDOWN(dev)
 {
-	if (self->fd >= 0)
-		EXPECT_EQ(close(self->fd), 0, "close: %s", strerror(errno));
+	if (self->fd >= 0) {
+		EXPECT_EQ(close(self->fd), 0) TH_LOG("close: %s", strerror(errno));
+	}
 }
 
 TEST(device_node)
 {
 	struct stat st;
 
-	ASSERT_EQ(stat(ASX_DEV, &st), 0, "stat %s: %s: is asx.ko loaded?", ASX_DEV,
-		  strerror(errno));
-	EXPECT_TRUE(S_ISCHR(st.st_mode), "%s is not a character device", ASX_DEV);
+	ASSERT_EQ(stat(ASX_DEV, &st), 0)
+		TH_LOG("stat %s: %s: is asx.ko loaded?", ASX_DEV, strerror(errno));
+	EXPECT_TRUE(S_ISCHR(st.st_mode)) TH_LOG("%s is not a character device", ASX_DEV);
 	EXPECT_EQ(st.st_mode & 0777, 0666);
 }
 
@@ -75,8 +76,8 @@ TEST_F(dev, version_exact_size)
 	v.size = sizeof(v);
 	v.reserved[0] = 0;
 	v.reserved[1] = 0;
-	ASSERT_EQ(ioctl(self->fd, ASX_IOC_VERSION, &v), 0, "ASX_IOC_VERSION: %s",
-		  strerror(errno));
+	ASSERT_EQ(ioctl(self->fd, ASX_IOC_VERSION, &v), 0)
+		TH_LOG("ASX_IOC_VERSION: %s", strerror(errno));
 	EXPECT_EQ(v.size, sizeof(v));
 	EXPECT_EQ(v.major, ASX_VERSION_MAJOR);
 	EXPECT_EQ(v.minor, ASX_VERSION_MINOR);
@@ -97,8 +98,8 @@ TEST_F(dev, version_larger_size_zero_tail)
 
 	memset(&n, 0, sizeof(n));
 	n.v.size = sizeof(n);
-	ASSERT_EQ(ioctl(self->fd, ASX_IOC_VERSION, &n), 0, "ASX_IOC_VERSION: %s",
-		  strerror(errno));
+	ASSERT_EQ(ioctl(self->fd, ASX_IOC_VERSION, &n), 0)
+		TH_LOG("ASX_IOC_VERSION: %s", strerror(errno));
 	EXPECT_EQ(n.v.size, sizeof(struct asx_version));
 	EXPECT_EQ(n.v.major, ASX_VERSION_MAJOR);
 	EXPECT_EQ(n.v.minor, ASX_VERSION_MINOR);
@@ -116,10 +117,10 @@ TEST_F(dev, version_ver0_size)
 	v.size = ASX_VERSION_SIZE_VER0;
 	v.reserved[0] = 0;
 	v.reserved[1] = 0;
-	ASSERT_EQ(ioctl(self->fd, ASX_IOC_VERSION, &v), 0, "%s", strerror(errno));
+	ASSERT_EQ(ioctl(self->fd, ASX_IOC_VERSION, &v), 0) TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(v.size, ASX_VERSION_SIZE_VER0);
 	EXPECT_EQ(v.minor, ASX_VERSION_MINOR);
-	EXPECT_EQ(v.max_depth, 0xeeeeeeee, "nothing written past the caller's size");
+	EXPECT_EQ(v.max_depth, 0xeeeeeeee) TH_LOG("nothing written past the caller's size");
 }
 
 TEST_F(dev, version_nonzero_tail_is_e2big)
@@ -151,8 +152,8 @@ TEST_F(dev, version_small_size_is_einval)
 		memset(&v, 0, sizeof(v));
 		v.size = sizes[i];
 		errno = 0;
-		EXPECT_EQ(ioctl(self->fd, ASX_IOC_VERSION, &v), -1, "size %u", sizes[i]);
-		EXPECT_EQ(errno, EINVAL, "size %u", sizes[i]);
+		EXPECT_EQ(ioctl(self->fd, ASX_IOC_VERSION, &v), -1) TH_LOG("size %u", sizes[i]);
+		EXPECT_EQ(errno, EINVAL) TH_LOG("size %u", sizes[i]);
 	}
 }
 
@@ -166,8 +167,8 @@ TEST_F(dev, version_reserved_is_einval)
 		v.size = sizeof(v);
 		v.reserved[i] = 1ULL << 63;
 		errno = 0;
-		EXPECT_EQ(ioctl(self->fd, ASX_IOC_VERSION, &v), -1, "reserved[%u]", i);
-		EXPECT_EQ(errno, EINVAL, "reserved[%u]", i);
+		EXPECT_EQ(ioctl(self->fd, ASX_IOC_VERSION, &v), -1) TH_LOG("reserved[%u]", i);
+		EXPECT_EQ(errno, EINVAL) TH_LOG("reserved[%u]", i);
 	}
 }
 
@@ -187,20 +188,20 @@ TEST_F(dev, two_opens_are_independent)
 	int fd2;
 
 	fd2 = open(ASX_DEV, O_RDWR | O_CLOEXEC);
-	ASSERT_GE(fd2, 0, "second open %s: %s", ASX_DEV, strerror(errno));
+	ASSERT_GE(fd2, 0) TH_LOG("second open %s: %s", ASX_DEV, strerror(errno));
 	EXPECT_NE(fd2, self->fd);
 
 	/* Closing one leaves the other usable. */
-	ASSERT_EQ(close(fd2), 0, "close: %s", strerror(errno));
-	EXPECT_EQ(ioctl(self->fd, ASX_IOC_VERSION, &v), 0, "%s", strerror(errno));
+	ASSERT_EQ(close(fd2), 0) TH_LOG("close: %s", strerror(errno));
+	EXPECT_EQ(ioctl(self->fd, ASX_IOC_VERSION, &v), 0) TH_LOG("%s", strerror(errno));
 
 	fd2 = open(ASX_DEV, O_RDWR | O_CLOEXEC);
-	ASSERT_GE(fd2, 0, "third open %s: %s", ASX_DEV, strerror(errno));
-	ASSERT_EQ(close(self->fd), 0, "close: %s", strerror(errno));
+	ASSERT_GE(fd2, 0) TH_LOG("third open %s: %s", ASX_DEV, strerror(errno));
+	ASSERT_EQ(close(self->fd), 0) TH_LOG("close: %s", strerror(errno));
 	self->fd = -1;
 	v.size = sizeof(v);
-	EXPECT_EQ(ioctl(fd2, ASX_IOC_VERSION, &v), 0, "%s", strerror(errno));
-	EXPECT_EQ(close(fd2), 0, "close: %s", strerror(errno));
+	EXPECT_EQ(ioctl(fd2, ASX_IOC_VERSION, &v), 0) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(close(fd2), 0) TH_LOG("close: %s", strerror(errno));
 }
 
 TEST_F(dev, close_then_ioctl_is_ebadf)
@@ -208,7 +209,7 @@ TEST_F(dev, close_then_ioctl_is_ebadf)
 	struct asx_version v = { .size = sizeof(v) };
 	int fd = self->fd;
 
-	ASSERT_EQ(close(fd), 0, "close: %s", strerror(errno));
+	ASSERT_EQ(close(fd), 0) TH_LOG("close: %s", strerror(errno));
 	self->fd = -1;
 	errno = 0;
 	EXPECT_EQ(ioctl(fd, ASX_IOC_VERSION, &v), -1);

@@ -19,7 +19,7 @@
 
 #include "asx_util.h"
 #include "cgroup_util.h"
-#include "harness.h"
+#include "asx_harness.h"
 
 #define CG_LIMIT_MB	16
 #define FLOOD_MB	96	/* Streams of about 1 MB the writer tries to fill */
@@ -63,12 +63,12 @@ TEST_TIMEOUT(messages_are_charged_to_the_writers_cgroup, 120)
 	int status;
 	pid_t pid;
 
-	ASSERT_EQ(cg_setup(), 0, "cgroup v2: %s", strerror(errno));
+	ASSERT_EQ(cg_setup(), 0) TH_LOG("cgroup v2: %s", strerror(errno));
 	base = asx_objects("dblks");
 	snprintf(cg, sizeof(cg), "%s/asx-limits.%d", cg_root, getpid());
-	ASSERT_EQ(mkdir(cg, 0755), 0, "%s: %s (memory controller?)", cg, strerror(errno));
+	ASSERT_EQ(mkdir(cg, 0755), 0) TH_LOG("%s: %s (memory controller?)", cg, strerror(errno));
 	snprintf(max, sizeof(max), "%dM", CG_LIMIT_MB);
-	ASSERT_EQ(write_file(cg, "memory.max", max), 0, "memory.max: %s", strerror(errno));
+	ASSERT_EQ(write_file(cg, "memory.max", max), 0) TH_LOG("memory.max: %s", strerror(errno));
 	write_file(cg, "memory.swap.max", "0");
 	pid = fork();
 	ASSERT_GE(pid, 0);
@@ -81,13 +81,14 @@ TEST_TIMEOUT(messages_are_charged_to_the_writers_cgroup, 120)
 	       WIFSIGNALED(status) ? "killed by signal" : "exit",
 	       WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), peak / 1024, ooms);
 	EXPECT_TRUE((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) ||
-		    (WIFEXITED(status) && WEXITSTATUS(status) == 12),
-		    "the writer stopped at the limit (killed or ENOMEM), status %#x", status);
-	EXPECT_GT(peak, (long)CG_LIMIT_MB * 1024 * 1024 / 2, "the cgroup saw the memory");
-	EXPECT_TRUE(!WIFSIGNALED(status) || ooms >= 1, "a kill is the cgroup's OOM killer's");
-	EXPECT_EQ(rmdir(cg), 0, "%s: %s", cg, strerror(errno));
+		    (WIFEXITED(status) && WEXITSTATUS(status) == 12))
+		TH_LOG("the writer stopped at the limit (killed or ENOMEM), status %#x", status);
+	EXPECT_GT(peak, (long)CG_LIMIT_MB * 1024 * 1024 / 2) TH_LOG("the cgroup saw the memory");
+	EXPECT_TRUE(!WIFSIGNALED(status) || ooms >= 1)
+		TH_LOG("a kill is the cgroup's OOM killer's");
+	EXPECT_EQ(rmdir(cg), 0) TH_LOG("%s: %s", cg, strerror(errno));
 	asx_quiesce();
-	EXPECT_LE(asx_objects("dblks"), base, "the writer's messages went with it");
+	EXPECT_LE(asx_objects("dblks"), base) TH_LOG("the writer's messages went with it");
 	cg_teardown();
 }
 
@@ -112,13 +113,14 @@ TEST(high_priority_messages_are_bounded_per_queue)
 	ASSERT_GE(fd, 0);
 	for (i = 0; i < HIPRI_SENT; i++) {
 		memset(data, i & 0xff, sizeof(data));
-		ASSERT_EQ(asx_putmsg(fd, &i, sizeof(i), data, sizeof(data), ASX_MSG_HIPRI, 0), 0,
-			  "PUTMSG %d: %s", i, strerror(errno));
+		ASSERT_EQ(asx_putmsg(fd, &i, sizeof(i), data, sizeof(data), ASX_MSG_HIPRI, 0), 0)
+			TH_LOG("PUTMSG %d: %s", i, strerror(errno));
 	}
 	ASSERT_EQ(asx_qstats(fd, 0, ASX_SIDE_READ, &qs), 0);
-	EXPECT_EQ(qs.msgs, ASX_MAX_HIPRI_QUEUED, "queued at the head");
-	EXPECT_EQ(qs.drops, HIPRI_SENT - ASX_MAX_HIPRI_QUEUED, "dropped and counted");
-	EXPECT_LE(asx_objects("dblks") - base, 2 * ASX_MAX_HIPRI_QUEUED, "kernel memory held");
+	EXPECT_EQ(qs.msgs, ASX_MAX_HIPRI_QUEUED) TH_LOG("queued at the head");
+	EXPECT_EQ(qs.drops, HIPRI_SENT - ASX_MAX_HIPRI_QUEUED) TH_LOG("dropped and counted");
+	EXPECT_LE(asx_objects("dblks") - base, 2 * ASX_MAX_HIPRI_QUEUED)
+		TH_LOG("kernel memory held");
 	while (!asx_getmsg(fd, ASX_IOC_GETMSG, &sm, ctl, sizeof(ctl), data, sizeof(data),
 			   ASX_MSG_HIPRI, 0)) {
 		memcpy(&i, ctl, sizeof(i));
@@ -126,8 +128,8 @@ TEST(high_priority_messages_are_bounded_per_queue)
 		got++;
 	}
 	EXPECT_EQ(errno, EAGAIN);
-	EXPECT_EQ(got, ASX_MAX_HIPRI_QUEUED, "the first ones are kept");
-	EXPECT_EQ(bad, 0, "in order");
+	EXPECT_EQ(got, ASX_MAX_HIPRI_QUEUED) TH_LOG("the first ones are kept");
+	EXPECT_EQ(bad, 0) TH_LOG("in order");
 	close(fd);
 }
 
@@ -144,12 +146,12 @@ TEST(zero_length_messages_are_flow_controlled)
 	ASSERT_EQ(setgroups(0, NULL) || setgid(65534) || setuid(65534), 0);
 	fd = asx_open(O_NONBLOCK);
 	ASSERT_GE(fd, 0);
-	ASSERT_EQ(asx_opt(fd, ASX_IOC_SWROPT, ASX_SNDZERO), 0, "%s", strerror(errno));
+	ASSERT_EQ(asx_opt(fd, ASX_IOC_SWROPT, ASX_SNDZERO), 0) TH_LOG("%s", strerror(errno));
 	while (n < 100000 && write(fd, "", 0) == 0)
 		n++;
-	EXPECT_EQ(errno, EAGAIN, "after %d zero-length writes", n);
+	EXPECT_EQ(errno, EAGAIN) TH_LOG("after %d zero-length writes", n);
 	TH_LOG("%d zero-length messages queued before the writer was stopped", n);
-	EXPECT_LT(n, 2 * ASX_DEF_HIWAT / 256 + 64, "bounded by the water marks");
+	EXPECT_LT(n, 2 * ASX_DEF_HIWAT / 256 + 64) TH_LOG("bounded by the water marks");
 	EXPECT_LT(asx_objects("msgs") - base, 2 * ASX_DEF_HIWAT / 256 + 64);
 	close(fd);
 }
@@ -214,11 +216,11 @@ TEST(mux_lowers_count_against_rlimit_nofile)
 	if (!pid)
 		link_and_close();
 	ASSERT_EQ(waitpid(pid, &status, 0), pid);
-	ASSERT_TRUE(WIFEXITED(status), "status %#x", status);
-	EXPECT_EQ(WEXITSTATUS(status), NOFILE,
-		  "lowers linked (250+: setup failed; %d: no limit)", LOWERS_TRIED);
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
+	EXPECT_EQ(WEXITSTATUS(status), NOFILE)
+		TH_LOG("lowers linked (250+: setup failed; %d: no limit)", LOWERS_TRIED);
 	asx_quiesce();
-	EXPECT_LE(asx_objects("streams"), base, "every Stream went with its process");
+	EXPECT_LE(asx_objects("streams"), base) TH_LOG("every Stream went with its process");
 }
 
 #define BUDGET		(4 << 20)
@@ -287,15 +289,15 @@ TEST(messages_count_in_a_per_user_budget)
 	int status, fds[6], i, enobufs = 0;
 	pid_t pid;
 
-	ASSERT_GE(old, 0, PARAMS "/user_max_bytes");
+	ASSERT_GE(old, 0) TH_LOG(PARAMS "/user_max_bytes");
 	snprintf(val, sizeof(val), "%d", BUDGET);
 	ASSERT_EQ(write_file(PARAMS, "user_max_bytes", val), 0);
 	pid = fork();
 	if (!pid)
 		fill_budget();
 	EXPECT_EQ(waitpid(pid, &status, 0), pid);
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		    "nobody's run: status %#x (30+: the step that failed)", status);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("nobody's run: status %#x (30+: the step that failed)", status);
 	/* Root (CAP_SYS_RESOURCE) goes past it. */
 	for (i = 0; i < 6; i++) {
 		fds[i] = asx_open(O_NONBLOCK);
@@ -303,11 +305,11 @@ TEST(messages_count_in_a_per_user_budget)
 		EXPECT_GE(asx_fill_stream(fds[i], 1000), 0);
 		enobufs += errno == ENOBUFS;
 	}
-	EXPECT_EQ(enobufs, 0, "root was refused");
+	EXPECT_EQ(enobufs, 0) TH_LOG("root was refused");
 	for (i = 0; i < 6; i++)
 		close(fds[i]);
 	snprintf(val, sizeof(val), "%ld", old);
-	EXPECT_EQ(write_file(PARAMS, "user_max_bytes", val), 0, "restoring user_max_bytes");
+	EXPECT_EQ(write_file(PARAMS, "user_max_bytes", val), 0) TH_LOG("restoring user_max_bytes");
 }
 
 #define LONG_QUEUE	30000
@@ -365,31 +367,33 @@ TEST_TIMEOUT(flushing_a_long_queue_does_not_hold_the_cpu, 300)
 	long base;
 	pid_t pid;
 
-	ASSERT_EQ(asx_quiesce(), 0, "Streams of earlier tests still being freed");
+	ASSERT_EQ(asx_quiesce(), 0) TH_LOG("Streams of earlier tests still being freed");
 	base = asx_objects("msgs");
-	if (thresh < 0)
+	if (thresh < 0) {
 		TH_LOG("no %s/watchdog_thresh: the soft lockup detector cannot check this",
 		       SYSCTL);
-	else
-		ASSERT_EQ(write_file(SYSCTL, "watchdog_thresh", "1"), 0, "%s", strerror(errno));
+	} else {
+		ASSERT_EQ(write_file(SYSCTL, "watchdog_thresh", "1"), 0)
+			TH_LOG("%s", strerror(errno));
+	}
 	pid = fork();
 	if (!pid)
 		flush_long_queues();
 	EXPECT_EQ(waitpid(pid, &status, 0), pid);
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		    "nobody's run: status %#x (30+: the step that failed)", status);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("nobody's run: status %#x (30+: the step that failed)", status);
 	if (thresh >= 0) {
 		char val[32];
 
 		/* Give the detector the time to see a held CPU, at least one period. */
 		asx_msleep(3000);
 		snprintf(val, sizeof(val), "%ld", thresh);
-		EXPECT_EQ(write_file(SYSCTL, "watchdog_thresh", val), 0, "restoring it");
+		EXPECT_EQ(write_file(SYSCTL, "watchdog_thresh", val), 0) TH_LOG("restoring it");
 	}
 	/* Freeing is slow under KASAN: allow it a minute. */
 	for (i = 0; i < 60 && asx_objects("msgs") != base; i++)
 		asx_msleep(1000);
-	EXPECT_EQ(asx_objects("msgs"), base, "messages left behind by the flushes");
+	EXPECT_EQ(asx_objects("msgs"), base) TH_LOG("messages left behind by the flushes");
 }
 
 TEST_HARNESS_MAIN

@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 
 #include "asx_util.h"
-#include "harness.h"
+#include "asx_harness.h"
 
 #define ROT13_KO	"kmod/test/asx_rot13.ko"
 
@@ -60,9 +60,9 @@ FIXTURE_SETUP(rot13)
 	self->fd = -1;
 	ASSERT_EQ(ko_path(path, sizeof(path)), 0);
 	ko = open(path, O_RDONLY | O_CLOEXEC);
-	ASSERT_GE(ko, 0, "%s: %s (run make kmod)", path, strerror(errno));
-	ASSERT_EQ(syscall(SYS_finit_module, ko, "", 0), 0, "load %s: %s", path,
-		  strerror(errno));
+	ASSERT_GE(ko, 0) TH_LOG("%s: %s (run make kmod)", path, strerror(errno));
+	ASSERT_EQ(syscall(SYS_finit_module, ko, "", 0), 0)
+		TH_LOG("load %s: %s", path, strerror(errno));
 	close(ko);
 }
 
@@ -81,23 +81,24 @@ TEST_F(rot13, registers_pushes_and_unloads)
 	EXPECT_TRUE(proc_has("/proc/asx/modules", "module pass asx"));
 	self->fd = asx_open(0);
 	ASSERT_GE(self->fd, 0);
-	ASSERT_EQ(asx_push(self->fd, "rot13"), 0, "%s", strerror(errno));
+	ASSERT_EQ(asx_push(self->fd, "rot13"), 0) TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(write(self->fd, "Hello, World", 12), 12);
 	memset(buf, 0, sizeof(buf));
 	ASSERT_EQ(read(self->fd, buf, sizeof(buf)), 12);
-	EXPECT_EQ(strcmp(buf, "Uryyb, Jbeyq"), 0, "got %s", buf);
+	EXPECT_EQ(strcmp(buf, "Uryyb, Jbeyq"), 0) TH_LOG("got %s", buf);
 
 	errno = 0;
-	EXPECT_EQ(syscall(SYS_delete_module, "asx_rot13", O_NONBLOCK), -1,
-		  "unloaded while pushed");
-	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY, "errno %d", errno);
+	EXPECT_EQ(syscall(SYS_delete_module, "asx_rot13", O_NONBLOCK), -1)
+		TH_LOG("unloaded while pushed");
+	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY) TH_LOG("errno %d", errno);
 	errno = 0;
-	EXPECT_EQ(syscall(SYS_delete_module, "asx", O_NONBLOCK), -1,
-		  "asx unloaded under its user");
-	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY, "errno %d", errno);
+	EXPECT_EQ(syscall(SYS_delete_module, "asx", O_NONBLOCK), -1)
+		TH_LOG("asx unloaded under its user");
+	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY) TH_LOG("errno %d", errno);
 
 	ASSERT_EQ(asx_pop(self->fd, "rot13"), 0);
-	ASSERT_EQ(syscall(SYS_delete_module, "asx_rot13", O_NONBLOCK), 0, "%s", strerror(errno));
+	ASSERT_EQ(syscall(SYS_delete_module, "asx_rot13", O_NONBLOCK), 0)
+		TH_LOG("%s", strerror(errno));
 	EXPECT_FALSE(proc_has("/proc/asx/modules", "module rot13 asx_rot13"));
 	errno = 0;
 	EXPECT_EQ(asx_push(self->fd, "rot13"), -1);
@@ -111,7 +112,7 @@ TEST_F(rot13, unload_after_close)
 
 	self->fd = asx_open(0);
 	ASSERT_GE(self->fd, 0);
-	ASSERT_EQ(asx_push(self->fd, "rot13"), 0, "%s", strerror(errno));
+	ASSERT_EQ(asx_push(self->fd, "rot13"), 0) TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(asx_push(self->fd, "pass"), 0);
 	ASSERT_EQ(write(self->fd, "abc", 3), 3);
 	close(self->fd);
@@ -121,7 +122,7 @@ TEST_F(rot13, unload_after_close)
 		if (ret)
 			asx_msleep(10);
 	}
-	EXPECT_EQ(ret, 0, "asx_rot13 still busy: %s", strerror(errno));
+	EXPECT_EQ(ret, 0) TH_LOG("asx_rot13 still busy: %s", strerror(errno));
 }
 
 TEST_HARNESS_MAIN

@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 
 #include "asx_util.h"
-#include "harness.h"
+#include "asx_harness.h"
 
 FIXTURE(pipe) {
 	int a;
@@ -20,9 +20,9 @@ FIXTURE_SETUP(pipe)
 {
 	self->b = -1;
 	self->a = asx_open(0);
-	ASSERT_GE(self->a, 0, "open %s: %s", ASX_DEV, strerror(errno));
+	ASSERT_GE(self->a, 0) TH_LOG("open %s: %s", ASX_DEV, strerror(errno));
 	self->b = asx_pipe(self->a, ASX_PIPE_CLOEXEC);
-	ASSERT_GE(self->b, 0, "ASX_IOC_PIPE: %s", strerror(errno));
+	ASSERT_GE(self->b, 0) TH_LOG("ASX_IOC_PIPE: %s", strerror(errno));
 	signal(SIGPIPE, SIG_IGN);
 }
 
@@ -47,7 +47,7 @@ TEST_F(pipe, both_ways)
 	ASSERT_EQ(read(self->a, buf, sizeof(buf)), 5);
 	EXPECT_EQ(memcmp(buf, "to a!", 5), 0);
 	errno = 0;
-	EXPECT_EQ(asx_pipe(self->a, 0), -1, "already a pipe");
+	EXPECT_EQ(asx_pipe(self->a, 0), -1) TH_LOG("already a pipe");
 	EXPECT_EQ(errno, EBUSY);
 	errno = 0;
 	EXPECT_EQ(asx_pipe(self->a, 4), -1);
@@ -62,8 +62,8 @@ TEST_F(pipe, close_hangs_up_the_other_end)
 	ASSERT_EQ(close(self->b), 0);
 	self->b = -1;
 	EXPECT_TRUE(asx_poll1(self->a, POLLIN, 1000) & POLLHUP);
-	EXPECT_EQ(read(self->a, buf, sizeof(buf)), 4, "queued data is still read");
-	EXPECT_EQ(read(self->a, buf, sizeof(buf)), 0, "then end of file");
+	EXPECT_EQ(read(self->a, buf, sizeof(buf)), 4) TH_LOG("queued data is still read");
+	EXPECT_EQ(read(self->a, buf, sizeof(buf)), 0) TH_LOG("then end of file");
 	errno = 0;
 	EXPECT_EQ(write(self->a, "x", 1), -1);
 	EXPECT_EQ(errno, EPIPE);
@@ -87,7 +87,7 @@ TEST_F(pipe, frame_module)
 	unsigned char raw[64], rec[3][20], buf[64];
 	unsigned int i, off = 0, n;
 
-	ASSERT_EQ(asx_push(self->a, "frame"), 0, "%s", strerror(errno));
+	ASSERT_EQ(asx_push(self->a, "frame"), 0) TH_LOG("%s", strerror(errno));
 	/* Down: a length prefix in front of each message. */
 	ASSERT_EQ(write(self->a, "hello", 5), 5);
 	ASSERT_EQ(read(self->b, raw, sizeof(raw)), 9);
@@ -110,8 +110,8 @@ TEST_F(pipe, frame_module)
 	ASSERT_EQ(asx_opt(self->a, ASX_IOC_SRDOPT, ASX_RMSGN), 0);
 	for (i = 0; i < 3; i++) {
 		n = 5 + i * 6;
-		ASSERT_EQ(read(self->a, buf, sizeof(buf)), n, "frame %u", i);
-		EXPECT_EQ(memcmp(buf, rec[i], n), 0, "frame %u", i);
+		ASSERT_EQ(read(self->a, buf, sizeof(buf)), n) TH_LOG("frame %u", i);
+		EXPECT_EQ(memcmp(buf, rec[i], n), 0) TH_LOG("frame %u", i);
 	}
 
 	/* A frame longer than the limit fails the Stream with EPROTO. */
@@ -140,7 +140,7 @@ TEST_F(pipe, csum_module)
 	struct asx_csum_stats cs;
 	unsigned short sum;
 
-	ASSERT_EQ(asx_push(self->a, "csum"), 0, "%s", strerror(errno));
+	ASSERT_EQ(asx_push(self->a, "csum"), 0) TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(write(self->a, "abcde", 5), 5);
 	ASSERT_EQ(read(self->b, raw, sizeof(raw)), 7);
 	sum = rfc1071((const unsigned char *)"abcde", 5);
@@ -158,14 +158,14 @@ TEST_F(pipe, csum_module)
 	ASSERT_EQ(write(self->b, "q", 1), 1);
 	ASSERT_EQ(read(self->a, raw, sizeof(raw)), 4);
 	EXPECT_EQ(memcmp(raw, "xyz!", 4), 0);
-	ASSERT_EQ(asx_str(self->a, ASX_STR_CSUM_GET, &cs, 0, sizeof(cs), NULL), 0, "%s",
-		  strerror(errno));
+	ASSERT_EQ(asx_str(self->a, ASX_STR_CSUM_GET, &cs, 0, sizeof(cs), NULL), 0)
+		TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(cs.computed, 1);
 	EXPECT_EQ(cs.good, 1);
 	EXPECT_EQ(cs.bad, 2);
 	ASSERT_EQ(fcntl(self->a, F_SETFL, O_NONBLOCK), 0);
 	errno = 0;
-	EXPECT_EQ(read(self->a, raw, sizeof(raw)), -1, "the bad ones never arrive");
+	EXPECT_EQ(read(self->a, raw, sizeof(raw)), -1) TH_LOG("the bad ones never arrive");
 	EXPECT_EQ(errno, EAGAIN);
 }
 
@@ -219,34 +219,37 @@ TEST_F(mux, route_by_id)
 	int i;
 
 	errno = 0;
-	EXPECT_EQ(link_fd(self->u, self->l[0], NULL), -1, "not a mux yet");
+	EXPECT_EQ(link_fd(self->u, self->l[0], NULL), -1) TH_LOG("not a mux yet");
 	EXPECT_EQ(errno, EINVAL);
-	ASSERT_EQ(asx_setdrv(self->u, "mux"), 0, "%s", strerror(errno));
-	for (i = 0; i < 2; i++)
-		ASSERT_EQ(link_fd(self->u, self->l[i], &id[i]), 0, "link %d: %s", i,
-			  strerror(errno));
+	ASSERT_EQ(asx_setdrv(self->u, "mux"), 0) TH_LOG("%s", strerror(errno));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(link_fd(self->u, self->l[i], &id[i]), 0)
+			TH_LOG("link %d: %s", i, strerror(errno));
+	}
 	EXPECT_NE(id[0], id[1]);
 	errno = 0;
-	EXPECT_EQ(link_fd(self->u, self->l[0], NULL), -1, "linked twice");
+	EXPECT_EQ(link_fd(self->u, self->l[0], NULL), -1) TH_LOG("linked twice");
 	EXPECT_EQ(errno, EBUSY);
 	errno = 0;
 	EXPECT_EQ(link_fd(self->u, self->u, NULL), -1);
 	EXPECT_EQ(errno, EINVAL);
 	errno = 0;
-	EXPECT_EQ(link_fd(self->u, 0, NULL), -1, "not an ASX Stream");
+	EXPECT_EQ(link_fd(self->u, 0, NULL), -1) TH_LOG("not an ASX Stream");
 	EXPECT_EQ(errno, EINVAL);
 	errno = 0;
-	EXPECT_EQ(write(self->l[0], "x", 1), -1, "a linked Stream takes no I/O");
+	EXPECT_EQ(write(self->l[0], "x", 1), -1) TH_LOG("a linked Stream takes no I/O");
 	EXPECT_EQ(errno, EINVAL);
 
 	/* Down to each loop lower and back up, tagged with its id. */
 	for (i = 1; i >= 0; i--) {
 		hdr.id = id[i];
 		ASSERT_EQ(asx_putmsg(self->u, &hdr, sizeof(hdr), i ? "one" : "zero",
-				     i ? 3 : 4, 0, 0), 0, "%s", strerror(errno));
+				     i ? 3 : 4, 0, 0), 0)
+			TH_LOG("%s", strerror(errno));
 		memset(data, 0, sizeof(data));
 		ASSERT_EQ(asx_getmsg(self->u, ASX_IOC_GETMSG, &sm, &got, sizeof(got), data,
-				     sizeof(data), 0, 0), 0, "%s", strerror(errno));
+				     sizeof(data), 0, 0), 0)
+			TH_LOG("%s", strerror(errno));
 		EXPECT_EQ(sm.ctl.len, sizeof(got));
 		EXPECT_EQ(got.id, id[i]);
 		EXPECT_EQ(strcmp((char *)data, i ? "one" : "zero"), 0);
@@ -265,8 +268,8 @@ TEST_F(mux, route_by_id)
 	errno = 0;
 	EXPECT_EQ(unlink_id(self->u, 999), -1);
 	EXPECT_EQ(errno, ENXIO);
-	ASSERT_EQ(unlink_id(self->u, id[0]), 0, "%s", strerror(errno));
-	ASSERT_EQ(write(self->l[0], "y", 1), 1, "usable again: %s", strerror(errno));
+	ASSERT_EQ(unlink_id(self->u, id[0]), 0) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(write(self->l[0], "y", 1), 1) TH_LOG("usable again: %s", strerror(errno));
 	ASSERT_EQ(read(self->l[0], &c, 1), 1);
 	/* Closing a lower's descriptor while linked: the mux keeps it. */
 	ASSERT_EQ(close(self->l[0]), 0);
@@ -281,14 +284,15 @@ TEST_F(mux, link_undone_when_the_answer_cannot_be_written)
 	struct asx_link *ro;
 	int i, ret = -1;
 
-	ASSERT_EQ(asx_setdrv(self->u, "mux"), 0, "%s", strerror(errno));
+	ASSERT_EQ(asx_setdrv(self->u, "mux"), 0) TH_LOG("%s", strerror(errno));
 	ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(ro, MAP_FAILED);
 	ro->size = sizeof(*ro);
 	ro->fd = self->l[0];
 	ASSERT_EQ(mprotect(ro, 4096, PROT_READ), 0);
 	errno = 0;
-	EXPECT_EQ(ioctl(self->u, ASX_IOC_LINK, ro), -1, "the answer lands on a read-only page");
+	EXPECT_EQ(ioctl(self->u, ASX_IOC_LINK, ro), -1)
+		TH_LOG("the answer lands on a read-only page");
 	EXPECT_EQ(errno, EFAULT);
 	/* given back after a grace period: EBUSY until then */
 	for (i = 0; i < 500 && ret; i++) {
@@ -296,7 +300,7 @@ TEST_F(mux, link_undone_when_the_answer_cannot_be_written)
 		if (ret)
 			asx_msleep(10);
 	}
-	EXPECT_EQ(ret, 0, "the lower links again: %s", strerror(errno));
+	EXPECT_EQ(ret, 0) TH_LOG("the lower links again: %s", strerror(errno));
 	munmap(ro, 4096);
 }
 
@@ -309,7 +313,7 @@ TEST_F(mux, flow_control_both_ways)
 	__u32 id = 0;
 
 	ASSERT_EQ(asx_setdrv(self->u, "mux"), 0);
-	ASSERT_EQ(link_fd(self->u, self->l[0], &id), 0, "%s", strerror(errno));
+	ASSERT_EQ(link_fd(self->u, self->l[0], &id), 0) TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(asx_setwm(self->u, 0, ASX_SIDE_READ, 1000, 100), 0);
 	ASSERT_EQ(asx_setwm(self->u, ASX_LEVEL_DRIVER, ASX_SIDE_READ, 1000, 100), 0);
 	ASSERT_EQ(asx_setwm(self->u, ASX_LEVEL_DRIVER, ASX_SIDE_WRITE, 1000, 100), 0);
@@ -329,7 +333,7 @@ TEST_F(mux, flow_control_both_ways)
 		if (sent > 100000)
 			break;
 	}
-	EXPECT_EQ(errno, EAGAIN, "the mux writer is stopped");
+	EXPECT_EQ(errno, EAGAIN) TH_LOG("the mux writer is stopped");
 	EXPECT_LT(sent, 100000);
 	TH_LOG("%d messages in flight when the writer stopped", sent);
 	while (recvd < sent) {
@@ -344,8 +348,8 @@ TEST_F(mux, flow_control_both_ways)
 			bad++;
 		recvd++;
 	}
-	EXPECT_EQ(recvd, sent, "every message comes back");
-	EXPECT_EQ(bad, 0, "in order and intact");
+	EXPECT_EQ(recvd, sent) TH_LOG("every message comes back");
+	EXPECT_EQ(bad, 0) TH_LOG("in order and intact");
 }
 
 struct relinker {
@@ -408,8 +412,9 @@ TEST_F(mux, unlink_restarts_the_write_side)
 	__u32 id[2];
 
 	ASSERT_EQ(asx_setdrv(self->u, "mux"), 0);
-	for (i = 0; i < 2; i++)
-		ASSERT_EQ(link_fd(self->u, self->l[i], &id[i]), 0, "%s", strerror(errno));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(link_fd(self->u, self->l[i], &id[i]), 0) TH_LOG("%s", strerror(errno));
+	}
 	ASSERT_EQ(asx_setwm(self->u, 0, ASX_SIDE_READ, 1000, 100), 0);
 	ASSERT_EQ(asx_setwm(self->u, ASX_LEVEL_DRIVER, ASX_SIDE_READ, 1000, 100), 0);
 	ASSERT_EQ(asx_setwm(self->u, ASX_LEVEL_DRIVER, ASX_SIDE_WRITE, 1000, 100), 0);
@@ -427,7 +432,7 @@ TEST_F(mux, unlink_restarts_the_write_side)
 		tries = 0;
 		sent++;
 	}
-	ASSERT_EQ(errno, EAGAIN, "the mux writer is stopped after %d", sent);
+	ASSERT_EQ(errno, EAGAIN) TH_LOG("the mux writer is stopped after %d", sent);
 	ASSERT_EQ(unlink_id(self->u, id[0]), 0);
 	/* empty the upper's read side of what already came back */
 	while (!asx_getmsg(self->u, ASX_IOC_GETMSG, &sm, &got, sizeof(got), data,
@@ -440,7 +445,7 @@ TEST_F(mux, unlink_restarts_the_write_side)
 		if (ret)
 			asx_msleep(10);
 	}
-	ASSERT_EQ(ret, 0, "a message to the other lower within 5 s: %s", strerror(errno));
+	ASSERT_EQ(ret, 0) TH_LOG("a message to the other lower within 5 s: %s", strerror(errno));
 	for (i = 0; i < 500; i++) {
 		ret = asx_getmsg(self->u, ASX_IOC_GETMSG, &sm, &got, sizeof(got), data,
 				 sizeof(data), 0, 0);
@@ -449,7 +454,7 @@ TEST_F(mux, unlink_restarts_the_write_side)
 		if (ret)
 			asx_msleep(10);
 	}
-	EXPECT_EQ(ret, 0, "its answer: %s", strerror(errno));
+	EXPECT_EQ(ret, 0) TH_LOG("its answer: %s", strerror(errno));
 	EXPECT_EQ(got.id, id[1]);
 }
 
@@ -461,11 +466,11 @@ TEST_F(mux, relink_while_unlinking)
 	char c;
 	int i;
 
-	ASSERT_EQ(asx_quiesce(), 0, "earlier Streams never freed");
+	ASSERT_EQ(asx_quiesce(), 0) TH_LOG("earlier Streams never freed");
 	before[0] = asx_objects("streams");
 	before[1] = asx_objects("modules");
-	ASSERT_EQ(asx_setdrv(self->u, "mux"), 0, "%s", strerror(errno));
-	ASSERT_EQ(asx_setdrv(self->l[1], "mux"), 0, "%s", strerror(errno));
+	ASSERT_EQ(asx_setdrv(self->u, "mux"), 0) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(asx_setdrv(self->l[1], "mux"), 0) TH_LOG("%s", strerror(errno));
 	for (i = 0; i < 2; i++) {
 		r[i] = (struct relinker){ .u = i ? self->l[1] : self->u, .l = self->l[0],
 					  .rounds = 1000 };
@@ -479,8 +484,8 @@ TEST_F(mux, relink_while_unlinking)
 	EXPECT_GT(r[0].linked, 0);
 	EXPECT_GT(r[1].linked, 0);
 	/* unlinked for good: the lower is a plain Stream again */
-	ASSERT_EQ(write(self->l[0], "z", 1), 1, "%s", strerror(errno));
-	ASSERT_EQ(read(self->l[0], &c, 1), 1, "%s", strerror(errno));
+	ASSERT_EQ(write(self->l[0], "z", 1), 1) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(read(self->l[0], &c, 1), 1) TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(c, 'z');
 	close(self->l[0]);
 	self->l[0] = -1;

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 
 #include "asx_util.h"
-#include "harness.h"
+#include "asx_harness.h"
 
 static char *slurp(const char *cmd_or_path, int run)
 {
@@ -45,24 +45,27 @@ TEST(streams_listing)
 	ASSERT_GE(fd, 0);
 	ASSERT_EQ(asx_push(fd, "hold"), 0);
 	ASSERT_EQ(asx_push(fd, "count"), 0);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(write(fd, "abcd", 4), 4);
+	}
 	s = slurp("/proc/asx/streams", 0);
-	ASSERT_TRUE(s != NULL, "/proc/asx/streams: %s", strerror(errno));
+	ASSERT_TRUE(s != NULL) TH_LOG("/proc/asx/streams: %s", strerror(errno));
 	snprintf(want, sizeof(want), " pid %d comm proc_test driver loop depth 2 modules count hold",
 		 getpid());
 	line = strstr(s, want);
-	EXPECT_TRUE(line != NULL, "no '%s' in:\n%s", want, s);
+	EXPECT_TRUE(line != NULL) TH_LOG("no '%s' in:\n%s", want, s);
 	if (line) {
-		EXPECT_TRUE(strstr(line, "q 2 w hold     count 12 msgs 3 ") != NULL, "%s", line);
-		EXPECT_TRUE(strstr(line, "q 1 w count    count 0 msgs 0 ") != NULL, "%s", line);
+		EXPECT_TRUE(strstr(line, "q 2 w hold     count 12 msgs 3 ") != NULL)
+			TH_LOG("%s", line);
+		EXPECT_TRUE(strstr(line, "q 1 w count    count 0 msgs 0 ") != NULL)
+			TH_LOG("%s", line);
 	}
 	EXPECT_GE(asx_objects("streams"), 1);
 	EXPECT_GE(asx_objects("msgs"), 3);
 	EXPECT_GE(asx_objects("modules"), 2);
 	s = slurp("/proc/asx/modules", 0);
 	ASSERT_TRUE(s != NULL);
-	EXPECT_TRUE(strstr(s, "module frame asx\n") && strstr(s, "driver mux\n"), "%s", s);
+	EXPECT_TRUE(strstr(s, "module frame asx\n") && strstr(s, "driver mux\n")) TH_LOG("%s", s);
 	close(fd);
 }
 
@@ -133,21 +136,22 @@ TEST(streams_listing_is_per_user_and_escaped)
 	close(go[0]);
 	if (read(ready[0], &c, 1) != 1) {
 		waitpid(pid, &status, 0);
-		ASSERT_TRUE(0, "child status %#x (10 setup, 11 open, 12 read, 13 sees root's, 14 own line, 15 escape)",
-			    status);
+		ASSERT_TRUE(0)
+			TH_LOG("child status %#x (10 setup, 11 open, 12 read, 13 sees root's, 14 own line, 15 escape)",
+			       status);
 	}
 	s = slurp("/proc/asx/streams", 0);
 	ASSERT_TRUE(s != NULL);
 	stream_lines(s, pid, &has);
-	EXPECT_TRUE(has, "root sees nobody's Stream");
+	EXPECT_TRUE(has) TH_LOG("root sees nobody's Stream");
 	stream_lines(s, getpid(), &has);
-	EXPECT_TRUE(has, "root sees its own");
-	EXPECT_TRUE(strstr(s, ESCAPED_COMM) != NULL, "%s", s);
+	EXPECT_TRUE(has) TH_LOG("root sees its own");
+	EXPECT_TRUE(strstr(s, ESCAPED_COMM) != NULL) TH_LOG("%s", s);
 	EXPECT_EQ(write(go[1], "g", 1), 1);
 	ASSERT_EQ(waitpid(pid, &status, 0), pid);
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		    "child status %#x (10 setup, 11 open, 12 read, 13 sees root's, 14 own line, 15 escape)",
-		    status);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("child status %#x (10 setup, 11 open, 12 read, 13 sees root's, 14 own line, 15 escape)",
+		       status);
 	close(fd);
 	close(ready[0]);
 	close(go[1]);
@@ -186,27 +190,27 @@ TEST(asxctl_shows_streams)
 	ASSERT_EQ(asx_push(fd, "pass"), 0);
 	snprintf(cmd, sizeof(cmd), "%s streams", path);
 	s = slurp(cmd, 1);
-	ASSERT_TRUE(s != NULL, "%s failed", cmd);
-	EXPECT_TRUE(strstr(s, "modules pass") != NULL, "%s", s);
+	ASSERT_TRUE(s != NULL) TH_LOG("%s failed", cmd);
+	EXPECT_TRUE(strstr(s, "modules pass") != NULL) TH_LOG("%s", s);
 	snprintf(cmd, sizeof(cmd), "%s stats", path);
 	s = slurp(cmd, 1);
-	ASSERT_TRUE(s != NULL, "%s failed", cmd);
-	EXPECT_TRUE(strstr(s, "streams ") && strstr(s, "fc_stop"), "%s", s);
+	ASSERT_TRUE(s != NULL) TH_LOG("%s failed", cmd);
+	EXPECT_TRUE(strstr(s, "streams ") && strstr(s, "fc_stop")) TH_LOG("%s", s);
 	snprintf(cmd, sizeof(cmd), "%s push -n 5 count pass", path);
 	s = slurp(cmd, 1);
-	ASSERT_TRUE(s != NULL, "%s failed", cmd);
-	EXPECT_TRUE(strstr(s, "head -> pass -> count -> loop") != NULL, "%s", s);
-	EXPECT_TRUE(strstr(s, "5 message(s)") != NULL, "%s", s);
+	ASSERT_TRUE(s != NULL) TH_LOG("%s failed", cmd);
+	EXPECT_TRUE(strstr(s, "head -> pass -> count -> loop") != NULL) TH_LOG("%s", s);
+	EXPECT_TRUE(strstr(s, "5 message(s)") != NULL) TH_LOG("%s", s);
 	snprintf(cmd, sizeof(cmd), "%s pop count frame", path);
 	s = slurp(cmd, 1);
-	ASSERT_TRUE(s != NULL, "%s failed", cmd);
-	EXPECT_TRUE(strstr(s, "popped: head -> count -> loop") != NULL, "%s", s);
-	EXPECT_TRUE(strstr(s, "popped: head -> loop") != NULL, "%s", s);
+	ASSERT_TRUE(s != NULL) TH_LOG("%s failed", cmd);
+	EXPECT_TRUE(strstr(s, "popped: head -> count -> loop") != NULL) TH_LOG("%s", s);
+	EXPECT_TRUE(strstr(s, "popped: head -> loop") != NULL) TH_LOG("%s", s);
 	snprintf(cmd, sizeof(cmd), "%s version", path);
 	s = slurp(cmd, 1);
 	snprintf(path, sizeof(path), "ASX ABI %d.%d.%d", ASX_VERSION_MAJOR, ASX_VERSION_MINOR,
 		 ASX_VERSION_PATCH);
-	ASSERT_TRUE(s != NULL && strstr(s, path), "want %s: %s", path, s ? s : "");
+	ASSERT_TRUE(s != NULL && strstr(s, path)) TH_LOG("want %s: %s", path, s ? s : "");
 	close(fd);
 }
 
@@ -233,13 +237,13 @@ TEST(tracepoints)
 
 	if (stat(TRACEFS "/events", &st))
 		mount("nodev", TRACEFS, "tracefs", 0, NULL);
-	ASSERT_EQ(stat(TRACEFS "/events/asx/asx_put", &st), 0, "%s: %s",
-		  TRACEFS "/events/asx/asx_put", strerror(errno));
+	ASSERT_EQ(stat(TRACEFS "/events/asx/asx_put", &st), 0)
+		TH_LOG("%s: %s", TRACEFS "/events/asx/asx_put", strerror(errno));
 	ASSERT_EQ(stat(TRACEFS "/events/asx/asx_srv", &st), 0);
 	ASSERT_EQ(stat(TRACEFS "/events/asx/asx_fc_stop", &st), 0);
 	ASSERT_EQ(stat(TRACEFS "/events/asx/asx_fc_start", &st), 0);
-	ASSERT_EQ(put_str(TRACEFS "/trace", ""), 0, "%s", strerror(errno));
-	ASSERT_EQ(put_str(TRACEFS "/events/asx/enable", "1"), 0, "%s", strerror(errno));
+	ASSERT_EQ(put_str(TRACEFS "/trace", ""), 0) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(put_str(TRACEFS "/events/asx/enable", "1"), 0) TH_LOG("%s", strerror(errno));
 
 	fd = asx_open(O_NONBLOCK);
 	ASSERT_GE(fd, 0);
@@ -255,10 +259,11 @@ TEST(tracepoints)
 
 	s = slurp(TRACEFS "/trace", 0);
 	ASSERT_TRUE(s != NULL);
-	EXPECT_TRUE(strstr(s, "asx_put: stream=") && strstr(s, "queue=hold/w"), "%.2000s", s);
-	EXPECT_TRUE(strstr(s, "asx_fc_stop: stream=") != NULL, "%.2000s", s);
-	EXPECT_TRUE(strstr(s, "asx_fc_start: stream=") != NULL, "%.2000s", s);
-	EXPECT_TRUE(strstr(s, "asx_srv: stream=") != NULL, "%.2000s", s);
+	EXPECT_TRUE(strstr(s, "asx_put: stream=") && strstr(s, "queue=hold/w"))
+		TH_LOG("%.2000s", s);
+	EXPECT_TRUE(strstr(s, "asx_fc_stop: stream=") != NULL) TH_LOG("%.2000s", s);
+	EXPECT_TRUE(strstr(s, "asx_fc_start: stream=") != NULL) TH_LOG("%.2000s", s);
+	EXPECT_TRUE(strstr(s, "asx_srv: stream=") != NULL) TH_LOG("%.2000s", s);
 	put_str(TRACEFS "/trace", "");
 }
 

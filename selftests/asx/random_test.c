@@ -37,7 +37,7 @@
 
 #include "asx_util.h"
 #include "cgroup_util.h"
-#include "harness.h"
+#include "asx_harness.h"
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -574,10 +574,10 @@ TEST(random_operations)
 	signal(SIGPIPE, SIG_IGN);
 	seed = getenv("ASX_RANDOM_SEED") ? atoi(getenv("ASX_RANDOM_SEED")) : time(NULL);
 	TH_LOG("seed %u (ASX_RANDOM_SEED=%u repeats this run)", seed, seed);
-	ASSERT_EQ(asx_quiesce(), 0, "earlier Streams never freed");
+	ASSERT_EQ(asx_quiesce(), 0) TH_LOG("earlier Streams never freed");
 	for (i = 0; i < 4; i++) {
 		before[i] = asx_objects(objs[i]);
-		ASSERT_GE(before[i], 0, "%s: %s", ASX_OBJECTS, strerror(errno));
+		ASSERT_GE(before[i], 0) TH_LOG("%s: %s", ASX_OBJECTS, strerror(errno));
 	}
 	for (i = 0; i < NSLOTS; i++)
 		slots[i] = asx_open(O_NONBLOCK);
@@ -605,8 +605,9 @@ TEST(random_operations)
 	for (k = 0; k < NOPKINDS; k++)
 		TH_LOG("%-7s %6ld calls, %6ld succeeded", op_names[k], total[k], ok[k]);
 	EXPECT_EQ(asx_quiesce(), 0);
-	for (i = 0; i < 4; i++)
-		EXPECT_EQ(settle(objs[i], before[i]), before[i], "live %s", objs[i]);
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(settle(objs[i], before[i]), before[i]) TH_LOG("live %s", objs[i]);
+	}
 }
 
 /* As nobody in @cg: the hostile workers until @deadline; exits 0. */
@@ -664,15 +665,16 @@ TEST_TIMEOUT(hostile_user_in_a_memory_cgroup, HOSTILE_SECS + 160)
 	long before[4], base_members, ooms0, peak, cg_ooms, sys_ooms, cur, d, maxd = 0;
 	int status = 0, i, k, fd, runs = 0, killed = 0, stuck = 0;
 	long calls = 0;
-	int timeout = asx_timeout() > HOSTILE_SECS + 160 ? asx_timeout() : HOSTILE_SECS + 160;
+	int timeout = _metadata->timeout;	/* ASX_TEST_TIMEOUT's, if longer */
 	char cg[128], max[32], buf[16];
 	uint64_t end;
 	unsigned int seed;
 	pid_t pid;
 
-	ASSERT_GT(secs, 0, "ASX_HOSTILE_SECONDS");
-	ASSERT_LE(secs + 120, (unsigned int)timeout,
-		  "ASX_HOSTILE_SECONDS=%u needs ASX_TEST_TIMEOUT=%u or more", secs, secs + 120);
+	ASSERT_GT(secs, 0) TH_LOG("ASX_HOSTILE_SECONDS");
+	ASSERT_LE(secs + 120, (unsigned int)timeout)
+		TH_LOG("ASX_HOSTILE_SECONDS=%u needs ASX_TEST_TIMEOUT=%u or more", secs,
+		       secs + 120);
 	seed = getenv("ASX_RANDOM_SEED") ? atoi(getenv("ASX_RANDOM_SEED")) : time(NULL);
 	TH_LOG("seed %u (ASX_RANDOM_SEED=%u repeats it), %u s", seed, seed, secs);
 	page = sysconf(_SC_PAGESIZE);
@@ -681,17 +683,17 @@ TEST_TIMEOUT(hostile_user_in_a_memory_cgroup, HOSTILE_SECS + 160)
 	ASSERT_EQ(mprotect(badmem, page, PROT_READ), 0);
 	ASSERT_EQ(mprotect(badmem + 2 * page, page, PROT_NONE), 0);
 
-	ASSERT_EQ(asx_quiesce(), 0, "earlier Streams never freed");
+	ASSERT_EQ(asx_quiesce(), 0) TH_LOG("earlier Streams never freed");
 	for (i = 0; i < 4; i++)
 		before[i] = asx_objects(objs[i]);
 	base_members = asx_kmembers();
 	ooms0 = read_key("/proc", "vmstat", "oom_kill");
-	ASSERT_GE(ooms0, 0, "/proc/vmstat");
-	ASSERT_EQ(cg_setup(), 0, "cgroup v2: %s", strerror(errno));
+	ASSERT_GE(ooms0, 0) TH_LOG("/proc/vmstat");
+	ASSERT_EQ(cg_setup(), 0) TH_LOG("cgroup v2: %s", strerror(errno));
 	snprintf(cg, sizeof(cg), "%s/asx-hostile.%d", cg_root, getpid());
-	ASSERT_EQ(mkdir(cg, 0755), 0, "%s: %s (memory controller?)", cg, strerror(errno));
+	ASSERT_EQ(mkdir(cg, 0755), 0) TH_LOG("%s: %s (memory controller?)", cg, strerror(errno));
 	snprintf(max, sizeof(max), "%dM", HOSTILE_CG_MB);
-	ASSERT_EQ(write_file(cg, "memory.max", max), 0, "memory.max: %s", strerror(errno));
+	ASSERT_EQ(write_file(cg, "memory.max", max), 0) TH_LOG("memory.max: %s", strerror(errno));
 	write_file(cg, "memory.swap.max", "0");
 
 	all_calls = mmap(NULL, sizeof(*all_calls), PROT_READ | PROT_WRITE,
@@ -715,13 +717,14 @@ TEST_TIMEOUT(hostile_user_in_a_memory_cgroup, HOSTILE_SECS + 160)
 				kill(pid, SIGKILL);
 			}
 		}
-		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
 			killed++;
-		else
-			EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-				    "worker %d: status %#x", runs, status);
+		} else {
+			EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+				TH_LOG("worker %d: status %#x", runs, status);
+		}
 	}
-	EXPECT_EQ(stuck, 0, "a worker was still in the kernel 60 s after its end");
+	EXPECT_EQ(stuck, 0) TH_LOG("a worker was still in the kernel 60 s after its end");
 	peak = read_key(cg, "memory.peak", NULL);
 	cg_ooms = read_key(cg, "memory.events", "oom_kill");
 	sys_ooms = read_key("/proc", "vmstat", "oom_kill") - ooms0;
@@ -734,32 +737,33 @@ TEST_TIMEOUT(hostile_user_in_a_memory_cgroup, HOSTILE_SECS + 160)
 	TH_LOG("%ld calls in %u s by %d workers, %d OOM-killed in the cgroup (%ld kills)",
 	       calls, secs, runs, killed, cg_ooms);
 	/* the fuzzer fuzzed: even the debug kernel runs dozens of calls a second */
-	EXPECT_GE(calls, 10L * secs, "calls made by the workers");
+	EXPECT_GE(calls, 10L * secs) TH_LOG("calls made by the workers");
 	TH_LOG("memory.peak %ld KB (memory.max %d MB); at most %ld data blocks held",
 	       peak / 1024, HOSTILE_CG_MB, maxd);
-	EXPECT_GE(peak, (long)HOSTILE_CG_MB * 1024 * 1024 / 2,
-		  "what the module held was charged to the cgroup");
-	EXPECT_EQ(sys_ooms, cg_ooms, "every OOM kill in the guest was the cgroup's own");
-	EXPECT_LE(killed, cg_ooms, "a worker was killed by someone else");
+	EXPECT_GE(peak, (long)HOSTILE_CG_MB * 1024 * 1024 / 2)
+		TH_LOG("what the module held was charged to the cgroup");
+	EXPECT_EQ(sys_ooms, cg_ooms) TH_LOG("every OOM kill in the guest was the cgroup's own");
+	EXPECT_LE(killed, cg_ooms) TH_LOG("a worker was killed by someone else");
 
 	/* Everything the workers made is gone, the cgroup's memory with it. */
 	EXPECT_EQ(asx_quiesce(), 0);
-	for (i = 0; i < 4; i++)
-		EXPECT_EQ(settle(objs[i], before[i]), before[i], "live %s", objs[i]);
-	EXPECT_EQ(asx_settle_kmembers(base_members), base_members, "activation members");
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(settle(objs[i], before[i]), before[i]) TH_LOG("live %s", objs[i]);
+	}
+	EXPECT_EQ(asx_settle_kmembers(base_members), base_members) TH_LOG("activation members");
 	cur = settle_cg_memory(cg, 2 << 20);
-	EXPECT_LE(cur, 2 << 20, "memory.current after the workers are gone");
-	EXPECT_EQ(rmdir(cg), 0, "%s: %s", cg, strerror(errno));
+	EXPECT_LE(cur, 2 << 20) TH_LOG("memory.current after the workers are gone");
+	EXPECT_EQ(rmdir(cg), 0) TH_LOG("%s: %s", cg, strerror(errno));
 	cg_teardown();
 
 	/* And the module still works. */
 	fd = asx_open(0);
-	ASSERT_GE(fd, 0, "%s", strerror(errno));
-	ASSERT_EQ(asx_push(fd, "pass"), 0, "%s", strerror(errno));
+	ASSERT_GE(fd, 0) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(asx_push(fd, "pass"), 0) TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(write(fd, "still here", 10), 10);
 	memset(buf, 0, sizeof(buf));
 	EXPECT_EQ(read(fd, buf, sizeof(buf)), 10);
-	EXPECT_EQ(strcmp(buf, "still here"), 0, "read back: %s", buf);
+	EXPECT_EQ(strcmp(buf, "still here"), 0) TH_LOG("read back: %s", buf);
 	close(fd);
 	munmap(badmem, 3 * page);
 	munmap(all_calls, sizeof(*all_calls));

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 
 #include "asx_util.h"
-#include "harness.h"
+#include "asx_harness.h"
 
 FIXTURE(st) {
 	int fd;
@@ -19,22 +19,23 @@ FIXTURE(st) {
 FIXTURE_SETUP(st)
 {
 	self->fd = asx_open(0);
-	ASSERT_GE(self->fd, 0, "open %s: %s: is asx.ko loaded?", ASX_DEV, strerror(errno));
+	ASSERT_GE(self->fd, 0) TH_LOG("open %s: %s: is asx.ko loaded?", ASX_DEV, strerror(errno));
 }
 
 FIXTURE_TEARDOWN(st)
 {
-	if (self->fd >= 0)
-		EXPECT_EQ(close(self->fd), 0, "close: %s", strerror(errno));
+	if (self->fd >= 0) {
+		EXPECT_EQ(close(self->fd), 0) TH_LOG("close: %s", strerror(errno));
+	}
 }
 
 TEST_F(st, loop_roundtrip)
 {
 	char buf[64];
 
-	ASSERT_EQ(write(self->fd, "hello", 5), 5, "%s", strerror(errno));
+	ASSERT_EQ(write(self->fd, "hello", 5), 5) TH_LOG("%s", strerror(errno));
 	memset(buf, 0, sizeof(buf));
-	ASSERT_EQ(read(self->fd, buf, sizeof(buf)), 5, "%s", strerror(errno));
+	ASSERT_EQ(read(self->fd, buf, sizeof(buf)), 5) TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(memcmp(buf, "hello", 5), 0);
 }
 
@@ -95,7 +96,7 @@ TEST_F(st, sndzero_write_option)
 
 	EXPECT_EQ(write(self->fd, buf, 0), 0);
 	ASSERT_EQ(asx_nread(self->fd, &nr), 0);
-	EXPECT_EQ(nr.msgs, 0, "a zero write sends nothing by default");
+	EXPECT_EQ(nr.msgs, 0) TH_LOG("a zero write sends nothing by default");
 	ASSERT_EQ(asx_opt(self->fd, ASX_IOC_SWROPT, ASX_SNDZERO), 0);
 	EXPECT_EQ(asx_opt(self->fd, ASX_IOC_GWROPT, 0), ASX_SNDZERO);
 	EXPECT_EQ(write(self->fd, buf, 0), 0);
@@ -121,11 +122,11 @@ TEST_F(st, poll_in_out_pri)
 	ASSERT_EQ(write(self->fd, "x", 1), 1);
 	ev = asx_poll1(self->fd, POLLIN | POLLRDNORM | POLLPRI, 0);
 	EXPECT_EQ(ev, POLLIN | POLLRDNORM);
-	ASSERT_EQ(asx_putmsg(self->fd, "c", 1, NULL, -1, ASX_MSG_HIPRI, 0), 0, "%s",
-		  strerror(errno));
+	ASSERT_EQ(asx_putmsg(self->fd, "c", 1, NULL, -1, ASX_MSG_HIPRI, 0), 0)
+		TH_LOG("%s", strerror(errno));
 	ev = asx_poll1(self->fd, POLLIN | POLLPRI | POLLRDBAND, 0);
 	EXPECT_EQ(ev, POLLIN | POLLPRI);
-	ASSERT_EQ(asx_putmsg(self->fd, NULL, -1, "b", 1, 0, 3), 0, "%s", strerror(errno));
+	ASSERT_EQ(asx_putmsg(self->fd, NULL, -1, "b", 1, 0, 3), 0) TH_LOG("%s", strerror(errno));
 	ev = asx_poll1(self->fd, POLLIN | POLLPRI | POLLRDBAND, 0);
 	EXPECT_EQ(ev, POLLIN | POLLPRI | POLLRDBAND);
 }
@@ -140,10 +141,11 @@ TEST_F(st, putmsg_getmsg_roundtrip)
 		ctl[i] = i * 7;
 	for (i = 0; i < sizeof(data); i++)
 		data[i] = i * 13 + 1;
-	ASSERT_EQ(asx_putmsg(self->fd, ctl, sizeof(ctl), data, sizeof(data), 0, 0), 0, "%s",
-		  strerror(errno));
+	ASSERT_EQ(asx_putmsg(self->fd, ctl, sizeof(ctl), data, sizeof(data), 0, 0), 0)
+		TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(asx_getmsg(self->fd, ASX_IOC_GETMSG, &sm, c2, sizeof(c2), d2, sizeof(d2),
-			     ASX_MSG_ANY, 0), 0, "%s", strerror(errno));
+			     ASX_MSG_ANY, 0), 0)
+		TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(sm.ctl.len, sizeof(ctl));
 	EXPECT_EQ(sm.data.len, sizeof(data));
 	EXPECT_EQ(sm.more, 0);
@@ -183,8 +185,8 @@ TEST_F(st, putmsg_errors)
 	static char big[ASX_MAX_DATA + 1];
 
 	errno = 0;
-	EXPECT_EQ(asx_putmsg(self->fd, NULL, -1, "x", 1, ASX_MSG_HIPRI, 0), -1,
-		  "high priority needs a control part");
+	EXPECT_EQ(asx_putmsg(self->fd, NULL, -1, "x", 1, ASX_MSG_HIPRI, 0), -1)
+		TH_LOG("high priority needs a control part");
 	EXPECT_EQ(errno, EINVAL);
 	errno = 0;
 	EXPECT_EQ(asx_putmsg(self->fd, "c", 1, NULL, -1, ASX_MSG_HIPRI, 1), -1);
@@ -204,7 +206,7 @@ TEST_F(st, putmsg_errors)
 	errno = 0;
 	EXPECT_EQ(asx_putmsg(self->fd, NULL, -1, "x", 1, 0x80, 0), -1);
 	EXPECT_EQ(errno, EINVAL);
-	EXPECT_EQ(asx_putmsg(self->fd, NULL, -1, NULL, -1, 0, 0), 0, "nothing to send");
+	EXPECT_EQ(asx_putmsg(self->fd, NULL, -1, NULL, -1, 0, 0), 0) TH_LOG("nothing to send");
 }
 
 TEST_F(st, read_of_control_part)
@@ -214,7 +216,7 @@ TEST_F(st, read_of_control_part)
 	ASSERT_EQ(asx_putmsg(self->fd, "CC", 2, "dd", 2, 0, 0), 0);
 	errno = 0;
 	EXPECT_EQ(read(self->fd, buf, sizeof(buf)), -1);
-	EXPECT_EQ(errno, EBADMSG, "RPROTNORM refuses a control part");
+	EXPECT_EQ(errno, EBADMSG) TH_LOG("RPROTNORM refuses a control part");
 	ASSERT_EQ(asx_opt(self->fd, ASX_IOC_SRDOPT, ASX_RPROTDAT), 0);
 	ASSERT_EQ(read(self->fd, buf, sizeof(buf)), 4);
 	EXPECT_EQ(memcmp(buf, "CCdd", 4), 0);
@@ -225,7 +227,7 @@ TEST_F(st, read_of_control_part)
 }
 
 /* Out of order: high priority first, then bands high to low, FIFO within each. */
-static void check_order(struct asx_test *_metadata, int fd)
+static void check_order(struct __test_metadata *_metadata, int fd)
 {
 	static const struct { const char *data; unsigned int flags, band; } want[] = {
 		{ "c1", ASX_MSG_HIPRI, 0 }, { "c2", ASX_MSG_HIPRI, 0 },
@@ -239,15 +241,16 @@ static void check_order(struct asx_test *_metadata, int fd)
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		memset(data, 0, sizeof(data));
 		ASSERT_EQ(asx_getmsg(fd, ASX_IOC_GETMSG, &sm, ctl, sizeof(ctl), data,
-				     sizeof(data), ASX_MSG_ANY, 0), 0, "%s", strerror(errno));
-		EXPECT_EQ(sm.flags, want[i].flags, "message %u", i);
-		EXPECT_EQ(sm.band, want[i].band, "message %u", i);
-		EXPECT_EQ(strcmp(data, want[i].data), 0, "message %u: %s, want %s", i, data,
-			  want[i].data);
+				     sizeof(data), ASX_MSG_ANY, 0), 0)
+			TH_LOG("%s", strerror(errno));
+		EXPECT_EQ(sm.flags, want[i].flags) TH_LOG("message %u", i);
+		EXPECT_EQ(sm.band, want[i].band) TH_LOG("message %u", i);
+		EXPECT_EQ(strcmp(data, want[i].data), 0)
+			TH_LOG("message %u: %s, want %s", i, data, want[i].data);
 	}
 }
 
-static void send_mixed(struct asx_test *_metadata, int fd)
+static void send_mixed(struct __test_metadata *_metadata, int fd)
 {
 	ASSERT_EQ(asx_putmsg(fd, NULL, -1, "a0", 2, 0, 0), 0);
 	ASSERT_EQ(asx_putmsg(fd, NULL, -1, "b5", 2, 0, 5), 0);
@@ -268,12 +271,12 @@ TEST_F(st, band_order_through_hold)
 {
 	struct asx_nread nr;
 
-	ASSERT_EQ(asx_push(self->fd, "hold"), 0, "%s", strerror(errno));
+	ASSERT_EQ(asx_push(self->fd, "hold"), 0) TH_LOG("%s", strerror(errno));
 	send_mixed(_metadata, self->fd);
 	ASSERT_EQ(asx_nread(self->fd, &nr), 0);
-	EXPECT_EQ(nr.msgs, 0, "hold keeps them");
-	ASSERT_EQ(asx_str(self->fd, ASX_STR_HOLD_RELEASE, NULL, 0, 0, NULL), 0, "%s",
-		  strerror(errno));
+	EXPECT_EQ(nr.msgs, 0) TH_LOG("hold keeps them");
+	ASSERT_EQ(asx_str(self->fd, ASX_STR_HOLD_RELEASE, NULL, 0, 0, NULL), 0)
+		TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(asx_poll1(self->fd, POLLPRI, 2000), POLLPRI);
 	check_order(_metadata, self->fd);
 }
@@ -312,7 +315,7 @@ TEST_F(st, nread_and_peek)
 	struct asx_nread nr;
 
 	ASSERT_EQ(asx_getmsg(self->fd, ASX_IOC_PEEK, &sm, ctl, 8, data, 8, 0, 0), 0);
-	EXPECT_EQ(sm.more, 0, "nothing to peek at");
+	EXPECT_EQ(sm.more, 0) TH_LOG("nothing to peek at");
 	ASSERT_EQ(write(self->fd, "12345", 5), 5);
 	ASSERT_EQ(write(self->fd, "678", 3), 3);
 	ASSERT_EQ(asx_nread(self->fd, &nr), 0);
@@ -324,7 +327,7 @@ TEST_F(st, nread_and_peek)
 	EXPECT_EQ(sm.data.len, 5);
 	EXPECT_EQ(memcmp(data, "12345", 5), 0);
 	ASSERT_EQ(asx_nread(self->fd, &nr), 0);
-	EXPECT_EQ(nr.msgs, 2, "peek leaves the message");
+	EXPECT_EQ(nr.msgs, 2) TH_LOG("peek leaves the message");
 	EXPECT_EQ(nr.first, 5);
 }
 
@@ -335,14 +338,15 @@ TEST_F(st, flush_and_flush_band)
 
 	ASSERT_EQ(write(self->fd, "a", 1), 1);
 	ASSERT_EQ(write(self->fd, "b", 1), 1);
-	ASSERT_EQ(asx_flush(self->fd, ASX_FLUSHR, 0), 0, "%s", strerror(errno));
+	ASSERT_EQ(asx_flush(self->fd, ASX_FLUSHR, 0), 0) TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(asx_nread(self->fd, &nr), 0);
 	EXPECT_EQ(nr.msgs, 0);
 
 	ASSERT_EQ(asx_putmsg(self->fd, NULL, -1, "1", 1, 0, 1), 0);
 	ASSERT_EQ(asx_putmsg(self->fd, NULL, -1, "2", 1, 0, 2), 0);
 	ASSERT_EQ(asx_putmsg(self->fd, NULL, -1, "0", 1, 0, 0), 0);
-	ASSERT_EQ(asx_flush(self->fd, ASX_FLUSHR | ASX_FLUSHBAND, 1), 0, "%s", strerror(errno));
+	ASSERT_EQ(asx_flush(self->fd, ASX_FLUSHR | ASX_FLUSHBAND, 1), 0)
+		TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(asx_nread(self->fd, &nr), 0);
 	EXPECT_EQ(nr.msgs, 2);
 	ASSERT_EQ(asx_opt(self->fd, ASX_IOC_SRDOPT, ASX_RMSGN), 0);
@@ -364,7 +368,7 @@ TEST_F(st, flush_and_flush_band)
 	EXPECT_EQ(asx_flush(self->fd, 0, 0), -1);
 	EXPECT_EQ(errno, EINVAL);
 	errno = 0;
-	EXPECT_EQ(asx_flush(self->fd, ASX_FLUSHR, 1), -1, "band without FLUSHBAND");
+	EXPECT_EQ(asx_flush(self->fd, ASX_FLUSHR, 1), -1) TH_LOG("band without FLUSHBAND");
 	EXPECT_EQ(errno, EINVAL);
 	errno = 0;
 	EXPECT_EQ(asx_flush(self->fd, 0x10 | ASX_FLUSHR, 0), -1);
@@ -378,25 +382,25 @@ TEST_F(st, push_pop_list)
 
 	ASSERT_EQ(asx_list(self->fd, names, 4, drv), 0);
 	EXPECT_EQ(strcmp(drv, "loop"), 0);
-	ASSERT_EQ(asx_push(self->fd, "pass"), 0, "%s", strerror(errno));
-	ASSERT_EQ(asx_push(self->fd, "count"), 0, "%s", strerror(errno));
+	ASSERT_EQ(asx_push(self->fd, "pass"), 0) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(asx_push(self->fd, "count"), 0) TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(asx_list(self->fd, names, 4, NULL), 2);
-	EXPECT_EQ(strcmp(names[0], "count"), 0, "top first");
+	EXPECT_EQ(strcmp(names[0], "count"), 0) TH_LOG("top first");
 	EXPECT_EQ(strcmp(names[1], "pass"), 0);
-	EXPECT_EQ(asx_list(self->fd, names, 1, NULL), 2, "count says the depth");
+	EXPECT_EQ(asx_list(self->fd, names, 1, NULL), 2) TH_LOG("count says the depth");
 	EXPECT_EQ(asx_list(self->fd, NULL, 0, NULL), 2);
 	ASSERT_EQ(write(self->fd, "xy", 2), 2);
 	EXPECT_EQ(read(self->fd, buf, 8), 2);
 
 	errno = 0;
-	EXPECT_EQ(asx_pop(self->fd, "frame"), -1, "not on the Stream");
+	EXPECT_EQ(asx_pop(self->fd, "frame"), -1) TH_LOG("not on the Stream");
 	EXPECT_EQ(errno, ENOENT);
-	ASSERT_EQ(asx_pop(self->fd, "pass"), 0, "pop by name: %s", strerror(errno));
+	ASSERT_EQ(asx_pop(self->fd, "pass"), 0) TH_LOG("pop by name: %s", strerror(errno));
 	ASSERT_EQ(asx_list(self->fd, names, 4, NULL), 1);
 	EXPECT_EQ(strcmp(names[0], "count"), 0);
 	ASSERT_EQ(asx_pop(self->fd, NULL), 0);
 	errno = 0;
-	EXPECT_EQ(asx_pop(self->fd, NULL), -1, "pop on an empty Stream");
+	EXPECT_EQ(asx_pop(self->fd, NULL), -1) TH_LOG("pop on an empty Stream");
 	EXPECT_EQ(errno, EINVAL);
 	ASSERT_EQ(write(self->fd, "zz", 2), 2);
 	EXPECT_EQ(read(self->fd, buf, 8), 2);
@@ -405,21 +409,22 @@ TEST_F(st, push_pop_list)
 TEST_F(st, push_errors_and_depth_limit)
 {
 	struct asx_modname mn;
+	char buf[8];
 	int i;
 
 	errno = 0;
 	EXPECT_EQ(asx_push(self->fd, "no-such-module"), -1);
-	EXPECT_EQ(errno, ENOENT, "unknown name is ENOENT");
+	EXPECT_EQ(errno, ENOENT) TH_LOG("unknown name is ENOENT");
 	errno = 0;
 	EXPECT_EQ(asx_push(self->fd, ""), -1);
-	EXPECT_EQ(errno, EINVAL, "empty name is EINVAL");
+	EXPECT_EQ(errno, EINVAL) TH_LOG("empty name is EINVAL");
 	memset(&mn, 'a', sizeof(mn));
 	mn.size = sizeof(mn);
 	mn.flags = 0;
 	mn.reserved = 0;
 	errno = 0;
 	EXPECT_EQ(ioctl(self->fd, ASX_IOC_PUSH, &mn), -1);
-	EXPECT_EQ(errno, EINVAL, "unterminated name is EINVAL");
+	EXPECT_EQ(errno, EINVAL) TH_LOG("unterminated name is EINVAL");
 	memset(&mn, 0, sizeof(mn));
 	mn.size = sizeof(mn);
 	strcpy(mn.name, "pass");
@@ -428,18 +433,15 @@ TEST_F(st, push_errors_and_depth_limit)
 	EXPECT_EQ(ioctl(self->fd, ASX_IOC_PUSH, &mn), -1);
 	EXPECT_EQ(errno, EINVAL);
 
-	for (i = 0; i < ASX_MAX_DEPTH; i++)
-		ASSERT_EQ(asx_push(self->fd, "pass"), 0, "push %d: %s", i, strerror(errno));
+	for (i = 0; i < ASX_MAX_DEPTH; i++) {
+		ASSERT_EQ(asx_push(self->fd, "pass"), 0) TH_LOG("push %d: %s", i, strerror(errno));
+	}
 	errno = 0;
 	EXPECT_EQ(asx_push(self->fd, "pass"), -1);
-	EXPECT_EQ(errno, ENOSR, "push past ASX_MAX_DEPTH");
+	EXPECT_EQ(errno, ENOSR) TH_LOG("push past ASX_MAX_DEPTH");
 	ASSERT_EQ(write(self->fd, "deep", 4), 4);
 	ASSERT_EQ(asx_opt(self->fd, ASX_IOC_SRDOPT, ASX_RMSGN), 0);
-	{
-		char buf[8];
-
-		EXPECT_EQ(read(self->fd, buf, 8), 4);
-	}
+	EXPECT_EQ(read(self->fd, buf, 8), 4);
 }
 
 TEST_F(st, water_marks)
@@ -448,7 +450,7 @@ TEST_F(st, water_marks)
 
 	memset(&wm, 0, sizeof(wm));
 	wm.size = sizeof(wm);
-	ASSERT_EQ(ioctl(self->fd, ASX_IOC_GETWM, &wm), 0, "%s", strerror(errno));
+	ASSERT_EQ(ioctl(self->fd, ASX_IOC_GETWM, &wm), 0) TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(wm.hiwat, ASX_DEF_HIWAT);
 	EXPECT_EQ(wm.lowat, ASX_DEF_LOWAT);
 	ASSERT_EQ(asx_setwm(self->fd, ASX_LEVEL_DRIVER, ASX_SIDE_WRITE, 1000, 10), 0);
@@ -456,12 +458,13 @@ TEST_F(st, water_marks)
 	wm.size = sizeof(wm);
 	wm.level = 1;
 	wm.side = ASX_SIDE_WRITE;
-	ASSERT_EQ(ioctl(self->fd, ASX_IOC_GETWM, &wm), 0, "level 1 is the driver at depth 0");
+	ASSERT_EQ(ioctl(self->fd, ASX_IOC_GETWM, &wm), 0)
+		TH_LOG("level 1 is the driver at depth 0");
 	EXPECT_EQ(wm.hiwat, 1000);
 	EXPECT_EQ(wm.lowat, 10);
 
 	errno = 0;
-	EXPECT_EQ(asx_setwm(self->fd, 0, 0, 10, 11), -1, "lowat above hiwat");
+	EXPECT_EQ(asx_setwm(self->fd, 0, 0, 10, 11), -1) TH_LOG("lowat above hiwat");
 	EXPECT_EQ(errno, EINVAL);
 	errno = 0;
 	EXPECT_EQ(asx_setwm(self->fd, 0, 0, 0, 0), -1);
@@ -469,7 +472,8 @@ TEST_F(st, water_marks)
 	errno = 0;
 	EXPECT_EQ(asx_setwm(self->fd, 0, 0, ASX_MAX_HIWAT + 1ULL, 0), -1);
 	EXPECT_EQ(errno, EINVAL);
-	ASSERT_EQ(asx_setwm(self->fd, 0, 0, ASX_MAX_HIWAT, 0), 0, "root may: %s", strerror(errno));
+	ASSERT_EQ(asx_setwm(self->fd, 0, 0, ASX_MAX_HIWAT, 0), 0)
+		TH_LOG("root may: %s", strerror(errno));
 	{
 		pid_t pid = fork();
 		int status = -1;
@@ -485,7 +489,7 @@ TEST_F(st, water_marks)
 		}
 		ASSERT_GT(pid, 0);
 		waitpid(pid, &status, 0);
-		EXPECT_EQ(status, 0, "an unprivileged user is limited to 1 MB");
+		EXPECT_EQ(status, 0) TH_LOG("an unprivileged user is limited to 1 MB");
 	}
 	errno = 0;
 	EXPECT_EQ(asx_setwm(self->fd, 0, 2, 10, 1), -1);
@@ -502,7 +506,7 @@ TEST_F(st, queue_stats)
 	ASSERT_EQ(asx_push(self->fd, "pass"), 0);
 	ASSERT_EQ(write(self->fd, "abcd", 4), 4);
 	ASSERT_EQ(write(self->fd, "ef", 2), 2);
-	ASSERT_EQ(asx_qstats(self->fd, 0, ASX_SIDE_READ, &qs), 0, "%s", strerror(errno));
+	ASSERT_EQ(asx_qstats(self->fd, 0, ASX_SIDE_READ, &qs), 0) TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(strcmp(qs.name, "head"), 0);
 	EXPECT_EQ(qs.count, 6);
 	EXPECT_EQ(qs.msgs, 2);
@@ -555,18 +559,18 @@ TEST_F(st, held_queue_blocks_writers)
 	memset(buf, 'x', sizeof(buf));
 	while (write(self->fd, buf, sizeof(buf)) == sizeof(buf) && n < 100)
 		n++;
-	EXPECT_EQ(errno, EAGAIN, "a non-blocking writer gets EAGAIN");
-	EXPECT_EQ(n, 4, "4 KB fill the held queue");
-	EXPECT_EQ(asx_poll1(self->fd, POLLOUT, 0), 0, "no POLLOUT while full");
+	EXPECT_EQ(errno, EAGAIN) TH_LOG("a non-blocking writer gets EAGAIN");
+	EXPECT_EQ(n, 4) TH_LOG("4 KB fill the held queue");
+	EXPECT_EQ(asx_poll1(self->fd, POLLOUT, 0), 0) TH_LOG("no POLLOUT while full");
 	ASSERT_EQ(fcntl(self->fd, F_SETFL, fl), 0);
 
 	ASSERT_EQ(pthread_create(&t, NULL, writer, &wa), 0);
 	asx_msleep(300);
-	EXPECT_FALSE(wa.done, "a blocking writer blocks");
-	ASSERT_EQ(asx_str(self->fd, ASX_STR_HOLD_RELEASE, NULL, 0, 0, NULL), 0, "%s",
-		  strerror(errno));
+	EXPECT_FALSE(wa.done) TH_LOG("a blocking writer blocks");
+	ASSERT_EQ(asx_str(self->fd, ASX_STR_HOLD_RELEASE, NULL, 0, 0, NULL), 0)
+		TH_LOG("%s", strerror(errno));
 	pthread_join(t, NULL);
-	EXPECT_EQ(wa.ret, 1024, "%s", strerror(wa.err));
+	EXPECT_EQ(wa.ret, 1024) TH_LOG("%s", strerror(wa.err));
 	EXPECT_EQ(asx_poll1(self->fd, POLLOUT, 2000), POLLOUT);
 	ASSERT_EQ(asx_qstats(self->fd, 1, ASX_SIDE_WRITE, &qs), 0);
 	EXPECT_GE(qs.fc_stops, 1);
@@ -588,13 +592,14 @@ TEST_F(st, pollout_only_below_low_water)
 	while (write(self->fd, buf, sizeof(buf)) == sizeof(buf) && n < 100)
 		n++;
 	EXPECT_EQ(errno, EAGAIN);
-	EXPECT_EQ(n, 8, "4 KB at the head and 4 KB in the loop");
+	EXPECT_EQ(n, 8) TH_LOG("4 KB at the head and 4 KB in the loop");
 	EXPECT_EQ(asx_poll1(self->fd, POLLOUT, 0), 0);
 	/* 3 KB left at the head, still above low water: nothing moves. */
 	ASSERT_EQ(read(self->fd, buf, sizeof(buf)), 1024);
-	EXPECT_EQ(asx_poll1(self->fd, POLLOUT, 200), 0, "no POLLOUT above low water");
-	for (i = 0; i < 3; i++)
+	EXPECT_EQ(asx_poll1(self->fd, POLLOUT, 200), 0) TH_LOG("no POLLOUT above low water");
+	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(read(self->fd, buf, sizeof(buf)), 1024);
+	}
 	/* The head drained: the loop refills it and drains below its low water. */
 	EXPECT_EQ(asx_poll1(self->fd, POLLOUT, 2000), POLLOUT);
 }
@@ -615,7 +620,7 @@ TEST_F(st, signal_interrupts_blocked_read)
 	alarm(1);
 	errno = 0;
 	EXPECT_EQ(read(self->fd, &c, 1), -1);
-	EXPECT_EQ(errno, EINTR, "without SA_RESTART");
+	EXPECT_EQ(errno, EINTR) TH_LOG("without SA_RESTART");
 }
 
 struct late_arg {
@@ -645,7 +650,8 @@ TEST_F(st, signal_restarts_blocked_read)
 	ASSERT_EQ(sigaction(SIGALRM, &sa, NULL), 0);
 	ASSERT_EQ(pthread_create(&t, NULL, late_writer, &la), 0);
 	alarm(1);
-	EXPECT_EQ(read(self->fd, &c, 1), 1, "restarted after the signal: %s", strerror(errno));
+	EXPECT_EQ(read(self->fd, &c, 1), 1)
+		TH_LOG("restarted after the signal: %s", strerror(errno));
 	EXPECT_EQ(c, 'L');
 	pthread_join(t, NULL);
 }
@@ -679,13 +685,13 @@ TEST_F(st, str_ioctls)
 
 	errno = 0;
 	EXPECT_EQ(asx_str(self->fd, 0x12345678, NULL, 0, 0, NULL), -1);
-	EXPECT_EQ(errno, EINVAL, "the driver refuses what no module takes");
+	EXPECT_EQ(errno, EINVAL) TH_LOG("the driver refuses what no module takes");
 	ASSERT_EQ(asx_push(self->fd, "count"), 0);
 	ASSERT_EQ(write(self->fd, "abc", 3), 3);
 	ASSERT_EQ(read(self->fd, buf, sizeof(buf)), 3);
 	memset(&cs, 0xff, sizeof(cs));
-	ASSERT_EQ(asx_str(self->fd, ASX_STR_COUNT_GET, &cs, 0, sizeof(cs), &rlen), 0, "%s",
-		  strerror(errno));
+	ASSERT_EQ(asx_str(self->fd, ASX_STR_COUNT_GET, &cs, 0, sizeof(cs), &rlen), 0)
+		TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(rlen, sizeof(cs));
 	EXPECT_EQ(cs.wmsgs, 1);
 	EXPECT_EQ(cs.wbytes, 3);
@@ -693,7 +699,7 @@ TEST_F(st, str_ioctls)
 	EXPECT_EQ(cs.rbytes, 3);
 	ASSERT_EQ(asx_str(self->fd, ASX_STR_COUNT_RESET, NULL, 0, 0, NULL), 0);
 	ASSERT_EQ(asx_str(self->fd, ASX_STR_COUNT_GET, &cs, 0, 8, &rlen), 0);
-	EXPECT_EQ(rlen, 8, "the reply is cut to maxlen");
+	EXPECT_EQ(rlen, 8) TH_LOG("the reply is cut to maxlen");
 	EXPECT_EQ(cs.rmsgs, 0);
 
 	errno = 0;
@@ -718,7 +724,7 @@ TEST_F(st, str_timeout)
 	si.maxlen = sizeof(cs);
 	si.data = (uintptr_t)&cs;
 	errno = 0;
-	EXPECT_EQ(ioctl(self->fd, ASX_IOC_STR, &si), -1, "held by hold");
+	EXPECT_EQ(ioctl(self->fd, ASX_IOC_STR, &si), -1) TH_LOG("held by hold");
 	EXPECT_EQ(errno, ETIME);
 	si.timeout_ms = -2;
 	errno = 0;
@@ -726,8 +732,8 @@ TEST_F(st, str_timeout)
 	EXPECT_EQ(errno, EINVAL);
 	/* Released, the late answer to the first one is dropped; a new one works. */
 	ASSERT_EQ(asx_str(self->fd, ASX_STR_HOLD_RELEASE, NULL, 0, 0, NULL), 0);
-	ASSERT_EQ(asx_str(self->fd, ASX_STR_COUNT_GET, &cs, 0, sizeof(cs), NULL), 0, "%s",
-		  strerror(errno));
+	ASSERT_EQ(asx_str(self->fd, ASX_STR_COUNT_GET, &cs, 0, sizeof(cs), NULL), 0)
+		TH_LOG("%s", strerror(errno));
 }
 
 TEST_F(st, null_driver)
@@ -738,9 +744,9 @@ TEST_F(st, null_driver)
 	EXPECT_EQ(asx_setdrv(self->fd, "nosuch"), -1);
 	EXPECT_EQ(errno, ENOENT);
 	errno = 0;
-	EXPECT_EQ(asx_setdrv(self->fd, "pipe"), -1, "pipes come from ASX_IOC_PIPE");
+	EXPECT_EQ(asx_setdrv(self->fd, "pipe"), -1) TH_LOG("pipes come from ASX_IOC_PIPE");
 	EXPECT_EQ(errno, ENOENT);
-	ASSERT_EQ(asx_setdrv(self->fd, "null"), 0, "%s", strerror(errno));
+	ASSERT_EQ(asx_setdrv(self->fd, "null"), 0) TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(write(self->fd, "gone", 4), 4);
 	ASSERT_EQ(fcntl(self->fd, F_SETFL, O_NONBLOCK), 0);
 	errno = 0;
@@ -751,7 +757,7 @@ TEST_F(st, null_driver)
 	EXPECT_EQ(errno, EINVAL);
 	ASSERT_EQ(asx_push(self->fd, "pass"), 0);
 	errno = 0;
-	EXPECT_EQ(asx_setdrv(self->fd, "loop"), -1, "not on a used Stream");
+	EXPECT_EQ(asx_setdrv(self->fd, "loop"), -1) TH_LOG("not on a used Stream");
 	EXPECT_EQ(errno, EBUSY);
 }
 
@@ -773,10 +779,10 @@ TEST(rmmod_refused_while_open)
 {
 	int fd = asx_open(0);
 
-	ASSERT_GE(fd, 0, "%s", strerror(errno));
+	ASSERT_GE(fd, 0) TH_LOG("%s", strerror(errno));
 	errno = 0;
 	EXPECT_EQ(syscall(SYS_delete_module, "asx", O_NONBLOCK), -1);
-	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY, "errno %d", errno);
+	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY) TH_LOG("errno %d", errno);
 	close(fd);
 }
 

@@ -29,7 +29,7 @@
 #include <asx/sa.h>
 
 #include "asx_util.h"
-#include "harness.h"
+#include "asx_harness.h"
 
 #define NEED_SA() do {								\
 	int _r = asx_sa_probe();						\
@@ -190,7 +190,7 @@ static bool uffd_setup(struct pair *pr)
 	       !ioctl(pr->uffd, UFFDIO_REGISTER, &reg);
 }
 
-static void one_blocker(struct asx_test *_metadata, enum how how)
+static void one_blocker(struct __test_metadata *_metadata, enum how how)
 {
 	static void *(*const blocker[])(void *) = { pipe_reader, cond_waiter, faulter };
 	struct pair pr = { .m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER };
@@ -201,10 +201,12 @@ static void one_blocker(struct asx_test *_metadata, enum how how)
 
 	pr.p[0] = pr.p[1] = -1;
 	pr.uffd = -1;
-	if (how == BY_PIPE)
+	if (how == BY_PIPE) {
 		ASSERT_EQ(pipe(pr.p), 0);
-	if (how == BY_FAULT)
-		ASSERT_TRUE(uffd_setup(&pr), "userfaultfd: %s", strerror(errno));
+	}
+	if (how == BY_FAULT) {
+		ASSERT_TRUE(uffd_setup(&pr)) TH_LOG("userfaultfd: %s", strerror(errno));
+	}
 	a = make_asc(1, 8);
 	ASSERT_TRUE(a != NULL);
 	ASSERT_EQ(asx_asc_stats(a, &st), 0);
@@ -220,7 +222,7 @@ static void one_blocker(struct asx_test *_metadata, enum how how)
 	r = spawn(a, releaser, &pr);
 	ASSERT_TRUE(r != NULL);
 	ok = watch(&pr, a);
-	EXPECT_TRUE(ok, "the blocked VP's capsule stopped: nobody released it");
+	EXPECT_TRUE(ok) TH_LOG("the blocked VP's capsule stopped: nobody released it");
 	EXPECT_TRUE(__atomic_load_n(&pr.other_ran, __ATOMIC_ACQUIRE));
 	ASSERT_EQ(asx_asc_thread_join(b, NULL), 0);
 	ASSERT_EQ(asx_asc_thread_join(r, NULL), 0);
@@ -303,12 +305,15 @@ TEST(running_vps_come_back_to_the_target)
 	NEED_SA();
 	a = make_asc(2, 16);
 	ASSERT_TRUE(a != NULL);
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 2; i++) {
 		ASSERT_TRUE((y[i] = spawn(a, yielder, &sp[i])) != NULL);
-	for (i = 0; i < 3; i++)
+	}
+	for (i = 0; i < 3; i++) {
 		ASSERT_TRUE((s[i] = spawn(a, sleeper, NULL)) != NULL);
-	for (i = 0; i < 3; i++)
+	}
+	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(asx_asc_thread_join(s[i], NULL), 0);
+	}
 	/* the yielders keep going: scheduling points for the woken VPs */
 	for (i = 0; i < 300; i++) {
 		ASSERT_EQ(asx_asc_stats(a, &st), 0);
@@ -324,7 +329,7 @@ TEST(running_vps_come_back_to_the_target)
 	       (unsigned long long)st.takeovers);
 	EXPECT_LE(st.vps_running, st.vps_target);
 	EXPECT_EQ(st.vps_blocked, 0);
-	EXPECT_GE(st.sa_blocked, 3, "three sleeps reported");
+	EXPECT_GE(st.sa_blocked, 3) TH_LOG("three sleeps reported");
 	for (i = 0; i < 2; i++)
 		__atomic_store_n(&sp[i].stop, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < 2; i++) {
@@ -413,15 +418,16 @@ TEST_TIMEOUT(many_threads_blocking_at_random_lose_nothing, 120)
 		t[i] = spawn(a, chan_end, &e[i]);
 		ASSERT_TRUE(t[i] != NULL);
 	}
-	for (i = 0; i < 2 * NPAIRS; i++)
+	for (i = 0; i < 2 * NPAIRS; i++) {
 		ASSERT_EQ(asx_asc_thread_join(t[i], NULL), 0);
+	}
 	for (i = 0; i < NPAIRS; i++) {
 		fails += ch[i].fail;
 		moved += ch[i].moved;
 		close(ch[i].p[0]);
 		close(ch[i].p[1]);
 	}
-	EXPECT_EQ(fails, 0, "bytes lost, duplicated or out of order");
+	EXPECT_EQ(fails, 0) TH_LOG("bytes lost, duplicated or out of order");
 	EXPECT_EQ(moved, (unsigned long)NPAIRS * ROUNDS);
 	for (i = 0; i < 300; i++) {
 		ASSERT_EQ(asx_asc_stats(a, &st), 0);
@@ -476,10 +482,10 @@ TEST(destroy_with_spares_parked_leaves_no_member)
 		EXPECT_EQ(st.vps, at.nvps + at.spare_vps);
 		t0 = asx_now_ns();
 		ASSERT_EQ(asx_asc_destroy(a), 0);
-		EXPECT_LT(asx_now_ns() - t0, 2000000000ULL, "destroy took %.3f s",
-			  (asx_now_ns() - t0) / 1e9);
+		EXPECT_LT(asx_now_ns() - t0, 2000000000ULL)
+			TH_LOG("destroy took %.3f s", (asx_now_ns() - t0) / 1e9);
 	}
-	EXPECT_EQ(asx_settle_kmembers(before), before, "members left behind");
+	EXPECT_EQ(asx_settle_kmembers(before), before) TH_LOG("members left behind");
 }
 
 static void *nap(void *arg)
@@ -525,7 +531,7 @@ TEST(destroy_during_a_pool_refill_joins_every_vp)
 		ASSERT_EQ(asx_asc_thread_join(t[1], NULL), 0);
 		ASSERT_EQ(asx_asc_destroy(a), 0);
 	}
-	EXPECT_EQ(asx_settle_kmembers(before), before, "members left behind");
+	EXPECT_EQ(asx_settle_kmembers(before), before) TH_LOG("members left behind");
 }
 
 /* Every VP joins the group: the first VPs and the pool widen a small
@@ -545,20 +551,21 @@ TEST(every_vp_fits_in_the_group)
 	ASSERT_EQ(asx_asc_create(&a, &asx_asc_prio, &at), 0);
 	ASSERT_EQ(asx_asc_stats(a, &st), 0);
 	EXPECT_EQ(st.vps, 4);
-	EXPECT_EQ(asx_settle_kmembers(before + 4), before + 4, "a VP runs unreported");
+	EXPECT_EQ(asx_settle_kmembers(before + 4), before + 4) TH_LOG("a VP runs unreported");
 	EXPECT_EQ(asx_asc_add_vp(a), -ENOSPC);
 
 	at.nvps = 1;
 	at.max_vps = 8;
 	at.spare_vps = 1;
 	ASSERT_EQ(asx_asc_create(&b, &asx_asc_prio, &at), 0);
-	for (i = 0; i < 6; i++)
-		ASSERT_EQ(asx_asc_add_vp(b), 0, "VP %d", i);
+	for (i = 0; i < 6; i++) {
+		ASSERT_EQ(asx_asc_add_vp(b), 0) TH_LOG("VP %d", i);
+	}
 	r = asx_asc_add_vp(b);
-	EXPECT_EQ(r, -ENOSPC, "%s", strerror(-r));
+	EXPECT_EQ(r, -ENOSPC) TH_LOG("%s", strerror(-r));
 	ASSERT_EQ(asx_asc_stats(b, &st), 0);
 	EXPECT_EQ(st.vps, 8);
-	EXPECT_EQ(asx_settle_kmembers(before + 12), before + 12, "a VP runs unreported");
+	EXPECT_EQ(asx_settle_kmembers(before + 12), before + 12) TH_LOG("a VP runs unreported");
 
 	/* more first VPs than a group can hold: refused, not half reported */
 	at.nvps = ASX_SA_MAX_VPS;
@@ -569,7 +576,7 @@ TEST(every_vp_fits_in_the_group)
 		asx_asc_destroy(c);
 	ASSERT_EQ(asx_asc_destroy(b), 0);
 	ASSERT_EQ(asx_asc_destroy(a), 0);
-	EXPECT_EQ(asx_settle_kmembers(before), before, "members left behind");
+	EXPECT_EQ(asx_settle_kmembers(before), before) TH_LOG("members left behind");
 }
 
 TEST_HARNESS_MAIN
