@@ -4,47 +4,129 @@
  * first version is EINVAL, non-zero bytes past the struct the kernel knows
  * are E2BIG, zero bytes past it are accepted, a bad pointer is EFAULT, a
  * wrong direction or unknown number is ENOTTY, and reserved fields are EINVAL.
+ *
+ * Each edge of each ioctl is a test of its own, ioc.<ioctl>.<edge> (a
+ * variant of the ioc fixture per ioctl): one TAP line each.
  */
 #include <stddef.h>
 
 #include "asx_util.h"
 #include "asx_harness.h"
 
-struct ioc {
-	const char *name;
+FIXTURE(ioc) {
+	int fd;
+	unsigned char buf[4096];
+};
+
+/* The ioctls: every TEST_F(ioc, ...) runs once for each. */
+FIXTURE_VARIANT(ioc) {
 	unsigned long cmd;
-	unsigned int ver0;
-	unsigned int resv;	/* offset of a reserved field, 0 if none */
+	unsigned int ver0;	/* the size of the first version */
+	unsigned int resv;	/* offset of a reserved field */
 };
 
-#define IOC(c, s, r)	{ #c, c, s, r }
+#define IOC(v, c, s, type)							\
+	FIXTURE_VARIANT_ADD(ioc, v) {						\
+		.cmd = c,							\
+		.ver0 = s,							\
+		.resv = offsetof(struct type, reserved),			\
+	}
 
-static const struct ioc iocs[] = {
-	IOC(ASX_IOC_VERSION, ASX_VERSION_SIZE_VER0, offsetof(struct asx_version, reserved)),
-	IOC(ASX_IOC_PUSH, ASX_MODNAME_SIZE_VER0, offsetof(struct asx_modname, reserved)),
-	IOC(ASX_IOC_POP, ASX_MODNAME_SIZE_VER0, offsetof(struct asx_modname, reserved)),
-	IOC(ASX_IOC_LIST, ASX_LIST_SIZE_VER0, offsetof(struct asx_list, reserved)),
-	IOC(ASX_IOC_PUTMSG, ASX_STRMSG_SIZE_VER0, offsetof(struct asx_strmsg, reserved)),
-	IOC(ASX_IOC_GETMSG, ASX_STRMSG_SIZE_VER0, offsetof(struct asx_strmsg, reserved)),
-	IOC(ASX_IOC_PEEK, ASX_STRMSG_SIZE_VER0, offsetof(struct asx_strmsg, reserved)),
-	IOC(ASX_IOC_FLUSH, ASX_FLUSH_SIZE_VER0, offsetof(struct asx_flush, reserved)),
-	IOC(ASX_IOC_SRDOPT, ASX_OPT_SIZE_VER0, offsetof(struct asx_opt, reserved)),
-	IOC(ASX_IOC_GRDOPT, ASX_OPT_SIZE_VER0, offsetof(struct asx_opt, reserved)),
-	IOC(ASX_IOC_SWROPT, ASX_OPT_SIZE_VER0, offsetof(struct asx_opt, reserved)),
-	IOC(ASX_IOC_GWROPT, ASX_OPT_SIZE_VER0, offsetof(struct asx_opt, reserved)),
-	IOC(ASX_IOC_NREAD, ASX_NREAD_SIZE_VER0, offsetof(struct asx_nread, reserved)),
-	IOC(ASX_IOC_GETWM, ASX_WM_SIZE_VER0, offsetof(struct asx_wm, reserved)),
-	IOC(ASX_IOC_SETWM, ASX_WM_SIZE_VER0, offsetof(struct asx_wm, reserved)),
-	IOC(ASX_IOC_QSTATS, ASX_QSTATS_SIZE_VER0, offsetof(struct asx_qstats, reserved)),
-	IOC(ASX_IOC_STR, ASX_STRIOCTL_SIZE_VER0, offsetof(struct asx_strioctl, reserved)),
-	IOC(ASX_IOC_LINK, ASX_LINK_SIZE_VER0, offsetof(struct asx_link, reserved)),
-	IOC(ASX_IOC_UNLINK, ASX_LINK_SIZE_VER0, offsetof(struct asx_link, reserved)),
-	IOC(ASX_IOC_PIPE, ASX_PIPE_SIZE_VER0, offsetof(struct asx_pipe, reserved)),
-	IOC(ASX_IOC_SETDRV, ASX_MODNAME_SIZE_VER0, offsetof(struct asx_modname, reserved)),
-};
+IOC(version, ASX_IOC_VERSION, ASX_VERSION_SIZE_VER0, asx_version);
+IOC(push, ASX_IOC_PUSH, ASX_MODNAME_SIZE_VER0, asx_modname);
+IOC(pop, ASX_IOC_POP, ASX_MODNAME_SIZE_VER0, asx_modname);
+IOC(list, ASX_IOC_LIST, ASX_LIST_SIZE_VER0, asx_list);
+IOC(putmsg, ASX_IOC_PUTMSG, ASX_STRMSG_SIZE_VER0, asx_strmsg);
+IOC(getmsg, ASX_IOC_GETMSG, ASX_STRMSG_SIZE_VER0, asx_strmsg);
+IOC(peek, ASX_IOC_PEEK, ASX_STRMSG_SIZE_VER0, asx_strmsg);
+IOC(flush, ASX_IOC_FLUSH, ASX_FLUSH_SIZE_VER0, asx_flush);
+IOC(srdopt, ASX_IOC_SRDOPT, ASX_OPT_SIZE_VER0, asx_opt);
+IOC(grdopt, ASX_IOC_GRDOPT, ASX_OPT_SIZE_VER0, asx_opt);
+IOC(swropt, ASX_IOC_SWROPT, ASX_OPT_SIZE_VER0, asx_opt);
+IOC(gwropt, ASX_IOC_GWROPT, ASX_OPT_SIZE_VER0, asx_opt);
+IOC(nread, ASX_IOC_NREAD, ASX_NREAD_SIZE_VER0, asx_nread);
+IOC(getwm, ASX_IOC_GETWM, ASX_WM_SIZE_VER0, asx_wm);
+IOC(setwm, ASX_IOC_SETWM, ASX_WM_SIZE_VER0, asx_wm);
+IOC(qstats, ASX_IOC_QSTATS, ASX_QSTATS_SIZE_VER0, asx_qstats);
+IOC(str, ASX_IOC_STR, ASX_STRIOCTL_SIZE_VER0, asx_strioctl);
+IOC(link, ASX_IOC_LINK, ASX_LINK_SIZE_VER0, asx_link);
+IOC(unlink, ASX_IOC_UNLINK, ASX_LINK_SIZE_VER0, asx_link);
+IOC(pipe, ASX_IOC_PIPE, ASX_PIPE_SIZE_VER0, asx_pipe);
+IOC(setdrv, ASX_IOC_SETDRV, ASX_MODNAME_SIZE_VER0, asx_modname);
 
-#define NIOC	(sizeof(iocs) / sizeof(iocs[0]))
+FIXTURE_SETUP(ioc)
+{
+	self->fd = asx_open(O_NONBLOCK);
+	ASSERT_GE(self->fd, 0) TH_LOG("open %s: %s", ASX_DEV, strerror(errno));
+}
 
+FIXTURE_TEARDOWN(ioc)
+{
+	close(self->fd);
+}
+
+/* Zeroes the argument buffer but for its size field, @size. */
+static void ioc_buf(FIXTURE_DATA(ioc) *self, __u32 size)
+{
+	memset(self->buf, 0, sizeof(self->buf));
+	memcpy(self->buf, &size, 4);
+	errno = 0;
+}
+
+TEST_F(ioc, short_size_is_einval)
+{
+	__u32 size;
+
+	for (size = 0; size < variant->ver0; size += variant->ver0 / 3 + 1) {
+		ioc_buf(self, size);
+		EXPECT_EQ(ioctl(self->fd, variant->cmd, self->buf), -1) TH_LOG("size %u", size);
+		EXPECT_EQ(errno, EINVAL) TH_LOG("size %u", size);
+	}
+	size = variant->ver0 - 1;
+	ioc_buf(self, size);
+	EXPECT_EQ(ioctl(self->fd, variant->cmd, self->buf), -1) TH_LOG("size %u", size);
+	EXPECT_EQ(errno, EINVAL) TH_LOG("size %u", size);
+}
+
+TEST_F(ioc, nonzero_tail_is_e2big)
+{
+	__u32 size = 1 << 20;
+
+	/* Past what the kernel knows today (the newest struct of this header). */
+	ioc_buf(self, 512);
+	self->buf[400] = 1;
+	EXPECT_EQ(ioctl(self->fd, variant->cmd, self->buf), -1);
+	EXPECT_EQ(errno, E2BIG);
+
+	memcpy(self->buf, &size, 4);
+	errno = 0;
+	EXPECT_EQ(ioctl(self->fd, variant->cmd, self->buf), -1);
+	EXPECT_EQ(errno, E2BIG) TH_LOG("sizes above a page");
+}
+
+TEST_F(ioc, reserved_is_einval)
+{
+	ioc_buf(self, variant->ver0);
+	self->buf[variant->resv] = 1;
+	EXPECT_EQ(ioctl(self->fd, variant->cmd, self->buf), -1);
+	EXPECT_EQ(errno, EINVAL);
+}
+
+TEST_F(ioc, bad_pointer_is_efault)
+{
+	errno = 0;
+	EXPECT_EQ(ioctl(self->fd, variant->cmd, NULL), -1);
+	EXPECT_EQ(errno, EFAULT);
+}
+
+TEST_F(ioc, wrong_direction_is_enotty)
+{
+	ioc_buf(self, 0);
+	EXPECT_EQ(ioctl(self->fd, variant->cmd ^ (_IOC_WRITE << _IOC_DIRSHIFT), self->buf), -1);
+	EXPECT_EQ(errno, ENOTTY) TH_LOG("with other direction bits");
+}
+
+/* What is not one ioctl's. */
 FIXTURE(abi) {
 	int fd;
 	unsigned char buf[4096];
@@ -61,95 +143,16 @@ FIXTURE_TEARDOWN(abi)
 	close(self->fd);
 }
 
-TEST_F(abi, short_size_is_einval)
+TEST_F(abi, unknown_number_is_enotty)
 {
-	unsigned int i;
-	__u32 size;
+	unsigned int nr;
 
-	for (i = 0; i < NIOC; i++) {
-		for (size = 0; size < iocs[i].ver0; size += iocs[i].ver0 / 3 + 1) {
-			memset(self->buf, 0, sizeof(self->buf));
-			memcpy(self->buf, &size, 4);
-			errno = 0;
-			EXPECT_EQ(ioctl(self->fd, iocs[i].cmd, self->buf), -1)
-				TH_LOG("%s size %u", iocs[i].name, size);
-			EXPECT_EQ(errno, EINVAL) TH_LOG("%s size %u", iocs[i].name, size);
-		}
-		size = iocs[i].ver0 - 1;
+	/* from the number after the last Stream ioctl's */
+	for (nr = _IOC_NR(ASX_IOC_SETDRV) + 1; nr < 256; nr += 17) {
 		memset(self->buf, 0, sizeof(self->buf));
-		memcpy(self->buf, &size, 4);
-		errno = 0;
-		EXPECT_EQ(ioctl(self->fd, iocs[i].cmd, self->buf), -1) TH_LOG("%s", iocs[i].name);
-		EXPECT_EQ(errno, EINVAL) TH_LOG("%s size %u", iocs[i].name, size);
-	}
-}
-
-TEST_F(abi, nonzero_tail_is_e2big)
-{
-	unsigned int i;
-	__u32 size;
-
-	for (i = 0; i < NIOC; i++) {
-		/* Past what the kernel knows today (the newest struct of this header). */
-		size = 512;
-		memset(self->buf, 0, sizeof(self->buf));
-		memcpy(self->buf, &size, 4);
-		self->buf[400] = 1;
-		errno = 0;
-		EXPECT_EQ(ioctl(self->fd, iocs[i].cmd, self->buf), -1) TH_LOG("%s", iocs[i].name);
-		EXPECT_EQ(errno, E2BIG) TH_LOG("%s", iocs[i].name);
-
-		size = 1 << 20;
-		memcpy(self->buf, &size, 4);
-		errno = 0;
-		EXPECT_EQ(ioctl(self->fd, iocs[i].cmd, self->buf), -1) TH_LOG("%s", iocs[i].name);
-		EXPECT_EQ(errno, E2BIG) TH_LOG("%s: sizes above a page", iocs[i].name);
-	}
-}
-
-TEST_F(abi, reserved_is_einval)
-{
-	unsigned int i;
-	__u32 size;
-
-	for (i = 0; i < NIOC; i++) {
-		size = iocs[i].ver0;
-		memset(self->buf, 0, sizeof(self->buf));
-		memcpy(self->buf, &size, 4);
-		self->buf[iocs[i].resv] = 1;
-		errno = 0;
-		EXPECT_EQ(ioctl(self->fd, iocs[i].cmd, self->buf), -1) TH_LOG("%s", iocs[i].name);
-		EXPECT_EQ(errno, EINVAL) TH_LOG("%s", iocs[i].name);
-	}
-}
-
-TEST_F(abi, bad_pointer_is_efault)
-{
-	unsigned int i;
-
-	for (i = 0; i < NIOC; i++) {
-		errno = 0;
-		EXPECT_EQ(ioctl(self->fd, iocs[i].cmd, NULL), -1) TH_LOG("%s", iocs[i].name);
-		EXPECT_EQ(errno, EFAULT) TH_LOG("%s", iocs[i].name);
-	}
-}
-
-TEST_F(abi, wrong_direction_or_number_is_enotty)
-{
-	unsigned int i, nr;
-
-	for (i = 0; i < NIOC; i++) {
-		unsigned long cmd = iocs[i].cmd ^ (_IOC_WRITE << _IOC_DIRSHIFT);
-
-		memset(self->buf, 0, sizeof(self->buf));
-		errno = 0;
-		EXPECT_EQ(ioctl(self->fd, cmd, self->buf), -1) TH_LOG("%s", iocs[i].name);
-		EXPECT_EQ(errno, ENOTTY) TH_LOG("%s with other direction bits", iocs[i].name);
-	}
-	for (nr = NIOC; nr < 256; nr += 17) {
 		errno = 0;
 		EXPECT_EQ(ioctl(self->fd, _IOWR(ASX_IOC_MAGIC, nr, struct asx_opt), self->buf),
-			  -1);
+			  -1) TH_LOG("number %#x", nr);
 		EXPECT_EQ(errno, ENOTTY) TH_LOG("number %#x", nr);
 	}
 	errno = 0;
