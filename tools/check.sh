@@ -24,7 +24,8 @@
 #   deb         the Debian packages (debian/): built, lintian, a program against
 #               libasx-dev, asx-lockstat from asx-tools (tools/deb-test.sh)
 #   kmod        asx.ko + selftests in the test VM (tools/vm/asx-vm), the libasx ones
-#               (selftests/asx/lib) also under ASan+UBSan and TSan; the runner's own test
+#               (selftests/asx/lib) also under ASan+UBSan and TSan; the runners' own
+#               tests (tools/vm/selftest.sh, selftests/asx/run_all_selftest.sh)
 #   bcc         the bcc tools (tools/bcc) in the test VM, each against a workload
 #               with a known answer (tools/bcc/tests/run.sh); then the Debian
 #               packages installed there, asx.ko built by asx-dkms, the installed
@@ -395,6 +396,7 @@ stage_kmod() {
 		ln -s "../tsan/selftests/$t" "build/selftests-san/tsan_$t"
 	done
 	if tools/vm/selftest.sh; then pass; else fail "kmod: VM runner self-test"; fi
+	if selftests/asx/run_all_selftest.sh; then pass; else fail "kmod: run_all.sh self-test"; fi
 	# the suite takes about 90 s; a hung guest should not hold CI for the default 900 s
 	tools/vm/asx-vm --timeout 480 -- sh -c 'selftests/asx/run_all.sh build/selftests; a=$?;
 		selftests/asx/run_all.sh build/selftests-san; b=$?; [ $a -eq 0 ] && [ $b -eq 0 ]' \
@@ -407,7 +409,8 @@ stage_kmod() {
 		# CI may show only the end of the output: say here where it stopped.
 		local bin test
 		bin=$(sed -n 's/^# selftests: asx: //p' "$out" | tail -n 1)
-		test=$(sed -n 's/^# RUN //p' "$out" | tail -n 1)
+		# kselftest_harness.h's "#  RUN           FIXTURE.TEST ..."
+		test=$(sed -n 's/^#  RUN  *\(.*\) \.\.\.$/\1/p' "$out" | tail -n 1)
 		fail "kmod: the VM did not run both selftest sets (exit $rc; last started:
     ${bin:-no selftest binary} ${test:+/ $test}; see above)"
 		return

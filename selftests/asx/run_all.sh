@@ -5,18 +5,20 @@
 #
 # Usage: selftests/asx/run_all.sh DIR
 #
-# Runs each executable DIR/*_test in turn, passes its TAP output through, and
-# reads its closing line "# N passed, N failed, N skipped". Ends with
+# Runs each executable DIR/*_test in turn (kselftest_harness.h programs),
+# passes its TAP output and its diagnostics through, and reads its closing
+# line "# Totals: pass:N fail:N xfail:N xpass:N skip:N error:N". Ends with
 #
 #	selftests: N passed, N failed
 #
-# (tests summed over all binaries) and exits 1 if any test failed, if a
-# binary crashed or printed no closing line, or if a binary skipped every
-# test (exit 4: nothing was tested); 2 if DIR holds no tests.
+# (tests summed over all binaries; a skipped test is neither) and exits 1 if
+# any test failed, if a binary crashed, exited non-zero or printed no Totals
+# line, if it ran fewer tests than it planned, or if it skipped every test
+# (exit 4: nothing was tested); 2 if DIR holds no tests.
 set -uo pipefail
 
 if [ $# -ne 1 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
-	sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'
 	[ $# -eq 1 ] && exit 0
 	exit 2
 fi
@@ -40,29 +42,41 @@ bad=()
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
+totals_re='^# Totals: pass:([0-9]+) fail:([0-9]+) xfail:([0-9]+) xpass:([0-9]+) skip:([0-9]+) error:([0-9]+)$'
+
 for b in "${bins[@]}"; do
 	name=$(basename "$b")
 	echo "# selftests: asx: $name"
 	t0=$SECONDS
-	"$b" | tee "$out"
+	# stderr too: kselftest writes its failure and TH_LOG lines there
+	"$b" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	echo "# $name: exit $rc after $((SECONDS - t0)) s"
-	line=$(grep -E '^# [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out" | tail -n1)
-	if [ -z "$line" ]; then
-		echo "# $name: exit $rc without a closing summary line (crashed?)"
+	line=$(grep -E "$totals_re" "$out" | tail -n1)
+	plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$out" | head -n1)
+	if [ -z "$line" ] || [ -z "$plan" ]; then
+		echo "# $name: exit $rc without a plan or a Totals line (crashed?)"
 		failed=$((failed + 1))
 		bad+=("$name")
 		continue
 	fi
-	read -r p f s < <(sed -E 's/^# ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/' \
-		<<<"$line")
+	read -r p f xf xp s e < <(sed -E "s/$totals_re/\1 \2 \3 \4 \5 \6/" <<<"$line")
+	# an expected failure passes, an unexpected pass or an error fails
+	p=$((p + xf))
+	f=$((f + xp + e))
 	passed=$((passed + p))
 	failed=$((failed + f))
 	skipped=$((skipped + s))
-	if [ "$rc" -eq 4 ] && [ "$f" -eq 0 ]; then
+	echo "# $name: $p passed, $f failed, $s skipped"
+	if [ $((p + f + s)) -ne "$plan" ]; then
+		echo "# $name: ran $((p + f + s)) of $plan tests"
+		bad+=("$name")
+		[ "$f" -eq 0 ] && failed=$((failed + 1))
+	elif [ "$f" -eq 0 ] && [ "$p" -eq 0 ] && [ "$s" -gt 0 ]; then
+		# exit 4 (KSFT_SKIP); kselftest_harness.h alone would exit 0
 		echo "# $name: every test skipped: nothing was tested"
 		bad+=("$name")
-	elif [ "$rc" -ne 0 ]; then
+	elif [ "$rc" -ne 0 ] || [ "$f" -ne 0 ]; then
 		bad+=("$name")
 		# A binary that failed without counting a failed test still fails the run.
 		[ "$f" -eq 0 ] && failed=$((failed + 1))
