@@ -133,8 +133,8 @@ int main(int argc, char **argv)
 	}
 	pthread_join(t, NULL);
 	asx_msgq_destroy(q);
-	printf("{\"sleeper_tid\": %ld, \"nvcsw\": %ld, \"nivcsw\": %ld, \"sleeps\": %ld, "
-	       "\"vp_tid\": %ld, \"yields\": %ld, \"messages\": %ld}\n", sleeper_tid, nvcsw,
-	       nivcsw, sleeps, vp_tid, yields, messages);
+	printf("{\"pid\": %d, \"sleeper_tid\": %ld, \"nvcsw\": %ld, \"nivcsw\": %ld, "
+	       "\"sleeps\": %ld, \"vp_tid\": %ld, \"yields\": %ld, \"messages\": %ld}\n",
+	       (int)getpid(), sleeper_tid, nvcsw, nivcsw, sleeps, vp_tid, yields, messages);
 	return 0;
 }

@@ -19,11 +19,10 @@ and checks the tool's figures:
 Prints ok/not ok lines and "bcc: N passed, N failed".
 """
 
-import json
 import os
-import subprocess
 import sys
-import time
+
+import bcctest
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 TOOL = os.path.join(HERE, "..", "asx-ctxsw")
@@ -31,37 +30,14 @@ SLEEPS, YIELDS, MESSAGES = 200, 5000, 2000
 
 
 def run(load):
-    wl = subprocess.Popen([load, str(SLEEPS), str(YIELDS), str(MESSAGES)],
-                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    if not wl.stdout.readline().startswith("ready"):
-        wl.kill()
-        return ["the workload did not start"]
-    errf = open("/tmp/asx-ctxsw-test.err", "w+")
-    tool = subprocess.Popen([TOOL, "-p", str(wl.pid), "-j", "--per", "msgq"],
-                            stdout=subprocess.PIPE, stderr=errf, text=True)
-    end = time.monotonic() + 240
-    with open(errf.name) as er:
-        while time.monotonic() < end and tool.poll() is None:
-            if "Tracing" in er.read():
-                break
-            time.sleep(0.2)
-    if tool.poll() is not None:
-        wl.kill()
-        errf.seek(0)
-        return ["the tool did not attach: " + errf.read()[-2000:]]
-    wl.stdin.write("go\n")
-    wl.stdin.flush()
-    out, _ = wl.communicate(timeout=600)
-    tout, _ = tool.communicate(timeout=120)
-    if wl.returncode:
-        return ["workload exit %d" % wl.returncode]
-    want = json.loads(out.strip().splitlines()[-1])
-    final = json.loads([line for line in tout.splitlines() if line.strip()][-1])
+    want, final = bcctest.run_traced(
+        [load, str(SLEEPS), str(YIELDS), str(MESSAGES)],
+        lambda pid: [TOOL, "-p", str(pid), "-j", "--per", "msgq"], "/tmp/asx-ctxsw-test.err")
     threads = {t["tid"]: t for t in final["threads"]}
     errs = []
     s = threads.get(want["sleeper_tid"])
     v = threads.get(want["vp_tid"])
-    procs = [p for p in final["processes"] if p["pid"] == wl.pid]
+    procs = [p for p in final["processes"] if p["pid"] == want["pid"]]
     print("#   sleeper: tool %s, getrusage voluntary %d involuntary %d; VP: tool %s; "
           "messages: tool %s" % (s and (s["voluntary"], s["involuntary"]), want["nvcsw"],
                                  want["nivcsw"], v and v["asc"],
@@ -90,14 +66,7 @@ def main():
     if len(sys.argv) != 2:
         sys.stderr.write(__doc__)
         return 2
-    errs = run(sys.argv[1])
-    if errs:
-        print("not ok 1 - asx-ctxsw: " + "; ".join(errs))
-        print("bcc: 0 passed, 1 failed")
-        return 1
-    print("ok 1 - asx-ctxsw")
-    print("bcc: 1 passed, 0 failed")
-    return 0
+    return bcctest.report([bcctest.check("asx-ctxsw", run, sys.argv[1])])
 
 
 if __name__ == "__main__":

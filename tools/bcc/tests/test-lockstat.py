@@ -27,9 +27,9 @@ probes fire per pair; -c adds a uprobe at asx_mutex_lock's entry).
 import json
 import os
 import re
-import subprocess
 import sys
-import time
+
+import bcctest
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 TOOL = os.path.join(HERE, "..", "asx-lockstat")
@@ -45,18 +45,6 @@ ACQ_PER_ROUND = {"mutex": 2, "rdlock": 1, "wrlock": 2, "asc_mutex": 2, "cond": 1
 HOLDS = {"mutex", "wrlock", "asc_mutex", "rdlock"}
 
 
-def wait_line(f, what, timeout, proc):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end and proc.poll() is None:
-        line = f.readline()
-        if line:
-            if what in line:
-                return line
-            continue
-        time.sleep(0.05)
-    return None
-
-
 def near(got, want, events):
     return abs(got - want) <= 0.15 * want + events * SLACK_US * 1000
 
@@ -64,39 +52,10 @@ def near(got, want, events):
 def run_kind(load, name):
     kind, _, opt = name.partition("+")
     extra = ["-" + opt] if opt else []
-    wl = subprocess.Popen([load, kind, str(ROUNDS), str(HOLD_US)], stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, text=True)
-    ready = wl.stdout.readline()
-    if not ready.startswith("ready"):
-        wl.kill()
-        return ["workload did not start: %r" % ready]
-    errf = open("/tmp/asx-lockstat-test.err", "w+")
-    tool = subprocess.Popen([TOOL, "-p", str(wl.pid), "-j", "-k", kind, "-n", "1000"] + extra,
-                            stdout=subprocess.PIPE, stderr=errf, text=True)
-    with open(errf.name) as er:
-        if not wait_line(er, "Tracing", 240, tool):
-            tool.kill()
-            wl.kill()
-            errf.seek(0)
-            return ["the tool did not attach: " + errf.read()[-2000:]]
-    wl.stdin.write("go\n")
-    wl.stdin.flush()
-    out, _ = wl.communicate(timeout=600)
-    try:
-        tout, _ = tool.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        tool.kill()
-        return ["the tool did not end when the process did"]
-    if wl.returncode:
-        return ["workload exit %d" % wl.returncode]
-    want = json.loads(out.strip().splitlines()[-1])
-    lines = [line for line in tout.splitlines() if line.strip()]
-    if not lines:
-        errf.seek(0)
-        return ["no JSON from the tool: " + errf.read()[-2000:]]
-    final = json.loads(lines[-1])
-    if not final.get("final"):
-        return ["the last JSON object is not the final one"]
+    want, final = bcctest.run_traced(
+        [load, kind, str(ROUNDS), str(HOLD_US)],
+        lambda pid: [TOOL, "-p", str(pid), "-j", "-k", kind, "-n", "1000"] + extra,
+        "/tmp/asx-lockstat-test.err")
     rows = [r for r in final["locks"] if r["lock"] == want["object"] and r["kind"] == kind]
     if len(rows) != 1:
         return ["%d rows for %s %s in %s" % (len(rows), kind, want["object"], final["locks"])]
@@ -128,24 +87,20 @@ def run_kind(load, name):
 
 
 def bench(load, attach, extra=()):
-    wl = subprocess.Popen([load, "bench", str(BENCH_ROUNDS), "0"], stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, text=True)
-    wl.stdout.readline()
+    wl = bcctest.start_workload([load, "bench", str(BENCH_ROUNDS), "0"])
     tool = None
     if attach:
-        errf = open("/tmp/asx-lockstat-bench.err", "w+")
-        tool = subprocess.Popen([TOOL, "-p", str(wl.pid), "-j"] + list(extra),
-                                stdout=subprocess.DEVNULL,
-                                stderr=errf, text=True)
-        with open(errf.name) as er:
-            if not wait_line(er, "Tracing", 240, tool):
-                wl.kill()
-                raise SystemExit("the tool did not attach")
+        try:
+            tool = bcctest.start_tool([TOOL, "-p", str(wl.pid), "-j"] + list(extra),
+                                      "/tmp/asx-lockstat-bench.err")
+        except bcctest.Fail:
+            wl.kill()
+            raise
     wl.stdin.write("go\n")
     wl.stdin.flush()
     out, _ = wl.communicate()
     if tool:
-        tool.wait()
+        tool.communicate()
     return json.loads(out)["ns_per_pair"]
 
 
@@ -170,20 +125,8 @@ def main():
     if len(sys.argv) < 2:
         sys.stderr.write(__doc__)
         return 2
-    load = sys.argv[1]
-    kinds = sys.argv[2:] or KINDS
-    passed = failed = 0
-    for i, kind in enumerate(kinds, 1):
-        errs = run_kind(load, kind)
-        if errs:
-            failed += 1
-            print("not ok %d - asx-lockstat %s: %s" % (i, kind, "; ".join(errs)))
-        else:
-            passed += 1
-            print("ok %d - asx-lockstat %s" % (i, kind))
-        sys.stdout.flush()
-    print("bcc: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return bcctest.report([bcctest.check("asx-lockstat " + kind, run_kind, sys.argv[1], kind)
+                           for kind in sys.argv[2:] or KINDS])
 
 
 if __name__ == "__main__":

@@ -16,11 +16,10 @@ message for the probes in the emulated VM.
 Prints ok/not ok lines and "bcc: N passed, N failed".
 """
 
-import json
 import os
-import subprocess
 import sys
-import time
+
+import bcctest
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 TOOL = os.path.join(HERE, "..", "asx-qlat")
@@ -47,62 +46,32 @@ def check(name, row, want_sum, errs):
                                                              want_sum))
 
 
+def run(load, kernel):
+    want, final = bcctest.run_traced(
+        [load, str(ROUNDS), str(WAIT_US)] + (["kernel"] if kernel else []),
+        lambda pid: [TOOL, "-p", str(pid), "-j", "-H", "-n", "1000"] + ([] if kernel else ["-U"]),
+        "/tmp/asx-qlat-test.err")
+    errs = []
+    rows = final["queues"]
+    msgq = [r for r in rows if r["kind"] == "msgq" and r["queue"] == want["msgq"]]
+    stream = [r for r in rows if r["kind"] == "stream" and r["name"] == "head/r"]
+    check("msgq", msgq[0] if msgq else None, want["msgq_sum"], errs)
+    check("user Stream", stream[0] if len(stream) == 1 else None, want["stream_sum"], errs)
+    if kernel:
+        ks = [r for r in rows if r["kind"] == "kernel" and r["enqueued"] == ROUNDS
+              and r["name"].endswith("/r")]
+        check("kernel Stream", ks[0] if len(ks) == 1 else None, want["kernel_sum"], errs)
+    if not final.get("histograms_ns_log2", {}).get("user"):
+        errs.append("no residence histogram with -H")
+    return errs
+
+
 def main():
     if len(sys.argv) < 2:
         sys.stderr.write(__doc__)
         return 2
     kernel = "--no-kernel" not in sys.argv
-    wl = subprocess.Popen([sys.argv[1], str(ROUNDS), str(WAIT_US)] +
-                          (["kernel"] if kernel else []),
-                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    if not wl.stdout.readline().startswith("ready"):
-        print("not ok 1 - asx-qlat: the workload did not start\nbcc: 0 passed, 1 failed")
-        return 1
-    errf = open("/tmp/asx-qlat-test.err", "w+")
-    tool = subprocess.Popen([TOOL, "-p", str(wl.pid), "-j", "-H", "-n", "1000"] +
-                            ([] if kernel else ["-U"]),
-                            stdout=subprocess.PIPE, stderr=errf, text=True)
-    end = time.monotonic() + 240
-    with open(errf.name) as er:
-        while time.monotonic() < end and tool.poll() is None:
-            if "Tracing" in er.read():
-                break
-            time.sleep(0.2)
-    if tool.poll() is not None:
-        wl.kill()
-        errf.seek(0)
-        print("not ok 1 - asx-qlat did not attach: %s\nbcc: 0 passed, 1 failed"
-              % errf.read()[-2000:])
-        return 1
-    wl.stdin.write("go\n")
-    wl.stdin.flush()
-    out, _ = wl.communicate(timeout=600)
-    tout, _ = tool.communicate(timeout=120)
-    errs = []
-    if wl.returncode:
-        errs.append("workload exit %d" % wl.returncode)
-    else:
-        want = json.loads(out.strip().splitlines()[-1])
-        final = json.loads([line for line in tout.splitlines() if line.strip()][-1])
-        rows = final["queues"]
-        msgq = [r for r in rows if r["kind"] == "msgq" and r["queue"] == want["msgq"]]
-        stream = [r for r in rows if r["kind"] == "stream" and r["name"] == "head/r"]
-        check("msgq", msgq[0] if msgq else None, want["msgq_sum"], errs)
-        check("user Stream", stream[0] if len(stream) == 1 else None, want["stream_sum"],
-              errs)
-        if kernel:
-            ks = [r for r in rows if r["kind"] == "kernel" and r["enqueued"] == ROUNDS
-                  and r["name"].endswith("/r")]
-            check("kernel Stream", ks[0] if len(ks) == 1 else None, want["kernel_sum"], errs)
-        if not final.get("histograms_ns_log2", {}).get("user"):
-            errs.append("no residence histogram with -H")
-    if errs:
-        print("not ok 1 - asx-qlat: " + "; ".join(errs))
-        print("bcc: 0 passed, 1 failed")
-        return 1
-    print("ok 1 - asx-qlat")
-    print("bcc: 1 passed, 0 failed")
-    return 0
+    return bcctest.report([bcctest.check("asx-qlat", run, sys.argv[1], kernel)])
 
 
 if __name__ == "__main__":

@@ -25,7 +25,8 @@ import os
 import signal
 import subprocess
 import sys
-import time
+
+import bcctest
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 TOOL = os.path.join(HERE, "..", "asx-salat")
@@ -41,65 +42,46 @@ def median_slot(slots):
     return None
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.stderr.write(__doc__)
-        return 2
-    bench = sys.argv[1]
-    errf = open("/tmp/asx-salat-test.err", "w+")
-    tool = subprocess.Popen([TOOL, "-j", "-H"], stdout=subprocess.PIPE, stderr=errf, text=True)
-    end = time.monotonic() + 240
-    with open(errf.name) as er:
-        while time.monotonic() < end and tool.poll() is None:
-            if "Tracing" in er.read():
-                break
-            time.sleep(0.2)
-    errs = []
-    if tool.poll() is not None:
-        errf.seek(0)
-        print("not ok 1 - asx-salat did not attach: " + errf.read()[-2000:])
-        print("bcc: 0 passed, 1 failed")
-        return 1
+def run(bench):
+    tool = bcctest.start_tool([TOOL, "-j", "-H"], "/tmp/asx-salat-test.err")
     b = subprocess.run([bench, "sa-latency", "--json", "--quick"], capture_output=True,
                        text=True, timeout=600)
     tool.send_signal(signal.SIGINT)
     out, _ = tool.communicate(timeout=120)
-    figures = json.loads(b.stdout) if b.returncode == 0 else {}
-    med = figures.get("sa_block_to_spare_ns")
+    med = (json.loads(b.stdout) if b.returncode == 0 else {}).get("sa_block_to_spare_ns")
     if not med:
-        print("not ok 1 - asx-bench sa-latency gave no figure: %s %s" % (b.stdout, b.stderr))
-        print("bcc: 0 passed, 1 failed")
-        return 1
-    final = json.loads([line for line in out.splitlines() if line.strip()][-1])
+        raise bcctest.Fail("asx-bench sa-latency gave no figure: %s %s" % (b.stdout, b.stderr))
+    final = bcctest.last_json(out)
     rows = sorted(final["groups"], key=lambda r: r["blocks"], reverse=True)
     if not rows:
-        errs.append("no group at all")
-    else:
-        r = rows[0]
-        hist = final.get("histograms_ns_log2", {}).get("upcall", {})
-        ms = median_slot(hist)
-        lo, hi = ((1 << ms) >> 1, (1 << ms) - 1) if ms else (0, 0)
-        print("#   group %d: blocks %d upcalls %d unblocks %d, block-to-upcall avg %s ns, "
-              "median in %d..%d ns; rerun avg %s ns; bench median %d ns"
-              % (r["group"], r["blocks"], r["upcalls"], r["unblocks"], r["upcall_avg"], lo,
-                 hi, r["rerun_avg"], med))
-        if r["blocks"] < 100:
-            errs.append("only %d blocks" % r["blocks"])
-        if abs(r["unblocks"] - r["blocks"]) > 2:
-            errs.append("unblocks %d, blocks %d" % (r["unblocks"], r["blocks"]))
-        if r["upcalls"] < r["blocks"] // 2:
-            errs.append("upcalls %d for %d blocks" % (r["upcalls"], r["blocks"]))
-        if not ms or hi < med / 4 or lo > med * 4:
-            errs.append("block-to-upcall median %d..%d ns, bench %d ns" % (lo, hi, med))
-        if r["rerun_n"] < r["unblocks"] // 2:
-            errs.append("wake-up to run timed %d times of %d" % (r["rerun_n"], r["unblocks"]))
-    if errs:
-        print("not ok 1 - asx-salat vs asx-bench sa-latency: " + "; ".join(errs))
-        print("bcc: 0 passed, 1 failed")
-        return 1
-    print("ok 1 - asx-salat vs asx-bench sa-latency")
-    print("bcc: 1 passed, 0 failed")
-    return 0
+        return ["no group at all"]
+    errs = []
+    r = rows[0]
+    ms = median_slot(final.get("histograms_ns_log2", {}).get("upcall", {}))
+    lo, hi = ((1 << ms) >> 1, (1 << ms) - 1) if ms else (0, 0)
+    print("#   group %d: blocks %d upcalls %d unblocks %d, block-to-upcall avg %s ns, "
+          "median in %d..%d ns; rerun avg %s ns; bench median %d ns"
+          % (r["group"], r["blocks"], r["upcalls"], r["unblocks"], r["upcall_avg"], lo, hi,
+             r["rerun_avg"], med))
+    if r["blocks"] < 100:
+        errs.append("only %d blocks" % r["blocks"])
+    if abs(r["unblocks"] - r["blocks"]) > 2:
+        errs.append("unblocks %d, blocks %d" % (r["unblocks"], r["blocks"]))
+    if r["upcalls"] < r["blocks"] // 2:
+        errs.append("upcalls %d for %d blocks" % (r["upcalls"], r["blocks"]))
+    if not ms or hi < med / 4 or lo > med * 4:
+        errs.append("block-to-upcall median %d..%d ns, bench %d ns" % (lo, hi, med))
+    if r["rerun_n"] < r["unblocks"] // 2:
+        errs.append("wake-up to run timed %d times of %d" % (r["rerun_n"], r["unblocks"]))
+    return errs
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.stderr.write(__doc__)
+        return 2
+    return bcctest.report([bcctest.check("asx-salat vs asx-bench sa-latency", run,
+                                         sys.argv[1])])
 
 
 if __name__ == "__main__":
