@@ -11,7 +11,7 @@ for the workload's object against what the workload measured itself:
 
   - acquisitions: exactly the workload's count (the tool sees every
     release, every wake-up);
-  - contended: at least 80 % of the rounds, at most all of them (B may
+  - contended: at least half the rounds, at most all of them (B may
     come late, once in a while, and find the object free);
   - wait and hold totals: within 15 % of the workload's own, plus a slack
     per event for the probes' own cost (SLACK_US, 300 us in the TCG VM).
@@ -71,11 +71,11 @@ def run_kind(load, name):
     # the workload counts its own (a late B may skip a cond wait)
     if r["acq"] != want["acquisitions"]:
         errs.append("acq %d, workload %d" % (r["acq"], want["acquisitions"]))
-    if want["acquisitions"] < 0.8 * ACQ_PER_ROUND[kind] * ROUNDS:
+    if want["acquisitions"] < 0.5 * ACQ_PER_ROUND[kind] * ROUNDS:
         errs.append("the workload made %d acquisitions, want about %d"
                     % (want["acquisitions"], ACQ_PER_ROUND[kind] * ROUNDS))
-    if not 0.8 * ROUNDS <= r["cont"] <= ROUNDS:
-        errs.append("cont %d, want 0.8-1 x %d" % (r["cont"], ROUNDS))
+    if not 0.5 * ROUNDS <= r["cont"] <= ROUNDS:
+        errs.append("cont %d, want 0.5-1 x %d" % (r["cont"], ROUNDS))
     if not near(r["wait_total"], want["wait_sum"], ROUNDS):
         errs.append("wait_total %d ns, workload %d ns" % (r["wait_total"], want["wait_sum"]))
     if kind in HOLDS:
