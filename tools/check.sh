@@ -58,6 +58,25 @@ fail() {
 	printf 'check: FAILED: %s\n' "$1" >&2
 }
 
+# tally STAGE WHAT LOG RC N PREFIX...: add up LOG's summary lines
+# "PREFIX N passed, N failed" (N of them expected, over all the PREFIXes);
+# count the passes, a failure per failed WHAT, and one for an exit status
+# RC that is not 0 with no failure counted.  Returns 1, counting nothing,
+# when LOG does not hold the N summaries (the caller says why).
+tally() {
+	local stage=$1 what=$2 out=$3 rc=$4 want=$5 re p f
+	shift 5
+	re=$(IFS='|'; echo "^($*) [0-9]+ passed, [0-9]+ failed\$")
+	read -r p f < <(awk -v re="$re" -v want="$want" '$0 ~ re {
+			sub(/ failed$/, ""); p += $(NF - 2); f += $NF; n++
+		}
+		END { if (n == want) print p + 0, f + 0 }' "$out")
+	[ -n "$p" ] || return 1
+	pass "$p"
+	[ "$f" -eq 0 ] || fail "$stage: $f $what failed (see above)" "$f"
+	[ "$rc" -eq 0 ] || [ "$f" -ne 0 ] || fail "$stage: exit $rc with no failure counted"
+}
+
 # Run one CMocka binary (under the command in wrap, if any); add its
 # counts.  A binary that crashes or exits non-zero without a count is one
 # failure.
@@ -342,15 +361,8 @@ stage_install() {
 	# examples: each an "ok:" or "FAIL:" line, counted one by one
 	tools/install-test.sh "$tmp/usr" 2>&1 | tee "$log/install-test.log"
 	rc=${PIPESTATUS[0]}
-	read -r p f < <(sed -n 's/^install-test: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' \
-		"$log/install-test.log")
-	if [ -z "$p" ]; then
+	tally install "installed-library checks" "$log/install-test.log" "$rc" 1 install-test: ||
 		fail "install: tools/install-test.sh ended without its summary (exit $rc)"
-	else
-		pass "$p"
-		[ "$f" -eq 0 ] || fail "install: $f installed-library checks failed (see FAIL: above)" "$f"
-		[ "$rc" -eq 0 ] || [ "$f" -ne 0 ] || fail "install: install-test.sh exit $rc"
-	fi
 	rm -rf "$tmp"
 }
 
@@ -367,20 +379,15 @@ stage_dkms() {
 }
 
 stage_deb() {
-	local out=$log/deb.log p f
+	local out=$log/deb.log
 	note "Debian packages"
 	tools/deb-test.sh 2>&1 | tee "$out"
-	read -r p f < <(sed -n 's/^deb: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$out")
-	if [ -z "$p" ]; then
+	tally deb "package checks" "$out" "${PIPESTATUS[0]}" 1 deb: ||
 		fail "deb: tools/deb-test.sh ended without its summary"
-		return
-	fi
-	pass "$p"
-	[ "$f" -eq 0 ] || fail "deb: $f package checks failed (see FAIL: above)" "$f"
 }
 
 stage_kmod() {
-	local out=$log/selftests.log rc p f
+	local out=$log/selftests.log rc
 	note "asx.ko in the test VM"
 	if ! make -s kmod selftests || ! make -s SAN=asan selftests || ! make -s SAN=tsan selftests
 	then
@@ -403,9 +410,7 @@ stage_kmod() {
 		2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	# both sets' "selftests: N passed, N failed" lines, summed
-	read -r p f < <(awk '/^selftests: [0-9]+ passed, [0-9]+ failed/ { p += $2; f += $4; n++ }
-		END { if (n) print p, f }' "$out")
-	if [ "$(grep -c '^selftests: ' "$out")" -ne 2 ]; then
+	if ! tally kmod selftests "$out" "$rc" 2 selftests:; then
 		# CI may show only the end of the output: say here where it stopped.
 		local bin test
 		bin=$(sed -n 's/^# selftests: asx: //p' "$out" | tail -n 1)
@@ -413,19 +418,11 @@ stage_kmod() {
 		test=$(sed -n 's/^#  RUN  *\(.*\) \.\.\.$/\1/p' "$out" | tail -n 1)
 		fail "kmod: the VM did not run both selftest sets (exit $rc; last started:
     ${bin:-no selftest binary} ${test:+/ $test}; see above)"
-		return
 	fi
-	if [ -z "$p" ]; then
-		fail "kmod: the VM did not run the selftests (exit $rc; see above)"
-		return
-	fi
-	pass "$p"
-	[ "${f:-0}" -eq 0 ] || fail "kmod: $f selftests failed" "$f"
-	[ "$rc" -eq 0 ] || [ "${f:-0}" -ne 0 ] || fail "kmod: VM run failed (exit $rc)"
 }
 
 stage_bcc() {
-	local out=$log/bcc.log rc p f
+	local out=$log/bcc.log rc
 	note "the bcc tools in the test VM"
 	if ! make -s lib tools kmod bcc-tests; then
 		fail "bcc: build"
@@ -442,16 +439,8 @@ stage_bcc() {
 		tools/deb-test.sh --install build/deb; b=$?; [ $a -eq 0 ] && [ $b -eq 0 ]' \
 		2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
-	read -r p f < <(awk '/^bcc total: [0-9]+ passed, [0-9]+ failed/ { p += $3; f += $5; n++ }
-		/^deb: [0-9]+ passed, [0-9]+ failed/ { p += $2; f += $4; n++ }
-		END { if (n == 2) print p, f }' "$out")
-	if [ -z "$p" ]; then
+	tally bcc "tool tests" "$out" "$rc" 2 "bcc total:" deb: ||
 		fail "bcc: the VM did not run the tools' tests (exit $rc; see above)"
-		return
-	fi
-	pass "$p"
-	[ "${f:-0}" -eq 0 ] || fail "bcc: $f tool tests failed" "$f"
-	[ "$rc" -eq 0 ] || [ "${f:-0}" -ne 0 ] || fail "bcc: VM run failed (exit $rc)"
 }
 
 start=$(date +%s)

@@ -68,36 +68,19 @@ TEST(kills_the_harness) { kill(getppid(), SIGKILL); sleep(1); }
 TEST(never_run) { EXPECT_TRUE(1); }
 EOF
 
-n=0
-fails=0
+. "$top/tools/lib/tap-expect.sh"
+
 # check NAME WANT_RC WANT_REGEX... -- DIR [ENV=VALUE...]
 check() {
-	local name=$1 want=$2 out rc w wants=()
+	local name=$1 want=$2 wants=() d
 	shift 2
 	while [ "$1" != -- ]; do
 		wants+=("$1")
 		shift
 	done
-	shift
-	local d=$1
-	shift
-	n=$((n + 1))
-	out=$(env "$@" "$top/selftests/asx/run_all.sh" "$d" 2>&1)
-	rc=$?
-	if [ "$rc" != "$want" ]; then
-		echo "not ok $n $name # exit $rc, wanted $want"
-		printf '%s\n' "$out" | tail -n 20 | sed 's/^/# /'
-		fails=$((fails + 1))
-		return
-	fi
-	for w in "${wants[@]}"; do
-		grep -qE -- "$w" <<<"$out" && continue
-		echo "not ok $n $name # output lacks /$w/"
-		printf '%s\n' "$out" | tail -n 20 | sed 's/^/# /'
-		fails=$((fails + 1))
-		return
-	done
-	echo "ok $n $name"
+	d=$2
+	shift 2
+	tap_expect "$name" "$want" "${wants[@]}" -- env "$@" "$top/selftests/asx/run_all.sh" "$d"
 }
 
 # one program per directory, then all of them together
@@ -123,5 +106,5 @@ check "a program that dies mid-run is a failure" 1 'without a plan or a Totals l
 check "the sums over several programs" 1 '^selftests: 4 passed, 7 failed$' \
 	'^# selftests: 4 skipped$' '^# failing: allskip_test dies_test mixed_test$' -- "$dir/bin"
 
-echo "# $((n - fails)) passed, $fails failed, 0 skipped"
-[ "$fails" = 0 ]
+echo "# $((tap_n - tap_fails)) passed, $tap_fails failed, 0 skipped"
+[ "$tap_fails" = 0 ]

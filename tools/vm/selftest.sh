@@ -18,35 +18,19 @@ set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 vm="$top/tools/vm/asx-vm"
-fails=0
-n=0
+tap_tail=30
+. "$top/tools/lib/tap-expect.sh"
 
 # check NAME WANT_RC WANT_OUTPUT [WANT_OUTPUT...] -- ASX-VM-ARGS...
 check() {
-	local name=$1 want=$2 out rc w wants=()
+	local name=$1 want=$2 wants=()
 	shift 2
 	while [ "$1" != -- ]; do
 		wants+=("$1")
 		shift
 	done
 	shift
-	n=$((n + 1))
-	out=$("$vm" "$@" 2>&1)
-	rc=$?
-	if [ "$rc" != "$want" ]; then
-		echo "not ok $n $name # exit $rc, wanted $want"
-		printf '%s\n' "$out" | tail -n 30 | sed 's/^/# /'
-		fails=$((fails + 1))
-	else
-		for w in "${wants[@]}"; do
-			grep -qE -- "$w" <<<"$out" && continue
-			echo "not ok $n $name # output lacks /$w/"
-			printf '%s\n' "$out" | tail -n 30 | sed 's/^/# /'
-			fails=$((fails + 1))
-			return
-		done
-		echo "ok $n $name # exit $rc"
-	fi
+	tap_expect "$name" "$want" "${wants[@]}" -- "$vm" "$@"
 }
 
 echo "TAP version 13"
@@ -63,5 +47,5 @@ check "a hung command times out with a post-mortem" 125 "did not finish within 9
 check "a system-wide OOM kill fails the run" 123 "constraint=CONSTRAINT_NONE" -- \
 	sh -c 'echo "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),task=x,pid=1" > /dev/kmsg'
 
-echo "# $((n - fails)) passed, $fails failed, 0 skipped"
-[ "$fails" = 0 ]
+echo "# $((tap_n - tap_fails)) passed, $tap_fails failed, 0 skipped"
+[ "$tap_fails" = 0 ]
