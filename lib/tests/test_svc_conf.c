@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * test_svc_conf.c - the svc.conf parser: every directive, every error with
+ * its file:line:column message, includes (relative, nested, cycles, depth),
+ * limits, and the parameter splitter.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "svc/conf.h"
+
+static struct asx__svc_conf *ok(const char *text)
+{
+	struct asx__svc_conf *c = NULL;
+	struct asx__svc_err e;
+	int r = asx__svc_parse_mem("t.conf", text, strlen(text), &c, &e);
+
+	if (r)
+		fail_msg("unexpected error %d: %s", r, e.msg);
+	assert_non_null(c);
+	return c;
+}
+
+/* The parse must fail with exactly @msg. */
+static void bad(const char *text, const char *msg)
+{
+	struct asx__svc_conf *c = (void *)1;
+	struct asx__svc_err e;
+	int r = asx__svc_parse_mem("t.conf", text, strlen(text), &c, &e);
+
+	assert_int_not_equal(r, 0);
+	assert_int_equal(r, e.err);
+	assert_null(c);
+	if (strcmp(e.msg, msg))
+		fail_msg("for:\n%s\nwanted: %s\n   got: %s", text, msg, e.msg);
+}
+
+static void test_every_directive(void **state)
+{
+	struct asx__svc_conf *c;
+	const struct asx__svc_ent *e;
+
+	(void)state;
+	c = ok("# a comment\n"
+	       "dynamic Logger Service_Object * ./liblog.so:make_logger() \"-p 2010\"\n"
+	       "dynamic Quiet Module liblog.so:make_quiet() inactive # no star, no args\n"
+	       "dynamic Spaced Service_Object * \"/opt/my libs/x.so\" : make_x ( ) active \"a\"\n"
+	       "static Svc_Manager \"-d -p 4911\"\n"
+	       "static Bare\n"
+	       "remove Old_Service\n"
+	       "suspend Logger\n"
+	       "resume Logger\n"
+	       "stream Net {\n"
+	       "  static framer \"-m 4096\"\n"
+	       "  dynamic Xdr Module * libxdrmod.so:make_xdr()\n"
+	       "}\n"
+	       "stream K kernel \"pipe\" { kernel pass kernel count \"-v\" static cksum }\n"
+	       "stream K2 kernel { }\n");
+	assert_int_equal(c->n, 11);
+	assert_int_equal(c->nfiles, 1);
+	e = c->head;
+	assert_int_equal(e->dir, ASX__SVC_DYNAMIC);
+	assert_int_equal(e->type, ASX__SVC_T_OBJECT);
+	assert_string_equal(e->name, "Logger");
+	assert_string_equal(e->path, "./liblog.so");
+	assert_string_equal(e->factory, "make_logger");
+	assert_string_equal(e->args, "-p 2010");
+	assert_false(e->inactive);
+	assert_string_equal(e->loc.file, "t.conf");
+	assert_int_equal(e->loc.line, 2);
+	assert_int_equal(e->loc.col, 1);
+	e = e->next;
+	assert_int_equal(e->type, ASX__SVC_T_MODULE);
+	assert_string_equal(e->path, "liblog.so");
+	assert_true(e->inactive);
+	assert_null(e->args);
+	e = e->next;
+	assert_string_equal(e->path, "/opt/my libs/x.so");
+	assert_string_equal(e->factory, "make_x");
+	assert_false(e->inactive);
+	assert_string_equal(e->args, "a");
+	e = e->next;
+	assert_int_equal(e->dir, ASX__SVC_STATIC);
+	assert_string_equal(e->name, "Svc_Manager");
+	assert_string_equal(e->args, "-d -p 4911");
+	e = e->next;
+	assert_int_equal(e->dir, ASX__SVC_STATIC);
+	assert_null(e->args);
+	e = e->next;
+	assert_int_equal(e->dir, ASX__SVC_REMOVE);
+	assert_string_equal(e->name, "Old_Service");
+	e = e->next;
+	assert_int_equal(e->dir, ASX__SVC_SUSPEND);
+	e = e->next;
+	assert_int_equal(e->dir, ASX__SVC_RESUME);
+	assert_string_equal(e->name, "Logger");
+	e = e->next;
+	assert_int_equal(e->dir, ASX__SVC_STREAM);
+	assert_false(e->kernel);
+	assert_int_equal(e->nmods, 2);
+	assert_int_equal(e->mods[0].dir, ASX__SVC_STATIC);
+	assert_string_equal(e->mods[0].name, "framer");
+	assert_string_equal(e->mods[0].args, "-m 4096");
+	assert_int_equal(e->mods[0].loc.line, 11);
+	assert_int_equal(e->mods[0].loc.col, 3);
+	assert_int_equal(e->mods[1].dir, ASX__SVC_DYNAMIC);
+	assert_int_equal(e->mods[1].type, ASX__SVC_T_MODULE);
+	assert_string_equal(e->mods[1].factory, "make_xdr");
+	e = e->next;
+	assert_true(e->kernel);
+	assert_string_equal(e->driver, "pipe");
+	assert_int_equal(e->nmods, 3);
+	assert_int_equal(e->mods[0].dir, ASX__SVC_KERNEL);
+	assert_string_equal(e->mods[0].name, "pass");
+	assert_string_equal(e->mods[1].args, "-v");
+	assert_int_equal(e->mods[2].dir, ASX__SVC_STATIC);
+	e = e->next;
+	assert_true(e->kernel);
+	assert_null(e->driver);
+	assert_int_equal(e->nmods, 0);
+	assert_null(e->next);
+	asx__svc_conf_free(c);
+
+	/* an empty file, only comments, and strings with escapes */
+	asx__svc_conf_free(ok(""));
+	asx__svc_conf_free(ok("# nothing\n   \t\n#"));
+	c = ok("static s \"a\\\"b\\\\c\\nd\\te\"");
+	assert_string_equal(c->head->args, "a\"b\\c\nd\te");
+	asx__svc_conf_free(c);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	bad("dynamic", "t.conf:1:8: expected a service name after 'dynamic', found the end of the file");
+	bad("\n  dynamic {", "t.conf:2:11: expected a service name after 'dynamic', found '{'");
+	bad("dynamic 9x Module a.so:f()",
+	    "t.conf:1:9: '9x' is not a valid name (a letter or '_', then letters, digits, '_', '.' or '-')");
+	bad("dynamic x Thing a.so:f()",
+	    "t.conf:1:11: expected the service's type, 'Service_Object' or 'Module', found 'Thing'");
+	bad("dynamic x Module * :f()",
+	    "t.conf:1:20: expected the shared object's path (as in lib.so:factory()), found ':'");
+	bad("dynamic x Module * a.so f()",
+	    "t.conf:1:25: expected ':' and the factory function after the shared object's path, found 'f'");
+	bad("dynamic x Module * a.so:()",
+	    "t.conf:1:25: expected the factory function's name after ':', found '('");
+	bad("dynamic x Module * a.so:1f()", "t.conf:1:25: the factory '1f' is not a C identifier");
+	bad("dynamic x Module * a.so:f", "t.conf:1:26: expected '()' after the factory function's name, found the end of the file");
+	bad("dynamic x Module * a.so:f(\"-a\")",
+	    "t.conf:1:27: expected ')' (a factory takes no arguments here: its parameters go in a quoted string), found a quoted string");
+	bad("static", "t.conf:1:7: expected a service name after 'static', found the end of the file");
+	bad("remove \"x\"", "t.conf:1:8: expected the name of a service, found a quoted string");
+	bad("Dynamic x", "t.conf:1:1: expected a directive (dynamic, static, remove, suspend, resume, stream or include), found 'Dynamic'");
+	bad("static a\n}", "t.conf:2:1: expected a directive (dynamic, static, remove, suspend, resume, stream or include), found '}'");
+	bad("static a \"unterminated\n\"", "t.conf:1:10: unterminated string (no closing '\"' on this line)");
+	bad("static a \"bad \\q escape\"",
+	    "t.conf:1:15: unknown escape '\\q' in a string (known: \\\\ \\\" \\n \\t)");
+	bad("static a \"ends in \\", "t.conf:1:10: unterminated string (no closing '\"' on this line)");
+	bad("static a\x01", "t.conf:1:9: unexpected character 0x01");
+	bad("stream s", "t.conf:1:9: expected '{' and the Stream's modules (or 'kernel' for a Stream over asx.ko), found the end of the file");
+	bad("stream s kernel (", "t.conf:1:17: expected '{' and the Stream's modules, found '('");
+	bad("stream s {\n static a\n", "t.conf:1:1: Stream 's' has no closing '}'");
+	bad("stream s { remove a }", "t.conf:1:12: expected a module ('dynamic', 'static' or 'kernel') or '}', found 'remove'");
+	bad("stream s { dynamic a Service_Object * x.so:f() }",
+	    "t.conf:1:22: expected 'Module' (a Stream holds Modules), found 'Service_Object'");
+	bad("stream s { kernel pass }",
+	    "t.conf:1:12: a 'kernel' module needs a kernel Stream: write 'stream s kernel { ... }'");
+	bad("stream s kernel {\n static up\n kernel pass\n}",
+	    "t.conf:3:2: kernel module 'pass' cannot sit above user-space module 'up' (line 2): modules are listed bottom first, kernel ones first");
+	bad("stream s { static a static a }", "t.conf:1:21: module 'a' is already in Stream 's' (at line 1)");
+	bad("stream s { kernel }", "t.conf:1:12: a 'kernel' module needs a kernel Stream: write 'stream s kernel { ... }'");
+	bad("stream s kernel { kernel }", "t.conf:1:26: expected an asx.ko module's name after 'kernel', found '}'");
+	bad("static a\ndynamic a Module x.so:f()", "t.conf:2:1: 'a' is already configured at t.conf:1:1");
+	bad("stream a { }\nstatic a", "t.conf:2:1: 'a' is already configured at t.conf:1:1");
+	bad("static aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	    "t.conf:1:8: the name 'aaaaaaaaaaaaaaaaaaaa...' is 64 bytes long; at most 63 are allowed");
+	bad("include", "t.conf:1:8: expected the file to include, in quotes, found the end of the file");
+	bad("include \"/nonexistent/x.conf\"",
+	    "t.conf:1:1: cannot include '/nonexistent/x.conf': No such file or directory");
+	bad("include \"/\"", "t.conf:1:1: cannot include '/': not a regular file");
+	{
+		const char nul[] = "static a\0";
+		struct asx__svc_conf *c;
+		struct asx__svc_err e;
+
+		assert_int_equal(asx__svc_parse_mem("t.conf", nul, sizeof(nul) - 1, &c, &e), -EINVAL);
+		assert_string_equal(e.msg, "t.conf:1:1: the file holds a NUL byte (not a text file?)");
+	}
+	/* remove / suspend / resume may name what is configured */
+	asx__svc_conf_free(ok("static a\nsuspend a\nresume a\nremove a"));
+	/* a 63-byte name is fine */
+	asx__svc_conf_free(ok("static aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+}
+
+static char dir[] = "/tmp/asx-svc-conf-XXXXXX";
+
+static void put(const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void test_includes(void **state)
+{
+	struct asx__svc_conf *c;
+	struct asx__svc_err e;
+	char path[256], want[512];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(mkdir(strcat(strcpy(path, dir), "/sub"), 0700), 0);
+	put("main.conf", "static first\ninclude \"sub/a.conf\"\nstatic last\n");
+	put("sub/a.conf", "# relative to sub/\ninclude \"b.conf\"\nstatic a\n");
+	put("sub/b.conf", "static b\n");
+	snprintf(path, sizeof(path), "%s/main.conf", dir);
+	assert_int_equal(asx__svc_parse_file(path, &c, &e), 0);
+	assert_int_equal(c->n, 4);
+	assert_string_equal(c->head->name, "first");
+	assert_string_equal(c->head->next->name, "b");
+	assert_int_equal(c->head->next->loc.line, 1);
+	assert_non_null(strstr(c->head->next->loc.file, "sub/b.conf"));
+	assert_string_equal(c->head->next->next->name, "a");
+	assert_int_equal(c->head->next->next->loc.line, 3);
+	assert_string_equal(c->head->next->next->next->name, "last");
+	assert_int_equal(c->nfiles, 3);
+	asx__svc_conf_free(c);
+
+	/* an error in an included file is reported there */
+	put("sub/b.conf", "static b\nstatic {\n");
+	assert_int_equal(asx__svc_parse_file(path, &c, &e), -EINVAL);
+	assert_null(c);
+	snprintf(want, sizeof(want),
+		 "%s/sub/b.conf:2:8: expected a service name after 'static', found '{'", dir);
+	assert_string_equal(e.msg, want);
+
+	/* a definition in an include clashing with one before it */
+	put("sub/b.conf", "static first\n");
+	assert_int_equal(asx__svc_parse_file(path, &c, &e), -EINVAL);
+	snprintf(want, sizeof(want), "%s/sub/b.conf:1:1: 'first' is already configured at %s:1:1",
+		 dir, path);
+	assert_string_equal(e.msg, want);
+
+	/* a cycle, through a different spelling of the same file */
+	put("sub/b.conf", "include \"../main.conf\"\n");
+	assert_int_equal(asx__svc_parse_file(path, &c, &e), -ELOOP);
+	snprintf(want, sizeof(want),
+		 "%s/sub/b.conf:1:1: '../main.conf' includes itself (it is already being read)", dir);
+	assert_string_equal(e.msg, want);
+
+	/* depth: a file including itself under another name each time */
+	for (int i = 0; i < ASX__SVC_INCLUDE_DEPTH + 2; i++) {
+		char name[32], text[64];
+
+		snprintf(name, sizeof(name), "d%d.conf", i);
+		snprintf(text, sizeof(text), "include \"d%d.conf\"\n", i + 1);
+		put(name, text);
+	}
+	snprintf(path, sizeof(path), "%s/d0.conf", dir);
+	assert_int_equal(asx__svc_parse_file(path, &c, &e), -ELOOP);
+	snprintf(want, sizeof(want), "%s/d%d.conf:1:1: includes nest deeper than %d files", dir,
+		 ASX__SVC_INCLUDE_DEPTH - 1, ASX__SVC_INCLUDE_DEPTH);
+	assert_string_equal(e.msg, want);
+
+	/* the top file missing */
+	snprintf(path, sizeof(path), "%s/none.conf", dir);
+	assert_int_equal(asx__svc_parse_file(path, &c, &e), -ENOENT);
+	snprintf(want, sizeof(want), "%s: No such file or directory", path);
+	assert_string_equal(e.msg, want);
+
+	/* too large */
+	{
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/big.conf", dir);
+		f = fopen(path, "w");
+		assert_non_null(f);
+		for (unsigned int i = 0; i <= ASX__SVC_FILE_MAX / 16; i++)
+			fputs("# padding line.\n", f);	/* 16 bytes */
+		fclose(f);
+		assert_int_equal(asx__svc_parse_file(path, &c, &e), -EFBIG);
+		assert_non_null(strstr(e.msg, "more than the 1048576 a file may have"));
+	}
+	assert_int_equal(system(strcat(strcpy(want, "rm -rf "), dir)), 0);
+}
+
+static void test_split_args(void **state)
+{
+	char **v;
+	int n;
+
+	(void)state;
+	assert_int_equal(asx__svc_split_args("svc", "  -p 2010\t-n 'a b' x'y z'w ''  ", &n, &v), 0);
+	assert_int_equal(n, 7);
+	assert_string_equal(v[0], "svc");
+	assert_string_equal(v[1], "-p");
+	assert_string_equal(v[2], "2010");
+	assert_string_equal(v[3], "-n");
+	assert_string_equal(v[4], "a b");
+	assert_string_equal(v[5], "xy zw");
+	assert_string_equal(v[6], "");
+	assert_null(v[7]);
+	free(v);
+	assert_int_equal(asx__svc_split_args("svc", NULL, &n, &v), 0);
+	assert_int_equal(n, 1);
+	assert_null(v[1]);
+	free(v);
+	assert_int_equal(asx__svc_split_args("svc", "a b c d e f g", &n, &v), 0);
+	assert_int_equal(n, 8);
+	free(v);
+	assert_int_equal(asx__svc_split_args("svc", "a 'b", &n, &v), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_directive),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_includes),
+		cmocka_unit_test(test_split_args),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
