@@ -222,6 +222,16 @@ $(O)/bin/asx-ttcp: $(TTCP_OBJS) $(LIB_SO)
 	$(Q)$(CC) -o $@ $(TTCP_OBJS) -L$(O)/lib -l:libasx.so.$(SOVERSION) \
 		$(TOOL_RPATH) $(LDFLAGS_ASX) -lpthread -lm
 
+# test_svc loads the services of lib/tests/svc/ (shared objects beside it);
+# it is linked with -rdynamic so that they find libasx and its callbacks in it.
+SVC_TEST_SOS := $(patsubst lib/tests/svc/%.c,$(O)/tests/svc/%.so,$(sort $(wildcard lib/tests/svc/*.c)))
+$(O)/tests/svc/%.so: lib/tests/svc/%.c lib/tests/svc/svc_test.h lib/include/asx/svc.h
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS_ASX) $(CFLAGS_ASX) -fPIC -shared -o $@ $< $(SANFLAGS)
+$(O)/tests/test_svc: $(SVC_TEST_SOS)
+$(O)/tests/test_svc: LDFLAGS_ASX += -rdynamic
+
 # Tests link the static library, so they may reach internal symbols too.
 $(O)/tests/%: lib/tests/%.c $(LIB_A) $(wildcard lib/tests/*.h)
 	$(call msg,CC,$@)

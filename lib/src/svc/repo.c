@@ -1,0 +1,723 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * repo.c - the Service Repository and applying svc.conf to it.
+ *
+ * Applying is a transaction in three phases.  plan() walks the directives
+ * over a copy of the repository's state (which service runs, which
+ * definition it has, which state it should end in) and says what to do:
+ * start a new instance, keep, suspend, resume, or stop each service; a
+ * directive naming a service that is not there fails it here.  prepare()
+ * does everything that can fail: it makes and initialises every new
+ * instance (loading its library, checking its ABI stamp) and changes the
+ * states of the services that stay, undoing all of it on the first
+ * failure.  commit() cannot fail: it puts the new instances in place and
+ * finalises the services they replace or that were removed.
+ *
+ * Libraries are reference-counted by the dynamic linker itself: each
+ * service holds its own dlopen() handle, so a library is unloaded when the
+ * last service made from it is removed.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <asx/svc.h>
+
+#include "svc/conf.h"
+
+struct asx_svc {
+	char name[ASX_SVC_NAME_MAX];
+	struct asx_svc_ops ops;		/* the service's, copied and checked */
+	void *priv;
+	enum asx_svc_state state;
+	void *dl;			/* its own dlopen() handle, or NULL */
+	char *library, *factory, *args;	/* the definition (args "" if none) */
+	bool linked_in;			/* from the static registry */
+	struct asx_svc *next;		/* in start order */
+};
+
+struct reg {
+	char name[ASX_SVC_NAME_MAX];
+	asx_svc_factory_fn *factory;
+	struct reg *next;
+};
+
+struct asx_svc_repo {
+	pthread_mutex_t lock;
+	struct asx_svc *svcs;		/* in start order */
+	struct reg *regs;		/* the static registry */
+};
+
+void *asx_svc_priv(const struct asx_svc *svc) { return svc ? svc->priv : NULL; }
+const char *asx_svc_name(const struct asx_svc *svc) { return svc ? svc->name : NULL; }
+
+int asx_svc_repo_create(struct asx_svc_repo **out)
+{
+	struct asx_svc_repo *r;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	pthread_mutex_init(&r->lock, NULL);
+	*out = r;
+	return 0;
+}
+
+static void free_svc(struct asx_svc *s)
+{
+	if (s->dl)
+		dlclose(s->dl);
+	free(s->library);
+	free(s->factory);
+	free(s->args);
+	free(s);
+}
+
+/* Stop a started service: fini, then its library reference. */
+static void stop_svc(struct asx_svc *s)
+{
+	s->ops.fini((struct asx_svc *)s);
+	free_svc(s);
+}
+
+void asx_svc_repo_destroy(struct asx_svc_repo *repo)
+{
+	if (!repo)
+		return;
+	/* the reverse of the start order: later services may use earlier ones */
+	while (repo->svcs) {
+		struct asx_svc **pp = &repo->svcs, *s;
+
+		while ((*pp)->next)
+			pp = &(*pp)->next;
+		s = *pp;
+		*pp = NULL;
+		stop_svc(s);
+	}
+	while (repo->regs) {
+		struct reg *g = repo->regs;
+
+		repo->regs = g->next;
+		free(g);
+	}
+	pthread_mutex_destroy(&repo->lock);
+	free(repo);
+}
+
+static bool valid_name(const char *n)
+{
+	size_t len = strlen(n);
+
+	if (!len || len >= ASX_SVC_NAME_MAX ||
+	    !((*n >= 'A' && *n <= 'Z') || (*n >= 'a' && *n <= 'z') || *n == '_'))
+		return false;
+	for (; *n; n++)
+		if (!((*n >= 'A' && *n <= 'Z') || (*n >= 'a' && *n <= 'z') ||
+		      (*n >= '0' && *n <= '9') || strchr("_.-", *n)))
+			return false;
+	return true;
+}
+
+int asx_svc_register(struct asx_svc_repo *repo, const char *name, asx_svc_factory_fn *factory)
+{
+	struct reg *g;
+	int r = 0;
+
+	if (!repo || !name || !factory || !valid_name(name))
+		return -EINVAL;
+	pthread_mutex_lock(&repo->lock);
+	for (g = repo->regs; g; g = g->next)
+		if (!strcmp(g->name, name))
+			r = -EEXIST;
+	if (!r) {
+		g = calloc(1, sizeof(*g));
+		if (g) {
+			strcpy(g->name, name);
+			g->factory = factory;
+			g->next = repo->regs;
+			repo->regs = g;
+		} else {
+			r = -ENOMEM;
+		}
+	}
+	pthread_mutex_unlock(&repo->lock);
+	return r;
+}
+
+static struct asx_svc *find_locked(struct asx_svc_repo *repo, const char *name)
+{
+	for (struct asx_svc *s = repo->svcs; s; s = s->next)
+		if (!strcmp(s->name, name))
+			return s;
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- planning */
+
+enum act { KEEP, START, STOP };
+
+/* One service the configuration touches: what runs, what it becomes. */
+struct step {
+	char name[ASX_SVC_NAME_MAX];
+	struct asx_svc *old;		/* running now, or NULL */
+	const struct asx__svc_ent *def;	/* the definition that starts a new one */
+	enum act act;
+	enum asx_svc_state want;
+	const struct asx__svc_ent *why;	/* the directive deciding want (for messages) */
+	unsigned int seq;		/* when a directive last touched it (0: never) */
+	struct asx_svc *fresh;		/* prepare(): the new instance */
+	bool state_changed;		/* prepare(): old's state was changed */
+};
+
+struct plan {
+	struct step *v;
+	size_t n;
+	struct step **order;		/* the steps by seq: the file's order */
+	const char *confdir;		/* for relative library paths */
+	char *err;
+	size_t errlen;
+};
+
+static int say(struct plan *p, const struct asx__svc_ent *e, int r, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int say(struct plan *p, const struct asx__svc_ent *e, int r, const char *fmt, ...)
+{
+	va_list ap;
+	int n = 0;
+
+	if (!p->err || !p->errlen)
+		return r;
+	if (e)
+		n = snprintf(p->err, p->errlen, "%s:%u:%u: ", e->loc.file, e->loc.line, e->loc.col);
+	if (n < 0 || (size_t)n >= p->errlen)
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+static struct step *step_of(struct plan *p, const char *name)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (!strcmp(p->v[i].name, name))
+			return &p->v[i];
+	return NULL;
+}
+
+static const char *args_of(const struct asx__svc_ent *e)
+{
+	return e->args ? e->args : "";
+}
+
+/* Does the running @s have exactly the definition @e? */
+static bool same_def(const struct asx_svc *s, const struct asx__svc_ent *e)
+{
+	if (strcmp(s->args, args_of(e)))
+		return false;
+	if (e->dir == ASX__SVC_STATIC)
+		return s->linked_in;
+	return !s->linked_in && !strcmp(s->factory, e->factory) && s->library &&
+	       !strcmp(s->library, e->path);
+}
+
+static int by_seq(const void *a, const void *b)
+{
+	const struct step *x = *(struct step *const *)a, *y = *(struct step *const *)b;
+
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x < y ? -1 : x > y;	/* stable: the array's order */
+}
+
+static int plan(struct asx_svc_repo *repo, const struct asx__svc_conf *c, unsigned int flags,
+		struct plan *p)
+{
+	size_t nsvc = 0;
+
+	for (struct asx_svc *s = repo->svcs; s; s = s->next)
+		nsvc++;
+	/* at most one step per running service and per directive */
+	p->v = calloc(nsvc + c->n + 1, sizeof(*p->v));
+	if (!p->v)
+		return say(p, NULL, -ENOMEM, "out of memory");
+	for (struct asx_svc *s = repo->svcs; s; s = s->next) {
+		struct step *st = &p->v[p->n++];
+
+		strcpy(st->name, s->name);
+		st->old = s;
+		st->act = (flags & ASX_SVC_RELOAD) ? STOP : KEEP;
+		st->want = s->state;
+	}
+	unsigned int seq = 0;
+
+	for (const struct asx__svc_ent *e = c->head; e; e = e->next) {
+		struct step *st = step_of(p, e->name);
+
+		switch (e->dir) {
+		case ASX__SVC_DYNAMIC:
+		case ASX__SVC_STATIC:
+			if (e->dir == ASX__SVC_DYNAMIC && e->type != ASX__SVC_T_OBJECT)
+				return say(p, e, -EOPNOTSUPP,
+					   "'%s': a Module outside a stream is not supported yet (write it in a 'stream' block)",
+					   e->name);
+			if (!st) {
+				st = &p->v[p->n++];
+				strcpy(st->name, e->name);
+			}
+			st->def = e;
+			st->act = st->old && same_def(st->old, e) ? KEEP : START;
+			if (st->act == KEEP)
+				st->def = NULL;
+			st->want = e->inactive ? ASX_SVC_SUSPENDED : ASX_SVC_ACTIVE;
+			st->why = e;
+			st->seq = ++seq;
+			break;
+		case ASX__SVC_REMOVE:
+		case ASX__SVC_SUSPEND:
+		case ASX__SVC_RESUME:
+			if (!st || st->act == STOP)
+				return say(p, e, -ENOENT, "no service '%s' to %s", e->name,
+					   e->dir == ASX__SVC_REMOVE ? "remove" :
+					   e->dir == ASX__SVC_SUSPEND ? "suspend" : "resume");
+			if (e->dir == ASX__SVC_REMOVE) {
+				st->act = STOP;
+				st->def = NULL;
+			} else {
+				st->want = e->dir == ASX__SVC_SUSPEND ? ASX_SVC_SUSPENDED :
+					   ASX_SVC_ACTIVE;
+				st->why = e;
+			}
+			st->seq = ++seq;
+			break;
+		case ASX__SVC_STREAM:
+			return say(p, e, -EOPNOTSUPP,
+				   "stream '%s': Streams in svc.conf are not supported yet", e->name);
+		default:
+			return say(p, e, -EINVAL, "unexpected directive");
+		}
+	}
+	/* prepare() works in the order the directives came */
+	p->order = calloc(p->n + 1, sizeof(*p->order));
+	if (!p->order)
+		return say(p, NULL, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < p->n; i++)
+		p->order[i] = &p->v[i];
+	qsort(p->order, p->n, sizeof(*p->order), by_seq);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- prepare */
+
+static int check_ops(struct plan *p, const struct asx__svc_ent *e, const struct asx_svc_ops *in,
+		     struct asx_svc_ops *out)
+{
+	size_t min = offsetof(struct asx_svc_ops, suspend);
+
+	memset(out, 0, sizeof(*out));
+	if (!in || in->sz < min)
+		return say(p, e, -EINVAL,
+			   "service '%s': its factory gave no operations, or a table of %zu bytes (ASX_SVC_OPS sets its size)",
+			   e->name, in ? in->sz : 0);
+	if (in->sz > sizeof(*out)) {
+		const unsigned char *tail = (const unsigned char *)in + sizeof(*out);
+
+		for (size_t i = 0; i < in->sz - sizeof(*out); i++)
+			if (tail[i])
+				return say(p, e, -E2BIG,
+					   "service '%s': its operations table has %zu bytes, this libasx knows %zu and the rest is not empty",
+					   e->name, in->sz, sizeof(*out));
+	}
+	memcpy(out, in, in->sz < sizeof(*out) ? in->sz : sizeof(*out));
+	out->sz = sizeof(*out);
+	if (!out->init || !out->fini)
+		return say(p, e, -EINVAL, "service '%s': its operations have no %s", e->name,
+			   out->init ? "fini" : "init");
+	return 0;
+}
+
+/* The library path as dlopen() should see it. */
+static char *lib_path(struct plan *p, const char *path)
+{
+	char *s = NULL;
+
+	if (path[0] == '/' || !strchr(path, '/') || !p->confdir)
+		return strdup(path);
+	if (asprintf(&s, "%s/%s", p->confdir, path) < 0)
+		return NULL;
+	return s;
+}
+
+static int load_factory(struct asx_svc_repo *repo, struct plan *p, const struct asx__svc_ent *e,
+			struct asx_svc *s, asx_svc_factory_fn **fn)
+{
+	const unsigned int *abi;
+	char *stamp = NULL, *path;
+	const char *why;
+	void *sym;
+
+	if (e->dir == ASX__SVC_STATIC) {
+		for (struct reg *g = repo->regs; g; g = g->next)
+			if (!strcmp(g->name, e->name)) {
+				*fn = g->factory;
+				s->linked_in = true;
+				return 0;
+			}
+		return say(p, e, -ENOENT,
+			   "static service '%s': the program registered no factory of that name (asx_svc_register())",
+			   e->name);
+	}
+	path = lib_path(p, e->path);
+	if (!path)
+		return say(p, e, -ENOMEM, "out of memory");
+	s->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!s->dl) {
+		why = dlerror();
+		say(p, e, -ENOENT, "service '%s': cannot load %s: %s", e->name, e->path,
+		    why ? why : "unknown error");
+		free(path);
+		return -ENOENT;
+	}
+	free(path);
+	dlerror();
+	sym = dlsym(s->dl, e->factory);
+	if (!sym)
+		return say(p, e, -ENOENT, "service '%s': %s has no function %s", e->name,
+			   e->path, e->factory);
+	if (asprintf(&stamp, "%s_asx_svc_abi", e->factory) < 0)
+		return say(p, e, -ENOMEM, "out of memory");
+	abi = dlsym(s->dl, stamp);
+	free(stamp);
+	if (!abi)
+		return say(p, e, -ENOEXEC,
+			   "service '%s': %s in %s has no ABI stamp (define it with ASX_SVC_FACTORY())",
+			   e->name, e->factory, e->path);
+	if (*abi != ASX_SVC_ABI)
+		return say(p, e, -ENOEXEC,
+			   "service '%s': %s was built for service ABI %u, this libasx has ABI %u: rebuild it against this libasx",
+			   e->name, e->path, *abi, ASX_SVC_ABI);
+	/* a data pointer to a function pointer, as dlsym() requires of POSIX */
+	memcpy(fn, &sym, sizeof(*fn));
+	return 0;
+}
+
+/* Make, check and initialise @st's new instance. */
+static int start_one(struct asx_svc_repo *repo, struct plan *p, struct step *st)
+{
+	const struct asx__svc_ent *e = st->def;
+	const struct asx_svc_ops *ops = NULL;
+	asx_svc_factory_fn *fn = NULL;
+	struct asx_svc *s;
+	char **argv;
+	int argc, r;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return say(p, e, -ENOMEM, "out of memory");
+	strcpy(s->name, e->name);
+	s->args = strdup(args_of(e));
+	s->factory = strdup(e->dir == ASX__SVC_STATIC ? e->name : e->factory);
+	if (e->dir == ASX__SVC_DYNAMIC)
+		s->library = strdup(e->path);
+	if (!s->args || !s->factory || (e->dir == ASX__SVC_DYNAMIC && !s->library)) {
+		r = say(p, e, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	r = load_factory(repo, p, e, s, &fn);
+	if (r)
+		goto fail;
+	r = fn(e->name, &ops, &s->priv);
+	if (r) {
+		say(p, e, r, "service '%s': its factory failed: %s", e->name, strerror(-r));
+		goto fail;
+	}
+	r = check_ops(p, e, ops, &s->ops);
+	if (r)
+		goto fail;
+	/* from here on fini is owed, whatever happens: it frees what the factory made */
+	r = asx__svc_split_args(e->name, e->args, &argc, &argv);
+	if (r) {
+		say(p, e, r, "service '%s': a quote in its parameters is not closed", e->name);
+		goto fail_fini;
+	}
+	r = s->ops.init(s, argc, argv);
+	free(argv);
+	if (r) {
+		say(p, e, r < 0 ? r : -EINVAL, "service '%s': init failed: %s", e->name,
+		    strerror(r < 0 ? -r : EINVAL));
+		r = r < 0 ? r : -EINVAL;
+		goto fail_fini;
+	}
+	s->state = ASX_SVC_ACTIVE;
+	st->fresh = s;
+	return 0;
+fail_fini:
+	stop_svc(s);
+	return r;
+fail:
+	free_svc(s);
+	return r;
+}
+
+static int set_state(struct plan *p, struct asx_svc *s, enum asx_svc_state want,
+		     const struct asx__svc_ent *why)
+{
+	int r;
+
+	if (s->state == want)
+		return 0;
+	if (want == ASX_SVC_SUSPENDED && !s->ops.suspend)
+		return say(p, why, -EOPNOTSUPP, "service '%s' cannot be suspended (it has no suspend operation)",
+			   s->name);
+	if (want == ASX_SVC_ACTIVE && !s->ops.resume)
+		return say(p, why, -EOPNOTSUPP, "service '%s' cannot be resumed (it has no resume operation)",
+			   s->name);
+	r = want == ASX_SVC_SUSPENDED ? s->ops.suspend(s) : s->ops.resume(s);
+	if (r)
+		return say(p, why, r < 0 ? r : -EINVAL, "service '%s': %s failed: %s", s->name,
+			   want == ASX_SVC_SUSPENDED ? "suspend" : "resume",
+			   strerror(r < 0 ? -r : EINVAL));
+	s->state = want;
+	return 0;
+}
+
+static void undo(struct plan *p, size_t upto)
+{
+	for (size_t i = upto; i-- > 0;) {
+		struct step *st = p->order[i];
+
+		if (st->fresh) {
+			stop_svc(st->fresh);
+			st->fresh = NULL;
+		}
+		if (st->state_changed) {
+			enum asx_svc_state back = st->old->state == ASX_SVC_ACTIVE ?
+						  ASX_SVC_SUSPENDED : ASX_SVC_ACTIVE;
+			int r = back == ASX_SVC_ACTIVE ? st->old->ops.resume(st->old) :
+				st->old->ops.suspend(st->old);
+
+			/* a service that cannot go back stays as it is, and says so */
+			if (!r)
+				st->old->state = back;
+			st->state_changed = false;
+		}
+	}
+}
+
+static int prepare(struct asx_svc_repo *repo, struct plan *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		struct step *st = p->order[i];
+		int r = 0;
+
+		if (st->act == START) {
+			r = start_one(repo, p, st);
+			if (!r && st->want == ASX_SVC_SUSPENDED)
+				r = set_state(p, st->fresh, st->want, st->why);
+			if (r && st->fresh) {
+				stop_svc(st->fresh);
+				st->fresh = NULL;
+			}
+		} else if (st->act == KEEP && st->old->state != st->want) {
+			r = set_state(p, st->old, st->want, st->why);
+			st->state_changed = !r;
+		}
+		if (r) {
+			undo(p, i);
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- commit */
+
+static void commit(struct asx_svc_repo *repo, struct plan *p)
+{
+	struct asx_svc **pp;
+
+	/* the new instances in place: a replacement where its predecessor was */
+	for (size_t i = 0; i < p->n; i++) {
+		struct step *st = &p->v[i];
+
+		if (st->act == KEEP || (!st->old && !st->fresh))
+			continue;
+		if (st->old) {
+			for (pp = &repo->svcs; *pp != st->old; pp = &(*pp)->next)
+				;
+			if (st->fresh) {
+				st->fresh->next = st->old->next;
+				*pp = st->fresh;
+			} else {
+				*pp = st->old->next;
+			}
+		} else {
+			for (pp = &repo->svcs; *pp; pp = &(*pp)->next)
+				;
+			*pp = st->fresh;
+		}
+	}
+	/* then what they replace and what was removed, latest started first */
+	for (size_t i = p->n; i-- > 0;)
+		if (p->v[i].act != KEEP && p->v[i].old)
+			stop_svc(p->v[i].old);
+}
+
+static int apply(struct asx_svc_repo *repo, const struct asx__svc_conf *c, const char *name,
+		 unsigned int flags, char *err, size_t errlen)
+{
+	struct plan p = { .err = err, .errlen = errlen };
+	const char *slash = strrchr(name, '/');
+	char *dir = slash ? strndup(name, (size_t)(slash - name)) : NULL;
+	int r;
+
+	if (slash && !dir)
+		return -ENOMEM;
+	p.confdir = dir;
+	pthread_mutex_lock(&repo->lock);
+	r = plan(repo, c, flags, &p);
+	if (!r)
+		r = prepare(repo, &p);
+	if (!r)
+		commit(repo, &p);
+	pthread_mutex_unlock(&repo->lock);
+	free(p.order);
+	free(p.v);
+	free(dir);
+	return r;
+}
+
+static int parsed(struct asx_svc_repo *repo, struct asx__svc_conf *c, int r,
+		  const struct asx__svc_err *pe, const char *name, unsigned int flags,
+		  char *err, size_t errlen)
+{
+	if (r) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s", pe->msg);
+		return r;
+	}
+	r = apply(repo, c, name, flags, err, errlen);
+	asx__svc_conf_free(c);
+	return r;
+}
+
+int asx_svc_apply_file(struct asx_svc_repo *repo, const char *path, unsigned int flags,
+		       char *err, size_t errlen)
+{
+	struct asx__svc_conf *c = NULL;
+	struct asx__svc_err pe;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!repo || !path || (flags & ~ASX_SVC_RELOAD))
+		return -EINVAL;
+	return parsed(repo, c, asx__svc_parse_file(path, &c, &pe), &pe, path, flags, err, errlen);
+}
+
+int asx_svc_apply_text(struct asx_svc_repo *repo, const char *name, const char *text,
+		       unsigned int flags, char *err, size_t errlen)
+{
+	struct asx__svc_conf *c = NULL;
+	struct asx__svc_err pe;
+	int r;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!repo || !name || !text || (flags & ~ASX_SVC_RELOAD))
+		return -EINVAL;
+	r = asx__svc_parse_mem(name, text, strlen(text), &c, &pe);
+	return parsed(repo, c, r, &pe, name, flags, err, errlen);
+}
+
+/* ---------------------------------------------------------------- by name */
+
+static int by_name(struct asx_svc_repo *repo, const char *name, int what)
+{
+	struct plan p = { 0 };
+	struct asx_svc *s, **pp;
+	int r = 0;
+
+	if (!repo || !name)
+		return -EINVAL;
+	pthread_mutex_lock(&repo->lock);
+	s = find_locked(repo, name);
+	if (!s) {
+		r = -ENOENT;
+	} else if (what == ASX__SVC_REMOVE) {
+		for (pp = &repo->svcs; *pp != s; pp = &(*pp)->next)
+			;
+		*pp = s->next;
+		stop_svc(s);
+	} else {
+		r = set_state(&p, s, what == ASX__SVC_SUSPEND ? ASX_SVC_SUSPENDED : ASX_SVC_ACTIVE,
+			      NULL);
+	}
+	pthread_mutex_unlock(&repo->lock);
+	return r;
+}
+
+int asx_svc_suspend(struct asx_svc_repo *repo, const char *name)
+{
+	return by_name(repo, name, ASX__SVC_SUSPEND);
+}
+
+int asx_svc_resume(struct asx_svc_repo *repo, const char *name)
+{
+	return by_name(repo, name, ASX__SVC_RESUME);
+}
+
+int asx_svc_remove(struct asx_svc_repo *repo, const char *name)
+{
+	return by_name(repo, name, ASX__SVC_REMOVE);
+}
+
+static void describe(struct asx_svc *s, struct asx_svc_info *in)
+{
+	memset(in, 0, sizeof(*in));
+	strcpy(in->name, s->name);
+	in->state = s->state;
+	in->library = s->library;
+	in->factory = s->factory;
+	in->args = s->args;
+	if (s->ops.info) {
+		s->ops.info(s, in->desc, sizeof(in->desc));
+		in->desc[sizeof(in->desc) - 1] = '\0';
+	}
+}
+
+int asx_svc_list(struct asx_svc_repo *repo, struct asx_svc_info *out, size_t n)
+{
+	size_t i = 0;
+
+	if (!repo || (n && !out))
+		return -EINVAL;
+	pthread_mutex_lock(&repo->lock);
+	for (struct asx_svc *s = repo->svcs; s; s = s->next, i++)
+		if (i < n)
+			describe(s, &out[i]);
+	pthread_mutex_unlock(&repo->lock);
+	return i > (size_t)INT32_MAX ? INT32_MAX : (int)i;
+}
+
+int asx_svc_find(struct asx_svc_repo *repo, const char *name, struct asx_svc_info *info)
+{
+	struct asx_svc *s;
+
+	if (!repo || !name || !info)
+		return -EINVAL;
+	pthread_mutex_lock(&repo->lock);
+	s = find_locked(repo, name);
+	if (s)
+		describe(s, info);
+	pthread_mutex_unlock(&repo->lock);
+	return s ? 0 : -ENOENT;
+}
