@@ -32,6 +32,10 @@ SBINDIR      ?= $(PREFIX)/sbin
 MANDIR       ?= $(PREFIX)/share/man
 # the bcc tools and their shared module; SBINDIR gets links to them
 BCCDIR       ?= $(PREFIX)/lib/asx/bcc
+SVCDIR       ?= $(PREFIX)/lib/asx/services
+SYSCONFDIR   ?= /etc
+UNITDIR      ?= $(PREFIX)/lib/systemd/system
+DATADIR      ?= $(PREFIX)/share/asx
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR      ?=
 
@@ -87,7 +91,17 @@ TTCP_SRCS  := $(sort $(wildcard tools/ttcp/*.c))
 TTCP_OBJS  := $(TTCP_SRCS:%.c=$(OBJ)/%.o)
 TTCP       := $(if $(TTCP_SRCS),$(O)/bin/asx-ttcp)
 
-ASXCTL_SRCS := $(sort $(wildcard tools/asxctl/*.c))
+# asxd: the Service Configurator's daemon (installed in SBINDIR); asxctl
+# shares its control protocol (tools/asxd/svcproto.c)
+ASXD_SRCS := $(sort $(wildcard tools/asxd/*.c))
+ASXD_OBJS := $(ASXD_SRCS:%.c=$(OBJ)/%.o)
+ASXD      := $(O)/bin/asxd
+# example services asxd loads (tools/asxd/services/NAME.c -> NAME.so),
+# installed in SVCDIR; they take libasx's symbols from the program
+SVC_SRCS  := $(sort $(wildcard tools/asxd/services/*.c))
+SVC_SOS   := $(SVC_SRCS:tools/asxd/services/%.c=$(O)/lib/asx/services/%.so)
+
+ASXCTL_SRCS := $(sort $(wildcard tools/asxctl/*.c)) tools/asxd/svcproto.c
 ASXCTL_OBJS := $(ASXCTL_SRCS:%.c=$(OBJ)/%.o)
 ASXCTL      := $(if $(ASXCTL_SRCS),$(O)/bin/asxctl)
 
@@ -149,7 +163,7 @@ DEPFLAGS = -MMD -MP
 all: lib tools selftests kmod
 
 lib: $(LIB_SO) $(LIB_A) $(O)/lib/libasx.so $(O)/lib/libasx.pc
-tools: $(BENCH) $(TTCP) $(ASXCTL)
+tools: $(BENCH) $(TTCP) $(ASXCTL) $(ASXD) $(SVC_SOS) $(O)/asxd/asxd.service $(O)/asxd/svc.conf
 bcc-tests: $(LOCKLOAD) $(CTXLOAD) $(QLOAD)
 bench: $(BENCH)
 tests: $(TEST_BINS)
@@ -209,6 +223,24 @@ $(O)/bin/asxctl: $(ASXCTL_OBJS) $(LIB_SO)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -o $@ $(ASXCTL_OBJS) -L$(O)/lib -l:libasx.so.$(SOVERSION) \
 		$(TOOL_RPATH) $(LDFLAGS_ASX) -lpthread
+
+$(OBJ)/tools/asxd/asxd.o: CFLAGS_ASX += -DASXD_DEFAULT_CONFIG='"$(SYSCONFDIR)/asx/svc.conf"'
+$(O)/asxd/%: tools/asxd/%.in Makefile FORCE
+	@mkdir -p $(@D)
+	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		-e 's|@SVCDIR@|$(SVCDIR)|g' $< > $@.tmp && \
+		{ cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
+
+$(ASXD): $(ASXD_OBJS) $(LIB_SO)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -o $@ $(ASXD_OBJS) -L$(O)/lib -l:libasx.so.$(SOVERSION) \
+		$(TOOL_RPATH) $(LDFLAGS_ASX) -lpthread
+
+$(O)/lib/asx/services/%.so: tools/asxd/services/%.c lib/include/asx/svc.h
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS_ASX) $(CFLAGS_ASX) -fPIC -shared -o $@ $< $(LDFLAGS_ASX)
 
 $(O)/bcc/%: tools/bcc/tests/%.c $(LIB_SO)
 	$(call msg,CC,$@)
@@ -351,6 +383,11 @@ install: lib tools
 	for m in $(MANS); do \
 		install -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/} || exit 1; \
 	done
+	install -m 0755 $(ASXD) $(DESTDIR)$(SBINDIR)/asxd
+	install -d $(DESTDIR)$(SVCDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DATADIR)
+	install -m 0644 $(SVC_SOS) $(DESTDIR)$(SVCDIR)/
+	install -m 0644 $(O)/asxd/asxd.service $(DESTDIR)$(UNITDIR)/asxd.service
+	install -m 0644 $(O)/asxd/svc.conf $(DESTDIR)$(DATADIR)/svc.conf.sample
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libasx.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libasx.so \
@@ -358,8 +395,9 @@ uninstall:
 		$(DESTDIR)$(INCLUDEDIR)/linux/asx.h $(DESTDIR)$(BINDIR)/asx-bench \
 		$(DESTDIR)$(BINDIR)/asx-ttcp $(DESTDIR)$(BINDIR)/asxctl \
 		$(patsubst tools/bcc/%,$(DESTDIR)$(SBINDIR)/%,$(BCC_TOOLS)) \
-		$(foreach m,$(MANS),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
-	rm -rf $(DESTDIR)$(INCLUDEDIR)/asx $(DESTDIR)$(BCCDIR)
+		$(foreach m,$(MANS),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
+		$(DESTDIR)$(SBINDIR)/asxd $(DESTDIR)$(UNITDIR)/asxd.service
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/asx $(DESTDIR)$(BCCDIR) $(DESTDIR)$(SVCDIR) $(DESTDIR)$(DATADIR)
 
 style:
 	$(Q)tools/checkpatch.sh
@@ -374,4 +412,4 @@ clean:
 
 FORCE:
 
--include $(LIB_OBJS:.o=.d) $(BENCH_OBJS:.o=.d) $(TTCP_OBJS:.o=.d) $(ASXCTL_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(BENCH_OBJS:.o=.d) $(TTCP_OBJS:.o=.d) $(ASXCTL_OBJS:.o=.d) $(ASXD_OBJS:.o=.d)

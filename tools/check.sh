@@ -14,7 +14,8 @@
 #   mustfail    lib/tests/mustfail/*.c must NOT compile (and must with -DASX_MUSTFAIL_CONTROL)
 #   fuzz        every libFuzzer target replays its committed corpus under ASan + UBSan
 #   abi         libasx.so exports: SONAME, only asx_* symbols, all versioned
-#   tools       asx-bench smoke run (--quick), JSON well formed, keys present
+#   tools       asx-bench smoke run (--quick), JSON well formed, keys present;
+#               asxd and asxctl svc end to end (tools/asxd/test-asxd.sh), plain and ASan
 #   install     make install into a scratch prefix; against it, with pkg-config only:
 #               each header alone (gnu11/c11/c17), lib/tests/outsider/*.c, the docs' examples
 #               every installed command has a man page; every man page renders cleanly
@@ -315,6 +316,17 @@ if bad:
 print("asx-bench: %d figures, keys ok" % len(d))
 PY
 	then pass; else fail "tools: asx-bench JSON"; fi
+	# asxd and `asxctl svc` end to end, plain and under ASan (a leak at exit fails it)
+	note "asxd and asxctl svc (plain, ASan)"
+	make -s -j"$jobs" SAN=asan lib tools || { fail "tools: ASan build"; return; }
+	local b t
+	for b in build build/asan; do
+		t=$log/asxd-${b//\//-}.log
+		ASAN_OPTIONS=$asan_opts UBSAN_OPTIONS=$ubsan_opts tools/asxd/test-asxd.sh "$b" 2>&1 |
+			tee "$t"
+		tally tools "asxd checks" "$t" "${PIPESTATUS[0]}" 1 asxd-test: ||
+			fail "tools: tools/asxd/test-asxd.sh $b ended without its summary"
+	done
 }
 
 stage_install() {

@@ -31,13 +31,16 @@
 
 #include <linux/asx.h>
 
+#include "asxctl.h"
+
 #define PROC	"/proc/asx"
 
 static void usage(FILE *f)
 {
 	fputs("usage: asxctl streams | stats | modules | version\n"
 	      "       asxctl push [-n MSGS] MODULE...\n"
-	      "       asxctl pop MODULE...\n", f);
+	      "       asxctl pop MODULE...\n"
+	      "       asxctl svc [-s SOCKET] list | reload | suspend NAME | resume NAME | remove NAME\n", f);
 }
 
 static int cat(const char *name)
@@ -326,7 +329,9 @@ int main(int argc, char **argv)
 		return push(argc - 1, argv + 1);
 	if (!strcmp(cmd, "pop"))
 		return pop(argc - 1, argv + 1);
+	if (!strcmp(cmd, "svc"))
+		return asxctl_svc(argc - 1, argv + 1);
 	fprintf(stderr, "asxctl: unknown command '%s' (commands: streams, stats, modules, "
-		"version, push, pop; asxctl --help)\n", cmd);
+		"version, push, pop, svc; asxctl --help)\n", cmd);
 	return 2;
 }

@@ -134,6 +134,13 @@ ASX_API int asx_svc_apply_file(struct asx_svc_repo *repo, const char *path, unsi
 ASX_API int asx_svc_apply_text(struct asx_svc_repo *repo, const char *name, const char *text,
 			       unsigned int flags, char *err, size_t errlen);
 
+/*
+ * Check a configuration's text only (what `asxd -t` does): 0 if @path and
+ * what it includes parse, else -errno and the first error in @err as
+ * "file:line:column: message".  Nothing is loaded or started.
+ */
+ASX_API int asx_svc_check_file(const char *path, char *err, size_t errlen);
+
 /* Act on one service by name: -ENOENT if there is none. */
 ASX_API int asx_svc_suspend(struct asx_svc_repo *repo, const char *name);
 ASX_API int asx_svc_resume(struct asx_svc_repo *repo, const char *name);

@@ -638,6 +638,23 @@ int asx_svc_apply_text(struct asx_svc_repo *repo, const char *name, const char *
 	return parsed(repo, c, r, &pe, name, flags, err, errlen);
 }
 
+int asx_svc_check_file(const char *path, char *err, size_t errlen)
+{
+	struct asx__svc_conf *c = NULL;
+	struct asx__svc_err pe;
+	int r;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!path)
+		return -EINVAL;
+	r = asx__svc_parse_file(path, &c, &pe);
+	if (r && err && errlen)
+		snprintf(err, errlen, "%s", pe.msg);
+	asx__svc_conf_free(c);
+	return r;
+}
+
 /* ---------------------------------------------------------------- by name */
 
 static int by_name(struct asx_svc_repo *repo, const char *name, int what)

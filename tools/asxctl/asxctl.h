@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/* asxctl.h - the commands asxctl.c dispatches to other files. */
+#ifndef ASX_TOOLS_ASXCTL_H
+#define ASX_TOOLS_ASXCTL_H
+
+/* asxctl svc ... (svc.c): argv[0] is "svc". */
+int asxctl_svc(int argc, char **argv);
+
+#endif

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+#
+# test-asxd.sh - asxd and `asxctl svc` end to end, with the echo service:
+# syntax check, start, list, the service answering, suspend holding a
+# connection until resume, remove, reload of a changed file (SIGHUP and
+# asxctl), a bad file refused with the old configuration still serving,
+# a peer of another uid refused, SIGTERM stopping cleanly (exit 0: under
+# ASan that includes no leak).  Run as root (the uid check needs nobody).
+#
+# Usage: tools/asxd/test-asxd.sh [BUILD_DIR]   (default build; build/asan too)
+# TAP output; the last line is "asxd-test: N passed, N failed".
+set -uo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+b=$(cd "${1:-$top/build}" && pwd)
+asxd=$b/bin/asxd
+ctl=$b/bin/asxctl
+echo_so=$b/lib/asx/services/echo.so
+. "$top/tools/lib/tap-expect.sh"
+
+for f in "$asxd" "$ctl" "$echo_so"; do
+	[ -e "$f" ] || { echo "test-asxd.sh: $f not built (make tools)" >&2; exit 2; }
+done
+dir=$(mktemp -d)
+chmod 755 "$dir"
+pid=
+cleanup() {
+	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+sock=$dir/asxd.sock
+conf=$dir/svc.conf
+log=$dir/asxd.log
+# two free ports, from the kernel
+read -r p1 p2 < <(python3 -c 'import socket
+s = [socket.socket() for _ in range(2)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(*[x.getsockname()[1] for x in s])')
+
+svc() { "$ctl" svc -s "$sock" "$@"; }
+# send LINE to PORT, print the answer (within SECONDS, default 5)
+ask() {
+	python3 - "$1" "$2" "${3:-5}" <<'EOF'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+s.settimeout(float(sys.argv[3]))
+s.sendall(sys.argv[2].encode() + b"\n")
+try:
+    print(s.recv(100).decode().strip())
+except socket.timeout:
+    print("(no answer)")
+EOF
+}
+wait_for() {	# wait until the log has TEXT (10 s)
+	for _ in $(seq 100); do grep -qF -- "$1" "$log" && return 0; sleep 0.1; done
+	return 1
+}
+write_conf() {
+	printf '# test-asxd.sh\ndynamic Echo Service_Object * %s:asx_echo_make() "-a 127.0.0.1:%s"\n%b' \
+		"$echo_so" "$1" "${2:-}" > "$conf"
+}
+
+echo "TAP version 13"
+write_conf "$p1"
+tap_expect "asxd -t accepts a good file" 0 'syntax ok' -- "$asxd" -t -f "$conf"
+printf 'dynamic Echo Service_Object * %s:asx_echo_make(\n' "$echo_so" > "$dir/bad.conf"
+tap_expect "asxd -t names the line and column of an error" 1 \
+	"bad.conf:2:1: expected '\\)'" -- "$asxd" -t -f "$dir/bad.conf"
+tap_expect "asxd refuses to start on a bad file" 1 "bad.conf:2:1:" -- \
+	"$asxd" -f "$dir/bad.conf" -s "$sock"
+tap_expect "asxd --help" 0 'Usage: asxd' -- "$asxd" --help
+tap_expect "asxd with a stray argument" 2 "unexpected argument 'x'" -- "$asxd" x
+
+"$asxd" -f "$conf" -s "$sock" >"$log" 2>&1 &
+pid=$!
+wait_for "control socket" || echo "# asxd did not start: $(cat "$log")"
+tap_expect "list shows the service, active, with its info" 0 \
+	"^Echo +active .*echo.so:asx_echo_make \"-a 127.0.0.1:$p1\"" \
+	"echo on 127.0.0.1:$p1, 0 connection" -- svc list
+tap_expect "the service answers" 0 '^one$' -- ask "$p1" one
+tap_expect "suspend" 0 '' -- svc suspend Echo
+tap_expect "list says suspended" 0 '^Echo +suspended' -- svc list
+# a connection made while suspended waits, and is served after resume
+python3 - "$p1" > "$dir/held.out" 2>&1 <<'EOF' &
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=20)
+s.settimeout(20)
+s.sendall(b"held\n")
+print(s.recv(100).decode().strip())
+EOF
+held=$!
+tap_expect "a suspended service does not answer" 0 '^\(no answer\)$' -- ask "$p1" two 1
+tap_expect "resume" 0 '' -- svc resume Echo
+wait "$held"
+tap_expect "the connection held while suspended is served after resume" 0 '^held$' -- \
+	cat "$dir/held.out"
+tap_expect "suspend of an unknown service" 1 'suspend Nope: no such service' -- svc suspend Nope
+tap_expect "an unknown command" 2 "unknown command 'bogus'" -- svc bogus
+
+# reload: a changed port, by SIGHUP and by asxctl
+write_conf "$p2"
+kill -HUP "$pid"
+wait_for "reloaded $conf"
+tap_expect "SIGHUP reloads: the new port answers" 0 '^three$' -- ask "$p2" three
+tap_expect "... and the old one is closed" 1 'refused' -- ask "$p1" x
+write_conf "$p1" "static Nobody_Registered\n"
+tap_expect "a reload that fails is refused with where and why" 1 \
+	"svc.conf:3:1: static service 'Nobody_Registered': the program registered no factory" -- \
+	svc reload
+tap_expect "... and the old configuration still serves" 0 '^four$' -- ask "$p2" four
+write_conf "$p1"
+tap_expect "asxctl svc reload" 0 'reloaded' -- svc reload
+tap_expect "... serves the file's port" 0 '^five$' -- ask "$p1" five
+
+# another uid: the socket's mode keeps it out; opened up, SO_PEERCRED does
+tap_expect "nobody cannot reach the socket" 3 'cannot reach asxd' -- \
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$ctl" svc -s "$sock" list
+chmod 666 "$sock"
+tap_expect "nobody is refused by uid" 1 'permission denied: uid 65534' -- \
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$ctl" svc -s "$sock" list
+
+tap_expect "remove" 0 '' -- svc remove Echo
+tap_expect "list is empty" 0 '^$' -- svc list
+tap_expect "a second asxd on the same socket is refused" 1 'another asxd is listening' -- \
+	"$asxd" -f "$conf" -s "$sock"
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+pid=
+tap_expect "SIGTERM stops asxd with status 0 (no leak under ASan)" 0 'stopped' -- \
+	sh -c "cat '$log'; exit $rc"
+tap_expect "the socket is gone" 0 '' -- test ! -e "$sock"
+
+echo "1..$tap_n"
+echo "asxd-test: $((tap_n - tap_fails)) passed, $tap_fails failed"
+[ "$tap_fails" = 0 ]
