@@ -147,8 +147,9 @@ stage_lib() {
 # not told about: false reports, then it runs out of segments),
 # test_reactor (measures heap use with mallinfo, which valgrind's
 # allocator does not fill in), and the slow suites (stream, stream_dyn,
-# mux: 15-90 s each under valgrind).
-leak_vg_tests=(test_msg test_msgq test_map test_sa test_ipc test_ipc_netns test_sync test_thread test_svc test_svc_conf
+# mux: 15-90 s each under valgrind; svc: 150 s, its writers run until
+# 1,000 reconfigurations are done).
+leak_vg_tests=(test_msg test_msgq test_map test_sa test_ipc test_ipc_netns test_sync test_thread test_svc_conf
 	       test_xdr test_xdr_module)
 stage_leak() {
 	local bin name vg=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite

@@ -67,6 +67,17 @@ struct asx_svc_ops {
  */
 typedef int asx_svc_factory_fn(const char *name, const struct asx_svc_ops **ops, void **priv);
 
+struct asx_module;	/* <asx/stream.h> */
+struct asx_stream;
+
+/*
+ * A Module factory, for the Modules of a Stream in svc.conf: a new Module
+ * (asx_module_create(), or a built-in such as asx_mod_pass()) called
+ * @name in *out, ready to push; 0 or -errno.  The Module's Tasks get the
+ * entry's parameters in their open().
+ */
+typedef int asx_svc_module_fn(const char *name, struct asx_module **out);
+
 /*
  * Define a factory in a shared object:
  *
@@ -81,6 +92,13 @@ typedef int asx_svc_factory_fn(const char *name, const struct asx_svc_ops **ops,
 	ASX_API extern const unsigned int fn##_asx_svc_abi;                  \
 	ASX_API const unsigned int fn##_asx_svc_abi = ASX_SVC_ABI;           \
 	ASX_API asx_svc_factory_fn fn;                                       \
+	ASX_API int fn
+
+/* The same for a Module factory in a shared object ("dynamic NAME Module * lib.so:fn()"). */
+#define ASX_SVC_MODULE_FACTORY(fn)                                           \
+	ASX_API extern const unsigned int fn##_asx_svc_abi;                  \
+	ASX_API const unsigned int fn##_asx_svc_abi = ASX_SVC_ABI;           \
+	ASX_API asx_svc_module_fn fn;                                        \
 	ASX_API int fn
 
 /* What a service says of itself (asx_svc_list()). */
@@ -111,6 +129,14 @@ ASX_API void asx_svc_repo_destroy(struct asx_svc_repo *repo);
  */
 ASX_API int asx_svc_register(struct asx_svc_repo *repo, const char *name,
 			     asx_svc_factory_fn *factory);
+
+/*
+ * Make a Module factory known under @name for a Stream's "static NAME"
+ * entries.  The built-in Modules pass, counter, framer and cksum are
+ * known without it.  -EEXIST, -EINVAL as asx_svc_register().
+ */
+ASX_API int asx_svc_register_module(struct asx_svc_repo *repo, const char *name,
+				    asx_svc_module_fn *factory);
 
 /*
  * Apply a configuration, from a file or from text (@name is the file name
@@ -154,6 +180,15 @@ ASX_API int asx_svc_remove(struct asx_svc_repo *repo, const char *name);
 ASX_API int asx_svc_list(struct asx_svc_repo *repo, struct asx_svc_info *out, size_t n);
 /* 0 and *info for the service called @name, or -ENOENT. */
 ASX_API int asx_svc_find(struct asx_svc_repo *repo, const char *name, struct asx_svc_info *info);
+
+/*
+ * The Stream a "stream NAME { ... }" directive made, for the program to
+ * put and get messages through (<asx/stream.h>).  0 and *out, -ENOENT (no
+ * such service) or -EMEDIUMTYPE (NAME is not a Stream).  The pointer stays
+ * valid while the Stream is configured, reshaped or not; the program must
+ * stop using it before a configuration removes or replaces the Stream.
+ */
+ASX_API int asx_svc_stream(struct asx_svc_repo *repo, const char *name, struct asx_stream **out);
 
 /* For a service's operations: its private pointer and its name. */
 ASX_API void *asx_svc_priv(const struct asx_svc *svc);

@@ -28,30 +28,7 @@
 
 #include <asx/svc.h>
 
-#include "svc/conf.h"
-
-struct asx_svc {
-	char name[ASX_SVC_NAME_MAX];
-	struct asx_svc_ops ops;		/* the service's, copied and checked */
-	void *priv;
-	enum asx_svc_state state;
-	void *dl;			/* its own dlopen() handle, or NULL */
-	char *library, *factory, *args;	/* the definition (args "" if none) */
-	bool linked_in;			/* from the static registry */
-	struct asx_svc *next;		/* in start order */
-};
-
-struct reg {
-	char name[ASX_SVC_NAME_MAX];
-	asx_svc_factory_fn *factory;
-	struct reg *next;
-};
-
-struct asx_svc_repo {
-	pthread_mutex_t lock;
-	struct asx_svc *svcs;		/* in start order */
-	struct reg *regs;		/* the static registry */
-};
+#include "svc/svc_impl.h"
 
 void *asx_svc_priv(const struct asx_svc *svc) { return svc ? svc->priv : NULL; }
 const char *asx_svc_name(const struct asx_svc *svc) { return svc ? svc->name : NULL; }
@@ -81,9 +58,13 @@ static void free_svc(struct asx_svc *s)
 	free(s);
 }
 
-/* Stop a started service: fini, then its library reference. */
+/* Stop a started service: fini (a Stream: close), then its library reference. */
 static void stop_svc(struct asx_svc *s)
 {
+	if (s->kind == ASX__SVC_STREAMK) {
+		asx__svc_stream_stop(s);
+		return;
+	}
 	s->ops.fini((struct asx_svc *)s);
 	free_svc(s);
 }
@@ -103,7 +84,7 @@ void asx_svc_repo_destroy(struct asx_svc_repo *repo)
 		stop_svc(s);
 	}
 	while (repo->regs) {
-		struct reg *g = repo->regs;
+		struct asx__svc_reg *g = repo->regs;
 
 		repo->regs = g->next;
 		free(g);
@@ -126,22 +107,24 @@ static bool valid_name(const char *n)
 	return true;
 }
 
-int asx_svc_register(struct asx_svc_repo *repo, const char *name, asx_svc_factory_fn *factory)
+int asx__svc_register(struct asx_svc_repo *repo, const char *name, asx_svc_factory_fn *f,
+		      asx_svc_module_fn *m)
 {
-	struct reg *g;
+	struct asx__svc_reg *g;
 	int r = 0;
 
-	if (!repo || !name || !factory || !valid_name(name))
+	if (!repo || !name || (!f && !m) || !valid_name(name))
 		return -EINVAL;
 	pthread_mutex_lock(&repo->lock);
 	for (g = repo->regs; g; g = g->next)
-		if (!strcmp(g->name, name))
+		if (!strcmp(g->name, name) && (f ? !!g->factory : !!g->module))
 			r = -EEXIST;
 	if (!r) {
 		g = calloc(1, sizeof(*g));
 		if (g) {
 			strcpy(g->name, name);
-			g->factory = factory;
+			g->factory = f;
+			g->module = m;
 			g->next = repo->regs;
 			repo->regs = g;
 		} else {
@@ -150,6 +133,11 @@ int asx_svc_register(struct asx_svc_repo *repo, const char *name, asx_svc_factor
 	}
 	pthread_mutex_unlock(&repo->lock);
 	return r;
+}
+
+int asx_svc_register(struct asx_svc_repo *repo, const char *name, asx_svc_factory_fn *factory)
+{
+	return factory ? asx__svc_register(repo, name, factory, NULL) : -EINVAL;
 }
 
 static struct asx_svc *find_locked(struct asx_svc_repo *repo, const char *name)
@@ -162,34 +150,8 @@ static struct asx_svc *find_locked(struct asx_svc_repo *repo, const char *name)
 
 /* ---------------------------------------------------------------- planning */
 
-enum act { KEEP, START, STOP };
-
-/* One service the configuration touches: what runs, what it becomes. */
-struct step {
-	char name[ASX_SVC_NAME_MAX];
-	struct asx_svc *old;		/* running now, or NULL */
-	const struct asx__svc_ent *def;	/* the definition that starts a new one */
-	enum act act;
-	enum asx_svc_state want;
-	const struct asx__svc_ent *why;	/* the directive deciding want (for messages) */
-	unsigned int seq;		/* when a directive last touched it (0: never) */
-	struct asx_svc *fresh;		/* prepare(): the new instance */
-	bool state_changed;		/* prepare(): old's state was changed */
-};
-
-struct plan {
-	struct step *v;
-	size_t n;
-	struct step **order;		/* the steps by seq: the file's order */
-	const char *confdir;		/* for relative library paths */
-	char *err;
-	size_t errlen;
-};
-
-static int say(struct plan *p, const struct asx__svc_ent *e, int r, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int say(struct plan *p, const struct asx__svc_ent *e, int r, const char *fmt, ...)
+int asx__svc_say(struct asx__svc_plan *p, const struct asx__svc_ent *e, int r,
+		 const char *fmt, ...)
 {
 	va_list ap;
 	int n = 0;
@@ -206,7 +168,7 @@ static int say(struct plan *p, const struct asx__svc_ent *e, int r, const char *
 	return r;
 }
 
-static struct step *step_of(struct plan *p, const char *name)
+static struct asx__svc_step *step_of(struct asx__svc_plan *p, const char *name)
 {
 	for (size_t i = 0; i < p->n; i++)
 		if (!strcmp(p->v[i].name, name))
@@ -214,15 +176,10 @@ static struct step *step_of(struct plan *p, const char *name)
 	return NULL;
 }
 
-static const char *args_of(const struct asx__svc_ent *e)
-{
-	return e->args ? e->args : "";
-}
-
 /* Does the running @s have exactly the definition @e? */
 static bool same_def(const struct asx_svc *s, const struct asx__svc_ent *e)
 {
-	if (strcmp(s->args, args_of(e)))
+	if (s->kind != ASX__SVC_OBJECT || strcmp(s->args, asx__svc_args(e)))
 		return false;
 	if (e->dir == ASX__SVC_STATIC)
 		return s->linked_in;
@@ -232,7 +189,7 @@ static bool same_def(const struct asx_svc *s, const struct asx__svc_ent *e)
 
 static int by_seq(const void *a, const void *b)
 {
-	const struct step *x = *(struct step *const *)a, *y = *(struct step *const *)b;
+	const struct asx__svc_step *x = *(struct asx__svc_step *const *)a, *y = *(struct asx__svc_step *const *)b;
 
 	if (x->seq != y->seq)
 		return x->seq < y->seq ? -1 : 1;
@@ -240,7 +197,7 @@ static int by_seq(const void *a, const void *b)
 }
 
 static int plan(struct asx_svc_repo *repo, const struct asx__svc_conf *c, unsigned int flags,
-		struct plan *p)
+		struct asx__svc_plan *p)
 {
 	size_t nsvc = 0;
 
@@ -249,9 +206,9 @@ static int plan(struct asx_svc_repo *repo, const struct asx__svc_conf *c, unsign
 	/* at most one step per running service and per directive */
 	p->v = calloc(nsvc + c->n + 1, sizeof(*p->v));
 	if (!p->v)
-		return say(p, NULL, -ENOMEM, "out of memory");
+		return asx__svc_say(p, NULL, -ENOMEM, "out of memory");
 	for (struct asx_svc *s = repo->svcs; s; s = s->next) {
-		struct step *st = &p->v[p->n++];
+		struct asx__svc_step *st = &p->v[p->n++];
 
 		strcpy(st->name, s->name);
 		st->old = s;
@@ -261,13 +218,13 @@ static int plan(struct asx_svc_repo *repo, const struct asx__svc_conf *c, unsign
 	unsigned int seq = 0;
 
 	for (const struct asx__svc_ent *e = c->head; e; e = e->next) {
-		struct step *st = step_of(p, e->name);
+		struct asx__svc_step *st = step_of(p, e->name);
 
 		switch (e->dir) {
 		case ASX__SVC_DYNAMIC:
 		case ASX__SVC_STATIC:
 			if (e->dir == ASX__SVC_DYNAMIC && e->type != ASX__SVC_T_OBJECT)
-				return say(p, e, -EOPNOTSUPP,
+				return asx__svc_say(p, e, -EOPNOTSUPP,
 					   "'%s': a Module outside a stream is not supported yet (write it in a 'stream' block)",
 					   e->name);
 			if (!st) {
@@ -286,7 +243,7 @@ static int plan(struct asx_svc_repo *repo, const struct asx__svc_conf *c, unsign
 		case ASX__SVC_SUSPEND:
 		case ASX__SVC_RESUME:
 			if (!st || st->act == STOP)
-				return say(p, e, -ENOENT, "no service '%s' to %s", e->name,
+				return asx__svc_say(p, e, -ENOENT, "no service '%s' to %s", e->name,
 					   e->dir == ASX__SVC_REMOVE ? "remove" :
 					   e->dir == ASX__SVC_SUSPEND ? "suspend" : "resume");
 			if (e->dir == ASX__SVC_REMOVE) {
@@ -300,16 +257,31 @@ static int plan(struct asx_svc_repo *repo, const struct asx__svc_conf *c, unsign
 			st->seq = ++seq;
 			break;
 		case ASX__SVC_STREAM:
-			return say(p, e, -EOPNOTSUPP,
-				   "stream '%s': Streams in svc.conf are not supported yet", e->name);
+			if (!st) {
+				st = &p->v[p->n++];
+				strcpy(st->name, e->name);
+			}
+			st->def = e;
+			if (!st->old || st->old->kind != ASX__SVC_STREAMK)
+				st->act = START;
+			else if (asx__svc_stream_same(st->old, e))
+				st->act = KEEP;
+			else
+				st->act = RESHAPE;
+			if (st->act == KEEP)
+				st->def = NULL;
+			st->want = ASX_SVC_ACTIVE;
+			st->why = e;
+			st->seq = ++seq;
+			break;
 		default:
-			return say(p, e, -EINVAL, "unexpected directive");
+			return asx__svc_say(p, e, -EINVAL, "unexpected directive");
 		}
 	}
 	/* prepare() works in the order the directives came */
 	p->order = calloc(p->n + 1, sizeof(*p->order));
 	if (!p->order)
-		return say(p, NULL, -ENOMEM, "out of memory");
+		return asx__svc_say(p, NULL, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < p->n; i++)
 		p->order[i] = &p->v[i];
 	qsort(p->order, p->n, sizeof(*p->order), by_seq);
@@ -318,14 +290,14 @@ static int plan(struct asx_svc_repo *repo, const struct asx__svc_conf *c, unsign
 
 /* ---------------------------------------------------------------- prepare */
 
-static int check_ops(struct plan *p, const struct asx__svc_ent *e, const struct asx_svc_ops *in,
+static int check_ops(struct asx__svc_plan *p, const struct asx__svc_ent *e, const struct asx_svc_ops *in,
 		     struct asx_svc_ops *out)
 {
 	size_t min = offsetof(struct asx_svc_ops, suspend);
 
 	memset(out, 0, sizeof(*out));
 	if (!in || in->sz < min)
-		return say(p, e, -EINVAL,
+		return asx__svc_say(p, e, -EINVAL,
 			   "service '%s': its factory gave no operations, or a table of %zu bytes (ASX_SVC_OPS sets its size)",
 			   e->name, in ? in->sz : 0);
 	if (in->sz > sizeof(*out)) {
@@ -333,20 +305,20 @@ static int check_ops(struct plan *p, const struct asx__svc_ent *e, const struct 
 
 		for (size_t i = 0; i < in->sz - sizeof(*out); i++)
 			if (tail[i])
-				return say(p, e, -E2BIG,
+				return asx__svc_say(p, e, -E2BIG,
 					   "service '%s': its operations table has %zu bytes, this libasx knows %zu and the rest is not empty",
 					   e->name, in->sz, sizeof(*out));
 	}
 	memcpy(out, in, in->sz < sizeof(*out) ? in->sz : sizeof(*out));
 	out->sz = sizeof(*out);
 	if (!out->init || !out->fini)
-		return say(p, e, -EINVAL, "service '%s': its operations have no %s", e->name,
+		return asx__svc_say(p, e, -EINVAL, "service '%s': its operations have no %s", e->name,
 			   out->init ? "fini" : "init");
 	return 0;
 }
 
 /* The library path as dlopen() should see it. */
-static char *lib_path(struct plan *p, const char *path)
+static char *lib_path(struct asx__svc_plan *p, const char *path)
 {
 	char *s = NULL;
 
@@ -357,61 +329,72 @@ static char *lib_path(struct plan *p, const char *path)
 	return s;
 }
 
-static int load_factory(struct asx_svc_repo *repo, struct plan *p, const struct asx__svc_ent *e,
-			struct asx_svc *s, asx_svc_factory_fn **fn)
+int asx__svc_load(struct asx__svc_plan *p, const struct asx__svc_ent *e, void **dl, void **fn)
 {
+	const char *what = e->type == ASX__SVC_T_MODULE ? "module" : "service";
+	const char *macro = e->type == ASX__SVC_T_MODULE ? "ASX_SVC_MODULE_FACTORY" :
+			    "ASX_SVC_FACTORY";
 	const unsigned int *abi;
 	char *stamp = NULL, *path;
 	const char *why;
-	void *sym;
+
+	path = lib_path(p, e->path);
+	if (!path)
+		return asx__svc_say(p, e, -ENOMEM, "out of memory");
+	*dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	free(path);
+	if (!*dl) {
+		why = dlerror();
+		return asx__svc_say(p, e, -ENOENT, "%s '%s': cannot load %s: %s", what, e->name,
+				    e->path, why ? why : "unknown error");
+	}
+	dlerror();
+	*fn = dlsym(*dl, e->factory);
+	if (!*fn)
+		return asx__svc_say(p, e, -ENOENT, "%s '%s': %s has no function %s", what, e->name,
+				    e->path, e->factory);
+	if (asprintf(&stamp, "%s_asx_svc_abi", e->factory) < 0)
+		return asx__svc_say(p, e, -ENOMEM, "out of memory");
+	abi = dlsym(*dl, stamp);
+	free(stamp);
+	if (!abi)
+		return asx__svc_say(p, e, -ENOEXEC,
+				    "%s '%s': %s in %s has no ABI stamp (define it with %s())",
+				    what, e->name, e->factory, e->path, macro);
+	if (*abi != ASX_SVC_ABI)
+		return asx__svc_say(p, e, -ENOEXEC,
+				    "%s '%s': %s was built for service ABI %u, this libasx has ABI %u: rebuild it against this libasx",
+				    what, e->name, e->path, *abi, ASX_SVC_ABI);
+	return 0;
+}
+
+static int load_factory(struct asx_svc_repo *repo, struct asx__svc_plan *p,
+			const struct asx__svc_ent *e, struct asx_svc *s, asx_svc_factory_fn **fn)
+{
+	void *sym = NULL;
+	int r;
 
 	if (e->dir == ASX__SVC_STATIC) {
-		for (struct reg *g = repo->regs; g; g = g->next)
-			if (!strcmp(g->name, e->name)) {
+		for (struct asx__svc_reg *g = repo->regs; g; g = g->next)
+			if (g->factory && !strcmp(g->name, e->name)) {
 				*fn = g->factory;
 				s->linked_in = true;
 				return 0;
 			}
-		return say(p, e, -ENOENT,
+		return asx__svc_say(p, e, -ENOENT,
 			   "static service '%s': the program registered no factory of that name (asx_svc_register())",
 			   e->name);
 	}
-	path = lib_path(p, e->path);
-	if (!path)
-		return say(p, e, -ENOMEM, "out of memory");
-	s->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!s->dl) {
-		why = dlerror();
-		say(p, e, -ENOENT, "service '%s': cannot load %s: %s", e->name, e->path,
-		    why ? why : "unknown error");
-		free(path);
-		return -ENOENT;
-	}
-	free(path);
-	dlerror();
-	sym = dlsym(s->dl, e->factory);
-	if (!sym)
-		return say(p, e, -ENOENT, "service '%s': %s has no function %s", e->name,
-			   e->path, e->factory);
-	if (asprintf(&stamp, "%s_asx_svc_abi", e->factory) < 0)
-		return say(p, e, -ENOMEM, "out of memory");
-	abi = dlsym(s->dl, stamp);
-	free(stamp);
-	if (!abi)
-		return say(p, e, -ENOEXEC,
-			   "service '%s': %s in %s has no ABI stamp (define it with ASX_SVC_FACTORY())",
-			   e->name, e->factory, e->path);
-	if (*abi != ASX_SVC_ABI)
-		return say(p, e, -ENOEXEC,
-			   "service '%s': %s was built for service ABI %u, this libasx has ABI %u: rebuild it against this libasx",
-			   e->name, e->path, *abi, ASX_SVC_ABI);
+	r = asx__svc_load(p, e, &s->dl, &sym);
+	if (r)
+		return r;
 	/* a data pointer to a function pointer, as dlsym() requires of POSIX */
 	memcpy(fn, &sym, sizeof(*fn));
 	return 0;
 }
 
 /* Make, check and initialise @st's new instance. */
-static int start_one(struct asx_svc_repo *repo, struct plan *p, struct step *st)
+static int start_one(struct asx_svc_repo *repo, struct asx__svc_plan *p, struct asx__svc_step *st)
 {
 	const struct asx__svc_ent *e = st->def;
 	const struct asx_svc_ops *ops = NULL;
@@ -422,14 +405,15 @@ static int start_one(struct asx_svc_repo *repo, struct plan *p, struct step *st)
 
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return say(p, e, -ENOMEM, "out of memory");
+		return asx__svc_say(p, e, -ENOMEM, "out of memory");
 	strcpy(s->name, e->name);
-	s->args = strdup(args_of(e));
+	s->kind = ASX__SVC_OBJECT;
+	s->args = strdup(asx__svc_args(e));
 	s->factory = strdup(e->dir == ASX__SVC_STATIC ? e->name : e->factory);
 	if (e->dir == ASX__SVC_DYNAMIC)
 		s->library = strdup(e->path);
 	if (!s->args || !s->factory || (e->dir == ASX__SVC_DYNAMIC && !s->library)) {
-		r = say(p, e, -ENOMEM, "out of memory");
+		r = asx__svc_say(p, e, -ENOMEM, "out of memory");
 		goto fail;
 	}
 	r = load_factory(repo, p, e, s, &fn);
@@ -437,7 +421,7 @@ static int start_one(struct asx_svc_repo *repo, struct plan *p, struct step *st)
 		goto fail;
 	r = fn(e->name, &ops, &s->priv);
 	if (r) {
-		say(p, e, r, "service '%s': its factory failed: %s", e->name, strerror(-r));
+		asx__svc_say(p, e, r, "service '%s': its factory failed: %s", e->name, strerror(-r));
 		goto fail;
 	}
 	r = check_ops(p, e, ops, &s->ops);
@@ -446,13 +430,13 @@ static int start_one(struct asx_svc_repo *repo, struct plan *p, struct step *st)
 	/* from here on fini is owed, whatever happens: it frees what the factory made */
 	r = asx__svc_split_args(e->name, e->args, &argc, &argv);
 	if (r) {
-		say(p, e, r, "service '%s': a quote in its parameters is not closed", e->name);
+		asx__svc_say(p, e, r, "service '%s': a quote in its parameters is not closed", e->name);
 		goto fail_fini;
 	}
 	r = s->ops.init(s, argc, argv);
 	free(argv);
 	if (r) {
-		say(p, e, r < 0 ? r : -EINVAL, "service '%s': init failed: %s", e->name,
+		asx__svc_say(p, e, r < 0 ? r : -EINVAL, "service '%s': init failed: %s", e->name,
 		    strerror(r < 0 ? -r : EINVAL));
 		r = r < 0 ? r : -EINVAL;
 		goto fail_fini;
@@ -468,33 +452,38 @@ fail:
 	return r;
 }
 
-static int set_state(struct plan *p, struct asx_svc *s, enum asx_svc_state want,
+static int set_state(struct asx__svc_plan *p, struct asx_svc *s, enum asx_svc_state want,
 		     const struct asx__svc_ent *why)
 {
 	int r;
 
 	if (s->state == want)
 		return 0;
+	if (s->kind == ASX__SVC_STREAMK)
+		return asx__svc_say(p, why, -EOPNOTSUPP, "Stream '%s' cannot be suspended or resumed",
+				    s->name);
 	if (want == ASX_SVC_SUSPENDED && !s->ops.suspend)
-		return say(p, why, -EOPNOTSUPP, "service '%s' cannot be suspended (it has no suspend operation)",
+		return asx__svc_say(p, why, -EOPNOTSUPP, "service '%s' cannot be suspended (it has no suspend operation)",
 			   s->name);
 	if (want == ASX_SVC_ACTIVE && !s->ops.resume)
-		return say(p, why, -EOPNOTSUPP, "service '%s' cannot be resumed (it has no resume operation)",
+		return asx__svc_say(p, why, -EOPNOTSUPP, "service '%s' cannot be resumed (it has no resume operation)",
 			   s->name);
 	r = want == ASX_SVC_SUSPENDED ? s->ops.suspend(s) : s->ops.resume(s);
 	if (r)
-		return say(p, why, r < 0 ? r : -EINVAL, "service '%s': %s failed: %s", s->name,
+		return asx__svc_say(p, why, r < 0 ? r : -EINVAL, "service '%s': %s failed: %s", s->name,
 			   want == ASX_SVC_SUSPENDED ? "suspend" : "resume",
 			   strerror(r < 0 ? -r : EINVAL));
 	s->state = want;
 	return 0;
 }
 
-static void undo(struct plan *p, size_t upto)
+static void undo(struct asx_svc_repo *repo, struct asx__svc_plan *p, size_t upto)
 {
 	for (size_t i = upto; i-- > 0;) {
-		struct step *st = p->order[i];
+		struct asx__svc_step *st = p->order[i];
 
+		if (st->act == RESHAPE && st->mods)
+			asx__svc_stream_unshape(repo, st);
 		if (st->fresh) {
 			stop_svc(st->fresh);
 			st->fresh = NULL;
@@ -513,13 +502,17 @@ static void undo(struct plan *p, size_t upto)
 	}
 }
 
-static int prepare(struct asx_svc_repo *repo, struct plan *p)
+static int prepare(struct asx_svc_repo *repo, struct asx__svc_plan *p)
 {
 	for (size_t i = 0; i < p->n; i++) {
-		struct step *st = p->order[i];
+		struct asx__svc_step *st = p->order[i];
 		int r = 0;
 
-		if (st->act == START) {
+		if (st->act == START && st->def->dir == ASX__SVC_STREAM) {
+			r = asx__svc_stream_start(repo, p, st);
+		} else if (st->act == RESHAPE) {
+			r = asx__svc_stream_reshape(repo, p, st);
+		} else if (st->act == START) {
 			r = start_one(repo, p, st);
 			if (!r && st->want == ASX_SVC_SUSPENDED)
 				r = set_state(p, st->fresh, st->want, st->why);
@@ -532,7 +525,7 @@ static int prepare(struct asx_svc_repo *repo, struct plan *p)
 			st->state_changed = !r;
 		}
 		if (r) {
-			undo(p, i);
+			undo(repo, p, i);
 			return r;
 		}
 	}
@@ -541,15 +534,17 @@ static int prepare(struct asx_svc_repo *repo, struct plan *p)
 
 /* ---------------------------------------------------------------- commit */
 
-static void commit(struct asx_svc_repo *repo, struct plan *p)
+static void commit(struct asx_svc_repo *repo, struct asx__svc_plan *p)
 {
 	struct asx_svc **pp;
 
 	/* the new instances in place: a replacement where its predecessor was */
 	for (size_t i = 0; i < p->n; i++) {
-		struct step *st = &p->v[i];
+		struct asx__svc_step *st = &p->v[i];
 
-		if (st->act == KEEP || (!st->old && !st->fresh))
+		if (st->act == RESHAPE)
+			asx__svc_stream_commit(st);
+		if (st->act == KEEP || st->act == RESHAPE || (!st->old && !st->fresh))
 			continue;
 		if (st->old) {
 			for (pp = &repo->svcs; *pp != st->old; pp = &(*pp)->next)
@@ -568,14 +563,14 @@ static void commit(struct asx_svc_repo *repo, struct plan *p)
 	}
 	/* then what they replace and what was removed, latest started first */
 	for (size_t i = p->n; i-- > 0;)
-		if (p->v[i].act != KEEP && p->v[i].old)
+		if (p->v[i].act != KEEP && p->v[i].act != RESHAPE && p->v[i].old)
 			stop_svc(p->v[i].old);
 }
 
 static int apply(struct asx_svc_repo *repo, const struct asx__svc_conf *c, const char *name,
 		 unsigned int flags, char *err, size_t errlen)
 {
-	struct plan p = { .err = err, .errlen = errlen };
+	struct asx__svc_plan p = { .err = err, .errlen = errlen };
 	const char *slash = strrchr(name, '/');
 	char *dir = slash ? strndup(name, (size_t)(slash - name)) : NULL;
 	int r;
@@ -659,7 +654,7 @@ int asx_svc_check_file(const char *path, char *err, size_t errlen)
 
 static int by_name(struct asx_svc_repo *repo, const char *name, int what)
 {
-	struct plan p = { 0 };
+	struct asx__svc_plan p = { 0 };
 	struct asx_svc *s, **pp;
 	int r = 0;
 
@@ -705,7 +700,18 @@ static void describe(struct asx_svc *s, struct asx_svc_info *in)
 	in->library = s->library;
 	in->factory = s->factory;
 	in->args = s->args;
-	if (s->ops.info) {
+	if (s->kind == ASX__SVC_STREAMK) {
+		size_t n = (size_t)snprintf(in->desc, sizeof(in->desc), "Stream, modules bottom first:");
+
+		in->factory = "stream";
+		in->args = "";
+		for (size_t i = 0; i < s->nmods && n < sizeof(in->desc); i++)
+			n += (size_t)snprintf(in->desc + n, sizeof(in->desc) - n, " %s", s->mods[i].name);
+		if (!s->nmods)
+			snprintf(in->desc, sizeof(in->desc), "Stream, no modules");
+		if (n >= sizeof(in->desc))	/* said, not silently cut */
+			memcpy(in->desc + sizeof(in->desc) - 4, "...", 4);
+	} else if (s->ops.info) {
 		s->ops.info(s, in->desc, sizeof(in->desc));
 		in->desc[sizeof(in->desc) - 1] = '\0';
 	}

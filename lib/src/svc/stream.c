@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * stream.c - Streams configured in svc.conf ("stream NAME { modules }"),
+ * the second half of applying a configuration (repo.c is the first).
+ *
+ * A new Stream is opened and its Modules pushed bottom first.  A running
+ * one whose module list changed is reshaped in place, while messages flow,
+ * with the Stream's own live operations: in prepare(), top down, a Module
+ * whose definition changed is replaced (asx_stream_replace: nothing lost,
+ * order kept) and a new one inserted below the one above it; each step is
+ * logged so that a failure later in the transaction can undo it (an
+ * inserted Module removed, a replaced one replaced back by a fresh Module
+ * of its old definition).  Modules the new list drops are removed only at
+ * commit, when nothing can fail any more.  Kept Modules must stay in the
+ * same order: a list that moves one is refused.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <asx/modules.h>
+#include <asx/stream.h>
+
+#include "svc/svc_impl.h"
+
+static int mk_pass(const char *n, struct asx_module **o) { *o = asx_mod_pass(n); return *o ? 0 : -ENOMEM; }
+static int mk_counter(const char *n, struct asx_module **o) { *o = asx_mod_counter(n); return *o ? 0 : -ENOMEM; }
+static int mk_framer(const char *n, struct asx_module **o) { *o = asx_mod_framer(n); return *o ? 0 : -ENOMEM; }
+static int mk_cksum(const char *n, struct asx_module **o) { *o = asx_mod_cksum(n); return *o ? 0 : -ENOMEM; }
+
+static const struct { const char *name; asx_svc_module_fn *fn; } builtins[] = {
+	{ "pass", mk_pass }, { "counter", mk_counter }, { "framer", mk_framer }, { "cksum", mk_cksum },
+};
+
+void asx__svc_mods_free(struct asx__svc_mod *mods, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(mods[i].library);
+		free(mods[i].factory);
+		free(mods[i].args);
+	}
+	free(mods);
+}
+
+/* Close the handles of @mods (after the Stream let go of their Modules). */
+static void mods_unload(struct asx__svc_mod *mods, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (mods[i].dl) {
+			dlclose(mods[i].dl);
+			mods[i].dl = NULL;
+		}
+}
+
+static bool same_mod(const struct asx__svc_mod *m, const struct asx__svc_ent *e)
+{
+	if (strcmp(m->name, e->name) || strcmp(m->args, asx__svc_args(e)))
+		return false;
+	if (e->dir == ASX__SVC_STATIC)
+		return !m->dynamic;
+	return m->dynamic && !strcmp(m->factory, e->factory) && !strcmp(m->library, e->path);
+}
+
+bool asx__svc_stream_same(const struct asx_svc *s, const struct asx__svc_ent *e)
+{
+	if (s->kind != ASX__SVC_STREAMK || s->nmods != e->nmods)
+		return false;
+	for (size_t i = 0; i < e->nmods; i++)
+		if (!same_mod(&s->mods[i], &e->mods[i]))
+			return false;
+	return true;
+}
+
+/* The definitions of @e's modules, copied (library handles not yet open). */
+static int copy_mods(struct asx__svc_plan *p, const struct asx__svc_ent *e,
+		     struct asx__svc_mod **out)
+{
+	struct asx__svc_mod *m = calloc(e->nmods + 1, sizeof(*m));
+
+	*out = m;
+	if (!m)
+		return asx__svc_say(p, e, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < e->nmods; i++) {
+		const struct asx__svc_ent *d = &e->mods[i];
+
+		strcpy(m[i].name, d->name);
+		m[i].dynamic = d->dir == ASX__SVC_DYNAMIC;
+		m[i].args = strdup(asx__svc_args(d));
+		m[i].factory = strdup(m[i].dynamic ? d->factory : d->name);
+		m[i].library = m[i].dynamic ? strdup(d->path) : NULL;
+		if (!m[i].args || !m[i].factory || (m[i].dynamic && !m[i].library))
+			return asx__svc_say(p, e, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* Make the Module @d defines; a dynamic one's library handle goes to *dl. */
+static int make_mod(struct asx_svc_repo *repo, struct asx__svc_plan *p, const char *stream,
+		    const struct asx__svc_ent *d, void **dl, struct asx_module **out)
+{
+	asx_svc_module_fn *fn = NULL;
+	void *sym = NULL;
+	int r;
+
+	*out = NULL;
+	*dl = NULL;
+	if (d->dir == ASX__SVC_KERNEL)
+		return asx__svc_say(p, d, -EOPNOTSUPP,
+				    "stream '%s': kernel modules in svc.conf are not supported yet", stream);
+	if (d->dir == ASX__SVC_STATIC) {
+		for (struct asx__svc_reg *g = repo->regs; g && !fn; g = g->next)
+			if (g->module && !strcmp(g->name, d->name))
+				fn = g->module;
+		for (size_t i = 0; !fn && i < sizeof(builtins) / sizeof(builtins[0]); i++)
+			if (!strcmp(builtins[i].name, d->name))
+				fn = builtins[i].fn;
+		if (!fn)
+			return asx__svc_say(p, d, -ENOENT,
+					    "stream '%s': no module '%s' (built in: pass, counter, framer, cksum; others with asx_svc_register_module())",
+					    stream, d->name);
+	} else {
+		r = asx__svc_load(p, d, dl, &sym);
+		if (r)
+			goto unload;
+		memcpy(&fn, &sym, sizeof(fn));
+	}
+	r = fn(d->name, out);
+	if (!r && !*out)
+		r = -ENOMEM;
+	if (r) {
+		asx__svc_say(p, d, r, "stream '%s': module '%s': its factory failed: %s", stream,
+			     d->name, strerror(-r));
+		goto unload;
+	}
+	return 0;
+unload:
+	if (*dl)
+		dlclose(*dl);
+	*dl = NULL;
+	*out = NULL;
+	return r;
+}
+
+/*
+ * Put @mod into the Stream: replace @old_name, insert below @above, or
+ * push (both NULL); with @d's parameters.  The Stream takes @mod on success.
+ */
+static int place(struct asx__svc_plan *p, struct asx_stream *s, const char *stream,
+		 const struct asx__svc_ent *d, struct asx_module *mod, const char *old_name,
+		 const char *above)
+{
+	char **argv;
+	int argc, r;
+
+	r = asx__svc_split_args(d->name, d->args, &argc, &argv);
+	if (r) {
+		asx_module_destroy(mod);
+		return asx__svc_say(p, d, r, "stream '%s': module '%s': a quote in its parameters is not closed",
+				    stream, d->name);
+	}
+	if (old_name)
+		r = asx_stream_replace(s, old_name, mod, argc, argv);
+	else if (above)
+		r = asx_stream_insert(s, above, mod, argc, argv);
+	else
+		r = asx_stream_push(s, mod, argc, argv);
+	free(argv);
+	if (r) {
+		asx_module_destroy(mod);
+		return asx__svc_say(p, d, r, "stream '%s': module '%s': %s failed: %s", stream, d->name,
+				    old_name ? "replace" : "open", strerror(-r));
+	}
+	return 0;
+}
+
+int asx__svc_stream_start(struct asx_svc_repo *repo, struct asx__svc_plan *p,
+			  struct asx__svc_step *st)
+{
+	const struct asx__svc_ent *e = st->def;
+	struct asx_svc *s = calloc(1, sizeof(*s));
+	int r;
+
+	if (!s)
+		return asx__svc_say(p, e, -ENOMEM, "out of memory");
+	strcpy(s->name, e->name);
+	s->kind = ASX__SVC_STREAMK;
+	s->state = ASX_SVC_ACTIVE;
+	s->nmods = e->nmods;
+	r = copy_mods(p, e, &s->mods);
+	if (!r && e->kernel)
+		r = asx__svc_say(p, e, -EOPNOTSUPP,
+				 "stream '%s': kernel Streams in svc.conf are not supported yet", e->name);
+	if (!r) {
+		r = asx_stream_open(&s->stream, NULL);
+		if (r)
+			asx__svc_say(p, e, r, "stream '%s': cannot open it: %s", e->name, strerror(-r));
+	}
+	for (size_t i = 0; !r && i < e->nmods; i++) {
+		struct asx_module *mod;
+
+		r = make_mod(repo, p, e->name, &e->mods[i], &s->mods[i].dl, &mod);
+		if (!r)
+			r = place(p, s->stream, e->name, &e->mods[i], mod, NULL, NULL);
+	}
+	if (r) {
+		asx__svc_stream_stop(s);
+		return r;
+	}
+	st->fresh = s;
+	return 0;
+}
+
+/* Index of module @name in @mods, or -1. */
+static long find_mod(const struct asx__svc_mod *mods, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(mods[i].name, name))
+			return (long)i;
+	return -1;
+}
+
+static void log_undo(struct asx__svc_step *st, int what, size_t old, const char *name, void *dl)
+{
+	struct asx__svc_undo *u = &st->undo[st->nundo++];	/* sized by reshape */
+
+	u->what = what;
+	u->old = old;
+	strcpy(u->name, name);
+	u->dl = dl;
+}
+
+int asx__svc_stream_reshape(struct asx_svc_repo *repo, struct asx__svc_plan *p,
+			    struct asx__svc_step *st)
+{
+	const struct asx__svc_ent *e = st->def;
+	struct asx_svc *s = st->old;
+	long last = (long)s->nmods;
+	int r;
+
+	if (e->kernel)
+		return asx__svc_say(p, e, -EOPNOTSUPP,
+				    "stream '%s': kernel Streams in svc.conf are not supported yet", e->name);
+	/* kept modules must keep their order: top down, their old indexes fall */
+	for (size_t i = e->nmods; i-- > 0;) {
+		long k = find_mod(s->mods, s->nmods, e->mods[i].name);
+
+		if (k < 0)
+			continue;
+		if (k > last)
+			return asx__svc_say(p, &e->mods[i], -EOPNOTSUPP,
+					    "stream '%s': module '%s' would move past '%s': a running Stream keeps its modules' order (remove it in one reload, add it back in the next)",
+					    e->name, e->mods[i].name, s->mods[last].name);
+		last = k;
+	}
+	r = copy_mods(p, e, &st->mods);
+	st->nmods = e->nmods;
+	/* one entry per module at most: logging cannot fail once a Module is in */
+	st->undo = calloc(e->nmods + 1, sizeof(*st->undo));
+	if (!r && !st->undo)
+		r = asx__svc_say(p, e, -ENOMEM, "out of memory");
+	/* top down: each module's upper neighbour is in place when it comes */
+	for (size_t i = e->nmods; !r && i-- > 0;) {
+		const struct asx__svc_ent *d = &e->mods[i];
+		long k = find_mod(s->mods, s->nmods, d->name);
+		struct asx_module *mod;
+		void *dl;
+
+		if (k >= 0 && same_mod(&s->mods[k], d)) {
+			st->mods[i].dl = s->mods[k].dl;	/* borrowed: the Module stays */
+			st->mods[i].kept = true;
+			continue;
+		}
+		r = make_mod(repo, p, e->name, d, &dl, &mod);
+		if (r)
+			break;
+		r = place(p, s->stream, e->name, d, mod, k >= 0 ? d->name : NULL,
+			  i + 1 < e->nmods ? e->mods[i + 1].name : "head");
+		if (r) {
+			if (dl)
+				dlclose(dl);
+			break;
+		}
+		log_undo(st, k >= 0 ? UNDO_REPLACED : UNDO_INSERTED, (size_t)k, d->name, dl);
+		st->mods[i].dl = dl;
+	}
+	if (r)
+		asx__svc_stream_unshape(repo, st);
+	return r;
+}
+
+void asx__svc_stream_unshape(struct asx_svc_repo *repo, struct asx__svc_step *st)
+{
+	struct asx_svc *s = st->old;
+	struct asx__svc_plan quiet = { 0 };
+
+	for (size_t i = st->nundo; i-- > 0;) {
+		struct asx__svc_undo *u = &st->undo[i];
+
+		if (u->what == UNDO_INSERTED) {
+			(void)asx_stream_remove(s->stream, u->name);
+		} else {
+			/* a fresh Module of the old definition takes its place again */
+			const struct asx__svc_mod *m = &s->mods[u->old];
+			struct asx__svc_ent d = { .dir = m->dynamic ? ASX__SVC_DYNAMIC : ASX__SVC_STATIC,
+						  .type = ASX__SVC_T_MODULE, .path = m->library,
+						  .factory = m->factory, .args = m->args };
+			struct asx_module *mod;
+			void *dl;
+
+			strcpy(d.name, m->name);
+			if (!make_mod(repo, &quiet, s->name, &d, &dl, &mod))
+				(void)place(&quiet, s->stream, s->name, &d, mod, m->name, NULL);
+			/* the old list still holds its own reference to the library */
+			if (dl)
+				dlclose(dl);
+		}
+		if (u->dl)	/* the new Module is gone: its library may go */
+			dlclose(u->dl);
+	}
+	free(st->undo);
+	st->undo = NULL;
+	st->nundo = 0;
+	/* the new list's handles were closed above or are borrowed */
+	asx__svc_mods_free(st->mods, st->nmods);
+	st->mods = NULL;
+	st->nmods = 0;
+}
+
+void asx__svc_stream_commit(struct asx__svc_step *st)
+{
+	struct asx_svc *s = st->old;
+
+	/* what the new list drops leaves now; replaced Modules' old handles go */
+	for (size_t i = 0; i < s->nmods; i++) {
+		long k = find_mod(st->mods, st->nmods, s->mods[i].name);
+
+		if (k < 0)
+			(void)asx_stream_remove(s->stream, s->mods[i].name);
+		if ((k < 0 || !st->mods[k].kept) && s->mods[i].dl)
+			dlclose(s->mods[i].dl);
+	}
+	for (size_t i = 0; i < st->nmods; i++)
+		st->mods[i].kept = false;
+	asx__svc_mods_free(s->mods, s->nmods);
+	s->mods = st->mods;
+	s->nmods = st->nmods;
+	st->mods = NULL;
+	st->nmods = 0;
+	free(st->undo);
+	st->undo = NULL;
+	st->nundo = 0;
+}
+
+void asx__svc_stream_stop(struct asx_svc *s)
+{
+	if (s->stream)
+		asx_stream_close(s->stream);	/* closes and frees its Modules */
+	mods_unload(s->mods, s->nmods);
+	asx__svc_mods_free(s->mods, s->nmods);
+	free(s);
+}
+
+int asx_svc_register_module(struct asx_svc_repo *repo, const char *name, asx_svc_module_fn *factory)
+{
+	return asx__svc_register(repo, name, NULL, factory);
+}
+
+int asx_svc_stream(struct asx_svc_repo *repo, const char *name, struct asx_stream **out)
+{
+	int r = -ENOENT;
+
+	if (!repo || !name || !out)
+		return -EINVAL;
+	*out = NULL;
+	pthread_mutex_lock(&repo->lock);
+	for (struct asx_svc *s = repo->svcs; s; s = s->next)
+		if (!strcmp(s->name, name)) {
+			r = s->kind == ASX__SVC_STREAMK ? 0 : -EMEDIUMTYPE;
+			if (!r)
+				*out = s->stream;
+			break;
+		}
+	pthread_mutex_unlock(&repo->lock);
+	return r;
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * svc_impl.h - the Service Repository's insides, shared by repo.c (service
+ * objects, planning, the transaction) and stream.c (Streams configured in
+ * svc.conf, reshaped while they run).  The two are halves of one concern:
+ * applying a configuration.
+ */
+#ifndef ASX_SRC_SVC_IMPL_H
+#define ASX_SRC_SVC_IMPL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include <asx/svc.h>
+
+#include "svc/conf.h"
+
+/* One Module of a configured Stream, as its definition gave it. */
+struct asx__svc_mod {
+	char name[ASX__SVC_NAME_MAX];
+	bool dynamic;			/* from a shared object */
+	char *library, *factory, *args;	/* args "" if none; library NULL if linked in */
+	void *dl;			/* dynamic: its dlopen() handle */
+	bool kept;			/* a reshape's new list: the running Module stays,
+					 * dl is borrowed from the old list */
+};
+
+enum asx__svc_kind { ASX__SVC_OBJECT = 1, ASX__SVC_STREAMK };
+
+struct asx_svc {
+	char name[ASX_SVC_NAME_MAX];
+	enum asx__svc_kind kind;
+	struct asx_svc_ops ops;		/* a service object's, copied and checked */
+	void *priv;
+	enum asx_svc_state state;
+	void *dl;			/* its own dlopen() handle, or NULL */
+	char *library, *factory, *args;	/* the definition (args "" if none) */
+	bool linked_in;			/* from the static registry */
+	/* a Stream: */
+	struct asx_stream *stream;
+	struct asx__svc_mod *mods;	/* bottom first */
+	size_t nmods;
+	struct asx_svc *next;		/* in start order */
+};
+
+struct asx__svc_reg {
+	char name[ASX_SVC_NAME_MAX];
+	asx_svc_factory_fn *factory;		/* a service object, or */
+	asx_svc_module_fn *module;		/* a Module */
+	struct asx__svc_reg *next;
+};
+
+struct asx_svc_repo {
+	pthread_mutex_t lock;
+	struct asx_svc *svcs;		/* in start order */
+	struct asx__svc_reg *regs;	/* the static registry */
+};
+
+enum asx__svc_act { KEEP, START, STOP, RESHAPE };
+
+/* An operation done on a running Stream, to undo if the transaction fails. */
+struct asx__svc_undo {
+	enum { UNDO_INSERTED, UNDO_REPLACED } what;
+	size_t old;			/* UNDO_REPLACED: index in the old list */
+	char name[ASX__SVC_NAME_MAX];
+	void *dl;			/* the new Module's library handle */
+};
+
+/* One service the configuration touches: what runs, what it becomes. */
+struct asx__svc_step {
+	char name[ASX_SVC_NAME_MAX];
+	struct asx_svc *old;		/* running now, or NULL */
+	const struct asx__svc_ent *def;	/* the definition that starts or reshapes it */
+	enum asx__svc_act act;
+	enum asx_svc_state want;
+	const struct asx__svc_ent *why;	/* the directive deciding want (for messages) */
+	unsigned int seq;		/* when a directive last touched it (0: never) */
+	struct asx_svc *fresh;		/* prepare(): the new instance */
+	bool state_changed;		/* prepare(): old's state was changed */
+	/* RESHAPE: what was done to old->stream, and the module list it gets */
+	struct asx__svc_undo *undo;
+	size_t nundo;
+	struct asx__svc_mod *mods;
+	size_t nmods;
+};
+
+struct asx__svc_plan {
+	struct asx__svc_step *v;
+	size_t n;
+	struct asx__svc_step **order;	/* the steps by seq: the file's order */
+	const char *confdir;		/* for relative library paths */
+	char *err;
+	size_t errlen;
+};
+
+/* Write "file:line:col: " (if @e) and the message into the plan's error; returns @r. */
+int asx__svc_say(struct asx__svc_plan *p, const struct asx__svc_ent *e, int r,
+		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static inline const char *asx__svc_args(const struct asx__svc_ent *e)
+{
+	return e->args ? e->args : "";
+}
+
+/* dlopen @e's library (relative to the plan's directory) and find @e's factory, checked. */
+int asx__svc_load(struct asx__svc_plan *p, const struct asx__svc_ent *e, void **dl, void **fn);
+
+/* Register a service (@f) or Module (@m) factory under @name. */
+int asx__svc_register(struct asx_svc_repo *repo, const char *name, asx_svc_factory_fn *f,
+		      asx_svc_module_fn *m);
+
+/* stream.c */
+bool asx__svc_stream_same(const struct asx_svc *s, const struct asx__svc_ent *e);
+int asx__svc_stream_start(struct asx_svc_repo *repo, struct asx__svc_plan *p,
+			  struct asx__svc_step *st);
+int asx__svc_stream_reshape(struct asx_svc_repo *repo, struct asx__svc_plan *p,
+			    struct asx__svc_step *st);
+void asx__svc_stream_unshape(struct asx_svc_repo *repo, struct asx__svc_step *st);
+void asx__svc_stream_commit(struct asx__svc_step *st);
+void asx__svc_stream_stop(struct asx_svc *s);
+void asx__svc_mods_free(struct asx__svc_mod *mods, size_t n);
+
+#endif /* ASX_SRC_SVC_IMPL_H */
