@@ -307,7 +307,8 @@ need = ["msgq_ratio_vs_pthread", "mutex_ratio_vs_pthread",
         "over_tirpc_16", "over_tirpc_4096", "over_memcpy_4096",
         "mp_gbps", "lp_gbps", "touch_once_gbps", "mp_over_limit",
         "prio_1vp_ns", "prio_extra_ns", "raw_switch_ns", "pthread_cond_ns",
-        "pthread_yield_ns", "prio2_block_s", "prio2_sync_s", "prio2_over_prio1_sync"]
+        "pthread_yield_ns", "prio2_block_s", "prio2_sync_s", "prio2_over_prio1_sync",
+        "svc_throughput_ratio", "svc_lost", "svc_pause_p99_us"]
 missing = [k for k in need if k not in d]
 if missing:
     sys.exit("missing keys: %s" % missing)
