@@ -21,30 +21,18 @@ vm="$top/tools/vm/asx-vm"
 tap_tail=30
 . "$top/tools/lib/tap-expect.sh"
 
-# check NAME WANT_RC WANT_OUTPUT [WANT_OUTPUT...] -- ASX-VM-ARGS...
-check() {
-	local name=$1 want=$2 wants=()
-	shift 2
-	while [ "$1" != -- ]; do
-		wants+=("$1")
-		shift
-	done
-	shift
-	tap_expect "$name" "$want" "${wants[@]}" -- "$vm" "$@"
-}
-
 echo "TAP version 13"
 echo "1..5"
-check "true passes and its output reaches stdout" 0 "asx-vm-selftest-marker" -- \
+tap_expect "true passes and its output reaches stdout" 0 "asx-vm-selftest-marker" -- "$vm" \
 	sh -c 'test -c /dev/asx && echo scratch > /tmp/asx-vm-scratch && echo asx-vm-selftest-marker'
-check "a failing command fails with its status" 3 "command failed with exit status 3" -- \
+tap_expect "a failing command fails with its status" 3 "command failed with exit status 3" -- "$vm" \
 	sh -c 'exit 3'
-check "a WARNING: in the kernel log fails the run" 123 "WARNING: asx-vm self-test" -- \
+tap_expect "a WARNING: in the kernel log fails the run" 123 "WARNING: asx-vm self-test" -- "$vm" \
 	sh -c 'echo "WARNING: asx-vm self-test" > /dev/kmsg'
-check "a hung command times out with a post-mortem" 125 "did not finish within 90s" \
+tap_expect "a hung command times out with a post-mortem" 125 "did not finish within 90s" \
 	"sleep 4711" "sample 3 cpu 1: RIP [0-9a-f]{16} [a-z_]" "blocked tasks and CPU backtraces" -- \
-	--timeout 90 -- sleep 4711
-check "a system-wide OOM kill fails the run" 123 "constraint=CONSTRAINT_NONE" -- \
+	"$vm" --timeout 90 -- sleep 4711
+tap_expect "a system-wide OOM kill fails the run" 123 "constraint=CONSTRAINT_NONE" -- "$vm" \
 	sh -c 'echo "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),task=x,pid=1" > /dev/kmsg'
 
 echo "# $((tap_n - tap_fails)) passed, $tap_fails failed, 0 skipped"
