@@ -192,7 +192,7 @@ static void check_primitives(const uint8_t *data, size_t size)
 
 static void check_chan(const uint8_t *data, size_t size)
 {
-	ASX_XDR_CHAN_OPTS(o, .recvsize = 64, .max_record = 4096);
+	ASX_OPTS(struct asx_xdr_chan_opts, o, .recvsize = 64, .max_record = 4096);
 	struct asx_xdr_chan *c;
 	static struct rec r;
 	int p[2], i;

@@ -52,7 +52,7 @@ static void test_bad_options(void **state)
 	memset(&o, 0, sizeof(o));
 	assert_int_equal(asx_sa_open(&g, &o), -EINVAL);	/* sz 0 */
 	{
-		ASX_SA_OPTS(f, .flags = 1);
+		ASX_OPTS(struct asx_sa_opts, f, .flags = 1);
 
 		assert_int_equal(asx_sa_open(&g, &f), -EINVAL);
 	}

@@ -100,7 +100,7 @@ static void test_loop_basics(void **state)
 
 static void test_sink_and_opts(void **state)
 {
-	ASX_STREAM_OPTS(o, .tail = ASX_STREAM_SINK);
+	ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_SINK);
 	struct asx_stream *s;
 	struct asx_msg *m;
 	struct { struct asx_stream_opts o; uint64_t extra; } big;
@@ -840,7 +840,7 @@ static void test_task_canput_next(void **state)
  */
 static void test_task_canput_next_last_task(void **state)
 {
-	ASX_STREAM_OPTS(o, .head_hiwat = 100, .head_lowat = 50);
+	ASX_OPTS(struct asx_stream_opts, o, .head_hiwat = 100, .head_lowat = 50);
 	struct asx_task *lr, *mbr;
 	struct asx_module *mb;
 	struct asx_stream *s;
@@ -931,7 +931,7 @@ static void test_inet_cksum(void **state)
 /* A driver tail fed by the test: byte-stream chunks come up the read side. */
 static void test_deframer_reassembly(void **state)
 {
-	ASX_STREAM_OPTS(o, .tail = ASX_STREAM_DRIVER);
+	ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_DRIVER);
 	struct asx_module *drv, *fr;
 	struct asx_stream *s;
 	unsigned char wire[20000];

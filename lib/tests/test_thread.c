@@ -97,7 +97,7 @@ static void test_spawn_n_runs_once(void **state)
 	struct asx_thr_mgr *m = asx_thr_mgr_create();
 	struct spawn_ctx c = { 0 };
 	int ids[NSPAWN], i;
-	ASX_THR_OPTS(opts, .ids = ids, .stack_size = 256 * 1024);
+	ASX_OPTS(struct asx_thr_opts, opts, .ids = ids, .stack_size = 256 * 1024);
 
 	assert_non_null(m);
 	assert_int_equal(asx_thr_self(), -ESRCH);
@@ -124,7 +124,7 @@ static void test_spawn_bad_args(void **state)
 {
 	struct asx_thr_mgr *m = asx_thr_mgr_create();
 	struct spawn_ctx c = { 0 };
-	ASX_THR_OPTS(tiny, .stack_size = 16);
+	ASX_OPTS(struct asx_thr_opts, tiny, .stack_size = 16);
 	struct {
 		struct asx_thr_opts o;
 		long future;
@@ -224,7 +224,7 @@ static void test_return_values(void **state)
 	struct asx_thr_mgr *m = asx_thr_mgr_create();
 	struct asx_thr_status st[8];
 	int ids[2], seen = 0, i;
-	ASX_THR_OPTS(opts, .ids = ids);
+	ASX_OPTS(struct asx_thr_opts, opts, .ids = ids);
 	void *ret = NULL;
 
 	assert_int_equal(asx_thr_mgr_spawn_n(m, 6, retval_fn, NULL, 3, NULL), 6);
@@ -367,7 +367,7 @@ static void test_sleep_cancel(void **state)
 	struct asx_thr_mgr *m = asx_thr_mgr_create();
 	struct sleep_ctx longs = { .ns = 10000 * MS }, shorts = { .ns = 20 * MS };
 	int id;
-	ASX_THR_OPTS(opts, .ids = &id);
+	ASX_OPTS(struct asx_thr_opts, opts, .ids = &id);
 	uint64_t t0;
 
 	assert_int_equal(asx_thr_mgr_spawn_n(m, 1, sleeper_fn, &longs, 0, &opts), 1);

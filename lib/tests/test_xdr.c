@@ -1210,7 +1210,7 @@ static unsigned char *slurp(int fd, size_t *len)
 /* Our channel's output for the reference records, one record per 5 bigs. */
 static unsigned char *chan_stream(size_t sendsize, size_t *len)
 {
-	ASX_XDR_CHAN_OPTS(o, .sendsize = sendsize);
+	ASX_OPTS(struct asx_xdr_chan_opts, o, .sendsize = sendsize);
 	struct asx_xdr_chan *c;
 	int sv[2], i;
 	unsigned char *out;
@@ -1234,7 +1234,7 @@ static unsigned char *chan_stream(size_t sendsize, size_t *len)
 /* Decode the stream @data fed in @piece-byte pieces through our channel. */
 static void chan_decode(const unsigned char *data, size_t len, size_t piece, size_t recvsize)
 {
-	ASX_XDR_CHAN_OPTS(o, .recvsize = recvsize);
+	ASX_OPTS(struct asx_xdr_chan_opts, o, .recvsize = recvsize);
 	struct feeder f = { .data = data, .len = len, .piece = piece };
 	static struct big back[NBIG];
 	struct asx_xdr_chan *c;
@@ -1368,7 +1368,7 @@ static void test_chan_interop_xdrrec(void **state)
 /* Large opaque moves by writev / direct read; records bigger than the buffers. */
 static void test_chan_large_opaque(void **state)
 {
-	ASX_XDR_CHAN_OPTS(o, .sendsize = 256, .recvsize = 256);
+	ASX_OPTS(struct asx_xdr_chan_opts, o, .sendsize = 256, .recvsize = 256);
 	size_t sizes[] = { 2047, 2048, 5000, 70001 };
 	unsigned char *src, *dst;
 	struct feeder f;
@@ -1429,7 +1429,7 @@ static void test_chan_large_opaque(void **state)
 /* Hostile framing: oversize record, EOF in a record, short record recovery. */
 static void test_chan_hostile(void **state)
 {
-	ASX_XDR_CHAN_OPTS(o, .max_record = 100);
+	ASX_OPTS(struct asx_xdr_chan_opts, o, .max_record = 100);
 	unsigned char b[64];
 	struct asx_xdr_chan *c;
 	uint32_t w;
@@ -1496,7 +1496,7 @@ static void test_chan_hostile(void **state)
 
 	/* bad options */
 	{
-		ASX_XDR_CHAN_OPTS(bad, .sendsize = 8);
+		ASX_OPTS(struct asx_xdr_chan_opts, bad, .sendsize = 8);
 
 		assert_null(asx_xdr_chan_new(0, &bad));
 		assert_null(asx_xdr_chan_new(-1, NULL));

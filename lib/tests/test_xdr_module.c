@@ -719,7 +719,7 @@ static void test_limits(void **state)
 	(void)state;
 	{
 		/* record 1: 1 value, 3 bytes, name "rec-1111" (8 chars) */
-		ASX_XDR_MOD_OPTS(o, .limit = 8);
+		ASX_OPTS(struct asx_xdr_mod_opts, o, .limit = 8);
 
 		s = open_xdr(&var_rec, &o, &tp, &xm);
 		send_var(s, 2, 8, 8);		/* every item within 8 */
@@ -731,7 +731,7 @@ static void test_limits(void **state)
 		close_xdr(s, &tp);
 	}
 	{
-		ASX_XDR_MOD_OPTS(o, .max_msg = 4 * sizeof(struct foo));
+		ASX_OPTS(struct asx_xdr_mod_opts, o, .max_msg = 4 * sizeof(struct foo));
 
 		s = open_xdr(foo_xdr_record(), &o, &tp, &xm);
 		send_foo(s, 4);
@@ -741,7 +741,7 @@ static void test_limits(void **state)
 		close_xdr(s, &tp);
 	}
 	{
-		ASX_XDR_MOD_OPTS(o, .max_msg = 3 * sizeof(struct var));
+		ASX_OPTS(struct asx_xdr_mod_opts, o, .max_msg = 3 * sizeof(struct var));
 
 		s = open_xdr(&var_rec, &o, &tp, &xm);
 		send_var(s, 3, 1, 1);

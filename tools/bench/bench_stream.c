@@ -35,7 +35,7 @@
 
 static int make_stack(struct asx_stream **sp, int svc_threads)
 {
-	ASX_STREAM_OPTS(o, .tail = ASX_STREAM_SINK);
+	ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_SINK);
 	struct asx_module *mods[4];
 	int r;
 

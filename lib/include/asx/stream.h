@@ -233,7 +233,7 @@ enum asx_stream_tail {
 
 /*
  * Options for asx_stream_open() (extensible: declare with
- * ASX_STREAM_OPTS() so sz is set and the rest zeroed; unknown non-zero
+ * ASX_OPTS() so sz is set and the rest zeroed; unknown non-zero
  * bytes give -E2BIG).  NULL: a loop-back stream with default water marks.
  */
 struct asx_stream_opts {
@@ -248,10 +248,6 @@ struct asx_stream_opts {
 	size_t head_hiwat;		/* the head's read queue (0: defaults) */
 	size_t head_lowat;
 };
-#define ASX_STREAM_OPTS(name, ...)					\
-	struct asx_stream_opts name = {					\
-		.sz = sizeof(struct asx_stream_opts), __VA_ARGS__	\
-	}
 
 /* 0 and *@sp, or -EINVAL, -E2BIG, -ENOMEM, or the driver's open() error. */
 ASX_API int asx_stream_open(struct asx_stream **sp, const struct asx_stream_opts *opts);

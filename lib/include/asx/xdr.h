@@ -810,8 +810,6 @@ struct asx_xdr_chan_opts {
 	size_t recvsize;	/* receive buffer (default 64 KiB) */
 	size_t max_record;	/* largest record accepted (default 64 MiB) */
 };
-#define ASX_XDR_CHAN_OPTS(name, ...)					\
-	struct asx_xdr_chan_opts name = { .sz = sizeof(struct asx_xdr_chan_opts), __VA_ARGS__ }
 
 /* NULL on failure (bad options or no memory). @opts may be NULL. */
 ASX_API struct asx_xdr_chan *asx_xdr_chan_new(int fd, const struct asx_xdr_chan_opts *opts);
@@ -891,8 +889,6 @@ struct asx_xdr_mod_opts {
 	size_t max_msg;		/* largest native message the read side makes,
 				 * bytes (0: ASX_XDR_MOD_MAX_MSG) */
 };
-#define ASX_XDR_MOD_OPTS(name, ...)					\
-	struct asx_xdr_mod_opts name = { .sz = sizeof(struct asx_xdr_mod_opts), __VA_ARGS__ }
 
 ASX_API struct asx_module *asx_mod_xdr(const char *name, const struct asx_xdr_record *rec,
 				       const struct asx_xdr_mod_opts *opts);

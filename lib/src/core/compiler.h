@@ -11,10 +11,6 @@
 #define container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - __builtin_offsetof(type, member)))
 
-/* Does the caller's size-first struct *@p (its ->sz) reach field @f? */
-#define ASX_SZ_HAS(p, f) \
-	((p)->sz >= __builtin_offsetof(__typeof__(*(p)), f) + sizeof((p)->f))
-
 static inline void asx_cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)

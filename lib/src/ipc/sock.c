@@ -20,28 +20,19 @@
 #include "ipc/ipc.h"
 #include "core/compiler.h"
 #include "core/probes.h"
+#include "core/opts.h"
 
 /* ------------------------------------------------------------ options */
 
 int ipc_opts_load(struct ipc_opts *o, const struct asx_sock_opts *in)
 {
 	struct asx_sock_opts c;
+	int r;
 
 	memset(o, 0, sizeof(*o));
-	if (!in)
-		return 0;
-	if (in->sz < sizeof(in->sz))
-		return -EINVAL;
-	memset(&c, 0, sizeof(c));
-	memcpy(&c, in, in->sz < sizeof(c) ? in->sz : sizeof(c));
-	if (in->sz > sizeof(c)) {
-		const unsigned char *extra = (const unsigned char *)in + sizeof(c);
-		size_t i;
-
-		for (i = 0; i < in->sz - sizeof(c); i++)
-			if (extra[i])
-				return -E2BIG;
-	}
+	r = ASX__OPTS_COPY(&c, in);
+	if (r)
+		return r;
 	if ((c.flags & ~IPC_KNOWN_FLAGS) || c.sndbuf < 0 || c.rcvbuf < 0 || c.backlog < 0)
 		return -EINVAL;
 	o->sndbuf = c.sndbuf;

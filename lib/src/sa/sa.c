@@ -11,6 +11,7 @@
 
 #include "sa/group.h"
 #include "sa/sa_impl.h"
+#include "core/opts.h"
 
 /* Opens @path and checks it is asx.ko with activations; the fd or -errno. */
 static int open_checked(const char *path, uint64_t *features)
@@ -55,19 +56,10 @@ int asx_sa_probe(void)
 /* Known options into @o; -EINVAL / -E2BIG on a bad size or unknown bytes. */
 static int get_opts(const struct asx_sa_opts *opts, struct asx_sa_opts *o)
 {
-	const unsigned char *p;
-	size_t i;
+	int r = ASX__OPTS_COPY(o, opts);
 
-	memset(o, 0, sizeof(*o));
-	if (!opts)
-		return 0;
-	if (opts->sz < sizeof(size_t))
-		return -EINVAL;
-	memcpy(o, opts, opts->sz < sizeof(*o) ? opts->sz : sizeof(*o));
-	p = (const unsigned char *)opts;
-	for (i = sizeof(*o); i < opts->sz; i++)
-		if (p[i])
-			return -E2BIG;
+	if (r)
+		return r;
 	return o->flags ? -EINVAL : 0;
 }
 

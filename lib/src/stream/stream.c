@@ -28,6 +28,7 @@
 #include "core/probes.h"
 #include "stream/rcu.h"
 #include "stream/stream_impl.h"
+#include "core/opts.h"
 
 #define LOAD(p)		__atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define STORE(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
@@ -701,20 +702,7 @@ static const struct asx_task_ops sink_wr_ops = { .put = sink_wr_put };
 
 static int check_opts(const struct asx_stream_opts *in, struct asx_stream_opts *out)
 {
-	memset(out, 0, sizeof(*out));
-	if (!in)
-		return 0;
-	if (in->sz < sizeof(size_t))
-		return -EINVAL;
-	if (in->sz > sizeof(*out)) {
-		const unsigned char *p = (const unsigned char *)in;
-
-		for (size_t i = sizeof(*out); i < in->sz; i++)
-			if (p[i])
-				return -E2BIG;
-	}
-	memcpy(out, in, in->sz < sizeof(*out) ? in->sz : sizeof(*out));
-	return 0;
+	return ASX__OPTS_COPY(out, in);
 }
 
 int asx_stream_open(struct asx_stream **sp, const struct asx_stream_opts *opts)

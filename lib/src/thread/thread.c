@@ -24,6 +24,7 @@
 #include <asx/thread.h>
 #include "core/compiler.h"
 #include "core/probes.h"
+#include "core/opts.h"
 
 #define ATTN_CANCEL	1u
 #define ATTN_SUSPEND	2u
@@ -328,38 +329,22 @@ static void *thr_start(void *arg)
 	return ret;
 }
 
-static int opts_check(const struct asx_thr_opts *o)
-{
-	const unsigned char *p = (const unsigned char *)o;
-	size_t i;
-
-	if (o->sz < sizeof(o->sz))
-		return -EINVAL;
-	for (i = sizeof(*o); i < o->sz; i++)
-		if (p[i])
-			return -E2BIG;
-	return 0;
-}
-
 int asx_thr_mgr_spawn_n(struct asx_thr_mgr *m, int n, asx_thr_fn fn,
 			void *arg, int group, const struct asx_thr_opts *opts)
 {
-	size_t stack = 0;
-	int *ids = NULL;
+	struct asx_thr_opts o;
+	size_t stack;
+	int *ids;
 	pthread_attr_t attr;
 	int i, r, err = 0;
 
 	if (!m || n <= 0 || !fn || group < 0)
 		return -EINVAL;
-	if (opts) {
-		r = opts_check(opts);
-		if (r)
-			return r;
-		if (ASX_SZ_HAS(opts, stack_size))
-			stack = opts->stack_size;
-		if (ASX_SZ_HAS(opts, ids))
-			ids = opts->ids;
-	}
+	r = ASX__OPTS_COPY(&o, opts);
+	if (r)
+		return r;
+	stack = o.stack_size;
+	ids = o.ids;
 	if (ids)
 		for (i = 0; i < n; i++)
 			ids[i] = -1;

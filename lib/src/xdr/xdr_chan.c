@@ -24,6 +24,7 @@
 #include <asx/xdr.h>
 #include "core/compiler.h"
 #include "xdr/xdr_internal.h"
+#include "core/opts.h"
 
 #define LAST_FRAG	0x80000000u
 #define FRAG_MAX	(1u << 30)	/* largest fragment we send */
@@ -404,23 +405,19 @@ static const struct asx_xdr_ops in_ops = {
 
 struct asx_xdr_chan *asx_xdr_chan_new(int fd, const struct asx_xdr_chan_opts *opts)
 {
-	struct asx_xdr_chan_opts o = {
-		.sendsize = 64 << 10, .recvsize = 64 << 10, .max_record = 64 << 20,
-	};
+	struct asx_xdr_chan_opts o;
 	struct asx_xdr_chan *c;
 
 	if (fd < 0)
 		return NULL;
-	if (opts) {
-		if (opts->sz < sizeof(o))
-			return NULL;
-		if (opts->sendsize)
-			o.sendsize = opts->sendsize;
-		if (opts->recvsize)
-			o.recvsize = opts->recvsize;
-		if (opts->max_record)
-			o.max_record = opts->max_record;
-	}
+	if (ASX__OPTS_COPY(&o, opts))
+		return NULL;
+	if (!o.sendsize)
+		o.sendsize = 64 << 10;
+	if (!o.recvsize)
+		o.recvsize = 64 << 10;
+	if (!o.max_record)
+		o.max_record = 64 << 20;
 	if (o.sendsize < 64 || o.sendsize > FRAG_MAX || o.recvsize < 64 || o.recvsize > FRAG_MAX)
 		return NULL;
 	c = calloc(1, sizeof(*c));

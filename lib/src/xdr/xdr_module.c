@@ -24,6 +24,7 @@
 #include <asx/xdr.h>
 
 #include "core/compiler.h"
+#include "core/opts.h"
 
 #define XDRMOD_MAGIC	0x58445231u	/* "XDR1" */
 #define XDRMOD_HEADROOM	64		/* room for the prefixes of the layers below */
@@ -475,25 +476,15 @@ static const struct asx_task_ops xdr_rd_ops = { .put = xdr_rd_put };
 struct asx_module *asx_mod_xdr(const char *name, const struct asx_xdr_record *rec,
 			       const struct asx_xdr_mod_opts *opts)
 {
-	struct asx_xdr_mod_opts o = { .sz = sizeof(o) };
+	struct asx_xdr_mod_opts o;
 	struct asx_module *mod;
 	struct xdrmod *st;
 	size_t lowbit;
 
 	if (!rec || !rec->size || (rec->nfields && !rec->fields))
 		return NULL;
-	if (opts) {
-		if (opts->sz < sizeof(size_t))
-			return NULL;
-		if (opts->sz > sizeof(o)) {
-			const unsigned char *p = (const unsigned char *)opts;
-
-			for (size_t i = sizeof(o); i < opts->sz; i++)
-				if (p[i])
-					return NULL;
-		}
-		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
-	}
+	if (ASX__OPTS_COPY(&o, opts))
+		return NULL;
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return NULL;

@@ -41,7 +41,7 @@ int main(void)
 	struct timespec dl;
 	int ids[3], n;
 	long before;
-	ASX_THR_OPTS(o, .ids = ids);
+	ASX_OPTS(struct asx_thr_opts, o, .ids = ids);
 
 	watchdog(60);
 	CHECK0(asx_tss_create(&key, dtor));
