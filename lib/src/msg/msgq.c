@@ -90,9 +90,6 @@ struct asx_msgq {
 	struct waitq prod __attribute__((aligned(64)));
 };
 
-#define LOAD(p)		__atomic_load_n(p, __ATOMIC_RELAXED)
-#define STORE(p, v)	__atomic_store_n(p, v, __ATOMIC_RELAXED)
-
 /* The hook this thread is running, so set_notify from inside it does not wait for itself. */
 static __thread struct asx_msgq *hook_q;
 static __thread uint32_t hook_epoch;
@@ -204,12 +201,12 @@ static void spin_for(struct asx_msgq *q, bool (*ok)(const struct asx_msgq *q, ui
 
 static bool can_put(const struct asx_msgq *q, uint32_t gen)
 {
-	return !LOAD(&q->full) || !LOAD(&q->active) || LOAD(&q->pulse) != gen;
+	return !ASX_LOAD_RLX(&q->full) || !ASX_LOAD_RLX(&q->active) || ASX_LOAD_RLX(&q->pulse) != gen;
 }
 
 static bool can_get(const struct asx_msgq *q, uint32_t gen)
 {
-	return LOAD(&q->count) || !LOAD(&q->active) || LOAD(&q->pulse) != gen;
+	return ASX_LOAD_RLX(&q->count) || !ASX_LOAD_RLX(&q->active) || ASX_LOAD_RLX(&q->pulse) != gen;
 }
 
 /*
@@ -271,8 +268,8 @@ static void unlink_msg(struct asx_msgq *q, struct asx_msg *m)
 	if (q->last_hipri == m)
 		q->last_hipri = NULL;
 	m->next_ = m->prev_ = NULL;
-	STORE(&q->bytes, q->bytes - m->qbytes_);
-	STORE(&q->count, q->count - 1);
+	ASX_STORE_RLX(&q->bytes, q->bytes - m->qbytes_);
+	ASX_STORE_RLX(&q->count, q->count - 1);
 }
 
 static void insert(struct asx_msgq *q, struct asx_msg *m, unsigned int flags)
@@ -304,7 +301,7 @@ static void insert(struct asx_msgq *q, struct asx_msg *m, unsigned int flags)
 static int maybe_unblock(struct asx_msgq *q)
 {
 	if (q->full && (q->bytes < q->lowat || !q->bytes)) {
-		STORE(&q->full, 0);
+		ASX_STORE_RLX(&q->full, 0);
 		return kick_all(&q->prod);
 	}
 	return 0;
@@ -347,10 +344,10 @@ int asx_msgq_enqueue(struct asx_msgq *q, struct asx_msg *m, unsigned int flags,
 
 	m->qbytes_ = len;
 	insert(q, m, flags);
-	STORE(&q->bytes, q->bytes + len);
-	STORE(&q->count, q->count + 1);
+	ASX_STORE_RLX(&q->bytes, q->bytes + len);
+	ASX_STORE_RLX(&q->count, q->count + 1);
 	if (q->bytes >= q->hiwat)
-		STORE(&q->full, 1);
+		ASX_STORE_RLX(&q->full, 1);
 	q->st.enqueued++;
 	if (q->bytes > q->st.peak_bytes)
 		q->st.peak_bytes = q->bytes;
@@ -479,11 +476,11 @@ static void wake_everybody(struct asx_msgq *q, bool deactivate, bool activate, b
 
 	asx_mutex_lock(&q->lock);
 	if (deactivate)
-		STORE(&q->active, 0);
+		ASX_STORE_RLX(&q->active, 0);
 	if (activate)
-		STORE(&q->active, 1);
+		ASX_STORE_RLX(&q->active, 1);
 	if (pulse)
-		STORE(&q->pulse, q->pulse + 1);
+		ASX_STORE_RLX(&q->pulse, q->pulse + 1);
 	if (deactivate || pulse) {
 		wc = kick_all(&q->cons);
 		wp = kick_all(&q->prod);
@@ -510,37 +507,37 @@ void asx_msgq_pulse(struct asx_msgq *q)
 
 bool asx_msgq_is_active(const struct asx_msgq *q)
 {
-	return LOAD(&q->active);
+	return ASX_LOAD_RLX(&q->active);
 }
 
 size_t asx_msgq_count(const struct asx_msgq *q)
 {
-	return LOAD(&q->count);
+	return ASX_LOAD_RLX(&q->count);
 }
 
 size_t asx_msgq_bytes(const struct asx_msgq *q)
 {
-	return LOAD(&q->bytes);
+	return ASX_LOAD_RLX(&q->bytes);
 }
 
 bool asx_msgq_is_empty(const struct asx_msgq *q)
 {
-	return !LOAD(&q->count);
+	return !ASX_LOAD_RLX(&q->count);
 }
 
 bool asx_msgq_is_full(const struct asx_msgq *q)
 {
-	return LOAD(&q->full);
+	return ASX_LOAD_RLX(&q->full);
 }
 
 size_t asx_msgq_hiwat(const struct asx_msgq *q)
 {
-	return LOAD(&q->hiwat);
+	return ASX_LOAD_RLX(&q->hiwat);
 }
 
 size_t asx_msgq_lowat(const struct asx_msgq *q)
 {
-	return LOAD(&q->lowat);
+	return ASX_LOAD_RLX(&q->lowat);
 }
 
 /* Set either mark; (size_t)-1 keeps the current value. */
@@ -557,10 +554,10 @@ static int set_water(struct asx_msgq *q, size_t hiwat, size_t lowat)
 		asx_mutex_unlock(&q->lock);
 		return -EINVAL;
 	}
-	STORE(&q->hiwat, hiwat);
-	STORE(&q->lowat, lowat);
+	ASX_STORE_RLX(&q->hiwat, hiwat);
+	ASX_STORE_RLX(&q->lowat, lowat);
 	if (q->bytes >= hiwat)
-		STORE(&q->full, 1);
+		ASX_STORE_RLX(&q->full, 1);
 	wk = maybe_unblock(q);
 	asx_mutex_unlock(&q->lock);
 	wake(&q->prod, wk);
