@@ -341,7 +341,7 @@ static void test_arrays_match_tirpc(void **state)
 		asx_xdr_set_simd(simd);
 		for (n = 0; n < 37; n++)
 			w[n] = (uint32_t)n * 0x01010101u;
-		asx_xdr__bswap32(w, w, 37);
+		asx__xdr_bswap32(w, w, 37);
 		for (n = 0; n < 37; n++)
 			assert_int_equal(w[n], __builtin_bswap32((uint32_t)n * 0x01010101u));
 	}

@@ -163,9 +163,9 @@ static inline enum asx_xdr_mode asx_xdr_mode(const struct asx_xdr *x)
 
 /* ---- out-of-line slow paths (private) ---- */
 
-ASX_API int asx_xdr__put_slow(struct asx_xdr *x, const void *src, size_t n, unsigned int st);
-ASX_API int asx_xdr__get_slow(struct asx_xdr *x, void *dst, size_t n, unsigned int st);
-ASX_API int asx_xdr__fail(struct asx_xdr *x, int err);
+ASX_API int asx__xdr_put_slow(struct asx_xdr *x, const void *src, size_t n, unsigned int st);
+ASX_API int asx__xdr_get_slow(struct asx_xdr *x, void *dst, size_t n, unsigned int st);
+ASX_API int asx__xdr_fail(struct asx_xdr *x, int err);
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define asx__be32(v) __builtin_bswap32(v)
@@ -186,7 +186,7 @@ static inline int asx_xdr_put_u32(struct asx_xdr *x, uint32_t v)
 		x->p += 4;
 		return 0;
 	}
-	return asx_xdr__put_slow(x, &be, 4, ASX__XDR_ENC);
+	return asx__xdr_put_slow(x, &be, 4, ASX__XDR_ENC);
 }
 
 static inline int asx_xdr_put_u64(struct asx_xdr *x, uint64_t v)
@@ -198,7 +198,7 @@ static inline int asx_xdr_put_u64(struct asx_xdr *x, uint64_t v)
 		x->p += 8;
 		return 0;
 	}
-	return asx_xdr__put_slow(x, &be, 8, ASX__XDR_ENC);
+	return asx__xdr_put_slow(x, &be, 8, ASX__XDR_ENC);
 }
 
 static inline int asx_xdr_put_i32(struct asx_xdr *x, int32_t v) { return asx_xdr_put_u32(x, (uint32_t)v); }
@@ -248,7 +248,7 @@ static inline int asx_xdr_get_u32(struct asx_xdr *x, uint32_t *v)
 		memcpy(&be, x->p, 4);
 		x->p += 4;
 	} else {
-		ret = asx_xdr__get_slow(x, &be, 4, ASX__XDR_DEC);
+		ret = asx__xdr_get_slow(x, &be, 4, ASX__XDR_DEC);
 		if (ret)
 			return ret;
 	}
@@ -265,7 +265,7 @@ static inline int asx_xdr_get_u64(struct asx_xdr *x, uint64_t *v)
 		memcpy(&be, x->p, 8);
 		x->p += 8;
 	} else {
-		ret = asx_xdr__get_slow(x, &be, 8, ASX__XDR_DEC);
+		ret = asx__xdr_get_slow(x, &be, 8, ASX__XDR_DEC);
 		if (ret)
 			return ret;
 	}
@@ -294,7 +294,7 @@ static inline int asx_xdr_get_bool(struct asx_xdr *x, bool *v)
 	if (ret)
 		return ret;
 	if (t > 1)
-		return asx_xdr__fail(x, -EBADMSG);
+		return asx__xdr_fail(x, -EBADMSG);
 	*v = t;
 	return 0;
 }
@@ -381,7 +381,7 @@ static inline int asx_xdr_bytes(struct asx_xdr *x, void *v, uint32_t *len, uint3
 	if (asx_xdr_op(x) == ASX_XDR_DECODE)
 		return asx_xdr_get_bytes(x, v, max, len);
 	if (*len > max)
-		return asx_xdr__fail(x, -EMSGSIZE);
+		return asx__xdr_fail(x, -EMSGSIZE);
 	return asx_xdr_put_bytes(x, v, *len);
 }
 
@@ -391,7 +391,7 @@ static inline int asx_xdr_string(struct asx_xdr *x, char *s, size_t cap)
 	if (asx_xdr_op(x) == ASX_XDR_DECODE)
 		return asx_xdr_get_string(x, s, cap);
 	if (!memchr(s, '\0', cap))	/* no NUL in @cap bytes (strnlen is POSIX) */
-		return asx_xdr__fail(x, -EMSGSIZE);
+		return asx__xdr_fail(x, -EMSGSIZE);
 	return asx_xdr_put_string(x, s);
 }
 

@@ -37,7 +37,7 @@ unsigned int asx_event_handler_refs(const struct asx_event_handler *eh)
 	return __atomic_load_n(&eh->refs_, __ATOMIC_ACQUIRE);
 }
 
-int asx_rx_attach(struct asx_reactor *r, struct asx_event_handler *eh)
+int asx__rx_attach(struct asx_reactor *r, struct asx_event_handler *eh)
 {
 	struct asx_reactor *cur = NULL;
 
@@ -47,13 +47,13 @@ int asx_rx_attach(struct asx_reactor *r, struct asx_event_handler *eh)
 	return -EBUSY;
 }
 
-void asx_rx_reg_begin(struct asx_reactor *r, struct asx_event_handler *eh)
+void asx__rx_reg_begin(struct asx_reactor *r, struct asx_event_handler *eh)
 {
 	if (eh->nreg_++ == 0)
 		asx_event_handler_get(eh);	/* the lifetime reference */
 }
 
-void asx_rx_reg_end(struct asx_reactor *r, struct asx_event_handler *eh, int fd,
+void asx__rx_reg_end(struct asx_reactor *r, struct asx_event_handler *eh, int fd,
 		    unsigned int mask)
 {
 	if (--eh->nreg_ == 0) {
@@ -63,7 +63,7 @@ void asx_rx_reg_end(struct asx_reactor *r, struct asx_event_handler *eh, int fd,
 	}
 }
 
-void asx_rx_detach_idle(struct asx_reactor *r, struct asx_event_handler *eh)
+void asx__rx_detach_idle(struct asx_reactor *r, struct asx_event_handler *eh)
 {
 	if (eh->nreg_ || eh->busy_ || eh->close_pending_)
 		return;
@@ -72,9 +72,9 @@ void asx_rx_detach_idle(struct asx_reactor *r, struct asx_event_handler *eh)
 	__atomic_store_n(&eh->owner_, NULL, __ATOMIC_RELEASE);
 }
 
-void asx_rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh)
+void asx__rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh)
 {
-	struct asx_rx_link dead;
+	struct asx__rx_link dead;
 	unsigned int puts = 0;
 
 	/*
@@ -96,27 +96,27 @@ void asx_rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh)
 		eh->busy_--;
 		puts += n;
 	}
-	asx_rx_detach_idle(r, eh);
-	asx_rx_mq_take_dead(r, &dead);
+	asx__rx_detach_idle(r, eh);
+	asx__rx_mq_take_dead(r, &dead);
 	asx_mutex_unlock(&r->lock);
 	/* a queue hook call may still be inside the reactor: wait before returning */
-	asx_rx_mq_drain(&dead);
+	asx__rx_mq_drain(&dead);
 	while (puts--)
 		asx_event_handler_put(eh);
 }
 
-bool asx_rx_dispatch_begin(struct asx_reactor *r, struct asx_event_handler *eh)
+bool asx__rx_dispatch_begin(struct asx_reactor *r, struct asx_event_handler *eh)
 {
-	if (asx_rx_attach(r, eh))
+	if (asx__rx_attach(r, eh))
 		return false;
 	eh->busy_++;
 	asx_event_handler_get(eh);
 	return true;
 }
 
-void asx_rx_dispatch_end(struct asx_reactor *r, struct asx_event_handler *eh)
+void asx__rx_dispatch_end(struct asx_reactor *r, struct asx_event_handler *eh)
 {
 	eh->busy_--;
-	asx_rx_unlock_close(r, eh);
+	asx__rx_unlock_close(r, eh);
 	asx_event_handler_put(eh);
 }

@@ -21,13 +21,13 @@
 
 #include <asx/reactor.h>
 
-int asx_rx_attach(struct asx_reactor *r, struct asx_event_handler *eh);
-void asx_rx_reg_begin(struct asx_reactor *r, struct asx_event_handler *eh);
-void asx_rx_detach_idle(struct asx_reactor *r, struct asx_event_handler *eh);
-void asx_rx_reg_end(struct asx_reactor *r, struct asx_event_handler *eh, int fd,
+int asx__rx_attach(struct asx_reactor *r, struct asx_event_handler *eh);
+void asx__rx_reg_begin(struct asx_reactor *r, struct asx_event_handler *eh);
+void asx__rx_detach_idle(struct asx_reactor *r, struct asx_event_handler *eh);
+void asx__rx_reg_end(struct asx_reactor *r, struct asx_event_handler *eh, int fd,
 		    unsigned int mask);
-void asx_rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh);
-bool asx_rx_dispatch_begin(struct asx_reactor *r, struct asx_event_handler *eh);
-void asx_rx_dispatch_end(struct asx_reactor *r, struct asx_event_handler *eh);
+void asx__rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh);
+bool asx__rx_dispatch_begin(struct asx_reactor *r, struct asx_event_handler *eh);
+void asx__rx_dispatch_end(struct asx_reactor *r, struct asx_event_handler *eh);
 
 #endif /* ASX_REACTOR_HANDLER_H */

@@ -38,7 +38,7 @@ static int open_checked(const char *path, uint64_t *features)
 	return fd;
 }
 
-int asx_sa_probe_dev(const char *path)
+int asx__sa_probe_dev(const char *path)
 {
 	int fd = open_checked(path, NULL);
 
@@ -50,7 +50,7 @@ int asx_sa_probe_dev(const char *path)
 
 int asx_sa_probe(void)
 {
-	return asx_sa_probe_dev(ASX_SA_DEV);
+	return asx__sa_probe_dev(ASX_SA_DEV);
 }
 
 /* Known options into @o; -EINVAL / -E2BIG on a bad size or unknown bytes. */
@@ -63,7 +63,7 @@ static int get_opts(const struct asx_sa_opts *opts, struct asx_sa_opts *o)
 	return o->flags ? -EINVAL : 0;
 }
 
-int asx_sa_open_dev(const char *path, struct asx_sa_group **grp, const struct asx_sa_opts *opts)
+int asx__sa_open_dev(const char *path, struct asx_sa_group **grp, const struct asx_sa_opts *opts)
 {
 	struct asx_sa_create c;
 	struct asx_sa_opts o;
@@ -105,7 +105,7 @@ int asx_sa_open_dev(const char *path, struct asx_sa_group **grp, const struct as
 
 int asx_sa_open(struct asx_sa_group **grp, const struct asx_sa_opts *opts)
 {
-	return asx_sa_open_dev(ASX_SA_DEV, grp, opts);
+	return asx__sa_open_dev(ASX_SA_DEV, grp, opts);
 }
 
 int asx_sa_join(struct asx_sa_group *grp)

@@ -161,7 +161,7 @@ int asx_xdr_chan_end_record(struct asx_xdr_chan *c, bool flush)
 	}
 	/* the next record's first fragment header goes at shdr */
 	x->base_ = x->p = c->sbuf + c->shdr + 4;
-	return ret ? asx_xdr__fail(x, ret) : 0;
+	return ret ? asx__xdr_fail(x, ret) : 0;
 }
 
 int asx_xdr_chan_flush(struct asx_xdr_chan *c)
@@ -183,7 +183,7 @@ int asx_xdr_chan_flush(struct asx_xdr_chan *c)
 	iov.iov_base = c->sbuf;
 	ret = iov.iov_len ? write_all(c, &iov, 1) : 0;
 	reset_send(c);
-	return ret ? asx_xdr__fail(x, ret) : 0;
+	return ret ? asx__xdr_fail(x, ret) : 0;
 }
 
 /* ---- receive side ---- */
@@ -436,9 +436,9 @@ struct asx_xdr_chan *asx_xdr_chan_new(int fd, const struct asx_xdr_chan_opts *op
 	c->ssize = o.sendsize;
 	c->rsize = o.recvsize;
 	c->max_record = o.max_record;
-	asx_xdr__init(&c->out, &out_ops, ASX_XDR_ENCODE, c->sbuf + 4, c->sbuf + c->ssize, 0);
+	asx__xdr_init(&c->out, &out_ops, ASX_XDR_ENCODE, c->sbuf + 4, c->sbuf + c->ssize, 0);
 	c->out.u_.chan = c;
-	asx_xdr__init(&c->in, &in_ops, ASX_XDR_DECODE, c->rbuf, c->rbuf, 0);
+	asx__xdr_init(&c->in, &in_ops, ASX_XDR_DECODE, c->rbuf, c->rbuf, 0);
 	c->in.u_.chan = c;
 	c->last_frag = true;
 	return c;

@@ -31,7 +31,7 @@ void asx_xdr_mem_encoder(struct asx_xdr *x, void *buf, size_t len)
 {
 	unsigned char *b = buf;
 
-	asx_xdr__init(x, &mem_enc_ops, ASX_XDR_ENCODE, b, b + len, 0);
+	asx__xdr_init(x, &mem_enc_ops, ASX_XDR_ENCODE, b, b + len, 0);
 	x->u_.mem.buf = b;
 	x->u_.mem.cap = len;
 }
@@ -40,7 +40,7 @@ void asx_xdr_mem_decoder(struct asx_xdr *x, const void *buf, size_t len)
 {
 	unsigned char *b = (unsigned char *)buf;
 
-	asx_xdr__init(x, &mem_dec_ops, ASX_XDR_DECODE, b, b + len, 0);
+	asx__xdr_init(x, &mem_dec_ops, ASX_XDR_DECODE, b, b + len, 0);
 	x->u_.mem.buf = b;
 	x->u_.mem.cap = len;
 }
@@ -89,11 +89,11 @@ int asx_xdr_mem_grow_encoder(struct asx_xdr *x, size_t initial, size_t max)
 		max = initial;
 	b = malloc(initial);
 	if (!b) {
-		asx_xdr__init(x, NULL, ASX_XDR_ENCODE, NULL, NULL, 0);
-		asx_xdr__fail(x, -ENOMEM);
+		asx__xdr_init(x, NULL, ASX_XDR_ENCODE, NULL, NULL, 0);
+		asx__xdr_fail(x, -ENOMEM);
 		return -ENOMEM;
 	}
-	asx_xdr__init(x, &grow_ops, ASX_XDR_ENCODE, b, b + initial, 0);
+	asx__xdr_init(x, &grow_ops, ASX_XDR_ENCODE, b, b + initial, 0);
 	x->u_.mem.buf = b;
 	x->u_.mem.cap = initial;
 	x->u_.mem.max = max;
@@ -170,12 +170,12 @@ int asx_xdr_msg_encoder(struct asx_xdr *x, struct asx_msg *m, size_t block)
 
 	if (block < 64)
 		block = 64;
-	asx_xdr__init(x, &msg_enc_ops, ASX_XDR_ENCODE, NULL, NULL, 0);
+	asx__xdr_init(x, &msg_enc_ops, ASX_XDR_ENCODE, NULL, NULL, 0);
 	if (!m) {
 		m = asx_msg_alloc(block, ASX_MSG_DATA);
 		if (!m) {
 			x->ops_ = NULL;
-			return asx_xdr__fail(x, -ENOMEM);
+			return asx__xdr_fail(x, -ENOMEM);
 		}
 		owned = true;
 	}
@@ -206,7 +206,7 @@ struct asx_msg *asx_xdr_msg_finish(struct asx_xdr *x)
 	x->u_.msg.head = x->u_.msg.cur = NULL;
 	x->ops_ = NULL;
 	x->p = x->end = x->base_;
-	asx_xdr__fail(x, -EINVAL);
+	asx__xdr_fail(x, -EINVAL);
 	return head;
 }
 
@@ -233,7 +233,7 @@ void asx_xdr_msg_decoder(struct asx_xdr *x, const struct asx_msg *m)
 {
 	size_t total = m ? asx_msg_length(m) : 0;
 
-	asx_xdr__init(x, &msg_dec_ops, ASX_XDR_DECODE, NULL, NULL, 0);
+	asx__xdr_init(x, &msg_dec_ops, ASX_XDR_DECODE, NULL, NULL, 0);
 	if (!m)
 		return;
 	msg_window(x, (struct asx_msg *)m, false);
