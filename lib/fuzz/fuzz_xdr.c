@@ -205,11 +205,12 @@ static void check_chan(const uint8_t *data, size_t size)
 		return;
 	}
 	close(p[1]);
-	c = asx_xdr_chan_new(p[0], &o);
+	c = NULL;
+	(void)asx_xdr_chan_create(&c, p[0], &o);
 	for (i = 0; c && i < 64 && asx_xdr_chan_next_record(c) == 1; i++)
 		while (!asx_xdr_record(asx_xdr_chan_in(c), the_rec(), &r))
 			;
-	asx_xdr_chan_free(c);
+	asx_xdr_chan_destroy(c);
 	close(p[0]);
 }
 

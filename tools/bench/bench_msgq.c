@@ -172,9 +172,10 @@ static int run_one(int asx, uint64_t n, size_t size, double *rate, double *cs)
 	long c0, c1;
 
 	if (asx) {
-		r.aq = asx_msgq_create(HIWAT, LOWAT);
-		if (!r.aq)
-			return -ENOMEM;
+		int err = asx_msgq_create(&r.aq, HIWAT, LOWAT);
+
+		if (err)
+			return err;
 	} else {
 		pq_init(&r.pq);
 	}

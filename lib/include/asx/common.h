@@ -26,8 +26,8 @@
  * Constructors: `int asx_X_create(struct asx_X **out, ...)` stores the new
  * object in *out and returns 0, or returns a negative errno and leaves
  * *out alone; its counterpart is asx_X_destroy().  The exceptions return
- * the object or NULL, where NULL can only mean -ENOMEM (nothing else can
- * fail): the message-block allocators of the hot path, asx_msg_alloc(),
+ * the object or NULL, where NULL means -ENOMEM (or, for asx_msg_alloc(), a
+ * type above 255): the message-block allocators of the hot path, asx_msg_alloc(),
  * asx_msg_wrap(), asx_msg_dup(), asx_msg_copy() and asx_xdr_msg_finish().
  * Accessors returning a pointer to an existing object (asx_module_rd(),
  * asx_xdr_chan_out(), ...) are not constructors.

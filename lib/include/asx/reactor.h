@@ -143,8 +143,8 @@ ASX_API void asx_event_handler_put(struct asx_event_handler *eh);
 /* The current count (a snapshot, for tests and assertions). */
 ASX_API unsigned int asx_event_handler_refs(const struct asx_event_handler *eh);
 
-/* A new reactor, or NULL with errno set (ENOMEM, EMFILE, ...). */
-ASX_API struct asx_reactor *asx_reactor_create(void);
+/* A new reactor in *@out: 0, or -ENOMEM, -EMFILE, ... */
+ASX_API int asx_reactor_create(struct asx_reactor **out);
 
 /*
  * Remove every registration (each handler's handle_close() is called once),

@@ -154,12 +154,13 @@ struct asx_task_ops {
  * A new Module @name (1..31 bytes, copied) with write-side ops @wr and
  * read-side ops @rd (the structs are referenced, not copied; NULL: pass
  * everything on) and an argument for the ops, asx_module_arg().  Each Task
- * gets a queue with the default water marks.  NULL on bad arguments or
- * short memory.  The Module belongs to the caller until a push succeeds.
+ * gets a queue with the default water marks.  0 and *@out, or -EINVAL
+ * (bad arguments) or -ENOMEM.  The Module belongs to the caller until a
+ * push succeeds.
  */
-ASX_API struct asx_module *asx_module_create(const char *name,
-					     const struct asx_task_ops *wr,
-					     const struct asx_task_ops *rd, void *arg);
+ASX_API int asx_module_create(struct asx_module **out, const char *name,
+			      const struct asx_task_ops *wr,
+			      const struct asx_task_ops *rd, void *arg);
 /* Free a Module that is not in a stream (never pushed, or a failed push). */
 ASX_API void asx_module_destroy(struct asx_module *mod);
 /* Call @dtor(arg) when the Module is freed (by destroy, pop, remove, close). */

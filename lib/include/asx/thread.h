@@ -74,8 +74,8 @@ struct asx_thr_status {
 	void *ret;		/* the function's return value */
 };
 
-/* A new manager, or NULL with errno set (ENOMEM). */
-ASX_API struct asx_thr_mgr *asx_thr_mgr_create(void);
+/* A new manager in *@out: 0, or -ENOMEM (or another pthread error). */
+ASX_API int asx_thr_mgr_create(struct asx_thr_mgr **out);
 
 /*
  * Cancel every live managed thread (resuming suspended ones), wait for all

@@ -811,9 +811,10 @@ struct asx_xdr_chan_opts {
 	size_t max_record;	/* largest record accepted (default 64 MiB) */
 };
 
-/* NULL on failure (bad options or no memory). @opts may be NULL. */
-ASX_API struct asx_xdr_chan *asx_xdr_chan_new(int fd, const struct asx_xdr_chan_opts *opts);
-ASX_API void asx_xdr_chan_free(struct asx_xdr_chan *c);
+/* 0 and *@out, or -EINVAL (bad @fd or options), -E2BIG, -ENOMEM.  @opts may be NULL. */
+ASX_API int asx_xdr_chan_create(struct asx_xdr_chan **out, int fd,
+				const struct asx_xdr_chan_opts *opts);
+ASX_API void asx_xdr_chan_destroy(struct asx_xdr_chan *c);
 
 /* The channel's encoder and decoder streams (owned by the channel). */
 ASX_API struct asx_xdr *asx_xdr_chan_out(struct asx_xdr_chan *c);
@@ -835,7 +836,7 @@ ASX_API bool asx_xdr_chan_record_done(struct asx_xdr_chan *c);
 /* ---- the XDR Module for Streams (asx/stream.h) ---- */
 
 /*
- * asx_mod_xdr(name, rec, opts): a Module (ready to push, like asx_mod_framer)
+ * asx_mod_xdr(&mod, name, rec, opts): a Module (ready to push, like asx_mod_framer)
  * that presents records of type @rec in XDR below it and natively above.
  *
  * Write side (going down): a DATA message holds a C array of native
@@ -874,9 +875,10 @@ ASX_API bool asx_xdr_chan_record_done(struct asx_xdr_chan *c);
  * Records whose encoding can be empty (only CUSTOM fields writing
  * nothing) cannot be counted on the read side (-EBADMSG).  Stateless
  * apart from the statistics: any number of threads may put on either
- * side at once, message-based or task-based.  NULL on a bad name, a NULL
- * or empty @rec, bad @opts, or short memory.  @rec must outlive the
- * Module.
+ * side at once, message-based or task-based.  0 and *@out, or -EINVAL
+ * (a bad name, a NULL or empty @rec, bad @opts), -E2BIG (@opts from a
+ * newer header with fields set this library lacks) or -ENOMEM.  @rec must
+ * outlive the Module.
  */
 struct asx_module;
 
@@ -890,8 +892,8 @@ struct asx_xdr_mod_opts {
 				 * bytes (0: ASX_XDR_MOD_MAX_MSG) */
 };
 
-ASX_API struct asx_module *asx_mod_xdr(const char *name, const struct asx_xdr_record *rec,
-				       const struct asx_xdr_mod_opts *opts);
+ASX_API int asx_mod_xdr(struct asx_module **out, const char *name,
+			const struct asx_xdr_record *rec, const struct asx_xdr_mod_opts *opts);
 
 struct asx_xdr_mod_stats {
 	uint64_t enc_msgs;	/* write side: DATA messages encoded and passed on */

@@ -108,21 +108,24 @@ static void run_hook(struct asx_msgq *q, asx_msgq_notify_fn *fn, void *arg, uint
 		asx_futex_wake(&q->notify_busy[e], INT_MAX);
 }
 
-struct asx_msgq *asx_msgq_create(size_t hiwat, size_t lowat)
+int asx_msgq_create(struct asx_msgq **out, size_t hiwat, size_t lowat)
 {
 	struct asx_msgq *q;
 
+	if (!out)
+		return -EINVAL;
 	if (!hiwat && !lowat) {
 		hiwat = ASX_MSGQ_DEFAULT_HIWAT;
 		lowat = ASX_MSGQ_DEFAULT_LOWAT;
 	}
 	if (!hiwat || lowat > hiwat)
-		return NULL;
+		return -EINVAL;
 	if (posix_memalign((void **)&q, 64, sizeof(*q)))
-		return NULL;
+		return -ENOMEM;
 	*q = (struct asx_msgq){ .hiwat = hiwat, .lowat = lowat, .active = 1 };
 	asx_mutex_init(&q->lock);
-	return q;
+	*out = q;
+	return 0;
 }
 
 void asx_msgq_destroy(struct asx_msgq *q)

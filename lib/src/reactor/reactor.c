@@ -55,16 +55,17 @@ void asx__rx_wake(struct asx_reactor *r)
 
 /* ------------------------------------------------------------ reactor */
 
-struct asx_reactor *asx_reactor_create(void)
+int asx_reactor_create(struct asx_reactor **out)
 {
-	struct asx_reactor *r = calloc(1, sizeof(*r));
+	struct asx_reactor *r;
 	struct epoll_event ev = { .events = EPOLLIN };
 	int err;
 
-	if (!r) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!out)
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
 	asx_mutex_init(&r->lock);
 	r->wakefd = r->timerfd = r->sigfd = -1;
 	rx_list_init(&r->fd_list);
@@ -87,25 +88,28 @@ struct asx_reactor *asx_reactor_create(void)
 	ev.data.u64 = RX_TAG_TIMER;
 	if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->timerfd, &ev))
 		goto err_close_timer;
-	return r;
+	*out = r;
+	return 0;
 
 err_close_timer:
-	err = errno;
+	err = -errno;
 	close(r->timerfd);
-	errno = err;
+	goto err_wake;
 err_close_wake:
-	err = errno;
+	err = -errno;
+err_wake:
 	close(r->wakefd);
-	errno = err;
+	goto err_epoll;
 err_close_epoll:
-	err = errno;
+	err = -errno;
+err_epoll:
 	close(r->epfd);
-	errno = err;
+	goto err_out;
 err_free:
-	err = errno;
+	err = -errno;
+err_out:
 	free(r);
-	errno = err;
-	return NULL;
+	return err;
 }
 
 static void fd_unlink(struct asx_reactor *r, struct rx_fd *f);

@@ -178,10 +178,10 @@ int asx_mux_open_upper(struct asx_mux *mux, const void *key, const struct asx_st
 		return -ENOMEM;
 	u->mux = mux;
 	memcpy(u->key, key, mux->key_size);
-	u->drv = asx_module_create("mux", &mux_down_ops, NULL, u);
-	if (!u->drv) {
+	r = asx_module_create(&u->drv, "mux", &mux_down_ops, NULL, u);
+	if (r) {
 		free(u);
-		return -ENOMEM;
+		return r;
 	}
 	asx_module_set_dtor(u->drv, free);
 	o.driver = u->drv;

@@ -526,32 +526,36 @@ static int task_init(struct asx_task *t, struct asx_module *mod, const struct as
 	t->group = -1;
 	t->side = side;
 	asx_mutex_init(&t->catchup);
-	t->q = asx_msgq_create(0, 0);
-	return t->q ? 0 : -ENOMEM;
+	return asx_msgq_create(&t->q, 0, 0);
 }
 
-struct asx_module *asx_module_create(const char *name, const struct asx_task_ops *wr,
-				     const struct asx_task_ops *rd, void *arg)
+int asx_module_create(struct asx_module **out, const char *name, const struct asx_task_ops *wr,
+		      const struct asx_task_ops *rd, void *arg)
 {
 	struct asx_module *mod;
 	size_t len;
+	int r;
 
-	if (!name || !(len = strlen(name)) || len >= ASX_MODULE_NAME_MAX)
-		return NULL;
+	if (!out || !name || !(len = strlen(name)) || len >= ASX_MODULE_NAME_MAX)
+		return -EINVAL;
 	mod = calloc(1, sizeof(*mod));
 	if (!mod)
-		return NULL;
+		return -ENOMEM;
 	memcpy(mod->name, name, len + 1);
 	mod->arg = arg;
-	if (task_init(&mod->wr, mod, wr, 'w') || task_init(&mod->rd, mod, rd, 'r')) {
+	r = task_init(&mod->wr, mod, wr, 'w');
+	if (!r)
+		r = task_init(&mod->rd, mod, rd, 'r');
+	if (r) {
 		asx_msgq_destroy(mod->wr.q);
 		asx_msgq_destroy(mod->rd.q);
 		asx_mutex_destroy(&mod->wr.catchup);
 		asx_mutex_destroy(&mod->rd.catchup);
 		free(mod);
-		return NULL;
+		return r;
 	}
-	return mod;
+	*out = mod;
+	return 0;
 }
 
 void asx_module_destroy(struct asx_module *mod)
@@ -721,29 +725,27 @@ int asx_stream_open(struct asx_stream **sp, const struct asx_stream_opts *opts)
 	if (!s)
 		return -ENOMEM;
 	asx_mutex_init(&s->cfg);
-	r = -ENOMEM;
-	s->mgr = asx_thr_mgr_create();
-	if (!s->mgr)
+	r = asx_thr_mgr_create(&s->mgr);
+	if (r)
 		goto err_free;
-	s->head = asx_module_create("head", NULL, &head_rd_ops, NULL);
-	if (!s->head)
+	r = asx_module_create(&s->head, "head", NULL, &head_rd_ops, NULL);
+	if (r)
 		goto err_mgr;
 	if ((o.head_hiwat || o.head_lowat) &&
 	    (r = asx_msgq_set_water(s->head->rd.q, o.head_hiwat, o.head_lowat)))
 		goto err_head;
-	r = -ENOMEM;
 	switch (o.tail) {
 	case ASX_STREAM_LOOP:
-		tail = asx_module_create("loop", &asx__loop_wr_ops, NULL, NULL);
+		r = asx_module_create(&tail, "loop", &asx__loop_wr_ops, NULL, NULL);
 		break;
 	case ASX_STREAM_SINK:
-		tail = asx_module_create("sink", &sink_wr_ops, NULL, NULL);
+		r = asx_module_create(&tail, "sink", &sink_wr_ops, NULL, NULL);
 		break;
 	default:
 		tail = o.driver;
 		break;
 	}
-	if (!tail)
+	if (r)
 		goto err_head;
 	s->head->stream = s;
 	tail->stream = s;
@@ -1055,9 +1057,10 @@ static int remove_locked(struct asx_stream *s, struct asx_module *mod)
 		 * (nothing queued there once released).  Without memory for
 		 * the stand-in it leaves directly, order not kept.
 		 */
-		struct asx_module *pass = asx_module_create(mod->name, NULL, NULL, NULL);
+		struct asx_module *pass = NULL;
 
-		if (pass && link_locked(s, mod->up, pass, mod, 0, NULL) == 0) {
+		if (!asx_module_create(&pass, mod->name, NULL, NULL, NULL) &&
+		    link_locked(s, mod->up, pass, mod, 0, NULL) == 0) {
 			(void)asx__rcu_synchronize();
 			hold_paced(pass);
 			retire_replaced(s, mod, pass);

@@ -231,15 +231,16 @@ static void group_depth_put(struct asx_thr_mgr *m, int group)
 
 /* ------------------------------------------------------------ lifetime */
 
-struct asx_thr_mgr *asx_thr_mgr_create(void)
+int asx_thr_mgr_create(struct asx_thr_mgr **out)
 {
-	struct asx_thr_mgr *m = calloc(1, sizeof(*m));
+	struct asx_thr_mgr *m;
 	int r;
 
-	if (!m) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!out)
+		return -EINVAL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
 	r = pthread_mutex_init(&m->lock, NULL);
 	if (r)
 		goto err_free;
@@ -250,7 +251,8 @@ struct asx_thr_mgr *asx_thr_mgr_create(void)
 	if (r)
 		goto err_exit_cv;
 	m->threads.next = m->threads.prev = &m->threads;
-	return m;
+	*out = m;
+	return 0;
 
 err_exit_cv:
 	pthread_cond_destroy(&m->exit_cv);
@@ -258,8 +260,7 @@ err_lock:
 	pthread_mutex_destroy(&m->lock);
 err_free:
 	free(m);
-	errno = r;
-	return NULL;
+	return -r;
 }
 
 static int cancel_sel(struct asx_thr_mgr *m, const struct sel *s);

@@ -403,15 +403,17 @@ static const struct asx_xdr_ops in_ops = {
 	.next = in_next, .bulk_get = in_bulk, .fini = chan_fini,
 };
 
-struct asx_xdr_chan *asx_xdr_chan_new(int fd, const struct asx_xdr_chan_opts *opts)
+int asx_xdr_chan_create(struct asx_xdr_chan **out, int fd, const struct asx_xdr_chan_opts *opts)
 {
 	struct asx_xdr_chan_opts o;
 	struct asx_xdr_chan *c;
+	int r;
 
-	if (fd < 0)
-		return NULL;
-	if (ASX__OPTS_COPY(&o, opts))
-		return NULL;
+	if (!out || fd < 0)
+		return -EINVAL;
+	r = ASX__OPTS_COPY(&o, opts);
+	if (r)
+		return r;
 	if (!o.sendsize)
 		o.sendsize = 64 << 10;
 	if (!o.recvsize)
@@ -419,17 +421,17 @@ struct asx_xdr_chan *asx_xdr_chan_new(int fd, const struct asx_xdr_chan_opts *op
 	if (!o.max_record)
 		o.max_record = 64 << 20;
 	if (o.sendsize < 64 || o.sendsize > FRAG_MAX || o.recvsize < 64 || o.recvsize > FRAG_MAX)
-		return NULL;
+		return -EINVAL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
-		return NULL;
+		return -ENOMEM;
 	c->sbuf = malloc(o.sendsize);
 	c->rbuf = malloc(o.recvsize);
 	if (!c->sbuf || !c->rbuf) {
 		free(c->sbuf);
 		free(c->rbuf);
 		free(c);
-		return NULL;
+		return -ENOMEM;
 	}
 	c->fd = fd;
 	c->is_sock = true;
@@ -441,10 +443,11 @@ struct asx_xdr_chan *asx_xdr_chan_new(int fd, const struct asx_xdr_chan_opts *op
 	asx__xdr_init(&c->in, &in_ops, ASX_XDR_DECODE, c->rbuf, c->rbuf, 0);
 	c->in.u_.chan = c;
 	c->last_frag = true;
-	return c;
+	*out = c;
+	return 0;
 }
 
-void asx_xdr_chan_free(struct asx_xdr_chan *c)
+void asx_xdr_chan_destroy(struct asx_xdr_chan *c)
 {
 	if (!c)
 		return;
