@@ -72,6 +72,7 @@ def split_params(p):
 
 
 def check_headers(hdir):
+    funcs = {}
     for name in sorted(os.listdir(hdir)):
         if not name.endswith('.h'):
             continue
@@ -118,9 +119,13 @@ def check_headers(hdir):
                 err('%s: %s() returns a pointer: make it `int f(struct asx_X **out, ...)`, or '
                     'list it in tools/api-check.py (and common.h) as an exception or accessor'
                     % (where(m.start()), fname))
-            if re.search(r'_(new|free)$', fname):
-                err('%s: %s(): constructors and destructors are *_create/*_destroy'
-                    % (where(m.start()), fname))
+            if fname.endswith('_new'):
+                err('%s: %s(): a constructor is named *_create' % (where(m.start()), fname))
+            funcs[fname] = where(m.start())
+    for fname, loc in sorted(funcs.items()):
+        if fname.endswith('_free') and fname[:-5] + '_create' in funcs:
+            err('%s: %s(): what %s_create() makes, %s_destroy() frees'
+                % (loc, fname, fname[:-5], fname[:-5]))
 
 
 def symbols(cmd):

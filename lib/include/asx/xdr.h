@@ -76,18 +76,15 @@ struct asx_xdr {
 	uint64_t pos_base_;	/* stream position of base_ */
 	uint64_t after_;	/* known bytes beyond the window (decode), or UINT64_MAX */
 	const struct asx_xdr_ops *ops_;
+	/*
+	 * The target's own state (buffer, message chain, channel), opaque
+	 * and of a fixed size, so that a new target never changes
+	 * sizeof(struct asx_xdr) (lib/src/xdr/xdr_internal.h).
+	 */
 	union {
-		struct {
-			unsigned char *buf;
-			size_t cap, max;
-			bool owned;
-		} mem;
-		struct {
-			struct asx_msg *head, *cur;
-			size_t block;
-		} msg;
-		struct asx_xdr_chan *chan;
-	} u_;
+		void *asx__p[4];
+		uint64_t asx__u[4];
+	} asx__target;
 };
 
 #define ASX__XDR_BROKEN	0x80

@@ -222,10 +222,10 @@ static bool has_callbacks(const struct asx_event_handler_ops *ops, unsigned int 
 static void fd_link_handler(struct asx_event_handler *eh, struct rx_fd *f)
 {
 	f->hprev = NULL;
-	f->hnext = eh->fds_;
+	f->hnext = asx__eh(eh)->fds;
 	if (f->hnext)
 		f->hnext->hprev = f;
-	eh->fds_ = f;
+	asx__eh(eh)->fds = f;
 }
 
 /* Lock held: forget @f entirely (epoll, maps, lists) and free it. */
@@ -240,7 +240,7 @@ static void fd_unlink(struct asx_reactor *r, struct rx_fd *f)
 	if (f->hprev)
 		f->hprev->hnext = f->hnext;
 	else
-		eh->fds_ = f->hnext;
+		asx__eh(eh)->fds = f->hnext;
 	if (f->hnext)
 		f->hnext->hprev = f->hprev;
 	free(f);
@@ -293,7 +293,7 @@ int asx_reactor_register_fd(struct asx_reactor *r, int fd, struct asx_event_hand
 		free(f);
 		goto out_detach;
 	}
-	if (!eh->suspended_) {
+	if (!asx__eh(eh)->suspended) {
 		err = fd_epoll(r, f, EPOLL_CTL_ADD);
 		if (err) {
 			asx__rx_hmap_del(&r->fds, (uint64_t)fd);
@@ -356,7 +356,7 @@ int asx_reactor_remove_fd(struct asx_reactor *r, int fd, unsigned int mask)
 
 static bool owned_here(struct asx_reactor *r, struct asx_event_handler *eh)
 {
-	return __atomic_load_n(&eh->owner_, __ATOMIC_ACQUIRE) == r && eh->nreg_;
+	return __atomic_load_n(&asx__eh(eh)->owner, __ATOMIC_ACQUIRE) == r && asx__eh(eh)->nreg;
 }
 
 int asx_reactor_remove_handler(struct asx_reactor *r, struct asx_event_handler *eh)
@@ -370,8 +370,8 @@ int asx_reactor_remove_handler(struct asx_reactor *r, struct asx_event_handler *
 		rx_unlock(r);
 		return -ENOENT;
 	}
-	while (eh->fds_) {
-		struct rx_fd *f = eh->fds_;
+	while (asx__eh(eh)->fds) {
+		struct rx_fd *f = asx__eh(eh)->fds;
 		int fd = f->fd;
 		unsigned int mask = f->mask;
 
@@ -379,7 +379,7 @@ int asx_reactor_remove_handler(struct asx_reactor *r, struct asx_event_handler *
 		asx__rx_reg_end(r, eh, fd, mask);
 	}
 	asx__rx_timers_remove(r, eh);
-	for (signo = 1; signo < RX_NSIG && eh->nreg_; signo++) {
+	for (signo = 1; signo < RX_NSIG && asx__eh(eh)->nreg; signo++) {
 		if (r->sig[signo] != eh)
 			continue;
 		r->sig[signo] = NULL;
@@ -404,8 +404,8 @@ static int set_suspended(struct asx_reactor *r, struct asx_event_handler *eh, bo
 		rx_unlock(r);
 		return -ENOENT;
 	}
-	eh->suspended_ = on;
-	for (f = eh->fds_; f; f = f->hnext) {
+	asx__eh(eh)->suspended = on;
+	for (f = asx__eh(eh)->fds; f; f = f->hnext) {
 		if (f->in_epoll == !on)
 			continue;
 		if (on) {

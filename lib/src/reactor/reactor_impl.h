@@ -70,7 +70,7 @@ struct rx_fd {
 	unsigned int mask;	/* ASX_EV_IO bits */
 	bool in_epoll;		/* false while its handler is suspended */
 	struct asx_event_handler *eh;
-	struct rx_fd *hnext, *hprev;	/* the handler's descriptors (eh->fds_) */
+	struct rx_fd *hnext, *hprev;	/* the handler's descriptors (its fds) */
 	struct asx__rx_link all;		/* r->fd_list */
 };
 

@@ -45,7 +45,7 @@ struct asx_xdr_chan {
 	uint64_t rec_len, max_record;
 };
 
-#define chan_of(x) ((x)->u_.chan)
+#define chan_of(x) (ASX__XDR_T(x)->chan)
 
 /* ---- send side ---- */
 
@@ -439,9 +439,9 @@ int asx_xdr_chan_create(struct asx_xdr_chan **out, int fd, const struct asx_xdr_
 	c->rsize = o.recvsize;
 	c->max_record = o.max_record;
 	asx__xdr_init(&c->out, &out_ops, ASX_XDR_ENCODE, c->sbuf + 4, c->sbuf + c->ssize, 0);
-	c->out.u_.chan = c;
+	ASX__XDR_T(&c->out)->chan = c;
 	asx__xdr_init(&c->in, &in_ops, ASX_XDR_DECODE, c->rbuf, c->rbuf, 0);
-	c->in.u_.chan = c;
+	ASX__XDR_T(&c->in)->chan = c;
 	c->last_frag = true;
 	*out = c;
 	return 0;

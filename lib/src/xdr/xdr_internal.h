@@ -46,4 +46,26 @@ static inline uint64_t asx__xdr_remaining(const struct asx_xdr *x)
 	return x->after_ == UINT64_MAX ? UINT64_MAX : w + x->after_;
 }
 
+/*
+ * Each target's state, in struct asx_xdr's fixed asx__target storage.
+ * may_alias: that storage is declared as pointers and integers.
+ */
+union __attribute__((may_alias)) asx__xdr_target {
+	struct {
+		unsigned char *buf;
+		size_t cap, max;
+		bool owned;
+	} mem;
+	struct {
+		struct asx_msg *head, *cur;
+		size_t block;
+	} msg;
+	struct asx_xdr_chan *chan;
+};
+_Static_assert(sizeof(union asx__xdr_target) <= sizeof(((struct asx_xdr *)0)->asx__target),
+	       "a target's state outgrows struct asx_xdr's asx__target");
+_Static_assert(_Alignof(union asx__xdr_target) <= _Alignof(struct asx_xdr),
+	       "a target's state needs more alignment than struct asx_xdr has");
+#define ASX__XDR_T(x)	((union asx__xdr_target *)(void *)&(x)->asx__target)
+
 #endif /* ASX_XDR_INTERNAL_H */
