@@ -43,6 +43,7 @@
 #include <asx/msgq.h>
 #include <asx/sync.h>
 #include "core/compiler.h"
+#include "msg/msg_impl.h"
 #include "core/futex.h"
 #include "core/probes.h"
 #include "msg/msgq_impl.h"
@@ -135,8 +136,8 @@ void asx_msgq_destroy(struct asx_msgq *q)
 	if (!q)
 		return;
 	for (m = q->head; m; m = next) {
-		next = m->next_;
-		m->next_ = m->prev_ = NULL;
+		next = asx__msgp(m)->next;
+		asx__msgp(m)->next = asx__msgp(m)->prev = NULL;
 		asx_msg_free_chain(m);
 	}
 	asx_mutex_destroy(&q->lock);
@@ -246,32 +247,32 @@ static int wait_until(struct asx_msgq *q, struct waitq *w,
 
 static void insert_after(struct asx_msgq *q, struct asx_msg *p, struct asx_msg *m)
 {
-	m->prev_ = p;
-	m->next_ = p ? p->next_ : q->head;
-	if (m->next_)
-		m->next_->prev_ = m;
+	asx__msgp(m)->prev = p;
+	asx__msgp(m)->next = p ? asx__msgp(p)->next : q->head;
+	if (asx__msgp(m)->next)
+		asx__msgp(asx__msgp(m)->next)->prev = m;
 	else
 		q->tail = m;
 	if (p)
-		p->next_ = m;
+		asx__msgp(p)->next = m;
 	else
 		q->head = m;
 }
 
 static void unlink_msg(struct asx_msgq *q, struct asx_msg *m)
 {
-	if (m->prev_)
-		m->prev_->next_ = m->next_;
+	if (asx__msgp(m)->prev)
+		asx__msgp(asx__msgp(m)->prev)->next = asx__msgp(m)->next;
 	else
-		q->head = m->next_;
-	if (m->next_)
-		m->next_->prev_ = m->prev_;
+		q->head = asx__msgp(m)->next;
+	if (asx__msgp(m)->next)
+		asx__msgp(asx__msgp(m)->next)->prev = asx__msgp(m)->prev;
 	else
-		q->tail = m->prev_;
+		q->tail = asx__msgp(m)->prev;
 	if (q->last_hipri == m)
 		q->last_hipri = NULL;
-	m->next_ = m->prev_ = NULL;
-	ASX_STORE_RLX(&q->bytes, q->bytes - m->qbytes_);
+	asx__msgp(m)->next = asx__msgp(m)->prev = NULL;
+	ASX_STORE_RLX(&q->bytes, q->bytes - asx__msgp(m)->qbytes);
 	ASX_STORE_RLX(&q->count, q->count - 1);
 }
 
@@ -294,7 +295,7 @@ static void insert(struct asx_msgq *q, struct asx_msg *m, unsigned int flags)
 		q->last_hipri = m;
 	} else {
 		/* common case: same band as the tail, no scan */
-		for (p = q->tail; p && !asx_msg_is_hipri(p) && p->band < m->band; p = p->prev_)
+		for (p = q->tail; p && !asx_msg_is_hipri(p) && p->band < m->band; p = asx__msgp(p)->prev)
 			;
 		insert_after(q, p, m);
 	}
@@ -345,7 +346,7 @@ int asx_msgq_enqueue(struct asx_msgq *q, struct asx_msg *m, unsigned int flags,
 			goto out_unlock;
 	}
 
-	m->qbytes_ = len;
+	asx__msgp(m)->qbytes = len;
 	insert(q, m, flags);
 	ASX_STORE_RLX(&q->bytes, q->bytes + len);
 	ASX_STORE_RLX(&q->count, q->count + 1);
@@ -443,11 +444,11 @@ static size_t flush(struct asx_msgq *q, bool all, uint8_t band)
 
 	asx_mutex_lock(&q->lock);
 	for (m = q->head; m; m = next) {
-		next = m->next_;
+		next = asx__msgp(m)->next;
 		if (!all && (asx_msg_is_hipri(m) || m->band != band))
 			continue;
 		unlink_msg(q, m);
-		m->next_ = dead;
+		asx__msgp(m)->next = dead;
 		dead = m;
 		n++;
 	}
@@ -456,8 +457,8 @@ static size_t flush(struct asx_msgq *q, bool all, uint8_t band)
 	wake(&q->prod, wk);
 
 	for (m = dead; m; m = next) {
-		next = m->next_;
-		m->next_ = NULL;
+		next = asx__msgp(m)->next;
+		asx__msgp(m)->next = NULL;
 		asx_msg_free_chain(m);
 	}
 	return n;
