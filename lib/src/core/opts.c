@@ -15,10 +15,8 @@ int asx__opts_copy(void *dst, size_t dst_size, const void *src, size_t src_sz)
 	if (src_sz < sizeof(size_t))
 		return -EINVAL;
 	for (size_t i = dst_size; i < src_sz; i++)
-		if (p[i]) {
-			memset(dst, 0, dst_size);
+		if (p[i])
 			return -E2BIG;
-		}
 	memcpy(dst, src, src_sz < dst_size ? src_sz : dst_size);
 	*(size_t *)dst = dst_size;	/* every field read from here on is ours */
 	return 0;
