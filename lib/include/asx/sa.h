@@ -55,7 +55,6 @@ struct asx_sa_opts {
 	unsigned int flags;
 };
 
-
 /* 0 when /dev/asx offers activations; else -ENODEV, -ENOTTY or -EACCES. */
 ASX_API int asx_sa_probe(void);
 

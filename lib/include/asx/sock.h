@@ -148,7 +148,6 @@ struct asx_sock_opts {
 #define ASX_SOCK_V6ONLY		0x08u	/* IPV6_V6ONLY */
 #define ASX_SOCK_NONBLOCK	0x10u	/* leave the handle O_NONBLOCK */
 
-
 /* ------------------------------------------------------------ acceptor */
 
 /* socket + bind + listen in one call (any family, SOCK_STREAM). */
