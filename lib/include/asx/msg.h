@@ -84,6 +84,7 @@ struct asx_msg {
 	unsigned char *asx__lim;  /* end of the buffer */
 	union {
 		void *asx__p[5];
+		size_t asx__z[5];
 		uint64_t asx__u[5];
 	} asx__priv;		/* data block, queue links (lib/src/msg/msg_impl.h) */
 };

@@ -19,9 +19,12 @@
 
 /*
  * A message header's private state, in struct asx_msg's opaque asx__priv.
- * may_alias: that storage is declared as pointers and integers.
+ * Its members are pointers and a size_t, the types asx__priv is declared
+ * with (every pointer type aliases void *), so no may_alias is needed and
+ * the queue's hot paths compile exactly as with named fields (checked:
+ * identical object code for msg.c and msgq.c).
  */
-struct __attribute__((may_alias)) asx__msg_priv {
+struct asx__msg_priv {
 	struct asx_datab *db;	/* data block referenced by rd/wr */
 	struct asx_datab *home;	/* block holding this header's memory, or NULL */
 	struct asx_msg *next;	/* queue links (struct asx_msgq) */
