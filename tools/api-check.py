@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """api-check.py - libasx's API conventions (Documentation/index.rst), checked.
 
-Usage: tools/api-check.py [--headers DIR] [--static LIBASX_A] [--shared LIBASX_SO]
+Usage: tools/api-check.py [--headers DIR] [--src DIR] [--static LIBASX_A] [--shared LIBASX_SO]
 
 1. Options: a public struct whose first member is `size_t sz` is an option
    struct and is named asx_*_opts; every asx_*_opts has `size_t sz` first.
    No public header defines its own ASX_*_OPTS/ASX_*_ATTR declaring macro
-   (ASX_OPTS() in <asx/common.h> is the one).
+   (ASX_OPTS() in <asx/common.h> is the one), and no source of lib/src but
+   core/opts.[ch] reads an options struct's sz itself (ASX__OPTS_COPY()).
 2. Constructors: asx_*_create() and the Module factories asx_mod_*()
    returning a Module are `int f(struct asx_X **out, ...)`; a public
    function returning `struct asx_* *` is one of the listed exceptions
@@ -128,6 +129,20 @@ def check_headers(hdir):
                 % (loc, fname, fname[:-5], fname[:-5]))
 
 
+def check_sources(sdir):
+    """Option structs are read only through ASX__OPTS_COPY() (core/opts.h)."""
+    for root, _, files in os.walk(sdir):
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            if not name.endswith(('.c', '.h')) or os.path.relpath(path, sdir).startswith('core/opts.'):
+                continue
+            src = strip_comments(open(path, encoding='utf-8').read())
+            for line in sorted({src.count('\n', 0, m.start()) + 1
+                                for m in re.finditer(r'->sz\b', src)}):
+                err('%s:%d: reads an option struct\'s sz by hand: use ASX__OPTS_COPY() '
+                    '(core/opts.h)' % (path, line))
+
+
 def symbols(cmd):
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     syms = set()
@@ -156,10 +171,12 @@ def main():
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--headers', default=os.path.join(top, 'lib/include/asx'))
+    ap.add_argument('--src', default=os.path.join(top, 'lib/src'))
     ap.add_argument('--static', default=os.path.join(top, 'build/lib/libasx.a'))
     ap.add_argument('--shared', default=os.path.join(top, 'build/lib/libasx.so.0'))
     a = ap.parse_args()
     check_headers(a.headers)
+    check_sources(a.src)
     check_symbols(a.static, a.shared)
     for e in errors:
         print('api-check: ' + e, file=sys.stderr)
