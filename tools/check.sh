@@ -13,7 +13,9 @@
 #               CMocka suite under ASan + LSan, valgrind memcheck on a quick subset
 #   mustfail    lib/tests/mustfail/*.c must NOT compile (and must with -DASX_MUSTFAIL_CONTROL)
 #   fuzz        every libFuzzer target replays its committed corpus under ASan + UBSan
-#   abi         libasx.so exports: SONAME, only asx_* symbols, all versioned
+#   abi         libasx.so exports: SONAME, only asx_* symbols, all versioned;
+#               the API conventions (tools/api-check.py); every public struct's
+#               size and member offsets against lib/libasx.layout (tools/layout-check.py)
 #   tools       asx-bench smoke run (--quick), JSON well formed, keys present;
 #               asxd and asxctl svc end to end (tools/asxd/test-asxd.sh), plain and ASan
 #   install     make install into a scratch prefix; against it, with pkg-config only:
@@ -248,6 +250,18 @@ stage_abi() {
 		fail "abi: lib/libasx.map and the exported symbols disagree"
 	else
 		pass
+	fi
+	# the API conventions: size-first *_opts, int f(T **out) constructors, asx__ internals
+	if tools/api-check.py --static build/lib/libasx.a --shared "$so"; then
+		pass
+	else
+		fail "abi: API conventions (tools/api-check.py)"
+	fi
+	# every public struct's size and member offsets as committed in lib/libasx.layout
+	if tools/layout-check.py; then
+		pass
+	else
+		fail "abi: public struct layouts changed (tools/layout-check.py)"
 	fi
 }
 

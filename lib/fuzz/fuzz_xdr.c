@@ -192,7 +192,7 @@ static void check_primitives(const uint8_t *data, size_t size)
 
 static void check_chan(const uint8_t *data, size_t size)
 {
-	ASX_XDR_CHAN_OPTS(o, .recvsize = 64, .max_record = 4096);
+	ASX_OPTS(struct asx_xdr_chan_opts, o, .recvsize = 64, .max_record = 4096);
 	struct asx_xdr_chan *c;
 	static struct rec r;
 	int p[2], i;
@@ -205,11 +205,12 @@ static void check_chan(const uint8_t *data, size_t size)
 		return;
 	}
 	close(p[1]);
-	c = asx_xdr_chan_new(p[0], &o);
+	c = NULL;
+	(void)asx_xdr_chan_create(&c, p[0], &o);
 	for (i = 0; c && i < 64 && asx_xdr_chan_next_record(c) == 1; i++)
 		while (!asx_xdr_record(asx_xdr_chan_in(c), the_rec(), &r))
 			;
-	asx_xdr_chan_free(c);
+	asx_xdr_chan_destroy(c);
 	close(p[0]);
 }
 

@@ -60,7 +60,7 @@ static void assert_threads_ok(void)
 static struct asx_asc *mk_asc(const struct asx_asc_policy *p, unsigned int nvps,
 			      enum asx_asc_semantic sem)
 {
-	struct asx_asc_attr at = { .sz = sizeof(at), .nvps = nvps, .semantic = sem };
+	struct asx_asc_opts at = { .sz = sizeof(at), .nvps = nvps, .semantic = sem };
 	struct asx_asc *a = NULL;
 
 	assert_int_equal(asx_asc_create(&a, p, &at), 0);
@@ -1070,7 +1070,7 @@ static void test_migration(void **state)
 	struct asx_asc_stats st;
 	void *r = NULL;
 
-	struct asx_asc_attr ea = { .sz = sizeof(ea), .util_max = 0.5 };
+	struct asx_asc_opts ea = { .sz = sizeof(ea), .util_max = 0.5 };
 
 	mig_prio = mk_asc(&asx_asc_prio, 1, 0);
 	assert_int_equal(asx_asc_create(&mig_edf, &asx_asc_edf, &ea), 0);
@@ -1512,7 +1512,7 @@ static void *sig_timeout(void *arg)
  */
 static void test_activation_modes(void **state)
 {
-	struct asx_asc_attr at = { .sz = sizeof(at), .nvps = 1 };
+	struct asx_asc_opts at = { .sz = sizeof(at), .nvps = 1 };
 	struct asx_asc_stats st;
 	struct asx_asc *a = NULL;
 
@@ -1550,7 +1550,7 @@ static void test_activation_modes(void **state)
 	assert_int_equal(asx_asc_destroy(a), 0);
 	unsetenv("ASX_ASC_ACTIVATIONS");
 	/* an attr from before the field: the default */
-	at.sz = offsetof(struct asx_asc_attr, activations);
+	at.sz = offsetof(struct asx_asc_opts, activations);
 	at.activations = ASX_ASC_ACT_ON;
 	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &at), 0);
 	assert_int_equal(asx_asc_destroy(a), 0);
@@ -1561,11 +1561,11 @@ static void test_attr_size(void **state)
 {
 	(void)state;
 	struct big_attr {
-		struct asx_asc_attr at;
+		struct asx_asc_opts at;
 		uint64_t future;
 	} big = { .at = { .sz = sizeof(big), .nvps = 1 } };
 	struct big_tattr {
-		struct asx_asc_thread_attr at;
+		struct asx_asc_thread_opts at;
 		uint64_t future;
 	} tbig = { .at = { .sz = sizeof(tbig) } };
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
@@ -1573,11 +1573,11 @@ static void test_attr_size(void **state)
 	struct asx_asc_thread *t = NULL;
 	void *r;
 
-	ASX_ASC_ATTR(at, .nvps = 2, .name = "attr");
-	ASX_ASC_THREAD_ATTR(ta, .name = "named");
+	ASX_OPTS(struct asx_asc_opts, at, .nvps = 2, .name = "attr");
+	ASX_OPTS(struct asx_asc_thread_opts, ta, .name = "named");
 
-	assert_int_equal(at.sz, sizeof(struct asx_asc_attr));
-	assert_int_equal(ta.sz, sizeof(struct asx_asc_thread_attr));
+	assert_int_equal(at.sz, sizeof(struct asx_asc_opts));
+	assert_int_equal(ta.sz, sizeof(struct asx_asc_thread_opts));
 	/* a zero tail beyond the known fields is fine, anything else is not */
 	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &big.at), 0);
 	assert_int_equal(asx_asc_destroy(a), 0);
@@ -1595,7 +1595,7 @@ static void test_attr_size(void **state)
 	tbig.at.sz = 1;
 	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, ret_arg, NULL, &tbig.at, &t), -EINVAL);
 	/* an older, shorter struct: the fields it lacks are defaults */
-	tbig.at = (struct asx_asc_thread_attr){ .sz = offsetof(struct asx_asc_thread_attr, name),
+	tbig.at = (struct asx_asc_thread_opts){ .sz = offsetof(struct asx_asc_thread_opts, name),
 					    .name = "not read", .detached = true };
 	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, ret_arg, (void *)5, &tbig.at, &t), 0);
 	assert_string_equal(asx_asc_thread_name(t), "");

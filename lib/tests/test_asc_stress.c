@@ -278,7 +278,7 @@ static void *child_main(void *arg)
 
 static void spawn_child(struct world *w, uint64_t *rng)
 {
-	struct asx_asc_thread_attr ta = { .sz = sizeof(ta), .name = "child" };
+	struct asx_asc_thread_opts ta = { .sz = sizeof(ta), .name = "child" };
 	union qos_buf qb;
 	struct asx_asc_thread *t = NULL;
 	void *r = NULL;
@@ -509,7 +509,7 @@ static void *watchdog_main(void *arg)
 static struct asx_asc *mk(const struct asx_asc_policy *p, unsigned int nvps, const char *name,
 			  enum asx_asc_semantic sem, uint64_t *rng)
 {
-	struct asx_asc_attr at = { .sz = sizeof(at), .name = name, .nvps = nvps,
+	struct asx_asc_opts at = { .sz = sizeof(at), .name = name, .nvps = nvps,
 				   .semantic = sem, .miss_ratio_max = 1.0, .util_max = 1.0 };
 	struct asx_asc *a = NULL;
 

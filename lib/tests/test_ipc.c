@@ -247,7 +247,7 @@ static void stream_echo(const char *where)
 	struct timespec dl;
 	pthread_t t;
 	char buf[16];
-	ASX_SOCK_OPTS(o, .flags = ASX_SOCK_REUSEADDR | ASX_SOCK_NODELAY);
+	ASX_OPTS(struct asx_sock_opts, o, .flags = ASX_SOCK_REUSEADDR | ASX_SOCK_NODELAY);
 
 	assert_int_equal(asx_addr_parse(&a, where, NULL), 0);
 	assert_int_equal(asx_sock_acceptor_open(&acc, &a, &o), 0);
@@ -320,8 +320,8 @@ static void test_options(void **state)
 		struct asx_sock_opts o;
 		char future[8];
 	} big;
-	ASX_SOCK_OPTS(o, .sndbuf = 65536, .rcvbuf = 32768);
-	ASX_SOCK_OPTS(badflags, .flags = 0x8000);
+	ASX_OPTS(struct asx_sock_opts, o, .sndbuf = 65536, .rcvbuf = 32768);
+	ASX_OPTS(struct asx_sock_opts, badflags, .flags = 0x8000);
 
 	(void)state;
 	assert_int_equal(asx_addr_parse(&a, "127.0.0.1:0", NULL), 0);
@@ -502,7 +502,7 @@ static void short_writes(bool with_deadline)
 	unsigned char *out = malloc(LEN);
 	pthread_t t;
 	size_t done = 0;
-	ASX_SOCK_OPTS(small, .sndbuf = 4096, .rcvbuf = 4096);
+	ASX_OPTS(struct asx_sock_opts, small, .sndbuf = 4096, .rcvbuf = 4096);
 
 	assert_non_null(out);
 	rd.buf = calloc(1, LEN);

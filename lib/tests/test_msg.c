@@ -608,7 +608,7 @@ static void test_cache_producer_threads_lose_nothing(void **state)
 
 	(void)state;
 	assert_non_null(x);
-	x->q = asx_msgq_create(1u << 20, 1u << 18);
+	assert_int_equal(asx_msgq_create(&x->q, 1u << 20, 1u << 18), 0);
 	assert_non_null(x->q);
 	assert_int_equal(pthread_create(&ct, NULL, xt_consumer, x), 0);
 	for (id = 0; id < XT_PRODUCERS; id += XT_WAVE) {

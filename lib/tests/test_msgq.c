@@ -72,9 +72,12 @@ static void test_create_and_water_marks(void **state)
 	struct asx_msgq *q;
 
 	(void)state;
-	assert_null(asx_msgq_create(0, 10));
-	assert_null(asx_msgq_create(10, 11));
-	q = asx_msgq_create(0, 0);
+	q = (struct asx_msgq *)&q;	/* left alone on failure */
+	assert_int_equal(asx_msgq_create(&q, 0, 10), -EINVAL);
+	assert_int_equal(asx_msgq_create(&q, 10, 11), -EINVAL);
+	assert_ptr_equal(q, (struct asx_msgq *)&q);
+	assert_int_equal(asx_msgq_create(NULL, 0, 0), -EINVAL);
+	assert_int_equal(asx_msgq_create(&q, 0, 0), 0);
 	assert_non_null(q);
 	assert_int_equal(asx_msgq_hiwat(q), ASX_MSGQ_DEFAULT_HIWAT);
 	assert_int_equal(asx_msgq_lowat(q), ASX_MSGQ_DEFAULT_LOWAT);
@@ -95,7 +98,8 @@ static void test_create_and_water_marks(void **state)
 
 static void test_invalid_args(void **state)
 {
-	struct asx_msgq *q = asx_msgq_create(100, 50);
+	struct asx_msgq *q = NULL;
+	assert_int_equal(asx_msgq_create(&q, 100, 50), 0);
 	struct asx_msg *m = mk(4, ASX_MSG_DATA, 0, 1);
 	struct timespec bad = { .tv_sec = 0, .tv_nsec = 2000000000L };
 
@@ -113,7 +117,8 @@ static void test_invalid_args(void **state)
 
 static void test_fifo_counts(void **state)
 {
-	struct asx_msgq *q = asx_msgq_create(1 << 20, 1 << 10);
+	struct asx_msgq *q = NULL;
+	assert_int_equal(asx_msgq_create(&q, 1 << 20, 1 << 10), 0);
 	struct asx_msg *m = mk(10, ASX_MSG_DATA, 0, 0), *p;
 	uint32_t i;
 
@@ -138,7 +143,8 @@ static void test_fifo_counts(void **state)
 
 static void test_priority_order(void **state)
 {
-	struct asx_msgq *q = asx_msgq_create(1 << 20, 1 << 10);
+	struct asx_msgq *q = NULL;
+	assert_int_equal(asx_msgq_create(&q, 1 << 20, 1 << 10), 0);
 
 	(void)state;
 	/* tag = expected dequeue position */
@@ -193,7 +199,8 @@ static struct asx_msg *mk_wrapped(size_t len, uint8_t band, unsigned int type,
 
 static void test_flush(void **state)
 {
-	struct asx_msgq *q = asx_msgq_create(1 << 20, 1 << 10);
+	struct asx_msgq *q = NULL;
+	assert_int_equal(asx_msgq_create(&q, 1 << 20, 1 << 10), 0);
 	struct freecount fc = { 0 };
 	int i;
 
@@ -225,7 +232,8 @@ static void test_flush(void **state)
 
 static void test_nonblocking_both_directions(void **state)
 {
-	struct asx_msgq *q = asx_msgq_create(100, 50);
+	struct asx_msgq *q = NULL;
+	assert_int_equal(asx_msgq_create(&q, 100, 50), 0);
 	struct asx_msg *m = NULL, *extra;
 
 	(void)state;
@@ -245,7 +253,8 @@ static void test_nonblocking_both_directions(void **state)
 
 static void test_timeouts(void **state)
 {
-	struct asx_msgq *q = asx_msgq_create(100, 50);
+	struct asx_msgq *q = NULL;
+	assert_int_equal(asx_msgq_create(&q, 100, 50), 0);
 	struct asx_msg *m = NULL, *extra;
 	struct timespec dl;
 	uint64_t t0, el;
@@ -295,7 +304,8 @@ static void *put_later(void *arg)
 
 static void test_timed_wait_satisfied(void **state)
 {
-	struct asx_msgq *q = asx_msgq_create(100, 50);
+	struct asx_msgq *q = NULL;
+	assert_int_equal(asx_msgq_create(&q, 100, 50), 0);
 	struct delayed d = { q, 20000 };
 	struct asx_msg *m = NULL;
 	struct timespec dl;
@@ -339,7 +349,9 @@ static void *waiter_main(void *arg)
 
 static void test_deactivate_wakes_producers_and_consumers(void **state)
 {
-	struct asx_msgq *empty = asx_msgq_create(100, 50), *full = asx_msgq_create(100, 50);
+	struct asx_msgq *empty = NULL, *full = NULL;
+	assert_int_equal(asx_msgq_create(&empty, 100, 50), 0);
+	assert_int_equal(asx_msgq_create(&full, 100, 50), 0);
 	struct waiter w[2 * NW];
 	pthread_t t[2 * NW];
 	struct asx_msg *m;
@@ -389,7 +401,8 @@ static void test_deactivate_wakes_producers_and_consumers(void **state)
 
 static void test_pulse(void **state)
 {
-	struct asx_msgq *q = asx_msgq_create(100, 50);
+	struct asx_msgq *q = NULL;
+	assert_int_equal(asx_msgq_create(&q, 100, 50), 0);
 	struct waiter w = { .q = q };
 	pthread_t t;
 
@@ -419,7 +432,8 @@ static void test_pulse(void **state)
  */
 static void test_water_mark_hysteresis(void **state)
 {
-	struct asx_msgq *q = asx_msgq_create(4000, 2000);
+	struct asx_msgq *q = NULL;
+	assert_int_equal(asx_msgq_create(&q, 4000, 2000), 0);
 	struct waiter w = { .q = q, .producer = 1 };
 	pthread_t t;
 	int i;
@@ -465,7 +479,8 @@ static void test_water_mark_hysteresis(void **state)
 /* Raising the marks above the count lifts flow control and wakes producers. */
 static void test_set_water_wakes(void **state)
 {
-	struct asx_msgq *q = asx_msgq_create(100, 50);
+	struct asx_msgq *q = NULL;
+	assert_int_equal(asx_msgq_create(&q, 100, 50), 0);
 	struct waiter w = { .q = q, .producer = 1 };
 	pthread_t t;
 
@@ -486,7 +501,8 @@ static void test_set_water_wakes(void **state)
 
 static void test_hipri_bypasses_flow_control(void **state)
 {
-	struct asx_msgq *q = asx_msgq_create(100, 50);
+	struct asx_msgq *q = NULL;
+	assert_int_equal(asx_msgq_create(&q, 100, 50), 0);
 	static const unsigned int types[] = { ASX_MSG_PCPROTO, ASX_MSG_FLUSH, ASX_MSG_IOCACK,
 					      ASX_MSG_IOCNAK, ASX_MSG_ERROR, ASX_MSG_HANGUP,
 					      ASX_MSG_PCUSER };
@@ -533,7 +549,8 @@ static void on_enqueue(struct asx_msgq *q, void *arg)
 
 static void test_notify_hook(void **state)
 {
-	struct asx_msgq *q = asx_msgq_create(100, 50);
+	struct asx_msgq *q = NULL;
+	assert_int_equal(asx_msgq_create(&q, 100, 50), 0);
 	struct notify_state ns = { .q = q };
 	struct asx_msg *m;
 	int i;
@@ -596,7 +613,8 @@ static void self_reset_hook(struct asx_msgq *q, void *arg)
 
 static void test_set_notify_waits_for_running_hook(void **state)
 {
-	struct asx_msgq *q = asx_msgq_create(1000, 100);
+	struct asx_msgq *q = NULL;
+	assert_int_equal(asx_msgq_create(&q, 1000, 100), 0);
 	struct slow_hook h = { 0 };
 	pthread_t t;
 
@@ -734,7 +752,7 @@ static void test_stress_4x4(void **state)
 	uint32_t i, j;
 
 	(void)state;
-	s.q = asx_msgq_create(S_HIWAT, S_LOWAT);
+	assert_int_equal(asx_msgq_create(&s.q, S_HIWAT, S_LOWAT), 0);
 	assert_non_null(s.q);
 	asx_msgq_set_notify(s.q, stress_notify, &s);
 	for (i = 0; i < NPROD; i++)

@@ -115,14 +115,21 @@ static void run_strategy(enum asx_map_lock lk)
 	for (uint32_t c = 0; c < NCONN; c++) {
 		assert_int_equal(asx_mux_open_upper(r.mux, &c, NULL, &r.up[c]), 0);
 		/* some connections carry their own modules */
-		if (c % 3 == 0)
-			assert_int_equal(asx_stream_push(r.up[c], asx_mod_counter("cnt"), 0, NULL), 0);
+		if (c % 3 == 0) {
+			struct asx_module *cnt;
+
+			assert_int_equal(asx_mod_counter(&cnt, "cnt"), 0);
+			assert_int_equal(asx_stream_push(r.up[c], cnt, 0, NULL), 0);
+		}
 	}
 	assert_int_equal(asx_mux_open_upper(r.mux, &odd, NULL, &low[0]), -EEXIST);
 	/* lower 0: default route; lower 1: connection 1 only */
 	for (int i = 0; i < 2; i++) {
+		struct asx_module *ip;
+
 		assert_int_equal(asx_stream_open(&low[i], NULL), 0);
-		assert_int_equal(asx_stream_push(low[i], asx_mod_pass("ip"), 0, NULL), 0);
+		assert_int_equal(asx_mod_pass(&ip, "ip"), 0);
+		assert_int_equal(asx_stream_push(low[i], ip, 0, NULL), 0);
 	}
 	assert_int_equal(asx_mux_link(r.mux, low[0], NULL), 0);
 	assert_int_equal(asx_mux_link(r.mux, low[0], NULL), -EBUSY);
@@ -249,14 +256,15 @@ static void test_unlink_delivers_replies_in_flight(void **state)
 	struct timespec ts;
 	struct asx_msg *m;
 	uint32_t key = 7, got = 0, stranded = 0;
+	struct asx_module *gate;
 	pthread_t th;
 
 	(void)state;
 	assert_int_equal(asx_mux_create(&mux, ASX_MAP_RCU, 4, key_of, NULL), 0);
 	assert_int_equal(asx_mux_open_upper(mux, &key, NULL, &up), 0);
 	assert_int_equal(asx_stream_open(&low, NULL), 0);
-	assert_int_equal(asx_stream_push(low, asx_module_create("gate", NULL, &gate_rd, &g),
-					 0, NULL), 0);
+	assert_int_equal(asx_module_create(&gate, "gate", NULL, &gate_rd, &g), 0);
+	assert_int_equal(asx_stream_push(low, gate, 0, NULL), 0);
 	assert_int_equal(asx_mux_link(mux, low, NULL), 0);
 	for (uint32_t i = 0; i < 10; i++) {
 		m = asx_msg_alloc(8, ASX_MSG_DATA);

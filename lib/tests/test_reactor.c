@@ -211,7 +211,8 @@ static void run_until(struct asx_reactor *r, bool (*done)(void *), void *ctx)
 
 static void test_io_basic(void **state)
 {
-	struct asx_reactor *r = asx_reactor_create();
+	struct asx_reactor *r = NULL;
+	assert_int_equal(asx_reactor_create(&r), 0);
 	struct timespec ts;
 	struct th t;
 
@@ -246,7 +247,8 @@ static void test_io_basic(void **state)
 	assert_int_equal(asx_event_handler_refs(&u.eh), 1);
 
 	/* A handler belongs to one reactor at a time. */
-	struct asx_reactor *r2 = asx_reactor_create();
+	struct asx_reactor *r2 = NULL;
+	assert_int_equal(asx_reactor_create(&r2), 0);
 
 	assert_non_null(r2);
 	assert_int_equal(asx_reactor_register_fd(r2, t.wfd, &t.eh, ASX_EV_WRITE), -EBUSY);
@@ -260,7 +262,7 @@ static void test_io_basic(void **state)
 	assert_int_equal(asx_reactor_fd_count(r), 0);
 
 	/* Now free to join another reactor. */
-	r2 = asx_reactor_create();
+	assert_int_equal(asx_reactor_create(&r2), 0);
 	assert_int_equal(asx_reactor_register_fd(r2, t.wfd, &t.eh, ASX_EV_WRITE), 0);
 	assert_int_equal(asx_reactor_run_once(r2, in_ms(&ts, 5000)), 1);
 	assert_int_equal(t.outputs, 1);
@@ -275,7 +277,8 @@ static void test_io_basic(void **state)
 /* One handler, several descriptors and masks; handle_close only at the end. */
 static void test_masks_and_close_once(void **state)
 {
-	struct asx_reactor *r = asx_reactor_create();
+	struct asx_reactor *r = NULL;
+	assert_int_equal(asx_reactor_create(&r), 0);
 	struct th t, a, b;
 	struct timespec ts;
 	int sv[2];
@@ -363,7 +366,8 @@ static int remove_other(struct th *t, int fd)
 
 static void test_remove_other_in_batch(void **state)
 {
-	struct asx_reactor *r = asx_reactor_create();
+	struct asx_reactor *r = NULL;
+	assert_int_equal(asx_reactor_create(&r), 0);
 	struct pair_ctx c = { .r = r };
 	struct timespec ts;
 	struct th a, b;
@@ -445,7 +449,8 @@ static int reuse_input(struct th *t, int fd)
 
 static void test_fd_reuse_in_batch(void **state)
 {
-	struct asx_reactor *r = asx_reactor_create();
+	struct asx_reactor *r = NULL;
+	assert_int_equal(asx_reactor_create(&r), 0);
 	struct th a, b, c;
 	struct reuse_ctx x = { .r = r, .a = &a, .b = &b, .c = &c };
 	struct timespec ts;
@@ -488,7 +493,8 @@ static int self_destruct(struct th *t, int fd)
 
 static void test_self_delete(void **state)
 {
-	struct asx_reactor *r = asx_reactor_create();
+	struct asx_reactor *r = NULL;
+	assert_int_equal(asx_reactor_create(&r), 0);
 	struct timespec ts;
 	struct th *t = malloc(sizeof(*t));
 	int rfd;
@@ -527,7 +533,8 @@ static int remove_self_inside(struct th *t, int fd)
 
 static void test_close_deferred(void **state)
 {
-	struct asx_reactor *r = asx_reactor_create();
+	struct asx_reactor *r = NULL;
+	assert_int_equal(asx_reactor_create(&r), 0);
 	struct defer_ctx d = { .r = r, .closes_seen_inside = -1 };
 	struct timespec ts;
 	struct th t;
@@ -629,7 +636,7 @@ static void test_many_handlers_threads(void **state)
 	struct many *m = calloc(1, sizeof(*m));
 	pthread_t thr[NREGTHR];
 
-	m->r = asx_reactor_create();
+	assert_int_equal(asx_reactor_create(&m->r), 0);
 	many_g = m;
 	many_idx = 0;
 	/* The loop runs while the threads register: every call must wake it. */
@@ -681,7 +688,7 @@ static void test_register_wakes_loop(void **state)
 	struct late_reg l;
 	pthread_t thr;
 
-	l.r = asx_reactor_create();
+	assert_int_equal(asx_reactor_create(&l.r), 0);
 	th_init(&l.t);
 	th_pipe(&l.t);
 	th_poke(&l.t);	/* already readable: ready as soon as it is registered */
@@ -729,7 +736,8 @@ static bool order_done(void *ctx)
 
 static void test_timer_order_accuracy(void **state)
 {
-	struct asx_reactor *r = asx_reactor_create();
+	struct asx_reactor *r = NULL;
+	assert_int_equal(asx_reactor_create(&r), 0);
 	struct order_ctx o = { .n = 0 };
 	struct timespec ts;
 	struct th t;
@@ -810,7 +818,8 @@ static bool ival_done(void *ctx)
 
 static void test_timer_interval_reset_cancel(void **state)
 {
-	struct asx_reactor *r = asx_reactor_create();
+	struct asx_reactor *r = NULL;
+	assert_int_equal(asx_reactor_create(&r), 0);
 	struct ival_ctx v = { .r = r, .stop_at = 6 };
 	struct timespec ts;
 	struct th t;
@@ -890,7 +899,8 @@ static void *cancel_from_thread(void *arg)
 
 static void test_timer_cancel(void **state)
 {
-	struct asx_reactor *r = asx_reactor_create();
+	struct asx_reactor *r = NULL;
+	assert_int_equal(asx_reactor_create(&r), 0);
 	struct cancel_ctx c = { .r = r };
 	struct timespec ts, at;
 	struct th t, u;
@@ -955,7 +965,8 @@ static void *schedule_from_thread(void *arg)
 
 static void test_timer_from_thread_wakes(void **state)
 {
-	struct asx_reactor *r = asx_reactor_create();
+	struct asx_reactor *r = NULL;
+	assert_int_equal(asx_reactor_create(&r), 0);
 	struct timespec ts;
 	struct th t, far;
 	struct xsched x = { .r = r, .t = &t };
@@ -985,7 +996,8 @@ static void test_timer_from_thread_wakes(void **state)
  */
 static void test_timer_monotonic(void **state)
 {
-	struct asx_reactor *r = asx_reactor_create();
+	struct asx_reactor *r = NULL;
+	assert_int_equal(asx_reactor_create(&r), 0);
 	struct timespec ts, rt;
 	struct th t;
 	int timerfds = 0;
@@ -1060,7 +1072,8 @@ static void *queue_signal(void *arg)
 
 static void test_signals(void **state)
 {
-	struct asx_reactor *r = asx_reactor_create();
+	struct asx_reactor *r = NULL;
+	assert_int_equal(asx_reactor_create(&r), 0);
 	struct th t, s, io;
 	struct timespec ts;
 	pthread_t thr;
@@ -1143,7 +1156,8 @@ static int nested_input(struct th *t, int fd)
 
 static void test_end_loop(void **state)
 {
-	struct asx_reactor *r = asx_reactor_create();
+	struct asx_reactor *r = NULL;
+	assert_int_equal(asx_reactor_create(&r), 0);
 	struct ender e = { .r = r };
 	struct timespec ts;
 	pthread_t thr;
@@ -1187,7 +1201,8 @@ static void test_end_loop(void **state)
 
 static void test_suspend_resume(void **state)
 {
-	struct asx_reactor *r = asx_reactor_create();
+	struct asx_reactor *r = NULL;
+	assert_int_equal(asx_reactor_create(&r), 0);
 	struct timespec ts;
 	struct th t, b;
 
@@ -1248,7 +1263,8 @@ static bool notes_done(void *ctx)
 
 static void test_notify_threads(void **state)
 {
-	struct asx_reactor *r = asx_reactor_create();
+	struct asx_reactor *r = NULL;
+	assert_int_equal(asx_reactor_create(&r), 0);
 	struct th t;
 	struct note_ctx n = { .r = r, .t = &t, .posts = 500 };
 	pthread_t thr[2];
@@ -1327,13 +1343,14 @@ static bool mq_done(void *ctx)
 
 static void test_msgq_notify(void **state)
 {
-	struct asx_reactor *r = asx_reactor_create();
+	struct asx_reactor *r = NULL;
+	assert_int_equal(asx_reactor_create(&r), 0);
 	struct mq_ctx c = { .got = 0 };
 	struct timespec ts;
 	pthread_t thr[MQ_PRODUCERS];
 	struct th t;
 
-	c.q = asx_msgq_create(0, 0);
+	assert_int_equal(asx_msgq_create(&c.q, 0, 0), 0);
 	assert_non_null(c.q);
 	th_init(&t);
 	t.on_input = mq_drain;
@@ -1423,7 +1440,7 @@ static void test_memory_independent_of_rlimit(void **state)
 
 	size_t base = heap_in_use();
 
-	r = asx_reactor_create();
+	assert_int_equal(asx_reactor_create(&r), 0);
 	assert_non_null(r);
 	th_init(&t[0]);
 	assert_int_equal(asx_reactor_register_fd(r, hi, &t[0].eh, ASX_EV_READ), 0);

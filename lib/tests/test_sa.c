@@ -21,8 +21,8 @@ static void test_absent_device(void **state)
 	struct asx_sa_group *g = (struct asx_sa_group *)&g;
 
 	(void)state;
-	assert_int_equal(asx_sa_probe_dev("/nonexistent/asx"), -ENODEV);
-	assert_int_equal(asx_sa_open_dev("/nonexistent/asx", &g, NULL), -ENODEV);
+	assert_int_equal(asx__sa_probe_dev("/nonexistent/asx"), -ENODEV);
+	assert_int_equal(asx__sa_open_dev("/nonexistent/asx", &g, NULL), -ENODEV);
 	assert_null(g);
 	if (access(ASX_SA_DEV, F_OK) == 0)
 		skip();
@@ -36,8 +36,8 @@ static void test_not_asx_is_enotty(void **state)
 	struct asx_sa_group *g;
 
 	(void)state;
-	assert_int_equal(asx_sa_probe_dev("/dev/null"), -ENOTTY);
-	assert_int_equal(asx_sa_open_dev("/dev/null", &g, NULL), -ENOTTY);
+	assert_int_equal(asx__sa_probe_dev("/dev/null"), -ENOTTY);
+	assert_int_equal(asx__sa_open_dev("/dev/null", &g, NULL), -ENOTTY);
 	assert_null(g);
 }
 
@@ -52,7 +52,7 @@ static void test_bad_options(void **state)
 	memset(&o, 0, sizeof(o));
 	assert_int_equal(asx_sa_open(&g, &o), -EINVAL);	/* sz 0 */
 	{
-		ASX_SA_OPTS(f, .flags = 1);
+		ASX_OPTS(struct asx_sa_opts, f, .flags = 1);
 
 		assert_int_equal(asx_sa_open(&g, &f), -EINVAL);
 	}
@@ -62,7 +62,7 @@ static void test_bad_options(void **state)
 	assert_int_equal(asx_sa_open(&g, (struct asx_sa_opts *)big), -E2BIG);
 	/* Valid options reach the device check. */
 	big[sizeof(big) - 1] = 0;
-	assert_int_equal(asx_sa_open_dev("/nonexistent/asx", &g, (struct asx_sa_opts *)big),
+	assert_int_equal(asx__sa_open_dev("/nonexistent/asx", &g, (struct asx_sa_opts *)big),
 			 -ENODEV);
 }
 

@@ -100,7 +100,7 @@ static void test_loop_basics(void **state)
 
 static void test_sink_and_opts(void **state)
 {
-	ASX_STREAM_OPTS(o, .tail = ASX_STREAM_SINK);
+	ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_SINK);
 	struct asx_stream *s;
 	struct asx_msg *m;
 	struct { struct asx_stream_opts o; uint64_t extra; } big;
@@ -163,13 +163,21 @@ static void test_reconfigure(void **state)
 
 	(void)state;
 	assert_int_equal(asx_stream_open(&s, NULL), 0);
-	a = asx_module_create("a", &life_ops, &life_ops, &la);
-	b = asx_module_create("b", &life_ops, &life_ops, &lb);
-	c = asx_module_create("c", &life_ops, &life_ops, &lc);
-	d = asx_module_create("d", &life_ops, &life_ops, &ld);
-	dup = asx_module_create("a", NULL, NULL, NULL);
-	assert_null(asx_module_create("", NULL, NULL, NULL));
-	assert_null(asx_module_create("0123456789012345678901234567890123", NULL, NULL, NULL));
+	assert_int_equal(asx_module_create(&a, "a", &life_ops, &life_ops, &la), 0);
+	assert_int_equal(asx_module_create(&b, "b", &life_ops, &life_ops, &lb), 0);
+	assert_int_equal(asx_module_create(&c, "c", &life_ops, &life_ops, &lc), 0);
+	assert_int_equal(asx_module_create(&d, "d", &life_ops, &life_ops, &ld), 0);
+	assert_int_equal(asx_module_create(&dup, "a", NULL, NULL, NULL), 0);
+	{
+		struct asx_module *bad = NULL;
+
+		assert_int_equal(asx_module_create(&bad, "", NULL, NULL, NULL), -EINVAL);
+		assert_int_equal(asx_module_create(&bad, "0123456789012345678901234567890123",
+						   NULL, NULL, NULL), -EINVAL);
+		assert_int_equal(asx_mod_pass(&bad, NULL), -EINVAL);
+		assert_int_equal(asx_mod_framer(NULL, "f"), -EINVAL);
+		assert_null(bad);
+	}
 	assert_int_equal(asx_stream_push(s, a, 1, argv), 0);
 	assert_int_equal(la.opened, 2);
 	assert_int_equal(asx_stream_push(s, dup, 1, argv), -EEXIST);
@@ -244,10 +252,10 @@ static void run_four(bool task_based)
 	struct timespec ts;
 
 	assert_int_equal(asx_stream_open(&s, NULL), 0);
-	mods[0] = asx_mod_counter("counter");
-	mods[1] = asx_mod_framer("framer");
-	mods[2] = asx_mod_cksum("cksum");
-	mods[3] = asx_mod_pass("pass");
+	assert_int_equal(asx_mod_counter(&mods[0], "counter"), 0);
+	assert_int_equal(asx_mod_framer(&mods[1], "framer"), 0);
+	assert_int_equal(asx_mod_cksum(&mods[2], "cksum"), 0);
+	assert_int_equal(asx_mod_pass(&mods[3], "pass"), 0);
 	for (int i = 3; i >= 0; i--) {
 		assert_non_null(mods[i]);
 		assert_int_equal(asx_stream_push(s, mods[i], 0, NULL), 0);
@@ -399,8 +407,8 @@ static void run_flow(int nwriters, uint32_t per)
 	struct asx_msgq_stats st;
 
 	assert_int_equal(asx_stream_open(&s, NULL), 0);
-	slow = asx_module_create("slow", NULL, &slow_rd_ops, NULL);
-	wm = asx_module_create("watch", NULL, &watch_rd_ops, &w);
+	assert_int_equal(asx_module_create(&slow, "slow", NULL, &slow_rd_ops, NULL), 0);
+	assert_int_equal(asx_module_create(&wm, "watch", NULL, &watch_rd_ops, &w), 0);
 	assert_int_equal(asx_stream_push(s, wm, 0, NULL), 0);
 	assert_int_equal(asx_stream_push(s, slow, 0, NULL), 0);	/* head slow watch loop */
 	w.q = asx_task_queue(asx_module_rd(slow));
@@ -475,7 +483,7 @@ static void test_hipri_and_flush(void **state)
 	(void)state;
 	assert_int_equal(asx_sem_init(&gt.sem, 0), 0);
 	assert_int_equal(asx_stream_open(&s, NULL), 0);
-	g = asx_module_create("gate", &gate_wr_ops, NULL, &gt);
+	assert_int_equal(asx_module_create(&g, "gate", &gate_wr_ops, NULL, &gt), 0);
 	assert_int_equal(asx_stream_push(s, g, 0, NULL), 0);
 	/* normal messages fill the gate's queue to high water, then wait */
 	for (uint32_t i = 0; i < 3; i++)	/* 40, 80, 120 bytes: full */
@@ -500,7 +508,7 @@ static void test_hipri_and_flush(void **state)
 
 	/* flush: clears the head's queue and the queues on the way */
 	assert_int_equal(asx_stream_open(&s, NULL), 0);
-	g = asx_module_create("gate", &gate_wr_ops, NULL, &gt);
+	assert_int_equal(asx_module_create(&g, "gate", &gate_wr_ops, NULL, &gt), 0);
 	assert_int_equal(asx_stream_push(s, g, 0, NULL), 0);
 	asx_sem_post(&gt.sem);
 	for (uint32_t i = 0; i < 3; i++)
@@ -510,7 +518,7 @@ static void test_hipri_and_flush(void **state)
 	asx_stream_close(s);
 
 	assert_int_equal(asx_stream_open(&s, NULL), 0);
-	g = asx_module_create("gate", &gate_wr_ops, NULL, &gt);
+	assert_int_equal(asx_module_create(&g, "gate", &gate_wr_ops, NULL, &gt), 0);
 	assert_int_equal(asx_stream_push(s, g, 0, NULL), 0);
 	/* gate closed: 2 messages sit in its queue; 1 control message went
 	 * up to the head before (by putting on the read side directly) */
@@ -545,7 +553,7 @@ static struct asx_task *queue_task(struct asx_stream **sp)
 	struct asx_module *mod;
 
 	assert_int_equal(asx_stream_open(sp, NULL), 0);
-	mod = asx_module_create("q", NULL, NULL, NULL);
+	assert_int_equal(asx_module_create(&mod, "q", NULL, NULL, NULL), 0);
 	assert_non_null(mod);
 	assert_int_equal(asx_stream_push(*sp, mod, 0, NULL), 0);
 	return asx_module_wr(mod);
@@ -744,7 +752,7 @@ static void test_task_ungetq_in_svc(void **state)
 	(void)state;
 	assert_int_equal(asx_sem_init(&pb.gate, 0), 0);
 	assert_int_equal(asx_stream_open(&s, NULL), 0);
-	mod = asx_module_create("putback", &putback_wr_ops, NULL, &pb);
+	assert_int_equal(asx_module_create(&mod, "putback", &putback_wr_ops, NULL, &pb), 0);
 	assert_int_equal(asx_stream_push(s, mod, 0, NULL), 0);
 	/* queued while the service thread is held: several behind the first */
 	for (uint32_t i = 0; i < 4; i++)
@@ -785,9 +793,9 @@ static void test_task_canput_next(void **state)
 	assert_false(asx_task_canput_next(NULL));
 	assert_int_equal(asx_sem_init(&gt.sem, 0), 0);
 	assert_int_equal(asx_stream_open(&s, NULL), 0);
-	g = asx_module_create("gate", &gate_wr_ops, NULL, &gt);	/* 100/50 */
+	assert_int_equal(asx_module_create(&g, "gate", &gate_wr_ops, NULL, &gt), 0);	/* 100/50 */
 	assert_int_equal(asx_stream_push(s, g, 0, NULL), 0);
-	mb = asx_module_create("mb", NULL, NULL, NULL);
+	assert_int_equal(asx_module_create(&mb, "mb", NULL, NULL, NULL), 0);
 	assert_int_equal(asx_stream_push(s, mb, 0, NULL), 0);
 	hw = asx_module_wr(asx_stream_head(s));
 	mbw = asx_module_wr(mb);
@@ -840,7 +848,7 @@ static void test_task_canput_next(void **state)
  */
 static void test_task_canput_next_last_task(void **state)
 {
-	ASX_STREAM_OPTS(o, .head_hiwat = 100, .head_lowat = 50);
+	ASX_OPTS(struct asx_stream_opts, o, .head_hiwat = 100, .head_lowat = 50);
 	struct asx_task *lr, *mbr;
 	struct asx_module *mb;
 	struct asx_stream *s;
@@ -849,7 +857,7 @@ static void test_task_canput_next_last_task(void **state)
 
 	(void)state;
 	assert_int_equal(asx_stream_open(&s, &o), 0);
-	mb = asx_module_create("mb", NULL, NULL, NULL);
+	assert_int_equal(asx_module_create(&mb, "mb", NULL, NULL, NULL), 0);
 	assert_int_equal(asx_stream_push(s, mb, 0, NULL), 0);	/* head mb loop */
 	lr = asx_module_rd(asx_stream_tail(s));
 	mbr = asx_module_rd(mb);
@@ -931,7 +939,7 @@ static void test_inet_cksum(void **state)
 /* A driver tail fed by the test: byte-stream chunks come up the read side. */
 static void test_deframer_reassembly(void **state)
 {
-	ASX_STREAM_OPTS(o, .tail = ASX_STREAM_DRIVER);
+	ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_DRIVER);
 	struct asx_module *drv, *fr;
 	struct asx_stream *s;
 	unsigned char wire[20000];
@@ -940,10 +948,10 @@ static void test_deframer_reassembly(void **state)
 	struct asx_msg *m;
 
 	(void)state;
-	drv = asx_module_create("wire", NULL, NULL, NULL);
+	assert_int_equal(asx_module_create(&drv, "wire", NULL, NULL, NULL), 0);
 	o.driver = drv;
 	assert_int_equal(asx_stream_open(&s, &o), 0);
-	fr = asx_mod_framer("framer");
+	assert_int_equal(asx_mod_framer(&fr, "framer"), 0);
 	assert_int_equal(asx_stream_push(s, fr, 0, NULL), 0);
 	/* 50 frames of 0..400 bytes, each byte = frame number */
 	for (int f = 0; f < 50; f++) {
@@ -990,15 +998,16 @@ static void test_deframer_reassembly(void **state)
 static void test_framer_cksum_no_headroom(void **state)
 {
 	struct asx_stream *s;
-	struct asx_module *ck;
+	struct asx_module *ck, *fr;
 	struct asx_msg *m;
 	unsigned char data[333];
 
 	(void)state;
 	assert_int_equal(asx_stream_open(&s, NULL), 0);
-	ck = asx_mod_cksum("cksum");
+	assert_int_equal(asx_mod_cksum(&ck, "cksum"), 0);
 	assert_int_equal(asx_stream_push(s, ck, 0, NULL), 0);
-	assert_int_equal(asx_stream_push(s, asx_mod_framer("framer"), 0, NULL), 0);
+	assert_int_equal(asx_mod_framer(&fr, "framer"), 0);
+	assert_int_equal(asx_stream_push(s, fr, 0, NULL), 0);
 	for (size_t i = 0; i < sizeof(data); i++)
 		data[i] = (unsigned char)(i ^ 0x5a);
 	/* no headroom: both layers chain a header block in front */

@@ -91,7 +91,7 @@ static struct asx_module *guard(struct dyn *d, const char *name, int task_based)
 
 	g->d = d;
 	g->task_based = task_based;
-	mod = asx_module_create(name, &guard_ops, &guard_ops, g);
+	assert_int_equal(asx_module_create(&mod, name, &guard_ops, &guard_ops, g), 0);
 	asx_module_set_dtor(mod, free);
 	return mod;
 }
@@ -206,7 +206,7 @@ static void run(bool check_order, bool with_task_based)
 
 	assert_non_null(seen);
 	assert_int_equal(asx_stream_open(&d.s, NULL), 0);
-	base = asx_mod_counter("base");
+	assert_int_equal(asx_mod_counter(&base, "base"), 0);
 	assert_int_equal(asx_stream_push(d.s, base, 0, NULL), 0);
 	d.no_tb = !with_task_based;
 	assert_int_equal(pthread_create(&rt, NULL, reconfig_main, &d), 0);
@@ -322,12 +322,13 @@ static void test_reconfig_from_put_is_refused(void **state)
 {
 	struct asx_stream *s;
 	struct asx_msg *m;
+	struct asx_module *sp;
 	int res = 0;
 
 	(void)state;
 	assert_int_equal(asx_stream_open(&s, NULL), 0);
-	assert_int_equal(asx_stream_push(s, asx_module_create("selfpop", &self_pop_ops, NULL, &res),
-					 0, NULL), 0);
+	assert_int_equal(asx_module_create(&sp, "selfpop", &self_pop_ops, NULL, &res), 0);
+	assert_int_equal(asx_stream_push(s, sp, 0, NULL), 0);
 	m = asx_msg_alloc(1, ASX_MSG_DATA);
 	assert_int_equal(asx_stream_put(s, m, 0, NULL), 0);
 	assert_int_equal(res, -EDEADLK);
@@ -437,7 +438,7 @@ static void change_keeps_order(enum change how)
 	struct asx_msg *m;
 
 	assert_int_equal(asx_stream_open(&w.s, NULL), 0);
-	om = asx_module_create("old", &gated_wr, &gated_rd, &old);
+	assert_int_equal(asx_module_create(&om, "old", &gated_wr, &gated_rd, &old), 0);
 	assert_int_equal(asx_stream_push(w.s, om, 0, NULL), 0);
 	/* no flow control in the old Module: the writer never waits there */
 	assert_int_equal(asx_task_set_water(asx_module_wr(om), 1u << 30, 1u << 29), 0);
@@ -447,7 +448,7 @@ static void change_keeps_order(enum change how)
 		usleep(1000);
 	rp.s = w.s;
 	if (how == REPLACE_TB || how == REPLACE_MB)
-		rp.mod = asx_module_create("new", &gated_wr, &gated_rd, &nw);
+		assert_int_equal(asx_module_create(&rp.mod, "new", &gated_wr, &gated_rd, &nw), 0);
 	rp.pop = how == POP;
 	assert_int_equal(pthread_create(&rt, NULL, changer_main, &rp), 0);
 	usleep(20000);		/* the writer goes on, past the old Module */

@@ -160,8 +160,7 @@ static struct asx_module *gmod_new(const char *name, int wr_threads, int rd_thre
 	g->threads[0] = wr_threads;
 	g->threads[1] = rd_threads;
 	g->closed_hits = closed_hits;
-	mod = asx_module_create(name, &g_ops, &g_ops, g);
-	if (!mod)
+	if (asx_module_create(&mod, name, &g_ops, &g_ops, g))
 		abort();
 	asx_module_set_dtor(mod, free);
 	return mod;
@@ -632,7 +631,7 @@ static void swork_start(struct swork *w, const char *name, bool ordered, unsigne
 {
 	*w = (struct swork){ .name = name, .ordered = ordered, .rs = sub_seed(k) };
 	assert_int_equal(asx_stream_open(&w->s, NULL), 0);
-	w->base = asx_mod_counter("base");
+	assert_int_equal(asx_mod_counter(&w->base, "base"), 0);
 	assert_int_equal(asx_stream_push(w->s, w->base, 0, NULL), 0);
 	for (int i = 0; i < NW; i++) {
 		w->wr[i] = (struct swriter){ .w = w, .src = (uint32_t)i };

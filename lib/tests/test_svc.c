@@ -90,8 +90,8 @@ static int st_resume(struct asx_svc *svc)
 	return 0;
 }
 
-static const struct asx_svc_ops st_ops = ASX_SVC_OPS(.init = st_init, .fini = st_fini,
-						      .suspend = st_suspend, .resume = st_resume);
+static const ASX_OPTS(struct asx_svc_ops, st_ops, .init = st_init, .fini = st_fini,
+		      .suspend = st_suspend, .resume = st_resume);
 
 static int make_st(const char *name, const struct asx_svc_ops **ops, void **priv)
 {
@@ -224,6 +224,8 @@ static void test_load_failures(void **state)
 		  "service 'X': its factory failed: Operation not permitted" },
 		{ "dynamic X Service_Object * %s/svc_a.so:make_no_fini()", -EINVAL,
 		  "service 'X': its operations have no fini" },
+		{ "dynamic X Service_Object * %s/svc_a.so:make_unsized()", -EINVAL,
+		  "service 'X': its factory gave no operations table, or one without its size (declare it with ASX_OPTS())" },
 		{ "dynamic X Service_Object * %s/svc_a.so:make_counter() \"'open\"", -EINVAL,
 		  "service 'X': a quote in its parameters is not closed" },
 		{ "dynamic X Service_Object * %s/svc_a.so:make_plain() inactive", -EOPNOTSUPP,
@@ -369,10 +371,9 @@ static void test_reload_file(void **state)
 	assert_int_equal(system(text), 0);
 }
 
-static int make_mine(const char *name, struct asx_module **out)
+static int make_mine(struct asx_module **out, const char *name)
 {
-	*out = asx_mod_counter(name);
-	return *out ? 0 : -ENOMEM;
+	return asx_mod_counter(out, name);
 }
 
 /* The Stream's modules, top down, as "a b c". */

@@ -94,10 +94,11 @@ static int cmp_int(const void *a, const void *b)
 
 static void test_spawn_n_runs_once(void **state)
 {
-	struct asx_thr_mgr *m = asx_thr_mgr_create();
+	struct asx_thr_mgr *m = NULL;
+	assert_int_equal(asx_thr_mgr_create(&m), 0);
 	struct spawn_ctx c = { 0 };
 	int ids[NSPAWN], i;
-	ASX_THR_OPTS(opts, .ids = ids, .stack_size = 256 * 1024);
+	ASX_OPTS(struct asx_thr_opts, opts, .ids = ids, .stack_size = 256 * 1024);
 
 	assert_non_null(m);
 	assert_int_equal(asx_thr_self(), -ESRCH);
@@ -122,9 +123,10 @@ static void test_spawn_n_runs_once(void **state)
 
 static void test_spawn_bad_args(void **state)
 {
-	struct asx_thr_mgr *m = asx_thr_mgr_create();
+	struct asx_thr_mgr *m = NULL;
+	assert_int_equal(asx_thr_mgr_create(&m), 0);
 	struct spawn_ctx c = { 0 };
-	ASX_THR_OPTS(tiny, .stack_size = 16);
+	ASX_OPTS(struct asx_thr_opts, tiny, .stack_size = 16);
 	struct {
 		struct asx_thr_opts o;
 		long future;
@@ -170,7 +172,8 @@ static void *quick_fn(void *arg)
 
 static void test_wait_group_only_that_group(void **state)
 {
-	struct asx_thr_mgr *m = asx_thr_mgr_create();
+	struct asx_thr_mgr *m = NULL;
+	assert_int_equal(asx_thr_mgr_create(&m), 0);
 	struct gated g = { .done = 0 };
 	atomic_int quick = 0;
 	struct timespec dl;
@@ -195,7 +198,8 @@ static void test_wait_group_only_that_group(void **state)
 
 static void test_wait_deadline(void **state)
 {
-	struct asx_thr_mgr *m = asx_thr_mgr_create();
+	struct asx_thr_mgr *m = NULL;
+	assert_int_equal(asx_thr_mgr_create(&m), 0);
 	struct gated g = { .done = 0 };
 	struct timespec dl;
 	uint64_t t0;
@@ -221,10 +225,11 @@ static void *retval_fn(void *arg)
 
 static void test_return_values(void **state)
 {
-	struct asx_thr_mgr *m = asx_thr_mgr_create();
+	struct asx_thr_mgr *m = NULL;
+	assert_int_equal(asx_thr_mgr_create(&m), 0);
 	struct asx_thr_status st[8];
 	int ids[2], seen = 0, i;
-	ASX_THR_OPTS(opts, .ids = ids);
+	ASX_OPTS(struct asx_thr_opts, opts, .ids = ids);
 	void *ret = NULL;
 
 	assert_int_equal(asx_thr_mgr_spawn_n(m, 6, retval_fn, NULL, 3, NULL), 6);
@@ -260,7 +265,8 @@ static void *self_wait_fn(void *arg)
 
 static void test_self_deadlock(void **state)
 {
-	struct asx_thr_mgr *m = asx_thr_mgr_create();
+	struct asx_thr_mgr *m = NULL;
+	assert_int_equal(asx_thr_mgr_create(&m), 0);
 	struct asx_thr_status st;
 
 	assert_int_equal(asx_thr_mgr_spawn_n(m, 1, self_wait_fn, m, 0, NULL), 1);
@@ -321,7 +327,8 @@ static bool all_move(struct loop_ctx *c, int from, int to, const unsigned long *
 
 static void test_cancel_group(void **state)
 {
-	struct asx_thr_mgr *m = asx_thr_mgr_create();
+	struct asx_thr_mgr *m = NULL;
+	assert_int_equal(asx_thr_mgr_create(&m), 0);
 	struct loop_ctx a = { .exited = 0 }, b = { .exited = 0 };
 	struct timespec dl;
 	unsigned long before;
@@ -364,10 +371,11 @@ static void *sleeper_fn(void *arg)
 
 static void test_sleep_cancel(void **state)
 {
-	struct asx_thr_mgr *m = asx_thr_mgr_create();
+	struct asx_thr_mgr *m = NULL;
+	assert_int_equal(asx_thr_mgr_create(&m), 0);
 	struct sleep_ctx longs = { .ns = 10000 * MS }, shorts = { .ns = 20 * MS };
 	int id;
-	ASX_THR_OPTS(opts, .ids = &id);
+	ASX_OPTS(struct asx_thr_opts, opts, .ids = &id);
 	uint64_t t0;
 
 	assert_int_equal(asx_thr_mgr_spawn_n(m, 1, sleeper_fn, &longs, 0, &opts), 1);
@@ -402,7 +410,8 @@ static void snapshot(struct loop_ctx *c, int n, unsigned long *out)
 
 static void test_suspend_all_freezes(void **state)
 {
-	struct asx_thr_mgr *m = asx_thr_mgr_create();
+	struct asx_thr_mgr *m = NULL;
+	assert_int_equal(asx_thr_mgr_create(&m), 0);
 	struct loop_ctx c = { .exited = 0 };
 	unsigned long s1[4], s2[4];
 	struct timespec dl;
@@ -448,7 +457,8 @@ static void *opener_fn(void *arg)
 
 static void test_suspend_exiting_thread(void **state)
 {
-	struct asx_thr_mgr *m = asx_thr_mgr_create();
+	struct asx_thr_mgr *m = NULL;
+	assert_int_equal(asx_thr_mgr_create(&m), 0);
 	struct loop_ctx c = { .exited = 0 };
 	struct gated g = { .done = 0 };
 	struct opener o = { &g.gate, 50 * MS };
@@ -512,7 +522,8 @@ static void *self_suspender_fn(void *arg)
 
 static void test_suspend_from_managed_thread(void **state)
 {
-	struct asx_thr_mgr *m = asx_thr_mgr_create();
+	struct asx_thr_mgr *m = NULL;
+	assert_int_equal(asx_thr_mgr_create(&m), 0);
 	struct loop_ctx c = { .exited = 0 };
 	struct self_susp s = { m, &c, 0, false };
 	struct timespec dl;
@@ -528,7 +539,8 @@ static void test_suspend_from_managed_thread(void **state)
 
 static void test_suspend_stress(void **state)
 {
-	struct asx_thr_mgr *m = asx_thr_mgr_create();
+	struct asx_thr_mgr *m = NULL;
+	assert_int_equal(asx_thr_mgr_create(&m), 0);
 	struct loop_ctx c = { .exited = 0 };
 	unsigned long s1[8], s2[8], start[8];
 	struct timespec dl;
@@ -591,7 +603,8 @@ static void *tss_fn(void *arg)
 
 static void test_tss(void **state)
 {
-	struct asx_thr_mgr *m = asx_thr_mgr_create();
+	struct asx_thr_mgr *m = NULL;
+	assert_int_equal(asx_thr_mgr_create(&m), 0);
 	struct asx_thr_status st[8];
 	pthread_t um;
 	void *ret;
@@ -643,7 +656,8 @@ static void *long_sleeper_fn(void *arg)
 
 static void test_destroy_running(void **state)
 {
-	struct asx_thr_mgr *m = asx_thr_mgr_create();
+	struct asx_thr_mgr *m = NULL;
+	assert_int_equal(asx_thr_mgr_create(&m), 0);
 	struct loop_ctx c = { .exited = 0 }, parked = { .exited = 0 };
 	atomic_int sleepers = 0;
 	struct timespec dl;

@@ -341,7 +341,7 @@ static void test_arrays_match_tirpc(void **state)
 		asx_xdr_set_simd(simd);
 		for (n = 0; n < 37; n++)
 			w[n] = (uint32_t)n * 0x01010101u;
-		asx_xdr__bswap32(w, w, 37);
+		asx__xdr_bswap32(w, w, 37);
 		for (n = 0; n < 37; n++)
 			assert_int_equal(w[n], __builtin_bswap32((uint32_t)n * 0x01010101u));
 	}
@@ -1210,13 +1210,13 @@ static unsigned char *slurp(int fd, size_t *len)
 /* Our channel's output for the reference records, one record per 5 bigs. */
 static unsigned char *chan_stream(size_t sendsize, size_t *len)
 {
-	ASX_XDR_CHAN_OPTS(o, .sendsize = sendsize);
+	ASX_OPTS(struct asx_xdr_chan_opts, o, .sendsize = sendsize);
 	struct asx_xdr_chan *c;
 	int sv[2], i;
 	unsigned char *out;
 
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	c = asx_xdr_chan_new(sv[0], &o);
+	assert_int_equal(asx_xdr_chan_create(&c, sv[0], &o), 0);
 	assert_non_null(c);
 	for (i = 0; i < NBIG; i++) {
 		assert_int_equal(asx_xdr_record(asx_xdr_chan_out(c), &big_rec, &bigs[i]), 0);
@@ -1224,7 +1224,7 @@ static unsigned char *chan_stream(size_t sendsize, size_t *len)
 			assert_int_equal(asx_xdr_chan_end_record(c, false), 0);
 	}
 	assert_int_equal(asx_xdr_chan_end_record(c, true), 0);
-	asx_xdr_chan_free(c);
+	asx_xdr_chan_destroy(c);
 	close(sv[0]);
 	out = slurp(sv[1], len);
 	close(sv[1]);
@@ -1234,7 +1234,7 @@ static unsigned char *chan_stream(size_t sendsize, size_t *len)
 /* Decode the stream @data fed in @piece-byte pieces through our channel. */
 static void chan_decode(const unsigned char *data, size_t len, size_t piece, size_t recvsize)
 {
-	ASX_XDR_CHAN_OPTS(o, .recvsize = recvsize);
+	ASX_OPTS(struct asx_xdr_chan_opts, o, .recvsize = recvsize);
 	struct feeder f = { .data = data, .len = len, .piece = piece };
 	static struct big back[NBIG];
 	struct asx_xdr_chan *c;
@@ -1244,7 +1244,7 @@ static void chan_decode(const unsigned char *data, size_t len, size_t piece, siz
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	f.fd = sv[1];
 	assert_int_equal(pthread_create(&th, NULL, feed, &f), 0);
-	c = asx_xdr_chan_new(sv[0], &o);
+	assert_int_equal(asx_xdr_chan_create(&c, sv[0], &o), 0);
 	assert_non_null(c);
 	while (asx_xdr_chan_next_record(c) == 1) {
 		int k = (i + 5 <= NBIG - 1) ? 5 : NBIG - i;
@@ -1259,7 +1259,7 @@ static void chan_decode(const unsigned char *data, size_t len, size_t piece, siz
 	assert_int_equal(recs, (NBIG + 4) / 5);
 	for (i = 0; i < NBIG; i++)
 		same_big(&bigs[i], &back[i]);
-	asx_xdr_chan_free(c);
+	asx_xdr_chan_destroy(c);
 	pthread_join(th, NULL);
 	close(sv[0]);
 }
@@ -1368,7 +1368,7 @@ static void test_chan_interop_xdrrec(void **state)
 /* Large opaque moves by writev / direct read; records bigger than the buffers. */
 static void test_chan_large_opaque(void **state)
 {
-	ASX_XDR_CHAN_OPTS(o, .sendsize = 256, .recvsize = 256);
+	ASX_OPTS(struct asx_xdr_chan_opts, o, .sendsize = 256, .recvsize = 256);
 	size_t sizes[] = { 2047, 2048, 5000, 70001 };
 	unsigned char *src, *dst;
 	struct feeder f;
@@ -1383,7 +1383,7 @@ static void test_chan_large_opaque(void **state)
 	for (i = 0; i < 70004; i++)
 		src[i] = (unsigned char)(i * 7);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	c = asx_xdr_chan_new(sv[0], &o);
+	assert_int_equal(asx_xdr_chan_create(&c, sv[0], &o), 0);
 	for (i = 0; i < 4; i++) {
 		struct asx_xdr *x = asx_xdr_chan_out(c);
 
@@ -1393,7 +1393,7 @@ static void test_chan_large_opaque(void **state)
 		assert_int_equal(asx_xdr_chan_end_record(c, false), 0);
 	}
 	assert_int_equal(asx_xdr_chan_flush(c), 0);
-	asx_xdr_chan_free(c);
+	asx_xdr_chan_destroy(c);
 	close(sv[0]);
 	s = slurp(sv[1], &len);
 	close(sv[1]);
@@ -1401,7 +1401,7 @@ static void test_chan_large_opaque(void **state)
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	f = (struct feeder){ .fd = sv[1], .data = s, .len = len, .piece = 1000 };
 	assert_int_equal(pthread_create(&th, NULL, feed, &f), 0);
-	c = asx_xdr_chan_new(sv[0], &o);
+	assert_int_equal(asx_xdr_chan_create(&c, sv[0], &o), 0);
 	for (i = 0; i < 4; i++) {
 		struct asx_xdr *x = asx_xdr_chan_in(c);
 		uint32_t w, n;
@@ -1418,7 +1418,7 @@ static void test_chan_large_opaque(void **state)
 		assert_int_equal(asx_xdr_get_u32(x, &w), -EBADMSG);
 	}
 	assert_int_equal(asx_xdr_chan_next_record(c), 0);
-	asx_xdr_chan_free(c);
+	asx_xdr_chan_destroy(c);
 	pthread_join(th, NULL);
 	close(sv[0]);
 	free(s);
@@ -1429,7 +1429,7 @@ static void test_chan_large_opaque(void **state)
 /* Hostile framing: oversize record, EOF in a record, short record recovery. */
 static void test_chan_hostile(void **state)
 {
-	ASX_XDR_CHAN_OPTS(o, .max_record = 100);
+	ASX_OPTS(struct asx_xdr_chan_opts, o, .max_record = 100);
 	unsigned char b[64];
 	struct asx_xdr_chan *c;
 	uint32_t w;
@@ -1440,10 +1440,10 @@ static void test_chan_hostile(void **state)
 	put_be32(b, 0x80000000u | 101);
 	assert_int_equal(write(sv[1], b, 4), 4);
 	close(sv[1]);
-	c = asx_xdr_chan_new(sv[0], &o);
+	assert_int_equal(asx_xdr_chan_create(&c, sv[0], &o), 0);
 	assert_int_equal(asx_xdr_chan_next_record(c), -EMSGSIZE);
 	assert_int_equal(asx_xdr_chan_next_record(c), -EMSGSIZE);	/* stays broken */
-	asx_xdr_chan_free(c);
+	asx_xdr_chan_destroy(c);
 	close(sv[0]);
 
 	/* a record whose fragments add up past max_record */
@@ -1454,14 +1454,14 @@ static void test_chan_hostile(void **state)
 	put_be32(b, 0x80000000u | 60);
 	assert_int_equal(write(sv[1], b, 64), 64);
 	close(sv[1]);
-	c = asx_xdr_chan_new(sv[0], &o);
+	assert_int_equal(asx_xdr_chan_create(&c, sv[0], &o), 0);
 	assert_int_equal(asx_xdr_chan_next_record(c), 1);
 	{
 		unsigned char d[120];
 
 		assert_int_equal(asx_xdr_get_opaque(asx_xdr_chan_in(c), d, 120), -EMSGSIZE);
 	}
-	asx_xdr_chan_free(c);
+	asx_xdr_chan_destroy(c);
 	close(sv[0]);
 
 	/* end of file inside a record; a short record, then a good one */
@@ -1475,7 +1475,7 @@ static void test_chan_hostile(void **state)
 	b[24] = b[25] = 0;
 	assert_int_equal(write(sv[1], b, 26), 26);
 	close(sv[1]);
-	c = asx_xdr_chan_new(sv[0], NULL);
+	assert_int_equal(asx_xdr_chan_create(&c, sv[0], NULL), 0);
 	assert_int_equal(asx_xdr_get_u32(asx_xdr_chan_in(c), &w), -EBADMSG);	/* no record yet */
 	assert_int_equal(asx_xdr_chan_next_record(c), 1);
 	assert_int_equal(asx_xdr_get_u32(asx_xdr_chan_in(c), &w), 0);
@@ -1491,15 +1491,34 @@ static void test_chan_hostile(void **state)
 	assert_int_equal(asx_xdr_chan_next_record(c), 1);	/* skips the rest */
 	assert_int_equal(asx_xdr_get_u32(asx_xdr_chan_in(c), &w), -EBADMSG);
 	assert_int_equal(asx_xdr_chan_next_record(c), -EBADMSG);
-	asx_xdr_chan_free(c);
+	asx_xdr_chan_destroy(c);
 	close(sv[0]);
 
 	/* bad options */
 	{
-		ASX_XDR_CHAN_OPTS(bad, .sendsize = 8);
+		ASX_OPTS(struct asx_xdr_chan_opts, bad, .sendsize = 8);
+		struct {
+			struct asx_xdr_chan_opts o;
+			uint64_t future;
+		} big = { .o = { .sz = sizeof(big) }, .future = 1 };
+		struct asx_xdr_chan_opts old = { .sz = offsetof(struct asx_xdr_chan_opts, recvsize),
+						 .sendsize = 4096, .recvsize = 8 /* not read */ };
 
-		assert_null(asx_xdr_chan_new(0, &bad));
-		assert_null(asx_xdr_chan_new(-1, NULL));
+		c = NULL;
+		assert_int_equal(asx_xdr_chan_create(&c, 0, &bad), -EINVAL);
+		assert_int_equal(asx_xdr_chan_create(&c, -1, NULL), -EINVAL);
+		assert_int_equal(asx_xdr_chan_create(NULL, 0, NULL), -EINVAL);
+		assert_int_equal(asx_xdr_chan_create(&c, 0, &big.o), -E2BIG);
+		big.o.sz = 0;
+		assert_int_equal(asx_xdr_chan_create(&c, 0, &big.o), -EINVAL);
+		assert_null(c);
+		/* an older caller's struct: the fields it lacks are defaults */
+		assert_int_equal(asx_xdr_chan_create(&c, 0, &old), 0);
+		asx_xdr_chan_destroy(c);
+		big.o.sz = sizeof(big);
+		big.future = 0;
+		assert_int_equal(asx_xdr_chan_create(&c, 0, &big.o), 0);
+		asx_xdr_chan_destroy(c);
 	}
 }
 
@@ -1511,8 +1530,8 @@ static void test_chan_mode_switch(void **state)
 	int sv[2];
 
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	w = asx_xdr_chan_new(sv[0], NULL);
-	r = asx_xdr_chan_new(sv[1], NULL);
+	assert_int_equal(asx_xdr_chan_create(&w, sv[0], NULL), 0);
+	assert_int_equal(asx_xdr_chan_create(&r, sv[1], NULL), 0);
 	asx_xdr_off(asx_xdr_chan_out(w));
 	assert_int_equal(asx_xdr_record(asx_xdr_chan_out(w), &point_rec, &p), 0);
 	assert_int_equal(asx_xdr_chan_end_record(w, false), 0);
@@ -1532,8 +1551,8 @@ static void test_chan_mode_switch(void **state)
 	assert_int_equal(asx_xdr_chan_next_record(r), 1);
 	assert_int_equal(asx_xdr_record(asx_xdr_chan_in(r), &point_rec, &back), 0);
 	assert_memory_equal(&back, &p, sizeof(p));
-	asx_xdr_chan_free(w);
-	asx_xdr_chan_free(r);
+	asx_xdr_chan_destroy(w);
+	asx_xdr_chan_destroy(r);
 	close(sv[0]);
 	close(sv[1]);
 }

@@ -249,10 +249,10 @@ static struct asx_stream *open_xdr(const struct asx_xdr_record *rec,
 	tp->capture = true;
 	tap_reset(tp);
 	assert_int_equal(asx_stream_open(&s, NULL), 0);
-	t = asx_module_create("tap", &tap_wr_ops, NULL, tp);
+	assert_int_equal(asx_module_create(&t, "tap", &tap_wr_ops, NULL, tp), 0);
 	assert_non_null(t);
 	assert_int_equal(asx_stream_push(s, t, 0, NULL), 0);
-	x = asx_mod_xdr("xdr", rec, opts);
+	assert_int_equal(asx_mod_xdr(&x, "xdr", rec, opts), 0);
 	assert_non_null(x);
 	assert_int_equal(asx_stream_push(s, x, 0, NULL), 0);
 	*xmod = x;
@@ -534,18 +534,21 @@ static void test_passthrough_and_write_errors(void **state)
 	assert_int_equal(st.dec_errors, 0);
 
 	/* the API's own checks */
-	p = asx_mod_pass("p");
+	assert_int_equal(asx_mod_pass(&p, "p"), 0);
 	assert_non_null(p);
 	assert_int_equal(asx_mod_xdr_stats(p, &st), -EINVAL);
 	asx_module_destroy(p);
 	assert_int_equal(asx_mod_xdr_stats(NULL, &st), -EINVAL);
-	assert_null(asx_mod_xdr("x", NULL, NULL));
+	p = NULL;
+	assert_int_equal(asx_mod_xdr(&p, "x", NULL, NULL), -EINVAL);
 	{
 		struct asx_xdr_mod_opts bad = { .sz = 1 };
 
-		assert_null(asx_mod_xdr("x", &var_rec, &bad));
+		assert_int_equal(asx_mod_xdr(&p, "x", &var_rec, &bad), -EINVAL);
 	}
-	assert_null(asx_mod_xdr("", &var_rec, NULL));
+	assert_int_equal(asx_mod_xdr(&p, "", &var_rec, NULL), -EINVAL);
+	assert_int_equal(asx_mod_xdr(NULL, "x", &var_rec, NULL), -EINVAL);
+	assert_null(p);
 	close_xdr(s, &tp);
 }
 
@@ -719,7 +722,7 @@ static void test_limits(void **state)
 	(void)state;
 	{
 		/* record 1: 1 value, 3 bytes, name "rec-1111" (8 chars) */
-		ASX_XDR_MOD_OPTS(o, .limit = 8);
+		ASX_OPTS(struct asx_xdr_mod_opts, o, .limit = 8);
 
 		s = open_xdr(&var_rec, &o, &tp, &xm);
 		send_var(s, 2, 8, 8);		/* every item within 8 */
@@ -731,7 +734,7 @@ static void test_limits(void **state)
 		close_xdr(s, &tp);
 	}
 	{
-		ASX_XDR_MOD_OPTS(o, .max_msg = 4 * sizeof(struct foo));
+		ASX_OPTS(struct asx_xdr_mod_opts, o, .max_msg = 4 * sizeof(struct foo));
 
 		s = open_xdr(foo_xdr_record(), &o, &tp, &xm);
 		send_foo(s, 4);
@@ -741,7 +744,7 @@ static void test_limits(void **state)
 		close_xdr(s, &tp);
 	}
 	{
-		ASX_XDR_MOD_OPTS(o, .max_msg = 3 * sizeof(struct var));
+		ASX_OPTS(struct asx_xdr_mod_opts, o, .max_msg = 3 * sizeof(struct var));
 
 		s = open_xdr(&var_rec, &o, &tp, &xm);
 		send_var(s, 3, 1, 1);
@@ -832,7 +835,7 @@ static void run_threads(bool task_based)
 
 	assert_non_null(seen);
 	assert_int_equal(asx_stream_open(&s, NULL), 0);
-	xm = asx_mod_xdr("xdr", trec_xdr_record(), NULL);
+	assert_int_equal(asx_mod_xdr(&xm, "xdr", trec_xdr_record(), NULL), 0);
 	assert_non_null(xm);
 	assert_int_equal(asx_stream_push(s, xm, 0, NULL), 0);
 	if (task_based) {

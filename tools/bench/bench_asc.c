@@ -328,7 +328,7 @@ static int capsule_run(int nvps, long sleep_ns, unsigned long rounds, double *bl
 		asx_asc_cond_init(&c.lc[i]);
 	pthread_barrier_init(&c.pb, NULL, NT);
 	if (nvps >= 0) {
-		struct asx_asc_attr at = { .sz = sizeof(at), .nvps = nvps ? (unsigned)nvps : 1,
+		struct asx_asc_opts at = { .sz = sizeof(at), .nvps = nvps ? (unsigned)nvps : 1,
 					   .activations = c.unwrapped ? ASX_ASC_ACT_ON :
 					   ASX_ASC_ACT_OFF };
 

@@ -60,9 +60,9 @@ static void pq_put(struct pq *q, struct asx_msg *m)
 	pthread_mutex_lock(&q->lock);
 	while (q->full)
 		pthread_cond_wait(&q->not_full, &q->lock);
-	m->next_ = NULL;
+	m->cont = NULL;		/* single-block messages: cont links the list */
 	if (q->tail)
-		q->tail->next_ = m;
+		q->tail->cont = m;
 	else
 		q->head = m;
 	q->tail = m;
@@ -81,7 +81,8 @@ static struct asx_msg *pq_get(struct pq *q)
 	while (!q->head)
 		pthread_cond_wait(&q->not_empty, &q->lock);
 	m = q->head;
-	q->head = m->next_;
+	q->head = m->cont;
+	m->cont = NULL;		/* before asx_msg_length(), which follows cont */
 	if (!q->head)
 		q->tail = NULL;
 	q->bytes -= asx_msg_length(m);
@@ -90,7 +91,6 @@ static struct asx_msg *pq_get(struct pq *q)
 		pthread_cond_broadcast(&q->not_full);
 	}
 	pthread_mutex_unlock(&q->lock);
-	m->next_ = NULL;
 	return m;
 }
 
@@ -172,9 +172,10 @@ static int run_one(int asx, uint64_t n, size_t size, double *rate, double *cs)
 	long c0, c1;
 
 	if (asx) {
-		r.aq = asx_msgq_create(HIWAT, LOWAT);
-		if (!r.aq)
-			return -ENOMEM;
+		int err = asx_msgq_create(&r.aq, HIWAT, LOWAT);
+
+		if (err)
+			return err;
 	} else {
 		pq_init(&r.pq);
 	}

@@ -35,23 +35,19 @@
 
 static int make_stack(struct asx_stream **sp, int svc_threads)
 {
-	ASX_STREAM_OPTS(o, .tail = ASX_STREAM_SINK);
-	struct asx_module *mods[4];
+	ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_SINK);
+	struct asx_module *mods[4] = { NULL };
 	int r;
 
 	r = asx_stream_open(sp, &o);
 	if (r)
 		return r;
 	/* pushed bottom first: head framer cksum pass1 pass2 sink */
-	mods[0] = asx_mod_pass("pass2");
-	mods[1] = asx_mod_pass("pass1");
-	mods[2] = asx_mod_cksum("cksum");
-	mods[3] = asx_mod_framer("framer");
 	for (int i = 0; i < 4; i++) {
-		if (!mods[i]) {
-			r = -ENOMEM;
+		r = i < 2 ? asx_mod_pass(&mods[i], i ? "pass1" : "pass2") :
+		    i == 2 ? asx_mod_cksum(&mods[i], "cksum") : asx_mod_framer(&mods[i], "framer");
+		if (r)
 			break;
-		}
 		r = asx_stream_push(*sp, mods[i], 0, NULL);
 		if (r)
 			break;

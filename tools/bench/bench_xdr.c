@@ -410,7 +410,9 @@ static void *e2e_sender(void *arg)
 	size_t b;
 
 	if (e->ours) {
-		struct asx_xdr_chan *c = asx_xdr_chan_new(e->fd, NULL);
+		struct asx_xdr_chan *c = NULL;
+
+		(void)asx_xdr_chan_create(&c, e->fd, NULL);
 
 		for (b = 0; c && b < e->batches; b++) {
 			void *recs = (char *)src_recs + (b % (MAX_RECS / BATCH)) * BATCH * v->size;
@@ -423,7 +425,7 @@ static void *e2e_sender(void *arg)
 		}
 		if (!c)
 			e->err = 1;
-		asx_xdr_chan_free(c);
+		asx_xdr_chan_destroy(c);
 	} else {
 		XDR x;
 
@@ -466,7 +468,9 @@ static double e2e_run(const struct variant *v, bool ours, size_t batches, int lf
 	t0 = bench_now_ns();
 	pthread_create(&th, NULL, e2e_sender, &e);
 	if (ours) {
-		struct asx_xdr_chan *c = asx_xdr_chan_new(cfd, NULL);
+		struct asx_xdr_chan *c = NULL;
+
+		(void)asx_xdr_chan_create(&c, cfd, NULL);
 
 		for (b = 0; ok && b < batches; b++) {
 			void *recs = (char *)src_recs + (b % (MAX_RECS / BATCH)) * BATCH * v->size;
@@ -477,7 +481,7 @@ static double e2e_run(const struct variant *v, bool ours, size_t batches, int lf
 			got++;
 		}
 		ok = ok && asx_xdr_chan_next_record(c) == 0;
-		asx_xdr_chan_free(c);
+		asx_xdr_chan_destroy(c);
 	} else {
 		XDR x;
 

@@ -123,12 +123,12 @@ enum asx_asc_activations {
 };
 
 /*
- * Size-first, like the other option structs: set sz (the macro below
- * does), leave the rest zero for the defaults.  A size below sizeof(size_t)
- * is -EINVAL; bytes set beyond the fields this library knows, -E2BIG.
+ * Size-first, like every option struct (asx/common.h): declare with
+ *   ASX_OPTS(struct asx_asc_opts, o, .nvps = 3);
+ * and leave the rest zero for the defaults.
  */
-struct asx_asc_attr {
-	size_t sz;			/* sizeof(struct asx_asc_attr) */
+struct asx_asc_opts {
+	size_t sz;			/* sizeof(struct asx_asc_opts) */
 	const char *name;
 	unsigned int nvps;		/* running VPs (concurrency); 0: 1 */
 	unsigned int max_vps;		/* cap with spare VPs for blocked calls; 0: nvps + 64;
@@ -141,18 +141,15 @@ struct asx_asc_attr {
 	enum asx_asc_activations activations;
 	unsigned int spare_vps;		/* activations: VPs kept parked in the kernel; 0: 2 */
 };
-/* ASX_ASC_ATTR(at, .nvps = 3);  declares @at with sz set and those fields */
-#define ASX_ASC_ATTR(name, ...)						\
-	struct asx_asc_attr name = { .sz = sizeof(struct asx_asc_attr), __VA_ARGS__ }
 
 /*
- * Create an ASC with @attr->nvps VPs (NULL: defaults).  Adding the
+ * Create an ASC with @opts->nvps VPs (NULL: defaults).  Adding the
  * process's second VP (here or anywhere) switches the scheduler from the
  * lock-free single-VP path to the locked path; made from outside the
  * ASCs, that waits until the single running VP reaches a scheduling point.
  */
 ASX_API int asx_asc_create(struct asx_asc **out, const struct asx_asc_policy *policy,
-			   const struct asx_asc_attr *attr);
+			   const struct asx_asc_opts *opts);
 /* -EBUSY while it has threads; otherwise stops and joins its VPs. */
 ASX_API int asx_asc_destroy(struct asx_asc *asc);
 /* Add or remove a running VP (changes the concurrency level).  With
@@ -186,21 +183,19 @@ ASX_API bool asx_asc_single_vp_mode(void);
 
 /* ------------------------------------------------------------ threads */
 
-/* Size-first as struct asx_asc_attr (same checks). */
-struct asx_asc_thread_attr {
-	size_t sz;			/* sizeof(struct asx_asc_thread_attr) */
+/* Size-first as struct asx_asc_opts (same checks). */
+struct asx_asc_thread_opts {
+	size_t sz;			/* sizeof(struct asx_asc_thread_opts) */
 	size_t stack_size;		/* 0: 128 KiB (x4 under sanitizers) */
 	const char *name;
 	bool detached;			/* no join: freed when it ends */
 };
-#define ASX_ASC_THREAD_ATTR(name, ...)					\
-	struct asx_asc_thread_attr name = { .sz = sizeof(struct asx_asc_thread_attr), __VA_ARGS__ }
 
 typedef void *(*asx_asc_thread_fn)(void *arg);
 
 /* A thread that is in no ASC yet; start it with asx_asc_thread_put(). */
 ASX_API int asx_asc_thread_create(struct asx_asc_thread **out, asx_asc_thread_fn fn, void *arg,
-			      const struct asx_asc_thread_attr *attr);
+			      const struct asx_asc_thread_opts *opts);
 /*
  * The paper's thread_put: insert @t (made by asx_asc_thread_create) into @asc
  * with @qos in @asc's schema.  -EINVAL for a wrong schema, -EBUSY when the
@@ -214,7 +209,7 @@ ASX_API void asx_asc_thread_release(struct asx_asc_thread *t);
 /* create + put. */
 ASX_API int asx_asc_thread_spawn(struct asx_asc *asc, const struct asx_qos *qos,
 				 asx_asc_thread_fn fn, void *arg,
-				 const struct asx_asc_thread_attr *attr,
+				 const struct asx_asc_thread_opts *opts,
 				 struct asx_asc_thread **out);
 /*
  * The paper's thread_change, for the calling user thread: @asc NULL or

@@ -11,6 +11,30 @@
  * jump never shortens or lengthens a wait.  asx_deadline() builds one from
  * a relative number of nanoseconds; ASX_DEADLINE_NOW is a deadline
  * already passed ("do not wait": try once, then -ETIMEDOUT).
+ *
+ * Options: a function with options takes `const struct asx_X_opts *opts`,
+ * NULL meaning every default.  The struct is size-first (`size_t sz` is
+ * its first field) so it can grow without breaking callers; declare one
+ * with ASX_OPTS() below, which sets sz and zeroes every other byte, and
+ * set the fields you want (0 is always a field's default).  Every such
+ * function checks it the same way: sz below sizeof(size_t) (0 included) is
+ * -EINVAL; a smaller sz (a program built against an older header) gets
+ * the defaults for the fields it does not know; a larger sz (a newer
+ * header) is accepted when the bytes this library does not know are all
+ * zero, else -E2BIG.
+ *
+ * Constructors: `int asx_X_create(struct asx_X **out, ...)` stores the new
+ * object in *out and returns 0, or returns a negative errno and leaves
+ * *out alone; its counterpart is asx_X_destroy().  The exceptions return
+ * the object or NULL, where NULL means -ENOMEM (or, for asx_msg_alloc(), a
+ * type above 255): the message-block allocators of the hot path, asx_msg_alloc(),
+ * asx_msg_wrap(), asx_msg_dup(), asx_msg_copy() and asx_xdr_msg_finish().
+ * Accessors returning a pointer to an existing object (asx_module_rd(),
+ * asx_xdr_chan_out(), ...) are not constructors.
+ *
+ * Names: public ones start asx_ (ASX_ for macros); names starting asx__
+ * (ASX__) are the library's own, visible only because an inline function
+ * or a macro of a public header needs them: never call them.
  */
 #ifndef ASX_COMMON_H
 #define ASX_COMMON_H
@@ -41,6 +65,14 @@ extern int clock_gettime(int, struct timespec *);
 #ifndef ASX_API
 #define ASX_API __attribute__((visibility("default")))
 #endif
+
+/*
+ * Declare @name, an option struct of @type (`struct asx_X_opts`), with sz
+ * set, the fields given as designated initialisers, every other byte zero:
+ *   ASX_OPTS(struct asx_sock_opts, o, .sndbuf = 65536, .flags = ASX_SOCK_NODELAY);
+ */
+#define ASX_OPTS(type, name, ...)					\
+	type name = { .sz = sizeof(type), __VA_ARGS__ }
 
 /* The library version (the kernel ABI version is ASX_VERSION_* in <linux/asx.h>). */
 #define ASX_LIB_VERSION_MAJOR 0

@@ -40,22 +40,27 @@ extern "C" {
 
 #define ASX_FRAMER_MAX (64u << 20)	/* largest frame payload accepted */
 
-ASX_API struct asx_module *asx_mod_pass(const char *name);
+/*
+ * Each factory below makes a new Module named @name into *@out and returns
+ * 0, or -EINVAL (a bad name) or -ENOMEM; as asx_module_create().
+ */
+
+ASX_API int asx_mod_pass(struct asx_module **out, const char *name);
 
 struct asx_counter {
 	uint64_t wr_msgs, wr_bytes;	/* went down through the Module */
 	uint64_t rd_msgs, rd_bytes;	/* went up */
 };
-ASX_API struct asx_module *asx_mod_counter(const char *name);
+ASX_API int asx_mod_counter(struct asx_module **out, const char *name);
 /* 0, or -EINVAL if @mod is not a counter. */
 ASX_API int asx_mod_counter_read(struct asx_module *mod, struct asx_counter *c);
 
-ASX_API struct asx_module *asx_mod_framer(const char *name);
-ASX_API struct asx_module *asx_mod_cksum(const char *name);
+ASX_API int asx_mod_framer(struct asx_module **out, const char *name);
+ASX_API int asx_mod_cksum(struct asx_module **out, const char *name);
 /* Frames or checksums rejected on the read side (0 for other Modules). */
 ASX_API uint64_t asx_mod_errors(struct asx_module *mod);
 
-ASX_API struct asx_module *asx_mod_loopback(const char *name);
+ASX_API int asx_mod_loopback(struct asx_module **out, const char *name);
 
 /*
  * RFC 1071 Internet checksum (the one's complement of the one's

@@ -77,16 +77,16 @@ struct asx_msg {
 	struct asx_msg *cont;	/* next block of the same message, or NULL */
 	uint8_t type;		/* enum asx_msg_type */
 	uint8_t band;		/* priority band of normal messages */
-	uint16_t flags_;	/* private */
-	uint32_t resv_;		/* private */
-	/* private: */
-	unsigned char *base_;	/* start of the buffer */
-	unsigned char *lim_;	/* end of the buffer */
-	struct asx_datab *db_;	/* data block referenced by rd/wr */
-	struct asx_datab *home_; /* block holding this header's memory, or NULL */
-	struct asx_msg *next_;	/* queue links (struct asx_msgq) */
-	struct asx_msg *prev_;
-	size_t qbytes_;		/* bytes counted while on a queue */
+	/* libasx's own from here on: never read or write these */
+	uint16_t asx__flags;
+	uint32_t asx__resv;
+	unsigned char *asx__base; /* start of the buffer (read by the inlines below) */
+	unsigned char *asx__lim;  /* end of the buffer */
+	union {
+		void *asx__p[5];
+		size_t asx__z[5];
+		uint64_t asx__u[5];
+	} asx__priv;		/* data block, queue links (lib/src/msg/msg_impl.h) */
 };
 
 /* Types 0..63 that are high priority. */
@@ -196,19 +196,19 @@ static inline size_t asx_msg_block_len(const struct asx_msg *m)
 /* Bytes that can still be written after wr in this block. */
 static inline size_t asx_msg_space(const struct asx_msg *m)
 {
-	return (size_t)(m->lim_ - m->wr);
+	return (size_t)(m->asx__lim - m->wr);
 }
 
 /* Bytes before rd in this block (room to prepend a header). */
 static inline size_t asx_msg_headroom(const struct asx_msg *m)
 {
-	return (size_t)(m->rd - m->base_);
+	return (size_t)(m->rd - m->asx__base);
 }
 
 /* Capacity of this block's buffer. */
 static inline size_t asx_msg_size(const struct asx_msg *m)
 {
-	return (size_t)(m->lim_ - m->base_);
+	return (size_t)(m->asx__lim - m->asx__base);
 }
 
 /* Mark @n bytes written at wr as data: 0, or -ENOSPC (nothing changes). */

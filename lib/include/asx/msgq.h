@@ -86,11 +86,11 @@ struct asx_msgq;
 typedef void asx_msgq_notify_fn(struct asx_msgq *q, void *arg);
 
 /*
- * A new, empty, active queue.  @hiwat = @lowat = 0 picks the defaults.
- * NULL if @hiwat is 0 (with a non-zero @lowat), @lowat > @hiwat, or memory
- * is short.
+ * A new, empty, active queue in *@out.  @hiwat = @lowat = 0 picks the
+ * defaults.  0, or -EINVAL if @hiwat is 0 (with a non-zero @lowat) or
+ * @lowat > @hiwat, or -ENOMEM.
  */
-ASX_API struct asx_msgq *asx_msgq_create(size_t hiwat, size_t lowat);
+ASX_API int asx_msgq_create(struct asx_msgq **out, size_t hiwat, size_t lowat);
 
 /* Free the queue and every message still on it.  No thread may be using it. */
 ASX_API void asx_msgq_destroy(struct asx_msgq *q);

@@ -120,19 +120,18 @@ struct asx_event_handler_ops {
 
 struct asx_event_handler {
 	const struct asx_event_handler_ops *ops;
-	/* Private to libasx (guarded by the owning reactor's lock). */
-	unsigned int refs_;
-	unsigned int nreg_;
-	unsigned int busy_;
-	unsigned int close_pending_;
-	int close_fd_;
-	unsigned int close_mask_;
-	unsigned int suspended_;
-	struct asx_reactor *owner_;
-	void *fds_;
+	/*
+	 * libasx's own state of the handler (references, registrations, the
+	 * owning reactor), opaque; all zero is a handler with one reference
+	 * and no registration.
+	 */
+	union {
+		void *asx__p[6];
+		uint64_t asx__u[6];
+	} asx__priv;
 };
 
-#define ASX_EVENT_HANDLER_INIT(o) { .ops = (o), .refs_ = 1, .close_fd_ = -1 }
+#define ASX_EVENT_HANDLER_INIT(o) { .ops = (o) }
 
 /* One reference (the caller's), no registration. */
 ASX_API void asx_event_handler_init(struct asx_event_handler *eh,
@@ -143,8 +142,8 @@ ASX_API void asx_event_handler_put(struct asx_event_handler *eh);
 /* The current count (a snapshot, for tests and assertions). */
 ASX_API unsigned int asx_event_handler_refs(const struct asx_event_handler *eh);
 
-/* A new reactor, or NULL with errno set (ENOMEM, EMFILE, ...). */
-ASX_API struct asx_reactor *asx_reactor_create(void);
+/* A new reactor in *@out: 0, or -ENOMEM, -EMFILE, ... */
+ASX_API int asx_reactor_create(struct asx_reactor **out);
 
 /*
  * Remove every registration (each handler's handle_close() is called once),

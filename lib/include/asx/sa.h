@@ -43,7 +43,7 @@ extern "C" {
 struct asx_sa_group;
 
 /*
- * Options of asx_sa_open(); zero-fill and set @sz (ASX_SA_OPTS does both).
+ * Options of asx_sa_open(); zero-fill and set @sz (ASX_OPTS() does both).
  * @max_vps:   member limit (0: the module's default, ASX_SA_DEF_VPS)
  * @ring_size: events the kernel ring holds, a power of two (0: default)
  * @flags:     must be 0
@@ -54,9 +54,6 @@ struct asx_sa_opts {
 	unsigned int ring_size;
 	unsigned int flags;
 };
-
-#define ASX_SA_OPTS(name, ...)						\
-	struct asx_sa_opts name = { .sz = sizeof(struct asx_sa_opts), __VA_ARGS__ }
 
 /* 0 when /dev/asx offers activations; else -ENODEV, -ENOTTY or -EACCES. */
 ASX_API int asx_sa_probe(void);

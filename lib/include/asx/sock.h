@@ -130,7 +130,7 @@ ASX_API int asx_sock_set_nonblock(struct asx_sock *s, bool on);
 /*
  * Options applied at open time, before bind/listen/connect (buffer sizes
  * must be set then for TCP window scaling to see them).  Declare with
- *   ASX_SOCK_OPTS(o, .sndbuf = 65536, .flags = ASX_SOCK_NODELAY);
+ *   ASX_OPTS(struct asx_sock_opts, o, .sndbuf = 65536, .flags = ASX_SOCK_NODELAY);
  * @sz lets the struct grow: a caller built against a newer header whose
  * extra fields are all zero is accepted, non-zero ones give -E2BIG.
  */
@@ -147,9 +147,6 @@ struct asx_sock_opts {
 #define ASX_SOCK_NODELAY	0x04u	/* TCP_NODELAY on the resulting streams */
 #define ASX_SOCK_V6ONLY		0x08u	/* IPV6_V6ONLY */
 #define ASX_SOCK_NONBLOCK	0x10u	/* leave the handle O_NONBLOCK */
-
-#define ASX_SOCK_OPTS(name, ...)					\
-	struct asx_sock_opts name = { .sz = sizeof(struct asx_sock_opts), __VA_ARGS__ }
 
 /* ------------------------------------------------------------ acceptor */
 

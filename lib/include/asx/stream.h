@@ -154,12 +154,13 @@ struct asx_task_ops {
  * A new Module @name (1..31 bytes, copied) with write-side ops @wr and
  * read-side ops @rd (the structs are referenced, not copied; NULL: pass
  * everything on) and an argument for the ops, asx_module_arg().  Each Task
- * gets a queue with the default water marks.  NULL on bad arguments or
- * short memory.  The Module belongs to the caller until a push succeeds.
+ * gets a queue with the default water marks.  0 and *@out, or -EINVAL
+ * (bad arguments) or -ENOMEM.  The Module belongs to the caller until a
+ * push succeeds.
  */
-ASX_API struct asx_module *asx_module_create(const char *name,
-					     const struct asx_task_ops *wr,
-					     const struct asx_task_ops *rd, void *arg);
+ASX_API int asx_module_create(struct asx_module **out, const char *name,
+			      const struct asx_task_ops *wr,
+			      const struct asx_task_ops *rd, void *arg);
 /* Free a Module that is not in a stream (never pushed, or a failed push). */
 ASX_API void asx_module_destroy(struct asx_module *mod);
 /* Call @dtor(arg) when the Module is freed (by destroy, pop, remove, close). */
@@ -233,7 +234,7 @@ enum asx_stream_tail {
 
 /*
  * Options for asx_stream_open() (extensible: declare with
- * ASX_STREAM_OPTS() so sz is set and the rest zeroed; unknown non-zero
+ * ASX_OPTS() so sz is set and the rest zeroed; unknown non-zero
  * bytes give -E2BIG).  NULL: a loop-back stream with default water marks.
  */
 struct asx_stream_opts {
@@ -248,10 +249,6 @@ struct asx_stream_opts {
 	size_t head_hiwat;		/* the head's read queue (0: defaults) */
 	size_t head_lowat;
 };
-#define ASX_STREAM_OPTS(name, ...)					\
-	struct asx_stream_opts name = {					\
-		.sz = sizeof(struct asx_stream_opts), __VA_ARGS__	\
-	}
 
 /* 0 and *@sp, or -EINVAL, -E2BIG, -ENOMEM, or the driver's open() error. */
 ASX_API int asx_stream_open(struct asx_stream **sp, const struct asx_stream_opts *opts);

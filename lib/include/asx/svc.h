@@ -41,7 +41,7 @@ struct asx_svc;		/* a service in a repository (opaque) */
 struct asx_svc_repo;	/* a Service Repository (opaque) */
 
 struct asx_svc_ops {
-	size_t sz;		/* sizeof(struct asx_svc_ops) as built: ASX_SVC_OPS sets it */
+	size_t sz;		/* sizeof(struct asx_svc_ops) as built: ASX_OPTS() sets it */
 	/* Start the service; argv[0] is its name.  0 or -errno (the service is then not added). */
 	int (*init)(struct asx_svc *svc, int argc, char **argv);
 	/*
@@ -58,8 +58,13 @@ struct asx_svc_ops {
 	void (*info)(struct asx_svc *svc, char *buf, size_t len);
 };
 
-/* Initialise a struct asx_svc_ops: ASX_SVC_OPS(.init = f, .fini = g). */
-#define ASX_SVC_OPS(...) { .sz = sizeof(struct asx_svc_ops), __VA_ARGS__ }
+/*
+ * Declare the table with ASX_OPTS(), which sets sz, as every size-first
+ * struct of libasx is declared:
+ *	static const ASX_OPTS(struct asx_svc_ops, my_ops, .init = f, .fini = g);
+ * A table built against a newer libasx is accepted if what this one does
+ * not know is zero; an older, shorter one gets NULL for what it lacks.
+ */
 
 /*
  * A factory fills in *ops and *priv (the service's private pointer, read
@@ -72,11 +77,11 @@ struct asx_stream;
 
 /*
  * A Module factory, for the Modules of a Stream in svc.conf: a new Module
- * (asx_module_create(), or a built-in such as asx_mod_pass()) called
- * @name in *out, ready to push; 0 or -errno.  The Module's Tasks get the
- * entry's parameters in their open().
+ * (asx_module_create(), or a built-in such as asx_mod_pass(), which have
+ * this very shape) called @name in *out, ready to push; 0 or -errno.  The
+ * Module's Tasks get the entry's parameters in their open().
  */
-typedef int asx_svc_module_fn(const char *name, struct asx_module **out);
+typedef int asx_svc_module_fn(struct asx_module **out, const char *name);
 
 /*
  * Define a factory in a shared object:

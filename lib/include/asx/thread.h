@@ -56,7 +56,7 @@ typedef void *(*asx_thr_fn)(void *arg);
 
 /*
  * Options for asx_thr_mgr_spawn_n().  Extensible: declare with
- * ASX_THR_OPTS() so that sz is set and every other byte is zero; a library
+ * ASX_OPTS() so that sz is set and every other byte is zero; a library
  * that knows fewer fields rejects non-zero bytes it does not know (-E2BIG).
  */
 struct asx_thr_opts {
@@ -66,10 +66,6 @@ struct asx_thr_opts {
 	int *ids;		/* NULL, or n entries: the id of each thread
 				 * started, -1 for the ones that were not */
 };
-#define ASX_THR_OPTS(name, ...)						\
-	struct asx_thr_opts name = {					\
-		.sz = sizeof(struct asx_thr_opts), __VA_ARGS__		\
-	}
 
 /* What a wait reports for each thread it reaped. */
 struct asx_thr_status {
@@ -78,8 +74,8 @@ struct asx_thr_status {
 	void *ret;		/* the function's return value */
 };
 
-/* A new manager, or NULL with errno set (ENOMEM). */
-ASX_API struct asx_thr_mgr *asx_thr_mgr_create(void);
+/* A new manager in *@out: 0, or -ENOMEM (or another pthread error). */
+ASX_API int asx_thr_mgr_create(struct asx_thr_mgr **out);
 
 /*
  * Cancel every live managed thread (resuming suspended ones), wait for all

@@ -76,18 +76,15 @@ struct asx_xdr {
 	uint64_t pos_base_;	/* stream position of base_ */
 	uint64_t after_;	/* known bytes beyond the window (decode), or UINT64_MAX */
 	const struct asx_xdr_ops *ops_;
+	/*
+	 * The target's own state (buffer, message chain, channel), opaque
+	 * and of a fixed size, so that a new target never changes
+	 * sizeof(struct asx_xdr) (lib/src/xdr/xdr_internal.h).
+	 */
 	union {
-		struct {
-			unsigned char *buf;
-			size_t cap, max;
-			bool owned;
-		} mem;
-		struct {
-			struct asx_msg *head, *cur;
-			size_t block;
-		} msg;
-		struct asx_xdr_chan *chan;
-	} u_;
+		void *asx__p[4];
+		uint64_t asx__u[4];
+	} asx__target;
 };
 
 #define ASX__XDR_BROKEN	0x80
@@ -163,9 +160,9 @@ static inline enum asx_xdr_mode asx_xdr_mode(const struct asx_xdr *x)
 
 /* ---- out-of-line slow paths (private) ---- */
 
-ASX_API int asx_xdr__put_slow(struct asx_xdr *x, const void *src, size_t n, unsigned int st);
-ASX_API int asx_xdr__get_slow(struct asx_xdr *x, void *dst, size_t n, unsigned int st);
-ASX_API int asx_xdr__fail(struct asx_xdr *x, int err);
+ASX_API int asx__xdr_put_slow(struct asx_xdr *x, const void *src, size_t n, unsigned int st);
+ASX_API int asx__xdr_get_slow(struct asx_xdr *x, void *dst, size_t n, unsigned int st);
+ASX_API int asx__xdr_fail(struct asx_xdr *x, int err);
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define asx__be32(v) __builtin_bswap32(v)
@@ -186,7 +183,7 @@ static inline int asx_xdr_put_u32(struct asx_xdr *x, uint32_t v)
 		x->p += 4;
 		return 0;
 	}
-	return asx_xdr__put_slow(x, &be, 4, ASX__XDR_ENC);
+	return asx__xdr_put_slow(x, &be, 4, ASX__XDR_ENC);
 }
 
 static inline int asx_xdr_put_u64(struct asx_xdr *x, uint64_t v)
@@ -198,7 +195,7 @@ static inline int asx_xdr_put_u64(struct asx_xdr *x, uint64_t v)
 		x->p += 8;
 		return 0;
 	}
-	return asx_xdr__put_slow(x, &be, 8, ASX__XDR_ENC);
+	return asx__xdr_put_slow(x, &be, 8, ASX__XDR_ENC);
 }
 
 static inline int asx_xdr_put_i32(struct asx_xdr *x, int32_t v) { return asx_xdr_put_u32(x, (uint32_t)v); }
@@ -248,7 +245,7 @@ static inline int asx_xdr_get_u32(struct asx_xdr *x, uint32_t *v)
 		memcpy(&be, x->p, 4);
 		x->p += 4;
 	} else {
-		ret = asx_xdr__get_slow(x, &be, 4, ASX__XDR_DEC);
+		ret = asx__xdr_get_slow(x, &be, 4, ASX__XDR_DEC);
 		if (ret)
 			return ret;
 	}
@@ -265,7 +262,7 @@ static inline int asx_xdr_get_u64(struct asx_xdr *x, uint64_t *v)
 		memcpy(&be, x->p, 8);
 		x->p += 8;
 	} else {
-		ret = asx_xdr__get_slow(x, &be, 8, ASX__XDR_DEC);
+		ret = asx__xdr_get_slow(x, &be, 8, ASX__XDR_DEC);
 		if (ret)
 			return ret;
 	}
@@ -294,7 +291,7 @@ static inline int asx_xdr_get_bool(struct asx_xdr *x, bool *v)
 	if (ret)
 		return ret;
 	if (t > 1)
-		return asx_xdr__fail(x, -EBADMSG);
+		return asx__xdr_fail(x, -EBADMSG);
 	*v = t;
 	return 0;
 }
@@ -381,7 +378,7 @@ static inline int asx_xdr_bytes(struct asx_xdr *x, void *v, uint32_t *len, uint3
 	if (asx_xdr_op(x) == ASX_XDR_DECODE)
 		return asx_xdr_get_bytes(x, v, max, len);
 	if (*len > max)
-		return asx_xdr__fail(x, -EMSGSIZE);
+		return asx__xdr_fail(x, -EMSGSIZE);
 	return asx_xdr_put_bytes(x, v, *len);
 }
 
@@ -391,7 +388,7 @@ static inline int asx_xdr_string(struct asx_xdr *x, char *s, size_t cap)
 	if (asx_xdr_op(x) == ASX_XDR_DECODE)
 		return asx_xdr_get_string(x, s, cap);
 	if (!memchr(s, '\0', cap))	/* no NUL in @cap bytes (strnlen is POSIX) */
-		return asx_xdr__fail(x, -EMSGSIZE);
+		return asx__xdr_fail(x, -EMSGSIZE);
 	return asx_xdr_put_string(x, s);
 }
 
@@ -810,12 +807,11 @@ struct asx_xdr_chan_opts {
 	size_t recvsize;	/* receive buffer (default 64 KiB) */
 	size_t max_record;	/* largest record accepted (default 64 MiB) */
 };
-#define ASX_XDR_CHAN_OPTS(name, ...)					\
-	struct asx_xdr_chan_opts name = { .sz = sizeof(struct asx_xdr_chan_opts), __VA_ARGS__ }
 
-/* NULL on failure (bad options or no memory). @opts may be NULL. */
-ASX_API struct asx_xdr_chan *asx_xdr_chan_new(int fd, const struct asx_xdr_chan_opts *opts);
-ASX_API void asx_xdr_chan_free(struct asx_xdr_chan *c);
+/* 0 and *@out, or -EINVAL (bad @fd or options), -E2BIG, -ENOMEM.  @opts may be NULL. */
+ASX_API int asx_xdr_chan_create(struct asx_xdr_chan **out, int fd,
+				const struct asx_xdr_chan_opts *opts);
+ASX_API void asx_xdr_chan_destroy(struct asx_xdr_chan *c);
 
 /* The channel's encoder and decoder streams (owned by the channel). */
 ASX_API struct asx_xdr *asx_xdr_chan_out(struct asx_xdr_chan *c);
@@ -837,7 +833,7 @@ ASX_API bool asx_xdr_chan_record_done(struct asx_xdr_chan *c);
 /* ---- the XDR Module for Streams (asx/stream.h) ---- */
 
 /*
- * asx_mod_xdr(name, rec, opts): a Module (ready to push, like asx_mod_framer)
+ * asx_mod_xdr(&mod, name, rec, opts): a Module (ready to push, like asx_mod_framer)
  * that presents records of type @rec in XDR below it and natively above.
  *
  * Write side (going down): a DATA message holds a C array of native
@@ -876,9 +872,10 @@ ASX_API bool asx_xdr_chan_record_done(struct asx_xdr_chan *c);
  * Records whose encoding can be empty (only CUSTOM fields writing
  * nothing) cannot be counted on the read side (-EBADMSG).  Stateless
  * apart from the statistics: any number of threads may put on either
- * side at once, message-based or task-based.  NULL on a bad name, a NULL
- * or empty @rec, bad @opts, or short memory.  @rec must outlive the
- * Module.
+ * side at once, message-based or task-based.  0 and *@out, or -EINVAL
+ * (a bad name, a NULL or empty @rec, bad @opts), -E2BIG (@opts from a
+ * newer header with fields set this library lacks) or -ENOMEM.  @rec must
+ * outlive the Module.
  */
 struct asx_module;
 
@@ -891,11 +888,9 @@ struct asx_xdr_mod_opts {
 	size_t max_msg;		/* largest native message the read side makes,
 				 * bytes (0: ASX_XDR_MOD_MAX_MSG) */
 };
-#define ASX_XDR_MOD_OPTS(name, ...)					\
-	struct asx_xdr_mod_opts name = { .sz = sizeof(struct asx_xdr_mod_opts), __VA_ARGS__ }
 
-ASX_API struct asx_module *asx_mod_xdr(const char *name, const struct asx_xdr_record *rec,
-				       const struct asx_xdr_mod_opts *opts);
+ASX_API int asx_mod_xdr(struct asx_module **out, const char *name,
+			const struct asx_xdr_record *rec, const struct asx_xdr_mod_opts *opts);
 
 struct asx_xdr_mod_stats {
 	uint64_t enc_msgs;	/* write side: DATA messages encoded and passed on */

@@ -13,16 +13,17 @@
 #include <asx/sa.h>
 
 #include "asc/sched_impl.h"
+#include "core/opts.h"
 
 /* ---------------------------------------------------------------- ASCs */
 
 /* The activation mode @attr asks for, the environment's if it says DEFAULT. */
-static int act_mode(const struct asx_asc_attr *attr)
+static int act_mode(const struct asx_asc_opts *attr)
 {
 	enum asx_asc_activations m = ASX_ASC_ACT_DEFAULT;
 	const char *e;
 
-	if (attr && ASX_SZ_HAS(attr, activations))
+	if (attr)
 		m = attr->activations;
 	if (m > ASX_ASC_ACT_ON)
 		return -EINVAL;
@@ -38,32 +39,11 @@ static int act_mode(const struct asx_asc_attr *attr)
 	return -EINVAL;
 }
 
-/*
- * A caller's size-first attribute struct (@sz bytes at @in) into @o
- * (@osz bytes; zero beyond what the caller has): -EINVAL when @sz is too
- * small to hold itself, -E2BIG when a newer caller set fields this
- * library does not know.  As the other option structs (asx/sa.h, ...).
- */
-int asx__attr_copy(const void *in, size_t sz, void *o, size_t osz)
-{
-	const unsigned char *p = in;
-
-	memset(o, 0, osz);
-	if (sz < sizeof(size_t))
-		return -EINVAL;
-	memcpy(o, in, sz < osz ? sz : osz);
-	for (size_t i = osz; i < sz; i++)
-		if (p[i])
-			return -E2BIG;
-	*(size_t *)o = osz;	/* every field read from here on is ours */
-	return 0;
-}
-
 int asx_asc_create(struct asx_asc **out, const struct asx_asc_policy *pol,
-		   const struct asx_asc_attr *uattr)
+		   const struct asx_asc_opts *uattr)
 {
-	const struct asx_asc_attr *attr = NULL;
-	struct asx_asc_attr at;
+	const struct asx_asc_opts *attr = NULL;
+	struct asx_asc_opts at;
 	struct asx_asc *a;
 	unsigned int n, extra;
 	int r, act;
@@ -71,7 +51,7 @@ int asx_asc_create(struct asx_asc **out, const struct asx_asc_policy *pol,
 	if (!out || !pol)
 		return -EINVAL;
 	if (uattr) {
-		r = asx__attr_copy(uattr, uattr->sz, &at, sizeof(at));
+		r = ASX__OPTS_COPY(&at, uattr);
 		if (r)
 			return r;
 		attr = &at;

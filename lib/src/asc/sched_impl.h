@@ -162,7 +162,7 @@ void asx__sa_leave_self(struct asx_asc *a, struct asx_vp *vp);
  * run threads again, false to exit. */
 bool asx__sa_park(struct asx_asc *a, struct asx_vp *vp);
 /* Opens @a's activation group if @mode and the module allow; 0 or -errno. */
-int asx__sa_setup(struct asx_asc *a, int mode, const struct asx_asc_attr *attr);
+int asx__sa_setup(struct asx_asc *a, int mode, const struct asx_asc_opts *attr);
 void asx__sa_teardown(struct asx_asc *a);
 
 /* ---------------------------------------------------------------- threads (thread.c) */
@@ -174,7 +174,6 @@ void asx__run_utimers(struct asx_asc_thread *self);
 /* ---------------------------------------------------------------- the rest */
 
 /* asc.c: a caller's size-first attribute struct into @o (@osz bytes). */
-int asx__attr_copy(const void *in, size_t sz, void *o, size_t osz);
 /* preempt.c: the calling VP's preemption tick (its ASC's timeslice). */
 void asx__preempt_tick_start(struct asx_vp *vp);
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "asc/sched_impl.h"
+#include "core/opts.h"
 #include "core/probes.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -23,17 +24,17 @@
 static void thread_main(void *xfer, void *param);
 
 int asx_asc_thread_create(struct asx_asc_thread **out, asx_asc_thread_fn fn, void *arg,
-		      const struct asx_asc_thread_attr *uattr)
+		      const struct asx_asc_thread_opts *uattr)
 {
-	const struct asx_asc_thread_attr *attr = NULL;
-	struct asx_asc_thread_attr at;
+	const struct asx_asc_thread_opts *attr = NULL;
+	struct asx_asc_thread_opts at;
 	struct asx_asc_thread *t;
 	size_t ss = DEFAULT_STACK;
 
 	if (!out || !fn)
 		return -EINVAL;
 	if (uattr) {
-		int r = asx__attr_copy(uattr, uattr->sz, &at, sizeof(at));
+		int r = ASX__OPTS_COPY(&at, uattr);
 
 		if (r)
 			return r;
@@ -118,7 +119,7 @@ int asx_asc_thread_put(struct asx_asc *a, struct asx_asc_thread *t,
 }
 
 int asx_asc_thread_spawn(struct asx_asc *a, const struct asx_qos *qos, asx_asc_thread_fn fn,
-			 void *arg, const struct asx_asc_thread_attr *attr,
+			 void *arg, const struct asx_asc_thread_opts *attr,
 			 struct asx_asc_thread **out)
 {
 	struct asx_asc_thread *t;

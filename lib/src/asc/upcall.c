@@ -25,9 +25,9 @@
 /* ---------------------------------------------------------------- the group */
 
 /* Opens @a's activation group if @mode and the module allow; 0 or -errno. */
-int asx__sa_setup(struct asx_asc *a, int mode, const struct asx_asc_attr *attr)
+int asx__sa_setup(struct asx_asc *a, int mode, const struct asx_asc_opts *attr)
 {
-	unsigned int spares = attr && ASX_SZ_HAS(attr, spare_vps) && attr->spare_vps ?
+	unsigned int spares = attr && attr->spare_vps ?
 		attr->spare_vps : SA_SPARES_DEF;
 	struct asx_sa_group *g;
 	unsigned int cap;
@@ -44,7 +44,7 @@ int asx__sa_setup(struct asx_asc *a, int mode, const struct asx_asc_attr *attr)
 	cap = a->max_vps < a->target + spares ? a->target + spares : a->max_vps;
 	if (cap > ASX_SA_MAX_VPS)
 		cap = ASX_SA_MAX_VPS;
-	ASX_SA_OPTS(o, .max_vps = cap);
+	ASX_OPTS(struct asx_sa_opts, o, .max_vps = cap);
 	r = asx_sa_open(&g, &o);
 	if (!r && !(asx__sa_features(g) & ASX_FEAT_SA_POST)) {
 		asx_sa_close(g);

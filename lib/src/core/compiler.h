@@ -11,9 +11,21 @@
 #define container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - __builtin_offsetof(type, member)))
 
-/* Does the caller's size-first struct *@p (its ->sz) reach field @f? */
-#define ASX_SZ_HAS(p, f) \
-	((p)->sz >= __builtin_offsetof(__typeof__(*(p)), f) + sizeof((p)->f))
+/*
+ * Atomic loads and stores of a naturally aligned scalar, named by their
+ * memory order (the C11 orders of __atomic_*):
+ *   ASX_LOAD_RLX / ASX_STORE_RLX  relaxed: no ordering, only no tearing
+ *                                 (statistics, hints, a value re-checked
+ *                                 under a lock);
+ *   ASX_LOAD_ACQ                  acquire: what the releasing thread wrote
+ *                                 before its ASX_STORE_REL is visible after;
+ *   ASX_STORE_REL                 release: publishes everything written
+ *                                 before it to an ASX_LOAD_ACQ of the value.
+ */
+#define ASX_LOAD_RLX(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
+#define ASX_LOAD_ACQ(p)		__atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define ASX_STORE_RLX(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define ASX_STORE_REL(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
 static inline void asx_cpu_relax(void)
 {

@@ -21,7 +21,7 @@ static int dgram_open(int *out, const struct asx_addr *local, const struct asx_a
 	int fd, r, family;
 
 	*out = -1;
-	r = ipc_opts_load(&o, opts);
+	r = asx__ipc_opts_load(&o, opts);
 	if (r)
 		return r;
 	if (remote && !local)
@@ -33,11 +33,11 @@ static int dgram_open(int *out, const struct asx_addr *local, const struct asx_a
 	family = remote ? remote->u.sa.sa_family : local->u.sa.sa_family;
 	if (local && remote && local->u.sa.sa_family != family)
 		return -EAFNOSUPPORT;
-	fd = ipc_socket(family, SOCK_DGRAM | ((o.flags & ASX_SOCK_NONBLOCK) ? SOCK_NONBLOCK : 0),
+	fd = asx__ipc_socket(family, SOCK_DGRAM | ((o.flags & ASX_SOCK_NONBLOCK) ? SOCK_NONBLOCK : 0),
 			&o);
 	if (fd < 0)
 		return fd;
-	if (bcast && (r = ipc_set_int(fd, SOL_SOCKET, SO_BROADCAST, 1)))
+	if (bcast && (r = asx__ipc_set_int(fd, SOL_SOCKET, SO_BROADCAST, 1)))
 		goto err_close;
 	if (local && bind(fd, asx_addr_sockaddr(local), local->len))
 		goto err_errno;
@@ -64,7 +64,7 @@ static ssize_t dgram_sendv(int fd, const struct iovec *iov, int iovcnt,
 		mh.msg_name = (void *)&to->u.sa;
 		mh.msg_namelen = to->len;
 	}
-	return ipc_sendmsg(fd, &mh, 0, deadline);
+	return asx__ipc_sendmsg(fd, &mh, 0, deadline);
 }
 
 static ssize_t dgram_recvv(int fd, const struct iovec *iov, int iovcnt,
@@ -80,7 +80,7 @@ static ssize_t dgram_recvv(int fd, const struct iovec *iov, int iovcnt,
 		mh.msg_name = &ss;
 		mh.msg_namelen = sizeof(ss);
 	}
-	n = ipc_recvmsg(fd, &mh, 0, deadline);
+	n = asx__ipc_recvmsg(fd, &mh, 0, deadline);
 	if (n < 0)
 		return n;
 	if (from && asx_addr_from_sockaddr(from, (struct sockaddr *)&ss, mh.msg_namelen))
@@ -142,7 +142,7 @@ ssize_t asx_sock_dgram_recvv(struct asx_sock_dgram *d, const struct iovec *iov, 
 
 int asx_sock_dgram_close(struct asx_sock_dgram *d)
 {
-	return ipc_close_fd(&d->sock.fd);
+	return asx__ipc_close_fd(&d->sock.fd);
 }
 
 /* ------------------------------------------------------------ cdgram */
@@ -169,7 +169,7 @@ ssize_t asx_sock_cdgram_recv(struct asx_sock_cdgram *d, void *buf, size_t len,
 
 int asx_sock_cdgram_close(struct asx_sock_cdgram *d)
 {
-	return ipc_close_fd(&d->sock.fd);
+	return asx__ipc_close_fd(&d->sock.fd);
 }
 
 /* ------------------------------------------------------------ multicast */
@@ -207,7 +207,7 @@ int asx_sock_mcast_open(struct asx_sock_mcast *m, const struct asx_addr *group,
 	m->ifindex = 0;
 	if (!is_mcast_group(group))
 		return -EINVAL;
-	r = ipc_opts_load(&chk, opts);
+	r = asx__ipc_opts_load(&chk, opts);
 	if (r)
 		return r;
 	o.sndbuf = chk.sndbuf;
@@ -234,13 +234,13 @@ int asx_sock_mcast_open(struct asx_sock_mcast *m, const struct asx_addr *group,
 			if (setsockopt(m->sock.fd, IPPROTO_IP, IP_MULTICAST_IF, &mr, sizeof(mr)))
 				r = -errno;
 		} else {
-			r = ipc_set_int(m->sock.fd, IPPROTO_IPV6, IPV6_MULTICAST_IF, m->ifindex);
+			r = asx__ipc_set_int(m->sock.fd, IPPROTO_IPV6, IPV6_MULTICAST_IF, m->ifindex);
 		}
 	}
 	if (!r)
 		r = asx_sock_mcast_set_hops(m, 1);
 	if (r)
-		ipc_close_fd(&m->sock.fd);
+		asx__ipc_close_fd(&m->sock.fd);
 	return r;
 }
 
@@ -303,8 +303,8 @@ int asx_sock_mcast_set_loop(struct asx_sock_mcast *m, bool on)
 	if (f < 0)
 		return f;
 	if (f == AF_INET)
-		return ipc_set_int(m->sock.fd, IPPROTO_IP, IP_MULTICAST_LOOP, on);
-	return ipc_set_int(m->sock.fd, IPPROTO_IPV6, IPV6_MULTICAST_LOOP, on);
+		return asx__ipc_set_int(m->sock.fd, IPPROTO_IP, IP_MULTICAST_LOOP, on);
+	return asx__ipc_set_int(m->sock.fd, IPPROTO_IPV6, IPV6_MULTICAST_LOOP, on);
 }
 
 int asx_sock_mcast_set_hops(struct asx_sock_mcast *m, int hops)
@@ -316,8 +316,8 @@ int asx_sock_mcast_set_hops(struct asx_sock_mcast *m, int hops)
 	if (f < 0)
 		return f;
 	if (f == AF_INET)
-		return ipc_set_int(m->sock.fd, IPPROTO_IP, IP_MULTICAST_TTL, hops);
-	return ipc_set_int(m->sock.fd, IPPROTO_IPV6, IPV6_MULTICAST_HOPS, hops);
+		return asx__ipc_set_int(m->sock.fd, IPPROTO_IP, IP_MULTICAST_TTL, hops);
+	return asx__ipc_set_int(m->sock.fd, IPPROTO_IPV6, IPV6_MULTICAST_HOPS, hops);
 }
 
 ssize_t asx_sock_mcast_send(struct asx_sock_mcast *m, const void *buf, size_t len,
@@ -336,7 +336,7 @@ ssize_t asx_sock_mcast_recv(struct asx_sock_mcast *m, void *buf, size_t len,
 
 int asx_sock_mcast_close(struct asx_sock_mcast *m)
 {
-	return ipc_close_fd(&m->sock.fd);
+	return asx__ipc_close_fd(&m->sock.fd);
 }
 
 /* ------------------------------------------------------------ broadcast */
@@ -366,5 +366,5 @@ ssize_t asx_sock_bcast_recv(struct asx_sock_bcast *b, void *buf, size_t len,
 
 int asx_sock_bcast_close(struct asx_sock_bcast *b)
 {
-	return ipc_close_fd(&b->sock.fd);
+	return asx__ipc_close_fd(&b->sock.fd);
 }

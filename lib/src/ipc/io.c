@@ -24,7 +24,7 @@
 
 #define IOV_WINDOW 64
 
-int ipc_wait(int fd, short events, const struct timespec *deadline)
+int asx__ipc_wait(int fd, short events, const struct timespec *deadline)
 {
 	struct pollfd p = { .fd = fd, .events = events };
 	struct timespec rel, *relp;
@@ -50,12 +50,12 @@ int ipc_wait(int fd, short events, const struct timespec *deadline)
 	}
 }
 
-int ipc_set_int(int fd, int level, int name, int val)
+int asx__ipc_set_int(int fd, int level, int name, int val)
 {
 	return setsockopt(fd, level, name, &val, sizeof(val)) ? -errno : 0;
 }
 
-int ipc_set_nonblock(int fd, bool on)
+int asx__ipc_set_nonblock(int fd, bool on)
 {
 	int fl = fcntl(fd, F_GETFL);
 
@@ -65,7 +65,7 @@ int ipc_set_nonblock(int fd, bool on)
 	return fcntl(fd, F_SETFL, fl) ? -errno : 0;
 }
 
-int ipc_close_fd(int *fd)
+int asx__ipc_close_fd(int *fd)
 {
 	int r = 0;
 
@@ -78,66 +78,66 @@ int ipc_close_fd(int *fd)
 	return r;
 }
 
-int ipc_retry(int fd, short events, const struct timespec *deadline)
+int asx__ipc_retry(int fd, short events, const struct timespec *deadline)
 {
 	int e = errno;
 
 	if (e == EINTR)
 		return 0;
 	if (deadline && (e == EAGAIN || e == EWOULDBLOCK))
-		return ipc_wait(fd, events, deadline);
+		return asx__ipc_wait(fd, events, deadline);
 	return -e;
 }
 
-ssize_t ipc_sendmsg(int fd, struct msghdr *mh, int flags, const struct timespec *deadline)
+ssize_t asx__ipc_sendmsg(int fd, struct msghdr *mh, int flags, const struct timespec *deadline)
 {
 	ssize_t n;
 	int r;
 
 	flags |= MSG_NOSIGNAL | (deadline ? MSG_DONTWAIT : 0);
 	while (unlikely((n = sendmsg(fd, mh, flags)) < 0))
-		if ((r = ipc_retry(fd, POLLOUT, deadline)))
+		if ((r = asx__ipc_retry(fd, POLLOUT, deadline)))
 			return r;
 	return n;
 }
 
-ssize_t ipc_recvmsg(int fd, struct msghdr *mh, int flags, const struct timespec *deadline)
+ssize_t asx__ipc_recvmsg(int fd, struct msghdr *mh, int flags, const struct timespec *deadline)
 {
 	ssize_t n;
 	int r;
 
 	flags |= deadline ? MSG_DONTWAIT : 0;
 	while (unlikely((n = recvmsg(fd, mh, flags)) < 0))
-		if ((r = ipc_retry(fd, POLLIN, deadline)))
+		if ((r = asx__ipc_retry(fd, POLLIN, deadline)))
 			return r;
 	return n;
 }
 
-ssize_t ipc_send(int fd, const void *buf, size_t len, const struct timespec *deadline)
+ssize_t asx__ipc_send(int fd, const void *buf, size_t len, const struct timespec *deadline)
 {
 	int flags = MSG_NOSIGNAL | (deadline ? MSG_DONTWAIT : 0);
 	ssize_t n;
 	int r;
 
 	while (unlikely((n = send(fd, buf, len, flags)) < 0))
-		if ((r = ipc_retry(fd, POLLOUT, deadline)))
+		if ((r = asx__ipc_retry(fd, POLLOUT, deadline)))
 			return r;
 	return n;
 }
 
-ssize_t ipc_recv(int fd, void *buf, size_t len, const struct timespec *deadline)
+ssize_t asx__ipc_recv(int fd, void *buf, size_t len, const struct timespec *deadline)
 {
 	int flags = deadline ? MSG_DONTWAIT : 0;
 	ssize_t n;
 	int r;
 
 	while (unlikely((n = recv(fd, buf, len, flags)) < 0))
-		if ((r = ipc_retry(fd, POLLIN, deadline)))
+		if ((r = asx__ipc_retry(fd, POLLIN, deadline)))
 			return r;
 	return n;
 }
 
-ssize_t ipc_loop_n(ipc_step_fn *step, void *obj, void *buf, size_t len,
+ssize_t asx__ipc_loop_n(ipc_step_fn *step, void *obj, void *buf, size_t len,
 		   const struct timespec *deadline, size_t *done)
 {
 	char *p = buf;
@@ -159,25 +159,25 @@ ssize_t ipc_loop_n(ipc_step_fn *step, void *obj, void *buf, size_t len,
 
 static ssize_t send_step(void *fd, void *buf, size_t len, const struct timespec *deadline)
 {
-	return ipc_send(*(int *)fd, buf, len, deadline);
+	return asx__ipc_send(*(int *)fd, buf, len, deadline);
 }
 
 static ssize_t recv_step(void *fd, void *buf, size_t len, const struct timespec *deadline)
 {
-	return ipc_recv(*(int *)fd, buf, len, deadline);
+	return asx__ipc_recv(*(int *)fd, buf, len, deadline);
 }
 
-ssize_t ipc_send_n(int fd, const void *buf, size_t len, const struct timespec *deadline,
+ssize_t asx__ipc_send_n(int fd, const void *buf, size_t len, const struct timespec *deadline,
 		   size_t *done)
 {
 	/* the step only reads through the pointer */
-	return ipc_loop_n(send_step, &fd, (void *)buf, len, deadline, done);
+	return asx__ipc_loop_n(send_step, &fd, (void *)buf, len, deadline, done);
 }
 
-ssize_t ipc_recv_n(int fd, void *buf, size_t len, const struct timespec *deadline,
+ssize_t asx__ipc_recv_n(int fd, void *buf, size_t len, const struct timespec *deadline,
 		   size_t *done)
 {
-	return ipc_loop_n(recv_step, &fd, buf, len, deadline, done);
+	return asx__ipc_loop_n(recv_step, &fd, buf, len, deadline, done);
 }
 
 /* Total length of @iov, or -EINVAL if @iovcnt is negative or it overflows ssize_t. */
@@ -248,7 +248,7 @@ static ssize_t iov_loop(int fd, const struct iovec *iov, int iovcnt,
 		memset(&mh, 0, sizeof(mh));
 		mh.msg_iov = w;
 		mh.msg_iovlen = (size_t)iov_window(w, iov, iovcnt, i, off);
-		n = out ? ipc_sendmsg(fd, &mh, 0, deadline) : ipc_recvmsg(fd, &mh, 0, deadline);
+		n = out ? asx__ipc_sendmsg(fd, &mh, 0, deadline) : asx__ipc_recvmsg(fd, &mh, 0, deadline);
 		if (n <= 0)
 			break;
 		moved += (size_t)n;
@@ -259,13 +259,13 @@ static ssize_t iov_loop(int fd, const struct iovec *iov, int iovcnt,
 	return n < 0 ? n : (ssize_t)moved;
 }
 
-ssize_t ipc_sendv_n(int fd, const struct iovec *iov, int iovcnt,
+ssize_t asx__ipc_sendv_n(int fd, const struct iovec *iov, int iovcnt,
 		    const struct timespec *deadline, size_t *done)
 {
 	return iov_loop(fd, iov, iovcnt, deadline, done, true);
 }
 
-ssize_t ipc_recvv_n(int fd, const struct iovec *iov, int iovcnt,
+ssize_t asx__ipc_recvv_n(int fd, const struct iovec *iov, int iovcnt,
 		    const struct timespec *deadline, size_t *done)
 {
 	return iov_loop(fd, iov, iovcnt, deadline, done, false);

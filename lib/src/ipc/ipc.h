@@ -21,26 +21,26 @@ struct ipc_opts {
 #define IPC_KNOWN_FLAGS (ASX_SOCK_REUSEADDR | ASX_SOCK_REUSEPORT | ASX_SOCK_NODELAY | \
 			 ASX_SOCK_V6ONLY | ASX_SOCK_NONBLOCK)
 
-int ipc_opts_load(struct ipc_opts *o, const struct asx_sock_opts *in);
+int asx__ipc_opts_load(struct ipc_opts *o, const struct asx_sock_opts *in);
 /* socket(@family, @type | SOCK_CLOEXEC) with the options that precede bind applied. */
-int ipc_socket(int family, int type, const struct ipc_opts *o);
-int ipc_set_int(int fd, int level, int name, int val);
-int ipc_set_nonblock(int fd, bool on);
-int ipc_close_fd(int *fd);
+int asx__ipc_socket(int family, int type, const struct ipc_opts *o);
+int asx__ipc_set_int(int fd, int level, int name, int val);
+int asx__ipc_set_nonblock(int fd, bool on);
+int asx__ipc_close_fd(int *fd);
 
 /*
  * Wait for @events on @fd until @deadline (NULL: for ever).  0 when the
  * handle is ready (or in error: the next system call reports it),
  * -ETIMEDOUT, or another negative errno.
  */
-int ipc_wait(int fd, short events, const struct timespec *deadline);
+int asx__ipc_wait(int fd, short events, const struct timespec *deadline);
 
 /*
  * After a transfer's system call failed (errno set): 0 to retry it (EINTR,
  * or EAGAIN under a deadline once @fd is ready for @events), otherwise the
  * negative errno to return (-ETIMEDOUT when the deadline passed).
  */
-int ipc_retry(int fd, short events, const struct timespec *deadline);
+int asx__ipc_retry(int fd, short events, const struct timespec *deadline);
 
 /* One transfer of at most @len bytes on @obj: bytes moved, 0 at end of file, or -errno. */
 typedef ssize_t ipc_step_fn(void *obj, void *buf, size_t len, const struct timespec *deadline);
@@ -49,36 +49,36 @@ typedef ssize_t ipc_step_fn(void *obj, void *buf, size_t len, const struct times
  * Repeat @step until @len bytes moved, end of file or an error; *@done (if
  * not NULL) gets the bytes moved.  Returns them, or the error.
  */
-ssize_t ipc_loop_n(ipc_step_fn *step, void *obj, void *buf, size_t len,
+ssize_t asx__ipc_loop_n(ipc_step_fn *step, void *obj, void *buf, size_t len,
 		   const struct timespec *deadline, size_t *done);
 
 /*
  * The one-shot and looping transfer primitives.  With @deadline NULL they
- * are the plain blocking calls; otherwise MSG_DONTWAIT plus ipc_wait().
+ * are the plain blocking calls; otherwise MSG_DONTWAIT plus asx__ipc_wait().
  */
-ssize_t ipc_sendmsg(int fd, struct msghdr *mh, int flags, const struct timespec *deadline);
-ssize_t ipc_recvmsg(int fd, struct msghdr *mh, int flags, const struct timespec *deadline);
-ssize_t ipc_send(int fd, const void *buf, size_t len, const struct timespec *deadline);
-ssize_t ipc_recv(int fd, void *buf, size_t len, const struct timespec *deadline);
-ssize_t ipc_send_n(int fd, const void *buf, size_t len, const struct timespec *deadline,
+ssize_t asx__ipc_sendmsg(int fd, struct msghdr *mh, int flags, const struct timespec *deadline);
+ssize_t asx__ipc_recvmsg(int fd, struct msghdr *mh, int flags, const struct timespec *deadline);
+ssize_t asx__ipc_send(int fd, const void *buf, size_t len, const struct timespec *deadline);
+ssize_t asx__ipc_recv(int fd, void *buf, size_t len, const struct timespec *deadline);
+ssize_t asx__ipc_send_n(int fd, const void *buf, size_t len, const struct timespec *deadline,
 		   size_t *done);
-ssize_t ipc_recv_n(int fd, void *buf, size_t len, const struct timespec *deadline,
+ssize_t asx__ipc_recv_n(int fd, void *buf, size_t len, const struct timespec *deadline,
 		   size_t *done);
-ssize_t ipc_sendv_n(int fd, const struct iovec *iov, int iovcnt,
+ssize_t asx__ipc_sendv_n(int fd, const struct iovec *iov, int iovcnt,
 		    const struct timespec *deadline, size_t *done);
-ssize_t ipc_recvv_n(int fd, const struct iovec *iov, int iovcnt,
+ssize_t asx__ipc_recvv_n(int fd, const struct iovec *iov, int iovcnt,
 		    const struct timespec *deadline, size_t *done);
 
 /* Accept on a (non-blocking) listening handle; returns the new fd or -errno. */
-int ipc_accept(int lfd, unsigned int flags, struct asx_addr *peer,
+int asx__ipc_accept(int lfd, unsigned int flags, struct asx_addr *peer,
 	       const struct timespec *deadline);
 /* The stream connector core: returns the connected fd or -errno. */
-int ipc_connect(const struct asx_sock_connector *c, const struct asx_addr *to,
+int asx__ipc_connect(const struct asx_sock_connector *c, const struct asx_addr *to,
 		const struct timespec *deadline);
-int ipc_connect_finish(int fd, unsigned int flags, const struct timespec *deadline);
+int asx__ipc_connect_finish(int fd, unsigned int flags, const struct timespec *deadline);
 
 /* Descriptor passing over a UNIX socket. */
-int ipc_send_fd(int sock, int fd, const struct asx_addr *to, const struct timespec *deadline);
-int ipc_recv_fd(int sock, struct asx_addr *from, const struct timespec *deadline);
+int asx__ipc_send_fd(int sock, int fd, const struct asx_addr *to, const struct timespec *deadline);
+int asx__ipc_recv_fd(int sock, struct asx_addr *from, const struct timespec *deadline);
 
 #endif /* ASX_IPC_INTERNAL_H */

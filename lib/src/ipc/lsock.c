@@ -19,7 +19,7 @@
 
 #define MAX_RIGHTS 8
 
-int ipc_send_fd(int sock, int fd, const struct asx_addr *to, const struct timespec *deadline)
+int asx__ipc_send_fd(int sock, int fd, const struct asx_addr *to, const struct timespec *deadline)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -46,14 +46,14 @@ int ipc_send_fd(int sock, int fd, const struct asx_addr *to, const struct timesp
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	n = ipc_sendmsg(sock, &mh, 0, deadline);
+	n = asx__ipc_sendmsg(sock, &mh, 0, deadline);
 	if (n < 0)
 		return (int)n;
 	ASX_PROBE2(ipc_send_handle, sock, fd);
 	return n == 1 ? 0 : -EIO;
 }
 
-int ipc_recv_fd(int sock, struct asx_addr *from, const struct timespec *deadline)
+int asx__ipc_recv_fd(int sock, struct asx_addr *from, const struct timespec *deadline)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * MAX_RIGHTS)];
@@ -74,7 +74,7 @@ int ipc_recv_fd(int sock, struct asx_addr *from, const struct timespec *deadline
 		mh.msg_name = &ss;
 		mh.msg_namelen = sizeof(ss);
 	}
-	n = ipc_recvmsg(sock, &mh, MSG_CMSG_CLOEXEC, deadline);
+	n = asx__ipc_recvmsg(sock, &mh, MSG_CMSG_CLOEXEC, deadline);
 	if (n < 0)
 		return (int)n;
 	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
@@ -109,12 +109,12 @@ int ipc_recv_fd(int sock, struct asx_addr *from, const struct timespec *deadline
 int asx_lsock_stream_send_handle(struct asx_lsock_stream *s, int fd,
 				 const struct timespec *deadline)
 {
-	return ipc_send_fd(s->stream.sock.fd, fd, NULL, deadline);
+	return asx__ipc_send_fd(s->stream.sock.fd, fd, NULL, deadline);
 }
 
 int asx_lsock_stream_recv_handle(struct asx_lsock_stream *s, const struct timespec *deadline)
 {
-	return ipc_recv_fd(s->stream.sock.fd, NULL, deadline);
+	return asx__ipc_recv_fd(s->stream.sock.fd, NULL, deadline);
 }
 
 static int pair(int type, int *a, int *b)
@@ -151,13 +151,13 @@ int asx_lsock_dgram_open(struct asx_lsock_dgram *d, const struct asx_addr *local
 int asx_lsock_dgram_send_handle(struct asx_lsock_dgram *d, int fd, const struct asx_addr *to,
 				const struct timespec *deadline)
 {
-	return ipc_send_fd(d->dgram.sock.fd, fd, to, deadline);
+	return asx__ipc_send_fd(d->dgram.sock.fd, fd, to, deadline);
 }
 
 int asx_lsock_dgram_recv_handle(struct asx_lsock_dgram *d, struct asx_addr *from,
 				const struct timespec *deadline)
 {
-	return ipc_recv_fd(d->dgram.sock.fd, from, deadline);
+	return asx__ipc_recv_fd(d->dgram.sock.fd, from, deadline);
 }
 
 int asx_lsock_dgram_close(struct asx_lsock_dgram *d)

@@ -46,7 +46,7 @@ ssize_t asx_pipe_read(struct asx_pipe_reader *r, void *buf, size_t len,
 
 	for (;;) {
 		if (deadline) {
-			e = ipc_wait(r->fd, POLLIN, deadline);
+			e = asx__ipc_wait(r->fd, POLLIN, deadline);
 			if (e)
 				return e;
 		}
@@ -96,7 +96,7 @@ ssize_t asx_pipe_write(struct asx_pipe_writer *w, const void *buf, size_t len,
 	int e;
 
 	if (deadline) {
-		e = ipc_wait(w->fd, POLLOUT, deadline);
+		e = asx__ipc_wait(w->fd, POLLOUT, deadline);
 		if (e)
 			return e;
 		/*
@@ -118,7 +118,7 @@ static ssize_t read_step(void *r, void *buf, size_t len, const struct timespec *
 ssize_t asx_pipe_read_n(struct asx_pipe_reader *r, void *buf, size_t len,
 			const struct timespec *deadline, size_t *done)
 {
-	return ipc_loop_n(read_step, r, buf, len, deadline, done);
+	return asx__ipc_loop_n(read_step, r, buf, len, deadline, done);
 }
 
 static ssize_t write_step(void *w, void *buf, size_t len, const struct timespec *deadline)
@@ -130,17 +130,17 @@ ssize_t asx_pipe_write_n(struct asx_pipe_writer *w, const void *buf, size_t len,
 			 const struct timespec *deadline, size_t *done)
 {
 	/* the step only reads through the pointer */
-	return ipc_loop_n(write_step, w, (void *)buf, len, deadline, done);
+	return asx__ipc_loop_n(write_step, w, (void *)buf, len, deadline, done);
 }
 
 int asx_pipe_reader_close(struct asx_pipe_reader *r)
 {
-	return ipc_close_fd(&r->fd);
+	return asx__ipc_close_fd(&r->fd);
 }
 
 int asx_pipe_writer_close(struct asx_pipe_writer *w)
 {
-	return ipc_close_fd(&w->fd);
+	return asx__ipc_close_fd(&w->fd);
 }
 
 int asx_fifo_make(const char *path, unsigned int mode)
@@ -171,7 +171,7 @@ int asx_fifo_open_reader(struct asx_pipe_reader *r, const char *path)
 	} while (fd < 0 && errno == EINTR);
 	if (fd < 0)
 		return -errno;
-	e = ipc_set_nonblock(fd, false);
+	e = asx__ipc_set_nonblock(fd, false);
 	if (e) {
 		close(fd);
 		return e;
@@ -211,7 +211,7 @@ int asx_fifo_open_writer(struct asx_pipe_writer *w, const char *path,
 		if (nap.tv_nsec < 16000000)
 			nap.tv_nsec *= 2;
 	}
-	e = ipc_set_nonblock(fd, false);
+	e = asx__ipc_set_nonblock(fd, false);
 	if (e) {
 		close(fd);
 		return e;

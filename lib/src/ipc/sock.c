@@ -20,28 +20,19 @@
 #include "ipc/ipc.h"
 #include "core/compiler.h"
 #include "core/probes.h"
+#include "core/opts.h"
 
 /* ------------------------------------------------------------ options */
 
-int ipc_opts_load(struct ipc_opts *o, const struct asx_sock_opts *in)
+int asx__ipc_opts_load(struct ipc_opts *o, const struct asx_sock_opts *in)
 {
 	struct asx_sock_opts c;
+	int r;
 
 	memset(o, 0, sizeof(*o));
-	if (!in)
-		return 0;
-	if (in->sz < sizeof(in->sz))
-		return -EINVAL;
-	memset(&c, 0, sizeof(c));
-	memcpy(&c, in, in->sz < sizeof(c) ? in->sz : sizeof(c));
-	if (in->sz > sizeof(c)) {
-		const unsigned char *extra = (const unsigned char *)in + sizeof(c);
-		size_t i;
-
-		for (i = 0; i < in->sz - sizeof(c); i++)
-			if (extra[i])
-				return -E2BIG;
-	}
+	r = ASX__OPTS_COPY(&c, in);
+	if (r)
+		return r;
 	if ((c.flags & ~IPC_KNOWN_FLAGS) || c.sndbuf < 0 || c.rcvbuf < 0 || c.backlog < 0)
 		return -EINVAL;
 	o->sndbuf = c.sndbuf;
@@ -57,7 +48,7 @@ static bool is_inet(int family)
 	return family == AF_INET || family == AF_INET6;
 }
 
-int ipc_socket(int family, int type, const struct ipc_opts *o)
+int asx__ipc_socket(int family, int type, const struct ipc_opts *o)
 {
 	int fd, r = 0;
 
@@ -65,17 +56,17 @@ int ipc_socket(int family, int type, const struct ipc_opts *o)
 	if (fd < 0)
 		return -errno;
 	if (o->sndbuf)
-		r = ipc_set_int(fd, SOL_SOCKET, SO_SNDBUF, o->sndbuf);
+		r = asx__ipc_set_int(fd, SOL_SOCKET, SO_SNDBUF, o->sndbuf);
 	if (!r && o->rcvbuf)
-		r = ipc_set_int(fd, SOL_SOCKET, SO_RCVBUF, o->rcvbuf);
+		r = asx__ipc_set_int(fd, SOL_SOCKET, SO_RCVBUF, o->rcvbuf);
 	if (!r && (o->flags & ASX_SOCK_REUSEADDR))
-		r = ipc_set_int(fd, SOL_SOCKET, SO_REUSEADDR, 1);
+		r = asx__ipc_set_int(fd, SOL_SOCKET, SO_REUSEADDR, 1);
 	if (!r && (o->flags & ASX_SOCK_REUSEPORT))
-		r = ipc_set_int(fd, SOL_SOCKET, SO_REUSEPORT, 1);
+		r = asx__ipc_set_int(fd, SOL_SOCKET, SO_REUSEPORT, 1);
 	if (!r && family == AF_INET6 && (o->flags & ASX_SOCK_V6ONLY))
-		r = ipc_set_int(fd, IPPROTO_IPV6, IPV6_V6ONLY, 1);
+		r = asx__ipc_set_int(fd, IPPROTO_IPV6, IPV6_V6ONLY, 1);
 	if (!r && type == SOCK_STREAM && is_inet(family) && (o->flags & ASX_SOCK_NODELAY))
-		r = ipc_set_int(fd, IPPROTO_TCP, TCP_NODELAY, 1);
+		r = asx__ipc_set_int(fd, IPPROTO_TCP, TCP_NODELAY, 1);
 	if (r) {
 		close(fd);
 		return r;
@@ -87,7 +78,7 @@ int ipc_socket(int family, int type, const struct ipc_opts *o)
 
 int asx_sock_close(struct asx_sock *s)
 {
-	return ipc_close_fd(&s->fd);
+	return asx__ipc_close_fd(&s->fd);
 }
 
 void asx_sock_set_handle(struct asx_sock *s, int fd)
@@ -107,12 +98,12 @@ int asx_sock_local_addr(const struct asx_sock *s, struct asx_addr *out)
 
 int asx_sock_set_sndbuf(struct asx_sock *s, int bytes)
 {
-	return bytes < 0 ? -EINVAL : ipc_set_int(s->fd, SOL_SOCKET, SO_SNDBUF, bytes);
+	return bytes < 0 ? -EINVAL : asx__ipc_set_int(s->fd, SOL_SOCKET, SO_SNDBUF, bytes);
 }
 
 int asx_sock_set_rcvbuf(struct asx_sock *s, int bytes)
 {
-	return bytes < 0 ? -EINVAL : ipc_set_int(s->fd, SOL_SOCKET, SO_RCVBUF, bytes);
+	return bytes < 0 ? -EINVAL : asx__ipc_set_int(s->fd, SOL_SOCKET, SO_RCVBUF, bytes);
 }
 
 static int get_int(int fd, int level, int name)
@@ -135,12 +126,12 @@ int asx_sock_rcvbuf(const struct asx_sock *s)
 
 int asx_sock_set_reuseaddr(struct asx_sock *s, bool on)
 {
-	return ipc_set_int(s->fd, SOL_SOCKET, SO_REUSEADDR, on);
+	return asx__ipc_set_int(s->fd, SOL_SOCKET, SO_REUSEADDR, on);
 }
 
 int asx_sock_set_nonblock(struct asx_sock *s, bool on)
 {
-	return ipc_set_nonblock(s->fd, on);
+	return asx__ipc_set_nonblock(s->fd, on);
 }
 
 /* ------------------------------------------------------------ acceptor */
@@ -153,7 +144,7 @@ static int acceptor_open(struct asx_sock_acceptor *acc, const struct asx_addr *l
 
 	acc->sock.fd = -1;
 	acc->flags = 0;
-	r = ipc_opts_load(&o, opts);
+	r = asx__ipc_opts_load(&o, opts);
 	if (r)
 		return r;
 	if (!local || !local->len)
@@ -161,7 +152,7 @@ static int acceptor_open(struct asx_sock_acceptor *acc, const struct asx_addr *l
 	family = local->u.sa.sa_family;
 	if (unix_only && family != AF_UNIX)
 		return -EAFNOSUPPORT;
-	fd = ipc_socket(family, SOCK_STREAM | SOCK_NONBLOCK, &o);
+	fd = asx__ipc_socket(family, SOCK_STREAM | SOCK_NONBLOCK, &o);
 	if (fd < 0)
 		return fd;
 	if (bind(fd, asx_addr_sockaddr(local), local->len) ||
@@ -182,7 +173,7 @@ int asx_sock_acceptor_open(struct asx_sock_acceptor *acc, const struct asx_addr 
 	return acceptor_open(acc, local, opts, false);
 }
 
-int ipc_accept(int lfd, unsigned int flags, struct asx_addr *peer,
+int asx__ipc_accept(int lfd, unsigned int flags, struct asx_addr *peer,
 	       const struct timespec *deadline)
 {
 	struct sockaddr_storage ss;
@@ -202,7 +193,7 @@ int ipc_accept(int lfd, unsigned int flags, struct asx_addr *peer,
 		/* a non-blocking acceptor without a deadline does not wait */
 		if ((flags & ASX_SOCK_NONBLOCK) && !deadline)
 			return -EAGAIN;
-		r = ipc_wait(lfd, POLLIN, deadline);
+		r = asx__ipc_wait(lfd, POLLIN, deadline);
 		if (r)
 			return r;
 	}
@@ -220,7 +211,7 @@ int ipc_accept(int lfd, unsigned int flags, struct asx_addr *peer,
 int asx_sock_acceptor_accept(struct asx_sock_acceptor *acc, struct asx_sock_stream *out,
 			     struct asx_addr *peer, const struct timespec *deadline)
 {
-	int fd = ipc_accept(acc->sock.fd, acc->flags, peer, deadline);
+	int fd = asx__ipc_accept(acc->sock.fd, acc->flags, peer, deadline);
 
 	out->sock.fd = fd < 0 ? -1 : fd;
 	return fd < 0 ? fd : 0;
@@ -234,7 +225,7 @@ int asx_sock_acceptor_close(struct asx_sock_acceptor *acc)
 	    a.u.sa.sa_family == AF_UNIX && !asx_addr_is_abstract(&a) &&
 	    a.len > offsetof(struct sockaddr_un, sun_path) && a.u.un.sun_path[0])
 		unlink(a.u.un.sun_path);
-	return ipc_close_fd(&acc->sock.fd);
+	return asx__ipc_close_fd(&acc->sock.fd);
 }
 
 /* ------------------------------------------------------------ connector */
@@ -246,7 +237,7 @@ int asx_sock_connector_init(struct asx_sock_connector *c, const struct asx_sock_
 
 	memset(c, 0, sizeof(*c));
 	c->sock.fd = -1;
-	r = ipc_opts_load(&o, opts);
+	r = asx__ipc_opts_load(&o, opts);
 	if (r)
 		return r;
 	c->sndbuf = o.sndbuf;
@@ -258,7 +249,7 @@ int asx_sock_connector_init(struct asx_sock_connector *c, const struct asx_sock_
 }
 
 /* Wait for a non-blocking connect to finish; 0 or -errno (fd left open). */
-int ipc_connect_finish(int fd, unsigned int flags, const struct timespec *deadline)
+int asx__ipc_connect_finish(int fd, unsigned int flags, const struct timespec *deadline)
 {
 	struct timespec now;
 	int r, err = 0;
@@ -266,12 +257,12 @@ int ipc_connect_finish(int fd, unsigned int flags, const struct timespec *deadli
 
 	if (!deadline) {
 		/* a blocking connect interrupted by a signal goes on in the background */
-		r = ipc_wait(fd, POLLOUT, NULL);
+		r = asx__ipc_wait(fd, POLLOUT, NULL);
 	} else if (asx_timespec_ns(deadline) <= asx_now_ns()) {
 		/* an expired deadline: look once, do not wait */
-		r = ipc_wait(fd, POLLOUT, asx_deadline(&now, 0));
+		r = asx__ipc_wait(fd, POLLOUT, asx_deadline(&now, 0));
 	} else {
-		r = ipc_wait(fd, POLLOUT, deadline);
+		r = asx__ipc_wait(fd, POLLOUT, deadline);
 	}
 	if (r)
 		return r;
@@ -280,7 +271,7 @@ int ipc_connect_finish(int fd, unsigned int flags, const struct timespec *deadli
 	if (err)
 		return -err;
 	if (!(flags & ASX_SOCK_NONBLOCK))
-		return ipc_set_nonblock(fd, false);
+		return asx__ipc_set_nonblock(fd, false);
 	return 0;
 }
 
@@ -296,7 +287,7 @@ static int connect_start(const struct asx_sock_connector *c, const struct asx_ad
 	*in_progress = 0;
 	if (!to || !to->len)
 		return -EINVAL;
-	fd = ipc_socket(to->u.sa.sa_family, SOCK_STREAM | (nonblock ? SOCK_NONBLOCK : 0), &o);
+	fd = asx__ipc_socket(to->u.sa.sa_family, SOCK_STREAM | (nonblock ? SOCK_NONBLOCK : 0), &o);
 	if (fd < 0)
 		return fd;
 	if (c->local.len && bind(fd, asx_addr_sockaddr(&c->local), c->local.len)) {
@@ -315,7 +306,7 @@ static int connect_start(const struct asx_sock_connector *c, const struct asx_ad
 	return r;
 }
 
-int ipc_connect(const struct asx_sock_connector *c, const struct asx_addr *to,
+int asx__ipc_connect(const struct asx_sock_connector *c, const struct asx_addr *to,
 		const struct timespec *deadline)
 {
 	int fd, r, pending;
@@ -324,10 +315,10 @@ int ipc_connect(const struct asx_sock_connector *c, const struct asx_addr *to,
 	if (fd < 0)
 		return fd;
 	if (pending) {
-		r = ipc_connect_finish(fd, c->flags, deadline);
+		r = asx__ipc_connect_finish(fd, c->flags, deadline);
 	} else {
 		r = (deadline && !(c->flags & ASX_SOCK_NONBLOCK)) ?
-			ipc_set_nonblock(fd, false) : 0;
+			asx__ipc_set_nonblock(fd, false) : 0;
 	}
 	if (r) {
 		close(fd);
@@ -340,7 +331,7 @@ int ipc_connect(const struct asx_sock_connector *c, const struct asx_addr *to,
 int asx_sock_connector_connect(const struct asx_sock_connector *c, struct asx_sock_stream *out,
 			       const struct asx_addr *to, const struct timespec *deadline)
 {
-	int fd = ipc_connect(c, to, deadline);
+	int fd = asx__ipc_connect(c, to, deadline);
 
 	out->sock.fd = fd < 0 ? -1 : fd;
 	return fd < 0 ? fd : 0;
@@ -356,7 +347,7 @@ int asx_sock_connector_start(const struct asx_sock_connector *c, struct asx_sock
 		return fd;
 	if (pending)
 		return -EINPROGRESS;
-	return (c->flags & ASX_SOCK_NONBLOCK) ? 0 : ipc_set_nonblock(fd, false);
+	return (c->flags & ASX_SOCK_NONBLOCK) ? 0 : asx__ipc_set_nonblock(fd, false);
 }
 
 int asx_sock_connector_complete(const struct asx_sock_connector *c,
@@ -368,10 +359,10 @@ int asx_sock_connector_complete(const struct asx_sock_connector *c,
 	if (out->sock.fd < 0)
 		return -EBADF;
 	/* complete never blocks for ever: NULL means "just look" */
-	r = ipc_connect_finish(out->sock.fd, c->flags, deadline ? deadline :
+	r = asx__ipc_connect_finish(out->sock.fd, c->flags, deadline ? deadline :
 			       asx_deadline(&now, 0));
 	if (r && r != -ETIMEDOUT)
-		ipc_close_fd(&out->sock.fd);
+		asx__ipc_close_fd(&out->sock.fd);
 	return r;
 }
 
@@ -380,25 +371,25 @@ int asx_sock_connector_complete(const struct asx_sock_connector *c,
 ssize_t asx_sock_stream_send(struct asx_sock_stream *s, const void *buf, size_t len,
 			     const struct timespec *deadline)
 {
-	return ipc_send(s->sock.fd, buf, len, deadline);
+	return asx__ipc_send(s->sock.fd, buf, len, deadline);
 }
 
 ssize_t asx_sock_stream_recv(struct asx_sock_stream *s, void *buf, size_t len,
 			     const struct timespec *deadline)
 {
-	return ipc_recv(s->sock.fd, buf, len, deadline);
+	return asx__ipc_recv(s->sock.fd, buf, len, deadline);
 }
 
 ssize_t asx_sock_stream_send_n(struct asx_sock_stream *s, const void *buf, size_t len,
 			       const struct timespec *deadline, size_t *done)
 {
-	return ipc_send_n(s->sock.fd, buf, len, deadline, done);
+	return asx__ipc_send_n(s->sock.fd, buf, len, deadline, done);
 }
 
 ssize_t asx_sock_stream_recv_n(struct asx_sock_stream *s, void *buf, size_t len,
 			       const struct timespec *deadline, size_t *done)
 {
-	return ipc_recv_n(s->sock.fd, buf, len, deadline, done);
+	return asx__ipc_recv_n(s->sock.fd, buf, len, deadline, done);
 }
 
 ssize_t asx_sock_stream_sendv(struct asx_sock_stream *s, const struct iovec *iov, int iovcnt,
@@ -408,7 +399,7 @@ ssize_t asx_sock_stream_sendv(struct asx_sock_stream *s, const struct iovec *iov
 
 	if (iovcnt < 0)
 		return -EINVAL;
-	return ipc_sendmsg(s->sock.fd, &mh, 0, deadline);
+	return asx__ipc_sendmsg(s->sock.fd, &mh, 0, deadline);
 }
 
 ssize_t asx_sock_stream_recvv(struct asx_sock_stream *s, const struct iovec *iov, int iovcnt,
@@ -418,19 +409,19 @@ ssize_t asx_sock_stream_recvv(struct asx_sock_stream *s, const struct iovec *iov
 
 	if (iovcnt < 0)
 		return -EINVAL;
-	return ipc_recvmsg(s->sock.fd, &mh, 0, deadline);
+	return asx__ipc_recvmsg(s->sock.fd, &mh, 0, deadline);
 }
 
 ssize_t asx_sock_stream_sendv_n(struct asx_sock_stream *s, const struct iovec *iov, int iovcnt,
 				const struct timespec *deadline, size_t *done)
 {
-	return ipc_sendv_n(s->sock.fd, iov, iovcnt, deadline, done);
+	return asx__ipc_sendv_n(s->sock.fd, iov, iovcnt, deadline, done);
 }
 
 ssize_t asx_sock_stream_recvv_n(struct asx_sock_stream *s, const struct iovec *iov, int iovcnt,
 				const struct timespec *deadline, size_t *done)
 {
-	return ipc_recvv_n(s->sock.fd, iov, iovcnt, deadline, done);
+	return asx__ipc_recvv_n(s->sock.fd, iov, iovcnt, deadline, done);
 }
 
 int asx_sock_stream_close_reader(struct asx_sock_stream *s)
@@ -445,7 +436,7 @@ int asx_sock_stream_close_writer(struct asx_sock_stream *s)
 
 int asx_sock_stream_close(struct asx_sock_stream *s)
 {
-	return ipc_close_fd(&s->sock.fd);
+	return asx__ipc_close_fd(&s->sock.fd);
 }
 
 int asx_sock_stream_peer_addr(const struct asx_sock_stream *s, struct asx_addr *out)
@@ -467,7 +458,7 @@ int asx_sock_stream_set_nodelay(struct asx_sock_stream *s, bool on)
 		return -errno;
 	if (!is_inet(ss.ss_family))
 		return -EOPNOTSUPP;
-	return ipc_set_int(s->sock.fd, IPPROTO_TCP, TCP_NODELAY, on);
+	return asx__ipc_set_int(s->sock.fd, IPPROTO_TCP, TCP_NODELAY, on);
 }
 
 /* ------------------------------------------------------------ LSOCK streams */
@@ -506,5 +497,5 @@ int asx_lsock_connector_connect(const struct asx_lsock_connector *c,
 
 int asx_lsock_stream_close(struct asx_lsock_stream *s)
 {
-	return ipc_close_fd(&s->stream.sock.fd);
+	return asx__ipc_close_fd(&s->stream.sock.fd);
 }

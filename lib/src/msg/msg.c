@@ -360,16 +360,16 @@ static void db_release(struct asx_datab *db)
 static void hdr_init(struct asx_msg *m, struct asx_datab *db, unsigned char *base,
 		     size_t size, unsigned int type)
 {
-	m->rd = m->wr = m->base_ = base;
-	m->lim_ = base + size;
+	m->rd = m->wr = m->asx__base = base;
+	m->asx__lim = base + size;
 	m->cont = NULL;
 	m->type = (uint8_t)type;
 	m->band = 0;
-	m->flags_ = 0;
-	m->resv_ = 0;
-	m->db_ = db;
-	m->next_ = m->prev_ = NULL;
-	m->qbytes_ = 0;
+	m->asx__flags = 0;
+	m->asx__resv = 0;
+	asx__msgp(m)->db = db;
+	asx__msgp(m)->next = asx__msgp(m)->prev = NULL;
+	asx__msgp(m)->qbytes = 0;
 }
 
 struct asx_msg *asx_msg_alloc(size_t size, unsigned int type)
@@ -398,7 +398,7 @@ struct asx_msg *asx_msg_alloc(size_t size, unsigned int type)
 	db->buf = (unsigned char *)m + EMB_HDR;
 	db->mem = m;
 	hdr_init(m, db, db->buf, size, type);
-	m->home_ = db;
+	asx__msgp(m)->home = db;
 	return m;
 }
 
@@ -443,8 +443,8 @@ struct asx_msg *asx_msg_wrap(void *buf, size_t len,
 	db->buf = buf;
 	db->mem = db;
 	hdr_init(m, db, buf, len, ASX_MSG_DATA);
-	m->wr = m->lim_;
-	m->home_ = NULL;
+	m->wr = m->asx__lim;
+	asx__msgp(m)->home = NULL;
 	return m;
 }
 
@@ -454,8 +454,8 @@ void asx_msg_free(struct asx_msg *m)
 
 	if (!m)
 		return;
-	db = m->db_;
-	home = m->home_;
+	db = asx__msgp(m)->db;
+	home = asx__msgp(m)->home;
 	if (db != home)
 		db_release(db);
 	if (home)
@@ -486,10 +486,10 @@ struct asx_msg *asx_msg_dup(const struct asx_msg *m)
 		}
 		*h = *m;
 		h->cont = NULL;
-		h->home_ = NULL;
-		h->next_ = h->prev_ = NULL;
-		h->qbytes_ = 0;
-		__atomic_fetch_add(&m->db_->refs, 1, __ATOMIC_RELAXED);
+		asx__msgp(h)->home = NULL;
+		asx__msgp(h)->next = asx__msgp(h)->prev = NULL;
+		asx__msgp(h)->qbytes = 0;
+		__atomic_fetch_add(&asx__msgp(m)->db->refs, 1, __ATOMIC_RELAXED);
 		*pp = h;
 		pp = &h->cont;
 	}
@@ -507,7 +507,7 @@ struct asx_msg *asx_msg_copy(const struct asx_msg *m)
 			return NULL;
 		}
 		c->band = m->band;
-		c->rd = c->base_ + asx_msg_headroom(m);
+		c->rd = c->asx__base + asx_msg_headroom(m);
 		memcpy(c->rd, m->rd, asx_msg_block_len(m));
 		c->wr = c->rd + asx_msg_block_len(m);
 		*pp = c;
@@ -536,13 +536,13 @@ size_t asx_msg_blocks(const struct asx_msg *m)
 
 bool asx_msg_shared(const struct asx_msg *m)
 {
-	return __atomic_load_n(&m->db_->refs, __ATOMIC_ACQUIRE) > 1;
+	return __atomic_load_n(&asx__msgp(m)->db->refs, __ATOMIC_ACQUIRE) > 1;
 }
 
 int asx_msg_pullup(struct asx_msg *m, size_t len)
 {
 	size_t have = asx_msg_block_len(m), total, need, take;
-	struct asx_datab *db = m->db_, *ndb;
+	struct asx_datab *db = asx__msgp(m)->db, *ndb;
 	struct asx_msg *n;
 
 	if (len <= have)
@@ -558,9 +558,9 @@ int asx_msg_pullup(struct asx_msg *m, size_t len)
 	if (!(db->flags & DB_FOREIGN) && asx_msg_size(m) >= len &&
 	    __atomic_load_n(&db->refs, __ATOMIC_ACQUIRE) == 1) {
 		/* our own buffer, big enough: slide the bytes down if needed */
-		if ((size_t)(m->lim_ - m->rd) < len) {
-			memmove(m->base_, m->rd, have);
-			m->rd = m->base_;
+		if ((size_t)(m->asx__lim - m->rd) < len) {
+			memmove(m->asx__base, m->rd, have);
+			m->rd = m->asx__base;
 			m->wr = m->rd + have;
 		}
 	} else {
@@ -568,12 +568,12 @@ int asx_msg_pullup(struct asx_msg *m, size_t len)
 		if (!ndb)
 			return -ENOMEM;
 		memcpy(ndb->buf, m->rd, have);
-		if (db != m->home_)
+		if (db != asx__msgp(m)->home)
 			db_release(db);	/* home_ keeps its reference for the header */
-		m->db_ = ndb;
-		m->base_ = m->rd = ndb->buf;
+		asx__msgp(m)->db = ndb;
+		m->asx__base = m->rd = ndb->buf;
 		m->wr = m->rd + have;
-		m->lim_ = m->base_ + len;
+		m->asx__lim = m->asx__base + len;
 	}
 
 	need = len - have;

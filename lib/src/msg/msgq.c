@@ -43,6 +43,7 @@
 #include <asx/msgq.h>
 #include <asx/sync.h>
 #include "core/compiler.h"
+#include "msg/msg_impl.h"
 #include "core/futex.h"
 #include "core/probes.h"
 #include "msg/msgq_impl.h"
@@ -90,9 +91,6 @@ struct asx_msgq {
 	struct waitq prod __attribute__((aligned(64)));
 };
 
-#define LOAD(p)		__atomic_load_n(p, __ATOMIC_RELAXED)
-#define STORE(p, v)	__atomic_store_n(p, v, __ATOMIC_RELAXED)
-
 /* The hook this thread is running, so set_notify from inside it does not wait for itself. */
 static __thread struct asx_msgq *hook_q;
 static __thread uint32_t hook_epoch;
@@ -111,21 +109,24 @@ static void run_hook(struct asx_msgq *q, asx_msgq_notify_fn *fn, void *arg, uint
 		asx_futex_wake(&q->notify_busy[e], INT_MAX);
 }
 
-struct asx_msgq *asx_msgq_create(size_t hiwat, size_t lowat)
+int asx_msgq_create(struct asx_msgq **out, size_t hiwat, size_t lowat)
 {
 	struct asx_msgq *q;
 
+	if (!out)
+		return -EINVAL;
 	if (!hiwat && !lowat) {
 		hiwat = ASX_MSGQ_DEFAULT_HIWAT;
 		lowat = ASX_MSGQ_DEFAULT_LOWAT;
 	}
 	if (!hiwat || lowat > hiwat)
-		return NULL;
+		return -EINVAL;
 	if (posix_memalign((void **)&q, 64, sizeof(*q)))
-		return NULL;
+		return -ENOMEM;
 	*q = (struct asx_msgq){ .hiwat = hiwat, .lowat = lowat, .active = 1 };
 	asx_mutex_init(&q->lock);
-	return q;
+	*out = q;
+	return 0;
 }
 
 void asx_msgq_destroy(struct asx_msgq *q)
@@ -135,8 +136,8 @@ void asx_msgq_destroy(struct asx_msgq *q)
 	if (!q)
 		return;
 	for (m = q->head; m; m = next) {
-		next = m->next_;
-		m->next_ = m->prev_ = NULL;
+		next = asx__msgp(m)->next;
+		asx__msgp(m)->next = asx__msgp(m)->prev = NULL;
 		asx_msg_free_chain(m);
 	}
 	asx_mutex_destroy(&q->lock);
@@ -204,12 +205,12 @@ static void spin_for(struct asx_msgq *q, bool (*ok)(const struct asx_msgq *q, ui
 
 static bool can_put(const struct asx_msgq *q, uint32_t gen)
 {
-	return !LOAD(&q->full) || !LOAD(&q->active) || LOAD(&q->pulse) != gen;
+	return !ASX_LOAD_RLX(&q->full) || !ASX_LOAD_RLX(&q->active) || ASX_LOAD_RLX(&q->pulse) != gen;
 }
 
 static bool can_get(const struct asx_msgq *q, uint32_t gen)
 {
-	return LOAD(&q->count) || !LOAD(&q->active) || LOAD(&q->pulse) != gen;
+	return ASX_LOAD_RLX(&q->count) || !ASX_LOAD_RLX(&q->active) || ASX_LOAD_RLX(&q->pulse) != gen;
 }
 
 /*
@@ -246,33 +247,33 @@ static int wait_until(struct asx_msgq *q, struct waitq *w,
 
 static void insert_after(struct asx_msgq *q, struct asx_msg *p, struct asx_msg *m)
 {
-	m->prev_ = p;
-	m->next_ = p ? p->next_ : q->head;
-	if (m->next_)
-		m->next_->prev_ = m;
+	asx__msgp(m)->prev = p;
+	asx__msgp(m)->next = p ? asx__msgp(p)->next : q->head;
+	if (asx__msgp(m)->next)
+		asx__msgp(asx__msgp(m)->next)->prev = m;
 	else
 		q->tail = m;
 	if (p)
-		p->next_ = m;
+		asx__msgp(p)->next = m;
 	else
 		q->head = m;
 }
 
 static void unlink_msg(struct asx_msgq *q, struct asx_msg *m)
 {
-	if (m->prev_)
-		m->prev_->next_ = m->next_;
+	if (asx__msgp(m)->prev)
+		asx__msgp(asx__msgp(m)->prev)->next = asx__msgp(m)->next;
 	else
-		q->head = m->next_;
-	if (m->next_)
-		m->next_->prev_ = m->prev_;
+		q->head = asx__msgp(m)->next;
+	if (asx__msgp(m)->next)
+		asx__msgp(asx__msgp(m)->next)->prev = asx__msgp(m)->prev;
 	else
-		q->tail = m->prev_;
+		q->tail = asx__msgp(m)->prev;
 	if (q->last_hipri == m)
 		q->last_hipri = NULL;
-	m->next_ = m->prev_ = NULL;
-	STORE(&q->bytes, q->bytes - m->qbytes_);
-	STORE(&q->count, q->count - 1);
+	asx__msgp(m)->next = asx__msgp(m)->prev = NULL;
+	ASX_STORE_RLX(&q->bytes, q->bytes - asx__msgp(m)->qbytes);
+	ASX_STORE_RLX(&q->count, q->count - 1);
 }
 
 static void insert(struct asx_msgq *q, struct asx_msg *m, unsigned int flags)
@@ -294,7 +295,7 @@ static void insert(struct asx_msgq *q, struct asx_msg *m, unsigned int flags)
 		q->last_hipri = m;
 	} else {
 		/* common case: same band as the tail, no scan */
-		for (p = q->tail; p && !asx_msg_is_hipri(p) && p->band < m->band; p = p->prev_)
+		for (p = q->tail; p && !asx_msg_is_hipri(p) && p->band < m->band; p = asx__msgp(p)->prev)
 			;
 		insert_after(q, p, m);
 	}
@@ -304,7 +305,7 @@ static void insert(struct asx_msgq *q, struct asx_msg *m, unsigned int flags)
 static int maybe_unblock(struct asx_msgq *q)
 {
 	if (q->full && (q->bytes < q->lowat || !q->bytes)) {
-		STORE(&q->full, 0);
+		ASX_STORE_RLX(&q->full, 0);
 		return kick_all(&q->prod);
 	}
 	return 0;
@@ -345,12 +346,12 @@ int asx_msgq_enqueue(struct asx_msgq *q, struct asx_msg *m, unsigned int flags,
 			goto out_unlock;
 	}
 
-	m->qbytes_ = len;
+	asx__msgp(m)->qbytes = len;
 	insert(q, m, flags);
-	STORE(&q->bytes, q->bytes + len);
-	STORE(&q->count, q->count + 1);
+	ASX_STORE_RLX(&q->bytes, q->bytes + len);
+	ASX_STORE_RLX(&q->count, q->count + 1);
 	if (q->bytes >= q->hiwat)
-		STORE(&q->full, 1);
+		ASX_STORE_RLX(&q->full, 1);
 	q->st.enqueued++;
 	if (q->bytes > q->st.peak_bytes)
 		q->st.peak_bytes = q->bytes;
@@ -443,11 +444,11 @@ static size_t flush(struct asx_msgq *q, bool all, uint8_t band)
 
 	asx_mutex_lock(&q->lock);
 	for (m = q->head; m; m = next) {
-		next = m->next_;
+		next = asx__msgp(m)->next;
 		if (!all && (asx_msg_is_hipri(m) || m->band != band))
 			continue;
 		unlink_msg(q, m);
-		m->next_ = dead;
+		asx__msgp(m)->next = dead;
 		dead = m;
 		n++;
 	}
@@ -456,8 +457,8 @@ static size_t flush(struct asx_msgq *q, bool all, uint8_t band)
 	wake(&q->prod, wk);
 
 	for (m = dead; m; m = next) {
-		next = m->next_;
-		m->next_ = NULL;
+		next = asx__msgp(m)->next;
+		asx__msgp(m)->next = NULL;
 		asx_msg_free_chain(m);
 	}
 	return n;
@@ -479,11 +480,11 @@ static void wake_everybody(struct asx_msgq *q, bool deactivate, bool activate, b
 
 	asx_mutex_lock(&q->lock);
 	if (deactivate)
-		STORE(&q->active, 0);
+		ASX_STORE_RLX(&q->active, 0);
 	if (activate)
-		STORE(&q->active, 1);
+		ASX_STORE_RLX(&q->active, 1);
 	if (pulse)
-		STORE(&q->pulse, q->pulse + 1);
+		ASX_STORE_RLX(&q->pulse, q->pulse + 1);
 	if (deactivate || pulse) {
 		wc = kick_all(&q->cons);
 		wp = kick_all(&q->prod);
@@ -510,37 +511,37 @@ void asx_msgq_pulse(struct asx_msgq *q)
 
 bool asx_msgq_is_active(const struct asx_msgq *q)
 {
-	return LOAD(&q->active);
+	return ASX_LOAD_RLX(&q->active);
 }
 
 size_t asx_msgq_count(const struct asx_msgq *q)
 {
-	return LOAD(&q->count);
+	return ASX_LOAD_RLX(&q->count);
 }
 
 size_t asx_msgq_bytes(const struct asx_msgq *q)
 {
-	return LOAD(&q->bytes);
+	return ASX_LOAD_RLX(&q->bytes);
 }
 
 bool asx_msgq_is_empty(const struct asx_msgq *q)
 {
-	return !LOAD(&q->count);
+	return !ASX_LOAD_RLX(&q->count);
 }
 
 bool asx_msgq_is_full(const struct asx_msgq *q)
 {
-	return LOAD(&q->full);
+	return ASX_LOAD_RLX(&q->full);
 }
 
 size_t asx_msgq_hiwat(const struct asx_msgq *q)
 {
-	return LOAD(&q->hiwat);
+	return ASX_LOAD_RLX(&q->hiwat);
 }
 
 size_t asx_msgq_lowat(const struct asx_msgq *q)
 {
-	return LOAD(&q->lowat);
+	return ASX_LOAD_RLX(&q->lowat);
 }
 
 /* Set either mark; (size_t)-1 keeps the current value. */
@@ -557,10 +558,10 @@ static int set_water(struct asx_msgq *q, size_t hiwat, size_t lowat)
 		asx_mutex_unlock(&q->lock);
 		return -EINVAL;
 	}
-	STORE(&q->hiwat, hiwat);
-	STORE(&q->lowat, lowat);
+	ASX_STORE_RLX(&q->hiwat, hiwat);
+	ASX_STORE_RLX(&q->lowat, lowat);
 	if (q->bytes >= hiwat)
-		STORE(&q->full, 1);
+		ASX_STORE_RLX(&q->full, 1);
 	wk = maybe_unblock(q);
 	asx_mutex_unlock(&q->lock);
 	wake(&q->prod, wk);

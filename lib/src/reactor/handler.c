@@ -15,108 +15,107 @@
 void asx_event_handler_init(struct asx_event_handler *eh,
 			    const struct asx_event_handler_ops *ops)
 {
-	memset(eh, 0, sizeof(*eh));
+	memset(eh, 0, sizeof(*eh));	/* one reference, no registration */
 	eh->ops = ops;
-	eh->refs_ = 1;
-	eh->close_fd_ = -1;
 }
 
 void asx_event_handler_get(struct asx_event_handler *eh)
 {
-	__atomic_fetch_add(&eh->refs_, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&asx__eh(eh)->refs, 1, __ATOMIC_RELAXED);
 }
 
 void asx_event_handler_put(struct asx_event_handler *eh)
 {
-	if (__atomic_sub_fetch(&eh->refs_, 1, __ATOMIC_ACQ_REL) == 0 && eh->ops->release)
+	/* refs counts those beyond the first: 0 before the drop was the last */
+	if (__atomic_fetch_sub(&asx__eh(eh)->refs, 1, __ATOMIC_ACQ_REL) == 0 && eh->ops->release)
 		eh->ops->release(eh);
 }
 
 unsigned int asx_event_handler_refs(const struct asx_event_handler *eh)
 {
-	return __atomic_load_n(&eh->refs_, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&asx__eh(eh)->refs, __ATOMIC_ACQUIRE) + 1;
 }
 
-int asx_rx_attach(struct asx_reactor *r, struct asx_event_handler *eh)
+int asx__rx_attach(struct asx_reactor *r, struct asx_event_handler *eh)
 {
 	struct asx_reactor *cur = NULL;
 
-	if (__atomic_compare_exchange_n(&eh->owner_, &cur, r, false, __ATOMIC_ACQ_REL,
+	if (__atomic_compare_exchange_n(&asx__eh(eh)->owner, &cur, r, false, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE) || cur == r)
 		return 0;
 	return -EBUSY;
 }
 
-void asx_rx_reg_begin(struct asx_reactor *r, struct asx_event_handler *eh)
+void asx__rx_reg_begin(struct asx_reactor *r, struct asx_event_handler *eh)
 {
-	if (eh->nreg_++ == 0)
+	if (asx__eh(eh)->nreg++ == 0)
 		asx_event_handler_get(eh);	/* the lifetime reference */
 }
 
-void asx_rx_reg_end(struct asx_reactor *r, struct asx_event_handler *eh, int fd,
+void asx__rx_reg_end(struct asx_reactor *r, struct asx_event_handler *eh, int fd,
 		    unsigned int mask)
 {
-	if (--eh->nreg_ == 0) {
-		eh->close_pending_++;
-		eh->close_fd_ = fd;
-		eh->close_mask_ = mask;
+	if (--asx__eh(eh)->nreg == 0) {
+		asx__eh(eh)->close_pending++;
+		asx__eh(eh)->close_fd = fd;
+		asx__eh(eh)->close_mask = mask;
 	}
 }
 
-void asx_rx_detach_idle(struct asx_reactor *r, struct asx_event_handler *eh)
+void asx__rx_detach_idle(struct asx_reactor *r, struct asx_event_handler *eh)
 {
-	if (eh->nreg_ || eh->busy_ || eh->close_pending_)
+	if (asx__eh(eh)->nreg || asx__eh(eh)->busy || asx__eh(eh)->close_pending)
 		return;
-	eh->suspended_ = 0;
-	eh->fds_ = NULL;
-	__atomic_store_n(&eh->owner_, NULL, __ATOMIC_RELEASE);
+	asx__eh(eh)->suspended = 0;
+	asx__eh(eh)->fds = NULL;
+	__atomic_store_n(&asx__eh(eh)->owner, NULL, __ATOMIC_RELEASE);
 }
 
-void asx_rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh)
+void asx__rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh)
 {
-	struct asx_rx_link dead;
+	struct asx__rx_link dead;
 	unsigned int puts = 0;
 
 	/*
 	 * Each ended lifetime still holds its reference, so @eh is alive
 	 * here; the references go only after the last handle_close.
 	 */
-	while (eh->close_pending_ && !eh->busy_) {
-		unsigned int i, n = eh->close_pending_;
-		int fd = eh->close_fd_;
-		unsigned int mask = eh->close_mask_;
+	while (asx__eh(eh)->close_pending && !asx__eh(eh)->busy) {
+		unsigned int i, n = asx__eh(eh)->close_pending;
+		int fd = asx__eh(eh)->close_fd;
+		unsigned int mask = asx__eh(eh)->close_mask;
 
-		eh->close_pending_ = 0;
-		eh->busy_++;
+		asx__eh(eh)->close_pending = 0;
+		asx__eh(eh)->busy++;
 		asx_mutex_unlock(&r->lock);
 		for (i = 0; i < n; i++)
 			if (eh->ops->handle_close)
 				eh->ops->handle_close(eh, fd, mask);
 		asx_mutex_lock(&r->lock);
-		eh->busy_--;
+		asx__eh(eh)->busy--;
 		puts += n;
 	}
-	asx_rx_detach_idle(r, eh);
-	asx_rx_mq_take_dead(r, &dead);
+	asx__rx_detach_idle(r, eh);
+	asx__rx_mq_take_dead(r, &dead);
 	asx_mutex_unlock(&r->lock);
 	/* a queue hook call may still be inside the reactor: wait before returning */
-	asx_rx_mq_drain(&dead);
+	asx__rx_mq_drain(&dead);
 	while (puts--)
 		asx_event_handler_put(eh);
 }
 
-bool asx_rx_dispatch_begin(struct asx_reactor *r, struct asx_event_handler *eh)
+bool asx__rx_dispatch_begin(struct asx_reactor *r, struct asx_event_handler *eh)
 {
-	if (asx_rx_attach(r, eh))
+	if (asx__rx_attach(r, eh))
 		return false;
-	eh->busy_++;
+	asx__eh(eh)->busy++;
 	asx_event_handler_get(eh);
 	return true;
 }
 
-void asx_rx_dispatch_end(struct asx_reactor *r, struct asx_event_handler *eh)
+void asx__rx_dispatch_end(struct asx_reactor *r, struct asx_event_handler *eh)
 {
-	eh->busy_--;
-	asx_rx_unlock_close(r, eh);
+	asx__eh(eh)->busy--;
+	asx__rx_unlock_close(r, eh);
 	asx_event_handler_put(eh);
 }

@@ -21,13 +21,39 @@
 
 #include <asx/reactor.h>
 
-int asx_rx_attach(struct asx_reactor *r, struct asx_event_handler *eh);
-void asx_rx_reg_begin(struct asx_reactor *r, struct asx_event_handler *eh);
-void asx_rx_detach_idle(struct asx_reactor *r, struct asx_event_handler *eh);
-void asx_rx_reg_end(struct asx_reactor *r, struct asx_event_handler *eh, int fd,
+/*
+ * The handler's state in struct asx_event_handler's opaque asx__priv
+ * (guarded by the owning reactor's lock, but for refs and owner).
+ * All zero (ASX_EVENT_HANDLER_INIT) is the initial state, so @refs counts
+ * the references beyond the first.  may_alias: the storage is declared as
+ * pointers and integers.
+ */
+struct __attribute__((may_alias)) asx__eh_priv {
+	unsigned int refs;		/* references - 1 */
+	unsigned int nreg;
+	unsigned int busy;
+	unsigned int close_pending;
+	int close_fd;			/* valid while close_pending */
+	unsigned int close_mask;
+	unsigned int suspended;
+	struct asx_reactor *owner;
+	void *fds;
+};
+_Static_assert(sizeof(struct asx__eh_priv) <= sizeof(((struct asx_event_handler *)0)->asx__priv),
+	       "the handler's state outgrows struct asx_event_handler");
+
+static inline struct asx__eh_priv *asx__eh(const struct asx_event_handler *eh)
+{
+	return (struct asx__eh_priv *)(void *)&((struct asx_event_handler *)eh)->asx__priv;
+}
+
+int asx__rx_attach(struct asx_reactor *r, struct asx_event_handler *eh);
+void asx__rx_reg_begin(struct asx_reactor *r, struct asx_event_handler *eh);
+void asx__rx_detach_idle(struct asx_reactor *r, struct asx_event_handler *eh);
+void asx__rx_reg_end(struct asx_reactor *r, struct asx_event_handler *eh, int fd,
 		    unsigned int mask);
-void asx_rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh);
-bool asx_rx_dispatch_begin(struct asx_reactor *r, struct asx_event_handler *eh);
-void asx_rx_dispatch_end(struct asx_reactor *r, struct asx_event_handler *eh);
+void asx__rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh);
+bool asx__rx_dispatch_begin(struct asx_reactor *r, struct asx_event_handler *eh);
+void asx__rx_dispatch_end(struct asx_reactor *r, struct asx_event_handler *eh);
 
 #endif /* ASX_REACTOR_HANDLER_H */

@@ -24,7 +24,7 @@ static size_t hmap_slot(uint64_t key, size_t cap)
 	return (size_t)key & (cap - 1);
 }
 
-static int hmap_resize(struct asx_rx_hmap *m, size_t cap)
+static int hmap_resize(struct asx__rx_hmap *m, size_t cap)
 {
 	uint64_t *keys = calloc(cap, sizeof(*keys));
 	void **vals = calloc(cap, sizeof(*vals));
@@ -51,7 +51,7 @@ static int hmap_resize(struct asx_rx_hmap *m, size_t cap)
 	return 0;
 }
 
-void *asx_rx_hmap_get(const struct asx_rx_hmap *m, uint64_t key)
+void *asx__rx_hmap_get(const struct asx__rx_hmap *m, uint64_t key)
 {
 	size_t i;
 
@@ -63,7 +63,7 @@ void *asx_rx_hmap_get(const struct asx_rx_hmap *m, uint64_t key)
 	return NULL;
 }
 
-int asx_rx_hmap_put(struct asx_rx_hmap *m, uint64_t key, void *val)
+int asx__rx_hmap_put(struct asx__rx_hmap *m, uint64_t key, void *val)
 {
 	size_t i;
 
@@ -81,7 +81,7 @@ int asx_rx_hmap_put(struct asx_rx_hmap *m, uint64_t key, void *val)
 	return 0;
 }
 
-void *asx_rx_hmap_del(struct asx_rx_hmap *m, uint64_t key)
+void *asx__rx_hmap_del(struct asx__rx_hmap *m, uint64_t key)
 {
 	size_t i, j, home, mask = m->cap - 1;
 	void *val;
@@ -119,7 +119,7 @@ void *asx_rx_hmap_del(struct asx_rx_hmap *m, uint64_t key)
 	return val;
 }
 
-void asx_rx_hmap_free(struct asx_rx_hmap *m)
+void asx__rx_hmap_free(struct asx__rx_hmap *m)
 {
 	free(m->keys);
 	free(m->vals);
@@ -129,7 +129,7 @@ void asx_rx_hmap_free(struct asx_rx_hmap *m)
 	m->count = 0;
 }
 
-size_t asx_rx_hmap_bytes(const struct asx_rx_hmap *m)
+size_t asx__rx_hmap_bytes(const struct asx__rx_hmap *m)
 {
 	return m->cap * (sizeof(*m->keys) + sizeof(*m->vals));
 }

@@ -66,7 +66,7 @@ int asx_reactor_notify(struct asx_reactor *r, struct asx_event_handler *eh, unsi
 		r->wake_pending = true;
 		asx_mutex_unlock(&r->lock);
 		if (need)
-			asx_rx_wake(r);
+			asx__rx_wake(r);
 		return 0;
 	}
 	if (!eh->ops || !(mask & ASX_EV_IO) || (mask & ~ASX_EV_IO))
@@ -94,14 +94,14 @@ int asx_reactor_notify(struct asx_reactor *r, struct asx_event_handler *eh, unsi
 	}
 	asx_mutex_unlock(&r->lock);
 	if (need)
-		asx_rx_wake(r);
+		asx__rx_wake(r);
 	return 0;
 }
 
-void asx_rx_notifs_take(struct asx_reactor *r, struct asx_event_handler *eh,
-			struct asx_rx_link *out)
+void asx__rx_notifs_take(struct asx_reactor *r, struct asx_event_handler *eh,
+			struct asx__rx_link *out)
 {
-	struct asx_rx_link *l, *next;
+	struct asx__rx_link *l, *next;
 
 	for (l = r->notifs.next; l != &r->notifs; l = next) {
 		struct rx_notif *n = container_of(l, struct rx_notif, link);
@@ -114,7 +114,7 @@ void asx_rx_notifs_take(struct asx_reactor *r, struct asx_event_handler *eh,
 	}
 }
 
-int asx_rx_notifs_free(struct asx_rx_link *list)
+int asx__rx_notifs_free(struct asx__rx_link *list)
 {
 	int count = 0;
 
@@ -132,15 +132,15 @@ int asx_rx_notifs_free(struct asx_rx_link *list)
 
 int asx_reactor_purge_notifications(struct asx_reactor *r, struct asx_event_handler *eh)
 {
-	struct asx_rx_link list;
+	struct asx__rx_link list;
 
 	if (!r || !eh)
 		return -EINVAL;
 	rx_list_init(&list);
 	asx_mutex_lock(&r->lock);
-	asx_rx_notifs_take(r, eh, &list);
+	asx__rx_notifs_take(r, eh, &list);
 	asx_mutex_unlock(&r->lock);
-	return asx_rx_notifs_free(&list);
+	return asx__rx_notifs_free(&list);
 }
 
 static int call(struct asx_event_handler *eh, unsigned int bit)
@@ -155,17 +155,17 @@ static int call(struct asx_event_handler *eh, unsigned int bit)
 
 /*
  * Lock held: end binding @b.  The hook is swapped out but not drained:
- * @b waits on r->mq_dead until asx_rx_unlock_close() drains it unlocked.
+ * @b waits on r->mq_dead until asx__rx_unlock_close() drains it unlocked.
  */
 static void mq_unbind(struct asx_reactor *r, struct rx_mqbind *b)
 {
-	asx_rx_hmap_del(&r->mqs, (uintptr_t)b->q);
+	asx__rx_hmap_del(&r->mqs, (uintptr_t)b->q);
 	b->epoch = asx__msgq_swap_notify(b->q, NULL, NULL);
 	if (b->node.queued)
 		dequeue(r, &b->node);
 	rx_list_del(&b->all);
 	rx_list_add_tail(&r->mq_dead, &b->all);
-	asx_rx_reg_end(r, b->eh, -1, ASX_EV_MSGQ);
+	asx__rx_reg_end(r, b->eh, -1, ASX_EV_MSGQ);
 }
 
 /* Lock held on entry, released on return: end binding @b. */
@@ -174,10 +174,10 @@ static void bind_remove_unlock(struct asx_reactor *r, struct rx_mqbind *b)
 	struct asx_event_handler *eh = b->eh;
 
 	mq_unbind(r, b);
-	asx_rx_unlock_close(r, eh);
+	asx__rx_unlock_close(r, eh);
 }
 
-int asx_rx_notify_dispatch(struct asx_reactor *r)
+int asx__rx_notify_dispatch(struct asx_reactor *r)
 {
 	size_t budget;
 	int count = 0;
@@ -197,7 +197,7 @@ int asx_rx_notify_dispatch(struct asx_reactor *r)
 		int rc;
 
 		dequeue(r, n);
-		ok = asx_rx_dispatch_begin(r, eh);
+		ok = asx__rx_dispatch_begin(r, eh);
 		asx_mutex_unlock(&r->lock);
 		if (!b) {
 			/* The notification's own reference; dispatch holds another. */
@@ -212,13 +212,13 @@ int asx_rx_notify_dispatch(struct asx_reactor *r)
 		count++;
 		asx_mutex_lock(&r->lock);
 		if (rc < 0 && b) {
-			b = asx_rx_hmap_get(&r->mqs, (uintptr_t)q);
+			b = asx__rx_hmap_get(&r->mqs, (uintptr_t)q);
 			if (b && b->id == bid) {
 				bind_remove_unlock(r, b);
 				asx_mutex_lock(&r->lock);
 			}
 		}
-		asx_rx_dispatch_end(r, eh);
+		asx__rx_dispatch_end(r, eh);
 		asx_mutex_lock(&r->lock);
 	}
 	asx_mutex_unlock(&r->lock);
@@ -233,12 +233,12 @@ static void mq_hook(struct asx_msgq *q, void *arg)
 	bool need = false;
 
 	asx_mutex_lock(&r->lock);
-	b = asx_rx_hmap_get(&r->mqs, (uintptr_t)q);
+	b = asx__rx_hmap_get(&r->mqs, (uintptr_t)q);
 	if (b && !b->node.queued)
 		need = enqueue(r, &b->node);
 	asx_mutex_unlock(&r->lock);
 	if (need)
-		asx_rx_wake(r);
+		asx__rx_wake(r);
 }
 
 int asx_reactor_notify_msgq(struct asx_reactor *r, struct asx_msgq *q,
@@ -258,11 +258,11 @@ int asx_reactor_notify_msgq(struct asx_reactor *r, struct asx_msgq *q,
 		err = -ESHUTDOWN;
 		goto err_unlock;
 	}
-	if (asx_rx_hmap_get(&r->mqs, (uintptr_t)q)) {
+	if (asx__rx_hmap_get(&r->mqs, (uintptr_t)q)) {
 		err = -EEXIST;
 		goto err_unlock;
 	}
-	err = asx_rx_attach(r, eh);
+	err = asx__rx_attach(r, eh);
 	if (err)
 		goto err_unlock;
 	b->id = ++r->mq_id;
@@ -272,11 +272,11 @@ int asx_reactor_notify_msgq(struct asx_reactor *r, struct asx_msgq *q,
 	b->node.eh = eh;
 	b->node.mask = mask;
 	b->node.bind = b;
-	err = asx_rx_hmap_put(&r->mqs, (uintptr_t)q, b);
+	err = asx__rx_hmap_put(&r->mqs, (uintptr_t)q, b);
 	if (err)
 		goto err_detach;
 	rx_list_add_tail(&r->mq_list, &b->all);
-	asx_rx_reg_begin(r, eh);
+	asx__rx_reg_begin(r, eh);
 	/*
 	 * No drain here: we hold r->lock, which an earlier binding's hook
 	 * call may be waiting for.  Unbinding drains, after unlocking.
@@ -286,29 +286,29 @@ int asx_reactor_notify_msgq(struct asx_reactor *r, struct asx_msgq *q,
 		need = enqueue(r, &b->node);
 	asx_mutex_unlock(&r->lock);
 	if (need)
-		asx_rx_wake(r);
+		asx__rx_wake(r);
 	return 0;
 
 err_detach:
-	asx_rx_detach_idle(r, eh);
+	asx__rx_detach_idle(r, eh);
 err_unlock:
 	asx_mutex_unlock(&r->lock);
 	free(b);
 	return err;
 }
 
-void asx_rx_mq_take_dead(struct asx_reactor *r, struct asx_rx_link *dead)
+void asx__rx_mq_take_dead(struct asx_reactor *r, struct asx__rx_link *dead)
 {
 	rx_list_init(dead);
 	while (!rx_list_empty(&r->mq_dead)) {
-		struct asx_rx_link *l = r->mq_dead.next;
+		struct asx__rx_link *l = r->mq_dead.next;
 
 		rx_list_del(l);
 		rx_list_add_tail(dead, l);
 	}
 }
 
-void asx_rx_mq_drain(struct asx_rx_link *dead)
+void asx__rx_mq_drain(struct asx__rx_link *dead)
 {
 	while (!rx_list_empty(dead)) {
 		struct rx_mqbind *b = container_of(dead->next, struct rx_mqbind, all);
@@ -326,7 +326,7 @@ int asx_reactor_remove_msgq(struct asx_reactor *r, struct asx_msgq *q)
 	if (!r || !q)
 		return -EINVAL;
 	asx_mutex_lock(&r->lock);
-	b = asx_rx_hmap_get(&r->mqs, (uintptr_t)q);
+	b = asx__rx_hmap_get(&r->mqs, (uintptr_t)q);
 	if (!b) {
 		asx_mutex_unlock(&r->lock);
 		return -ENOENT;
@@ -335,9 +335,9 @@ int asx_reactor_remove_msgq(struct asx_reactor *r, struct asx_msgq *q)
 	return 0;
 }
 
-unsigned int asx_rx_mq_remove(struct asx_reactor *r, struct asx_event_handler *eh)
+unsigned int asx__rx_mq_remove(struct asx_reactor *r, struct asx_event_handler *eh)
 {
-	struct asx_rx_link *l, *next;
+	struct asx__rx_link *l, *next;
 	unsigned int n = 0;
 
 	for (l = r->mq_list.next; l != &r->mq_list; l = next) {

@@ -42,7 +42,7 @@ static inline void rx_unlock(struct asx_reactor *r)
 	asx_mutex_unlock(&r->lock);
 }
 
-void asx_rx_wake(struct asx_reactor *r)
+void asx__rx_wake(struct asx_reactor *r)
 {
 	uint64_t one = 1;
 	ssize_t n;
@@ -55,16 +55,17 @@ void asx_rx_wake(struct asx_reactor *r)
 
 /* ------------------------------------------------------------ reactor */
 
-struct asx_reactor *asx_reactor_create(void)
+int asx_reactor_create(struct asx_reactor **out)
 {
-	struct asx_reactor *r = calloc(1, sizeof(*r));
+	struct asx_reactor *r;
 	struct epoll_event ev = { .events = EPOLLIN };
 	int err;
 
-	if (!r) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!out)
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
 	asx_mutex_init(&r->lock);
 	r->wakefd = r->timerfd = r->sigfd = -1;
 	rx_list_init(&r->fd_list);
@@ -87,32 +88,35 @@ struct asx_reactor *asx_reactor_create(void)
 	ev.data.u64 = RX_TAG_TIMER;
 	if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->timerfd, &ev))
 		goto err_close_timer;
-	return r;
+	*out = r;
+	return 0;
 
 err_close_timer:
-	err = errno;
+	err = -errno;
 	close(r->timerfd);
-	errno = err;
+	goto err_wake;
 err_close_wake:
-	err = errno;
+	err = -errno;
+err_wake:
 	close(r->wakefd);
-	errno = err;
+	goto err_epoll;
 err_close_epoll:
-	err = errno;
+	err = -errno;
+err_epoll:
 	close(r->epfd);
-	errno = err;
+	goto err_out;
 err_free:
-	err = errno;
+	err = -errno;
+err_out:
 	free(r);
-	errno = err;
-	return NULL;
+	return err;
 }
 
 static void fd_unlink(struct asx_reactor *r, struct rx_fd *f);
 
 int asx_reactor_destroy(struct asx_reactor *r)
 {
-	struct asx_rx_link notifs;
+	struct asx__rx_link notifs;
 	int signo;
 
 	if (!r)
@@ -130,15 +134,15 @@ int asx_reactor_destroy(struct asx_reactor *r)
 		unsigned int mask = f->mask;
 
 		fd_unlink(r, f);
-		asx_rx_reg_end(r, eh, fd, mask);
-		asx_rx_unlock_close(r, eh);
+		asx__rx_reg_end(r, eh, fd, mask);
+		asx__rx_unlock_close(r, eh);
 		rx_lock(r);
 	}
 	while (r->heap_len) {
 		struct asx_event_handler *eh = r->heap[r->heap_len - 1]->eh;
 
-		asx_rx_timers_remove(r, eh);
-		asx_rx_unlock_close(r, eh);
+		asx__rx_timers_remove(r, eh);
+		asx__rx_unlock_close(r, eh);
 		rx_lock(r);
 	}
 	for (signo = 1; signo < RX_NSIG; signo++) {
@@ -147,26 +151,26 @@ int asx_reactor_destroy(struct asx_reactor *r)
 		if (!eh)
 			continue;
 		r->sig[signo] = NULL;
-		asx_rx_reg_end(r, eh, signo, ASX_EV_SIGNAL);
-		asx_rx_unlock_close(r, eh);
+		asx__rx_reg_end(r, eh, signo, ASX_EV_SIGNAL);
+		asx__rx_unlock_close(r, eh);
 		rx_lock(r);
 	}
 	while (!rx_list_empty(&r->mq_list)) {
 		struct rx_mqbind *b = container_of(r->mq_list.next, struct rx_mqbind, all);
 		struct asx_event_handler *eh = b->eh;
 
-		asx_rx_mq_remove(r, eh);
-		asx_rx_unlock_close(r, eh);
+		asx__rx_mq_remove(r, eh);
+		asx__rx_unlock_close(r, eh);
 		rx_lock(r);
 	}
 	rx_list_init(&notifs);
-	asx_rx_notifs_take(r, NULL, &notifs);
+	asx__rx_notifs_take(r, NULL, &notifs);
 	rx_unlock(r);
-	asx_rx_notifs_free(&notifs);
+	asx__rx_notifs_free(&notifs);
 
-	asx_rx_timers_free(r);
-	asx_rx_hmap_free(&r->fds);
-	asx_rx_hmap_free(&r->mqs);
+	asx__rx_timers_free(r);
+	asx__rx_hmap_free(&r->fds);
+	asx__rx_hmap_free(&r->mqs);
 	if (r->sigfd >= 0)
 		close(r->sigfd);
 	close(r->timerfd);
@@ -218,10 +222,10 @@ static bool has_callbacks(const struct asx_event_handler_ops *ops, unsigned int 
 static void fd_link_handler(struct asx_event_handler *eh, struct rx_fd *f)
 {
 	f->hprev = NULL;
-	f->hnext = eh->fds_;
+	f->hnext = asx__eh(eh)->fds;
 	if (f->hnext)
 		f->hnext->hprev = f;
-	eh->fds_ = f;
+	asx__eh(eh)->fds = f;
 }
 
 /* Lock held: forget @f entirely (epoll, maps, lists) and free it. */
@@ -231,12 +235,12 @@ static void fd_unlink(struct asx_reactor *r, struct rx_fd *f)
 
 	if (f->in_epoll)
 		(void)epoll_ctl(r->epfd, EPOLL_CTL_DEL, f->fd, NULL);	/* may be closed */
-	asx_rx_hmap_del(&r->fds, (uint64_t)f->fd);
+	asx__rx_hmap_del(&r->fds, (uint64_t)f->fd);
 	rx_list_del(&f->all);
 	if (f->hprev)
 		f->hprev->hnext = f->hnext;
 	else
-		eh->fds_ = f->hnext;
+		asx__eh(eh)->fds = f->hnext;
 	if (f->hnext)
 		f->hnext->hprev = f->hprev;
 	free(f);
@@ -259,10 +263,10 @@ int asx_reactor_register_fd(struct asx_reactor *r, int fd, struct asx_event_hand
 		err = -ESHUTDOWN;
 		goto out_unlock;
 	}
-	err = asx_rx_attach(r, eh);
+	err = asx__rx_attach(r, eh);
 	if (err)
 		goto out_unlock;
-	f = asx_rx_hmap_get(&r->fds, (uint64_t)fd);
+	f = asx__rx_hmap_get(&r->fds, (uint64_t)fd);
 	if (f) {
 		unsigned int old = f->mask;
 
@@ -284,15 +288,15 @@ int asx_reactor_register_fd(struct asx_reactor *r, int fd, struct asx_event_hand
 	f->gen = ++r->fd_gen & 0x7fffffffU;
 	f->mask = mask;
 	f->eh = eh;
-	err = asx_rx_hmap_put(&r->fds, (uint64_t)fd, f);
+	err = asx__rx_hmap_put(&r->fds, (uint64_t)fd, f);
 	if (err) {
 		free(f);
 		goto out_detach;
 	}
-	if (!eh->suspended_) {
+	if (!asx__eh(eh)->suspended) {
 		err = fd_epoll(r, f, EPOLL_CTL_ADD);
 		if (err) {
-			asx_rx_hmap_del(&r->fds, (uint64_t)fd);
+			asx__rx_hmap_del(&r->fds, (uint64_t)fd);
 			free(f);
 			goto out_detach;
 		}
@@ -300,9 +304,9 @@ int asx_reactor_register_fd(struct asx_reactor *r, int fd, struct asx_event_hand
 	}
 	rx_list_add_tail(&r->fd_list, &f->all);
 	fd_link_handler(eh, f);
-	asx_rx_reg_begin(r, eh);
+	asx__rx_reg_begin(r, eh);
 out_detach:
-	asx_rx_detach_idle(r, eh);
+	asx__rx_detach_idle(r, eh);
 out_unlock:
 	rx_unlock(r);
 	free(nf);
@@ -315,7 +319,7 @@ out_unlock:
  */
 static int fd_remove_unlock(struct asx_reactor *r, int fd, uint32_t gen, unsigned int mask)
 {
-	struct rx_fd *f = asx_rx_hmap_get(&r->fds, (uint64_t)fd);
+	struct rx_fd *f = asx__rx_hmap_get(&r->fds, (uint64_t)fd);
 	struct asx_event_handler *eh;
 	unsigned int bits, old;
 
@@ -336,9 +340,9 @@ static int fd_remove_unlock(struct asx_reactor *r, int fd, uint32_t gen, unsigne
 	}
 	if (!f->mask) {
 		fd_unlink(r, f);
-		asx_rx_reg_end(r, eh, fd, bits);
+		asx__rx_reg_end(r, eh, fd, bits);
 	}
-	asx_rx_unlock_close(r, eh);
+	asx__rx_unlock_close(r, eh);
 	return 0;
 }
 
@@ -352,7 +356,7 @@ int asx_reactor_remove_fd(struct asx_reactor *r, int fd, unsigned int mask)
 
 static bool owned_here(struct asx_reactor *r, struct asx_event_handler *eh)
 {
-	return __atomic_load_n(&eh->owner_, __ATOMIC_ACQUIRE) == r && eh->nreg_;
+	return __atomic_load_n(&asx__eh(eh)->owner, __ATOMIC_ACQUIRE) == r && asx__eh(eh)->nreg;
 }
 
 int asx_reactor_remove_handler(struct asx_reactor *r, struct asx_event_handler *eh)
@@ -366,25 +370,25 @@ int asx_reactor_remove_handler(struct asx_reactor *r, struct asx_event_handler *
 		rx_unlock(r);
 		return -ENOENT;
 	}
-	while (eh->fds_) {
-		struct rx_fd *f = eh->fds_;
+	while (asx__eh(eh)->fds) {
+		struct rx_fd *f = asx__eh(eh)->fds;
 		int fd = f->fd;
 		unsigned int mask = f->mask;
 
 		fd_unlink(r, f);
-		asx_rx_reg_end(r, eh, fd, mask);
+		asx__rx_reg_end(r, eh, fd, mask);
 	}
-	asx_rx_timers_remove(r, eh);
-	for (signo = 1; signo < RX_NSIG && eh->nreg_; signo++) {
+	asx__rx_timers_remove(r, eh);
+	for (signo = 1; signo < RX_NSIG && asx__eh(eh)->nreg; signo++) {
 		if (r->sig[signo] != eh)
 			continue;
 		r->sig[signo] = NULL;
 		sigdelset(&r->sigmask, signo);
 		(void)signalfd(r->sigfd, &r->sigmask, 0);
-		asx_rx_reg_end(r, eh, signo, ASX_EV_SIGNAL);
+		asx__rx_reg_end(r, eh, signo, ASX_EV_SIGNAL);
 	}
-	asx_rx_mq_remove(r, eh);
-	asx_rx_unlock_close(r, eh);
+	asx__rx_mq_remove(r, eh);
+	asx__rx_unlock_close(r, eh);
 	return 0;
 }
 
@@ -400,8 +404,8 @@ static int set_suspended(struct asx_reactor *r, struct asx_event_handler *eh, bo
 		rx_unlock(r);
 		return -ENOENT;
 	}
-	eh->suspended_ = on;
-	for (f = eh->fds_; f; f = f->hnext) {
+	asx__eh(eh)->suspended = on;
+	for (f = asx__eh(eh)->fds; f; f = f->hnext) {
 		if (f->in_epoll == !on)
 			continue;
 		if (on) {
@@ -449,7 +453,7 @@ int asx_reactor_register_signal(struct asx_reactor *r, int signo, struct asx_eve
 		err = -EEXIST;
 		goto out_unlock;
 	}
-	err = asx_rx_attach(r, eh);
+	err = asx__rx_attach(r, eh);
 	if (err)
 		goto out_unlock;
 	set = r->sigmask;
@@ -473,9 +477,9 @@ int asx_reactor_register_signal(struct asx_reactor *r, int signo, struct asx_eve
 	}
 	r->sigmask = set;
 	r->sig[signo] = eh;
-	asx_rx_reg_begin(r, eh);
+	asx__rx_reg_begin(r, eh);
 out_detach:
-	asx_rx_detach_idle(r, eh);
+	asx__rx_detach_idle(r, eh);
 out_unlock:
 	rx_unlock(r);
 	return err;
@@ -493,8 +497,8 @@ static int signal_remove_unlock(struct asx_reactor *r, int signo, struct asx_eve
 	r->sig[signo] = NULL;
 	sigdelset(&r->sigmask, signo);
 	(void)signalfd(r->sigfd, &r->sigmask, 0);
-	asx_rx_reg_end(r, eh, signo, ASX_EV_SIGNAL);
-	asx_rx_unlock_close(r, eh);
+	asx__rx_reg_end(r, eh, signo, ASX_EV_SIGNAL);
+	asx__rx_unlock_close(r, eh);
 	return 0;
 }
 
@@ -527,7 +531,7 @@ static int dispatch_signals(struct asx_reactor *r)
 			continue;
 		rx_lock(r);
 		eh = r->sig[signo];
-		if (!eh || !asx_rx_dispatch_begin(r, eh)) {
+		if (!eh || !asx__rx_dispatch_begin(r, eh)) {
 			rx_unlock(r);
 			continue;
 		}
@@ -540,9 +544,9 @@ static int dispatch_signals(struct asx_reactor *r)
 			r->sig[signo] = NULL;
 			sigdelset(&r->sigmask, signo);
 			(void)signalfd(r->sigfd, &r->sigmask, 0);
-			asx_rx_reg_end(r, eh, signo, ASX_EV_SIGNAL);
+			asx__rx_reg_end(r, eh, signo, ASX_EV_SIGNAL);
 		}
-		asx_rx_dispatch_end(r, eh);
+		asx__rx_dispatch_end(r, eh);
 	}
 	return count;
 }
@@ -579,7 +583,7 @@ static int dispatch_io(struct asx_reactor *r, const struct epoll_event *ev)
 		int rc;
 
 		rx_lock(r);
-		f = asx_rx_hmap_get(&r->fds, (uint64_t)fd);
+		f = asx__rx_hmap_get(&r->fds, (uint64_t)fd);
 		/* Gone, reused, suspended, or no longer interested since the wait. */
 		if (!f || f->gen != gen || !f->in_epoll || !(f->mask & bit)) {
 			rx_unlock(r);
@@ -591,7 +595,7 @@ static int dispatch_io(struct asx_reactor *r, const struct epoll_event *ev)
 			continue;
 		}
 		eh = f->eh;
-		if (!asx_rx_dispatch_begin(r, eh)) {
+		if (!asx__rx_dispatch_begin(r, eh)) {
 			rx_unlock(r);
 			continue;
 		}
@@ -609,7 +613,7 @@ static int dispatch_io(struct asx_reactor *r, const struct epoll_event *ev)
 			(void)fd_remove_unlock(r, fd, gen, bit);
 			rx_lock(r);
 		}
-		asx_rx_dispatch_end(r, eh);
+		asx__rx_dispatch_end(r, eh);
 	}
 	return count;
 }
@@ -683,10 +687,10 @@ static int loop_once(struct asx_reactor *r, const struct timespec *deadline)
 		}
 		if (sig)
 			total += dispatch_signals(r);
-		total += asx_rx_timers_expire(r);
+		total += asx__rx_timers_expire(r);
 		if (wake) {
 			drain(r->wakefd);
-			total += asx_rx_notify_dispatch(r);
+			total += asx__rx_notify_dispatch(r);
 		}
 		rx_lock(r);
 		woken = r->woken;
@@ -750,7 +754,7 @@ void asx_reactor_end_loop(struct asx_reactor *r)
 	r->wake_pending = true;
 	rx_unlock(r);
 	if (need)
-		asx_rx_wake(r);
+		asx__rx_wake(r);
 }
 
 void asx_reactor_reset_loop(struct asx_reactor *r)

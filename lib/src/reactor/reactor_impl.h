@@ -18,37 +18,37 @@
 #include <asx/sync.h>
 
 /* Open-addressing hash map, uint64_t -> non-NULL pointer; grows and shrinks. */
-struct asx_rx_hmap {
+struct asx__rx_hmap {
 	uint64_t *keys;
 	void **vals;
 	size_t cap;		/* 0 or a power of two */
 	size_t count;
 };
 
-void *asx_rx_hmap_get(const struct asx_rx_hmap *m, uint64_t key);
+void *asx__rx_hmap_get(const struct asx__rx_hmap *m, uint64_t key);
 /* Insert a key that is not present: 0 or -ENOMEM. */
-int asx_rx_hmap_put(struct asx_rx_hmap *m, uint64_t key, void *val);
+int asx__rx_hmap_put(struct asx__rx_hmap *m, uint64_t key, void *val);
 /* Remove and return the value, or NULL. */
-void *asx_rx_hmap_del(struct asx_rx_hmap *m, uint64_t key);
-void asx_rx_hmap_free(struct asx_rx_hmap *m);
-size_t asx_rx_hmap_bytes(const struct asx_rx_hmap *m);
+void *asx__rx_hmap_del(struct asx__rx_hmap *m, uint64_t key);
+void asx__rx_hmap_free(struct asx__rx_hmap *m);
+size_t asx__rx_hmap_bytes(const struct asx__rx_hmap *m);
 
 /* Intrusive doubly-linked list. */
-struct asx_rx_link {
-	struct asx_rx_link *prev, *next;
+struct asx__rx_link {
+	struct asx__rx_link *prev, *next;
 };
 
-static inline void rx_list_init(struct asx_rx_link *h)
+static inline void rx_list_init(struct asx__rx_link *h)
 {
 	h->prev = h->next = h;
 }
 
-static inline bool rx_list_empty(const struct asx_rx_link *h)
+static inline bool rx_list_empty(const struct asx__rx_link *h)
 {
 	return h->next == h;
 }
 
-static inline void rx_list_add_tail(struct asx_rx_link *h, struct asx_rx_link *n)
+static inline void rx_list_add_tail(struct asx__rx_link *h, struct asx__rx_link *n)
 {
 	n->prev = h->prev;
 	n->next = h;
@@ -56,7 +56,7 @@ static inline void rx_list_add_tail(struct asx_rx_link *h, struct asx_rx_link *n
 	h->prev = n;
 }
 
-static inline void rx_list_del(struct asx_rx_link *n)
+static inline void rx_list_del(struct asx__rx_link *n)
 {
 	n->prev->next = n->next;
 	n->next->prev = n->prev;
@@ -70,8 +70,8 @@ struct rx_fd {
 	unsigned int mask;	/* ASX_EV_IO bits */
 	bool in_epoll;		/* false while its handler is suspended */
 	struct asx_event_handler *eh;
-	struct rx_fd *hnext, *hprev;	/* the handler's descriptors (eh->fds_) */
-	struct asx_rx_link all;		/* r->fd_list */
+	struct rx_fd *hnext, *hprev;	/* the handler's descriptors (its fds) */
+	struct asx__rx_link all;		/* r->fd_list */
 };
 
 struct rx_timer {
@@ -88,7 +88,7 @@ struct rx_timer {
 
 /* A queued notification; embedded in a queue binding or allocated. */
 struct rx_notif {
-	struct asx_rx_link link;
+	struct asx__rx_link link;
 	struct asx_event_handler *eh;
 	unsigned int mask;
 	struct rx_mqbind *bind;	/* NULL: a plain asx_reactor_notify() */
@@ -96,7 +96,7 @@ struct rx_notif {
 };
 
 struct rx_mqbind {
-	struct asx_rx_link all;		/* r->mq_list */
+	struct asx__rx_link all;		/* r->mq_list */
 	uint64_t id;
 	struct asx_msgq *q;
 	struct asx_event_handler *eh;
@@ -111,9 +111,9 @@ struct rx_mqbind {
 struct asx_reactor {
 	struct asx_mutex lock;
 	int epfd, wakefd, timerfd, sigfd;
-	struct asx_rx_hmap fds;		/* fd -> struct rx_fd */
-	struct asx_rx_hmap timers;	/* id -> struct rx_timer */
-	struct asx_rx_hmap mqs;		/* queue address -> struct rx_mqbind */
+	struct asx__rx_hmap fds;		/* fd -> struct rx_fd */
+	struct asx__rx_hmap timers;	/* id -> struct rx_timer */
+	struct asx__rx_hmap mqs;		/* queue address -> struct rx_mqbind */
 	struct rx_timer **heap;
 	size_t heap_len, heap_cap;
 	uint64_t armed;			/* deadline in the timerfd, 0: none */
@@ -122,12 +122,12 @@ struct asx_reactor {
 	uint32_t fd_gen;
 	struct asx_event_handler *sig[RX_NSIG];
 	sigset_t sigmask;
-	struct asx_rx_link fd_list;	/* struct rx_fd */
-	struct asx_rx_link mq_list;	/* struct rx_mqbind */
-	struct asx_rx_link mq_dead;	/* unbound, hook calls not yet drained */
+	struct asx__rx_link fd_list;	/* struct rx_fd */
+	struct asx__rx_link mq_list;	/* struct rx_mqbind */
+	struct asx__rx_link mq_dead;	/* unbound, hook calls not yet drained */
 	uint64_t mq_id;
 	struct rx_timer *firing;	/* the timer whose callback runs */
-	struct asx_rx_link notifs;	/* struct rx_notif, FIFO */
+	struct asx__rx_link notifs;	/* struct rx_notif, FIFO */
 	size_t nnotifs;
 	bool destroying;
 	bool wake_pending;
@@ -138,26 +138,26 @@ struct asx_reactor {
 };
 
 /* reactor.c: wake the loop (the eventfd); the caller set r->wake_pending. */
-void asx_rx_wake(struct asx_reactor *r);
+void asx__rx_wake(struct asx_reactor *r);
 
 /* timer.c */
-int asx_rx_timers_expire(struct asx_reactor *r);
+int asx__rx_timers_expire(struct asx_reactor *r);
 /* Lock held: remove every timer of @eh (or all with NULL); returns how many. */
-unsigned int asx_rx_timers_remove(struct asx_reactor *r, struct asx_event_handler *eh);
-void asx_rx_timers_free(struct asx_reactor *r);
+unsigned int asx__rx_timers_remove(struct asx_reactor *r, struct asx_event_handler *eh);
+void asx__rx_timers_free(struct asx_reactor *r);
 
 /* notify.c */
-int asx_rx_notify_dispatch(struct asx_reactor *r);
+int asx__rx_notify_dispatch(struct asx_reactor *r);
 /* Lock held: drop the bindings of @eh (NULL: all); returns how many. */
-unsigned int asx_rx_mq_remove(struct asx_reactor *r, struct asx_event_handler *eh);
-/* Lock held: take the unbound bindings, to pass to asx_rx_mq_drain() unlocked. */
-void asx_rx_mq_take_dead(struct asx_reactor *r, struct asx_rx_link *dead);
+unsigned int asx__rx_mq_remove(struct asx_reactor *r, struct asx_event_handler *eh);
+/* Lock held: take the unbound bindings, to pass to asx__rx_mq_drain() unlocked. */
+void asx__rx_mq_take_dead(struct asx_reactor *r, struct asx__rx_link *dead);
 /* Lock not held: wait out their queues' in-flight hook calls, then free them. */
-void asx_rx_mq_drain(struct asx_rx_link *dead);
+void asx__rx_mq_drain(struct asx__rx_link *dead);
 /* Lock held: unlink every queued notification (of @eh, or all) onto @out. */
-void asx_rx_notifs_take(struct asx_reactor *r, struct asx_event_handler *eh,
-			struct asx_rx_link *out);
-/* Lock NOT held: free a list filled by asx_rx_notifs_take(); returns how many. */
-int asx_rx_notifs_free(struct asx_rx_link *list);
+void asx__rx_notifs_take(struct asx_reactor *r, struct asx_event_handler *eh,
+			struct asx__rx_link *out);
+/* Lock NOT held: free a list filled by asx__rx_notifs_take(); returns how many. */
+int asx__rx_notifs_free(struct asx__rx_link *list);
 
 #endif /* ASX_REACTOR_IMPL_H */

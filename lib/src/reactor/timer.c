@@ -132,7 +132,7 @@ static int64_t schedule(struct asx_reactor *r, struct asx_event_handler *eh, voi
 		err = -ESHUTDOWN;
 		goto err_unlock;
 	}
-	err = asx_rx_attach(r, eh);
+	err = asx__rx_attach(r, eh);
 	if (err)
 		goto err_unlock;
 	id = ++r->next_timer_id;
@@ -142,21 +142,21 @@ static int64_t schedule(struct asx_reactor *r, struct asx_event_handler *eh, voi
 	t->interval = interval;
 	t->eh = eh;
 	t->arg = arg;
-	err = asx_rx_hmap_put(&r->timers, (uint64_t)id, t);
+	err = asx__rx_hmap_put(&r->timers, (uint64_t)id, t);
 	if (err)
 		goto err_detach;
 	err = heap_push(r, t);
 	if (err) {
-		asx_rx_hmap_del(&r->timers, (uint64_t)id);
+		asx__rx_hmap_del(&r->timers, (uint64_t)id);
 		goto err_detach;
 	}
-	asx_rx_reg_begin(r, eh);
+	asx__rx_reg_begin(r, eh);
 	rearm(r);
 	asx_mutex_unlock(&r->lock);
 	return id;
 
 err_detach:
-	asx_rx_detach_idle(r, eh);
+	asx__rx_detach_idle(r, eh);
 err_unlock:
 	asx_mutex_unlock(&r->lock);
 	free(t);
@@ -193,9 +193,9 @@ static void timer_drop(struct asx_reactor *r, struct rx_timer *t)
 
 	if (t->heap_idx != RX_NOT_IN_HEAP)
 		heap_remove(r, t);
-	asx_rx_hmap_del(&r->timers, (uint64_t)t->id);
+	asx__rx_hmap_del(&r->timers, (uint64_t)t->id);
 	free(t);
-	asx_rx_reg_end(r, eh, -1, ASX_EV_TIMER);
+	asx__rx_reg_end(r, eh, -1, ASX_EV_TIMER);
 }
 
 int asx_reactor_cancel_timer(struct asx_reactor *r, int64_t id, void **argp)
@@ -206,7 +206,7 @@ int asx_reactor_cancel_timer(struct asx_reactor *r, int64_t id, void **argp)
 	if (!r || id <= 0)
 		return -EINVAL;
 	asx_mutex_lock(&r->lock);
-	t = asx_rx_hmap_get(&r->timers, (uint64_t)id);
+	t = asx__rx_hmap_get(&r->timers, (uint64_t)id);
 	if (!t || t->cancelled) {
 		asx_mutex_unlock(&r->lock);
 		return -ENOENT;
@@ -222,7 +222,7 @@ int asx_reactor_cancel_timer(struct asx_reactor *r, int64_t id, void **argp)
 	eh = t->eh;
 	timer_drop(r, t);
 	rearm(r);
-	asx_rx_unlock_close(r, eh);
+	asx__rx_unlock_close(r, eh);
 	return 0;
 }
 
@@ -234,7 +234,7 @@ int asx_reactor_reset_timer_interval(struct asx_reactor *r, int64_t id, uint64_t
 	if (!r || id <= 0 || interval_ns > RX_MAX_NS)
 		return -EINVAL;
 	asx_mutex_lock(&r->lock);
-	t = asx_rx_hmap_get(&r->timers, (uint64_t)id);
+	t = asx__rx_hmap_get(&r->timers, (uint64_t)id);
 	if (!t || t->cancelled)
 		err = -ENOENT;
 	else
@@ -251,7 +251,7 @@ int asx_reactor_timer_deadline(struct asx_reactor *r, int64_t id, struct timespe
 	if (!r || id <= 0 || !ts)
 		return -EINVAL;
 	asx_mutex_lock(&r->lock);
-	t = asx_rx_hmap_get(&r->timers, (uint64_t)id);
+	t = asx__rx_hmap_get(&r->timers, (uint64_t)id);
 	if (!t || t->cancelled) {
 		err = -ENOENT;
 	} else {
@@ -274,7 +274,7 @@ unsigned int asx_reactor_timer_count(struct asx_reactor *r)
 	return n;
 }
 
-int asx_rx_timers_expire(struct asx_reactor *r)
+int asx__rx_timers_expire(struct asx_reactor *r)
 {
 	uint64_t now = asx_now_ns();
 	int count = 0;
@@ -292,7 +292,7 @@ int asx_rx_timers_expire(struct asx_reactor *r)
 		int rc;
 
 		heap_remove(r, t);
-		if (!asx_rx_dispatch_begin(r, eh)) {	/* cannot happen: eh is ours */
+		if (!asx__rx_dispatch_begin(r, eh)) {	/* cannot happen: eh is ours */
 			timer_drop(r, t);
 			continue;
 		}
@@ -323,7 +323,7 @@ int asx_rx_timers_expire(struct asx_reactor *r)
 				timer_drop(r, t);
 		}
 		rearm(r);
-		asx_rx_dispatch_end(r, eh);
+		asx__rx_dispatch_end(r, eh);
 		asx_mutex_lock(&r->lock);
 	}
 	rearm(r);
@@ -331,7 +331,7 @@ int asx_rx_timers_expire(struct asx_reactor *r)
 	return count;
 }
 
-unsigned int asx_rx_timers_remove(struct asx_reactor *r, struct asx_event_handler *eh)
+unsigned int asx__rx_timers_remove(struct asx_reactor *r, struct asx_event_handler *eh)
 {
 	unsigned int n = 0;
 	size_t i;
@@ -355,9 +355,9 @@ unsigned int asx_rx_timers_remove(struct asx_reactor *r, struct asx_event_handle
 	return n;
 }
 
-void asx_rx_timers_free(struct asx_reactor *r)
+void asx__rx_timers_free(struct asx_reactor *r)
 {
-	asx_rx_hmap_free(&r->timers);
+	asx__rx_hmap_free(&r->timers);
 	free(r->heap);
 	r->heap = NULL;
 	r->heap_len = r->heap_cap = 0;

@@ -11,6 +11,7 @@
 
 #include "sa/group.h"
 #include "sa/sa_impl.h"
+#include "core/opts.h"
 
 /* Opens @path and checks it is asx.ko with activations; the fd or -errno. */
 static int open_checked(const char *path, uint64_t *features)
@@ -37,7 +38,7 @@ static int open_checked(const char *path, uint64_t *features)
 	return fd;
 }
 
-int asx_sa_probe_dev(const char *path)
+int asx__sa_probe_dev(const char *path)
 {
 	int fd = open_checked(path, NULL);
 
@@ -49,29 +50,20 @@ int asx_sa_probe_dev(const char *path)
 
 int asx_sa_probe(void)
 {
-	return asx_sa_probe_dev(ASX_SA_DEV);
+	return asx__sa_probe_dev(ASX_SA_DEV);
 }
 
 /* Known options into @o; -EINVAL / -E2BIG on a bad size or unknown bytes. */
 static int get_opts(const struct asx_sa_opts *opts, struct asx_sa_opts *o)
 {
-	const unsigned char *p;
-	size_t i;
+	int r = ASX__OPTS_COPY(o, opts);
 
-	memset(o, 0, sizeof(*o));
-	if (!opts)
-		return 0;
-	if (opts->sz < sizeof(size_t))
-		return -EINVAL;
-	memcpy(o, opts, opts->sz < sizeof(*o) ? opts->sz : sizeof(*o));
-	p = (const unsigned char *)opts;
-	for (i = sizeof(*o); i < opts->sz; i++)
-		if (p[i])
-			return -E2BIG;
+	if (r)
+		return r;
 	return o->flags ? -EINVAL : 0;
 }
 
-int asx_sa_open_dev(const char *path, struct asx_sa_group **grp, const struct asx_sa_opts *opts)
+int asx__sa_open_dev(const char *path, struct asx_sa_group **grp, const struct asx_sa_opts *opts)
 {
 	struct asx_sa_create c;
 	struct asx_sa_opts o;
@@ -113,7 +105,7 @@ int asx_sa_open_dev(const char *path, struct asx_sa_group **grp, const struct as
 
 int asx_sa_open(struct asx_sa_group **grp, const struct asx_sa_opts *opts)
 {
-	return asx_sa_open_dev(ASX_SA_DEV, grp, opts);
+	return asx__sa_open_dev(ASX_SA_DEV, grp, opts);
 }
 
 int asx_sa_join(struct asx_sa_group *grp)

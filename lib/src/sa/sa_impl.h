@@ -16,7 +16,7 @@ struct asx_sa_group {
 };
 
 /* asx_sa_probe() and asx_sa_open() on the device at @path. */
-int asx_sa_probe_dev(const char *path);
-int asx_sa_open_dev(const char *path, struct asx_sa_group **grp, const struct asx_sa_opts *opts);
+int asx__sa_probe_dev(const char *path);
+int asx__sa_open_dev(const char *path, struct asx_sa_group **grp, const struct asx_sa_opts *opts);
 
 #endif /* ASX_SA_IMPL_H */

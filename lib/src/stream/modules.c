@@ -40,23 +40,28 @@ static void state_free(void *arg)
 	free(st);
 }
 
-static struct asx_module *make(const char *name, const struct asx_task_ops *wr,
-			       const struct asx_task_ops *rd, enum mod_kind kind)
+static int make(struct asx_module **out, const char *name, const struct asx_task_ops *wr,
+		const struct asx_task_ops *rd, enum mod_kind kind)
 {
-	struct mod_state *st = calloc(1, sizeof(*st));
+	struct mod_state *st;
 	struct asx_module *mod;
+	int r;
 
+	if (!out)
+		return -EINVAL;
+	st = calloc(1, sizeof(*st));
 	if (!st)
-		return NULL;
+		return -ENOMEM;
 	st->kind = kind;
 	asx_mutex_init(&st->lock);
-	mod = asx_module_create(name, wr, rd, st);
-	if (!mod) {
+	r = asx_module_create(&mod, name, wr, rd, st);
+	if (r) {
 		free(st);
-		return NULL;
+		return r;
 	}
 	asx_module_set_dtor(mod, state_free);
-	return mod;
+	*out = mod;
+	return 0;
 }
 
 uint64_t asx_mod_errors(struct asx_module *mod)
@@ -70,14 +75,14 @@ uint64_t asx_mod_errors(struct asx_module *mod)
 
 /* ---------------------------------------------------------------- pass, loopback */
 
-struct asx_module *asx_mod_pass(const char *name)
+int asx_mod_pass(struct asx_module **out, const char *name)
 {
-	return asx_module_create(name, NULL, NULL, NULL);
+	return asx_module_create(out, name, NULL, NULL, NULL);
 }
 
-struct asx_module *asx_mod_loopback(const char *name)
+int asx_mod_loopback(struct asx_module **out, const char *name)
 {
-	return asx_module_create(name, &asx__loop_wr_ops, NULL, NULL);
+	return asx_module_create(out, name, &asx__loop_wr_ops, NULL, NULL);
 }
 
 /* ---------------------------------------------------------------- counter */
@@ -112,9 +117,9 @@ static int counter_rd_put(struct asx_task *t, struct asx_msg *m, const struct ti
 static const struct asx_task_ops counter_wr_ops = { .put = counter_wr_put };
 static const struct asx_task_ops counter_rd_ops = { .put = counter_rd_put };
 
-struct asx_module *asx_mod_counter(const char *name)
+int asx_mod_counter(struct asx_module **out, const char *name)
 {
-	return make(name, &counter_wr_ops, &counter_rd_ops, KIND_COUNTER);
+	return make(out, name, &counter_wr_ops, &counter_rd_ops, KIND_COUNTER);
 }
 
 int asx_mod_counter_read(struct asx_module *mod, struct asx_counter *c)
@@ -301,9 +306,9 @@ static int deframer_rd_put(struct asx_task *t, struct asx_msg *m, const struct t
 static const struct asx_task_ops framer_wr_ops = { .put = framer_wr_put };
 static const struct asx_task_ops deframer_rd_ops = { .put = deframer_rd_put };
 
-struct asx_module *asx_mod_framer(const char *name)
+int asx_mod_framer(struct asx_module **out, const char *name)
 {
-	return make(name, &framer_wr_ops, &deframer_rd_ops, KIND_FRAMER);
+	return make(out, name, &framer_wr_ops, &deframer_rd_ops, KIND_FRAMER);
 }
 
 /* ---------------------------------------------------------------- checksum */
@@ -405,7 +410,7 @@ static int cksum_rd_put(struct asx_task *t, struct asx_msg *m, const struct time
 static const struct asx_task_ops cksum_wr_ops = { .put = cksum_wr_put };
 static const struct asx_task_ops cksum_rd_ops = { .put = cksum_rd_put };
 
-struct asx_module *asx_mod_cksum(const char *name)
+int asx_mod_cksum(struct asx_module **out, const char *name)
 {
-	return make(name, &cksum_wr_ops, &cksum_rd_ops, KIND_CKSUM);
+	return make(out, name, &cksum_wr_ops, &cksum_rd_ops, KIND_CKSUM);
 }

@@ -17,6 +17,7 @@
 #include "core/compiler.h"
 #include "stream/rcu.h"
 #include "stream/stream_impl.h"
+#include "core/opts.h"
 
 struct upper {
 	struct asx_mux *mux;
@@ -158,25 +159,29 @@ err_free:
 int asx_mux_open_upper(struct asx_mux *mux, const void *key, const struct asx_stream_opts *opts,
 		       struct asx_stream **sp)
 {
-	ASX_STREAM_OPTS(o, .tail = ASX_STREAM_DRIVER);
+	ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_DRIVER);
+	struct asx_stream_opts in;
 	struct upper *u;
 	int r;
 
-	if (!mux || !key || !sp || (opts && (opts->sz < sizeof(o) || opts->tail || opts->driver)))
+	if (!mux || !key || !sp)
 		return -EINVAL;
-	if (opts) {
-		o.head_hiwat = opts->head_hiwat;
-		o.head_lowat = opts->head_lowat;
-	}
+	r = ASX__OPTS_COPY(&in, opts);
+	if (r)
+		return r;
+	if (in.tail || in.driver)
+		return -EINVAL;
+	o.head_hiwat = in.head_hiwat;
+	o.head_lowat = in.head_lowat;
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
 	u->mux = mux;
 	memcpy(u->key, key, mux->key_size);
-	u->drv = asx_module_create("mux", &mux_down_ops, NULL, u);
-	if (!u->drv) {
+	r = asx_module_create(&u->drv, "mux", &mux_down_ops, NULL, u);
+	if (r) {
 		free(u);
-		return -ENOMEM;
+		return r;
 	}
 	asx_module_set_dtor(u->drv, free);
 	o.driver = u->drv;

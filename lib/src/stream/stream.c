@@ -28,9 +28,7 @@
 #include "core/probes.h"
 #include "stream/rcu.h"
 #include "stream/stream_impl.h"
-
-#define LOAD(p)		__atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define STORE(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#include "core/opts.h"
 
 struct asx_task {
 	struct asx_task *next;		/* RCU: next Task in this direction */
@@ -171,7 +169,7 @@ static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct time
 	__atomic_sub_fetch(&n->held_users, 1, __ATOMIC_RELEASE);
 	if (h == HELD_NO) {
 		/* released meanwhile */
-		if (LOAD(&n->nthreads) > 0)
+		if (ASX_LOAD_ACQ(&n->nthreads) > 0)
 			return asx_task_putq(n, m, dl);
 		return call_put(n, m, dl);
 	}
@@ -186,9 +184,9 @@ static int deliver(struct asx_task *n, struct asx_msg *m, const struct timespec 
 {
 	if (unlikely(m->type == ASX_MSG_FLUSH))
 		flush_on_way(n, m);
-	if (unlikely(LOAD(&n->held)))
+	if (unlikely(ASX_LOAD_ACQ(&n->held)))
 		return deliver_held(n, m, dl);
-	if (LOAD(&n->nthreads) > 0)
+	if (ASX_LOAD_ACQ(&n->nthreads) > 0)
 		return asx_task_putq(n, m, dl);
 	return call_put(n, m, dl);
 }
@@ -246,13 +244,13 @@ int asx_task_ungetq(struct asx_task *t, struct asx_msg *m)
  */
 static bool park_at_marker(struct asx_task *t, struct asx_msg *m)
 {
-	uint32_t gen = LOAD(&t->bar_gen);
+	uint32_t gen = ASX_LOAD_ACQ(&t->bar_gen);
 
 	if (!__atomic_compare_exchange_n(&t->bar_msg, &m, NULL, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
 		return false;
 	__atomic_add_fetch(&t->bar_in, 1, __ATOMIC_ACQ_REL);
-	while (LOAD(&t->bar_gen) == gen)
+	while (ASX_LOAD_ACQ(&t->bar_gen) == gen)
 		asx_futex_wait(&t->bar_gen, gen, NULL);
 	return true;
 }
@@ -265,7 +263,7 @@ int asx_task_getq(struct asx_task *t, struct asx_msg **mp, const struct timespec
 	if (unlikely(!t || !mp))
 		return -EINVAL;
 	for (;;) {
-		uint32_t h = LOAD(&t->held);
+		uint32_t h = ASX_LOAD_ACQ(&t->held);
 
 		if (unlikely(is_held(h))) {
 			/* replacing another Task: wait until it has drained */
@@ -278,9 +276,9 @@ int asx_task_getq(struct asx_task *t, struct asx_msg **mp, const struct timespec
 			continue;
 		if (r)
 			return r;
-		if (unlikely(m == LOAD(&t->bar_msg)) && park_at_marker(t, m))
+		if (unlikely(m == ASX_LOAD_ACQ(&t->bar_msg)) && park_at_marker(t, m))
 			continue;
-		stop = LOAD(&t->stop_msg);
+		stop = ASX_LOAD_ACQ(&t->stop_msg);
 		if (unlikely(m == stop)) {
 			/* Everything queued before the marker has been taken:
 			 * let every service thread of this Task go. */
@@ -307,7 +305,7 @@ bool asx_task_canput_next(struct asx_task *t)
 	for (n = asx__rcu_deref(t->next); n; n = asx__rcu_deref(n->next)) {
 		struct asx_task *after = asx__rcu_deref(n->next);
 
-		if (LOAD(&n->nthreads) > 0 || !after) {
+		if (ASX_LOAD_ACQ(&n->nthreads) > 0 || !after) {
 			ok = !asx_msgq_is_full(n->q);
 			break;
 		}
@@ -369,7 +367,7 @@ int asx_task_activate(struct asx_task *t, int n)
 
 int asx_task_threads(const struct asx_task *t)
 {
-	return t ? LOAD(&t->nthreads) : 0;
+	return t ? ASX_LOAD_ACQ(&t->nthreads) : 0;
 }
 
 enum stop_mode { STOP_DRAIN, STOP_DISCARD };
@@ -384,16 +382,16 @@ static void stop_task(struct asx_stream *s, struct asx_task *t, enum stop_mode m
 	bool was_active = asx_msgq_is_active(t->q);
 	struct asx_msg *m, *stop;
 
-	if (LOAD(&t->held)) {
-		STORE(&t->held, HELD_NO);
+	if (ASX_LOAD_ACQ(&t->held)) {
+		ASX_STORE_REL(&t->held, HELD_NO);
 		asx_futex_wake(&t->held, INT_MAX);
 	}
-	if (LOAD(&t->nthreads) > 0) {
+	if (ASX_LOAD_ACQ(&t->nthreads) > 0) {
 		stop = asx_msg_alloc(0, ASX_MSG_DATA);
 		if (stop) {
-			STORE(&t->stop_msg, stop);
+			ASX_STORE_REL(&t->stop_msg, stop);
 			if (asx_msgq_enqueue(t->q, stop, ASX_MSGQ_TAIL | ASX_MSGQ_FORCE, NULL)) {
-				STORE(&t->stop_msg, NULL);
+				ASX_STORE_REL(&t->stop_msg, NULL);
 				asx_msg_free(stop);
 				asx_msgq_deactivate(t->q);
 			}
@@ -403,7 +401,7 @@ static void stop_task(struct asx_stream *s, struct asx_task *t, enum stop_mode m
 			asx_msgq_deactivate(t->q);
 		}
 		asx_thr_mgr_wait_group(s->mgr, t->group, NULL, 0, NULL);
-		STORE(&t->nthreads, 0);
+		ASX_STORE_REL(&t->nthreads, 0);
 		if (mode == STOP_DRAIN && was_active)
 			asx_msgq_activate(t->q);
 	}
@@ -438,19 +436,19 @@ static void quiesce_task(struct asx_stream *s, struct asx_task *t)
 	unsigned int pause = 20;
 	int live;
 
-	if (!mk || LOAD(&t->nthreads) <= 0) {
+	if (!mk || ASX_LOAD_ACQ(&t->nthreads) <= 0) {
 		asx_msg_free(mk);
 		return;
 	}
 	for (;;) {
 		live = asx_thr_mgr_count_group(s->mgr, t->group);
-		if (live <= 0 || (int)LOAD(&t->bar_in) >= live)
+		if (live <= 0 || (int)ASX_LOAD_ACQ(&t->bar_in) >= live)
 			break;
-		if (!LOAD(&t->bar_msg)) {
+		if (!ASX_LOAD_ACQ(&t->bar_msg)) {
 			/* first round, or taken by a thread now parked */
-			STORE(&t->bar_msg, mk);
+			ASX_STORE_REL(&t->bar_msg, mk);
 			if (asx_msgq_enqueue(t->q, mk, ASX_MSGQ_TAIL | ASX_MSGQ_FORCE, NULL)) {
-				STORE(&t->bar_msg, NULL);
+				ASX_STORE_REL(&t->bar_msg, NULL);
 				break;		/* shut down: nothing will move */
 			}
 		}
@@ -458,7 +456,7 @@ static void quiesce_task(struct asx_stream *s, struct asx_task *t)
 		if (pause < 1000)
 			pause *= 2;
 	}
-	if (LOAD(&t->bar_msg)) {
+	if (ASX_LOAD_ACQ(&t->bar_msg)) {
 		/*
 		 * Still queued (a service thread returned meanwhile, or the
 		 * queue was shut down): every other thread is parked, so take
@@ -468,7 +466,7 @@ static void quiesce_task(struct asx_stream *s, struct asx_task *t)
 		size_t n = 0, cap = 0;
 		bool found = false;
 
-		STORE(&t->bar_msg, NULL);
+		ASX_STORE_REL(&t->bar_msg, NULL);
 		while (asx_msgq_dequeue(t->q, &m, ASX_MSGQ_NOWAIT, NULL) == 0) {
 			if (m == mk) {
 				found = true;
@@ -495,7 +493,7 @@ static void quiesce_task(struct asx_stream *s, struct asx_task *t)
 			mk = NULL;	/* the queue was shut down with it: freed with the queue */
 	}
 	asx_msg_free(mk);
-	STORE(&t->bar_in, 0);
+	ASX_STORE_REL(&t->bar_in, 0);
 	__atomic_add_fetch(&t->bar_gen, 1, __ATOMIC_ACQ_REL);
 	asx_futex_wake(&t->bar_gen, INT_MAX);
 }
@@ -528,32 +526,36 @@ static int task_init(struct asx_task *t, struct asx_module *mod, const struct as
 	t->group = -1;
 	t->side = side;
 	asx_mutex_init(&t->catchup);
-	t->q = asx_msgq_create(0, 0);
-	return t->q ? 0 : -ENOMEM;
+	return asx_msgq_create(&t->q, 0, 0);
 }
 
-struct asx_module *asx_module_create(const char *name, const struct asx_task_ops *wr,
-				     const struct asx_task_ops *rd, void *arg)
+int asx_module_create(struct asx_module **out, const char *name, const struct asx_task_ops *wr,
+		      const struct asx_task_ops *rd, void *arg)
 {
 	struct asx_module *mod;
 	size_t len;
+	int r;
 
-	if (!name || !(len = strlen(name)) || len >= ASX_MODULE_NAME_MAX)
-		return NULL;
+	if (!out || !name || !(len = strlen(name)) || len >= ASX_MODULE_NAME_MAX)
+		return -EINVAL;
 	mod = calloc(1, sizeof(*mod));
 	if (!mod)
-		return NULL;
+		return -ENOMEM;
 	memcpy(mod->name, name, len + 1);
 	mod->arg = arg;
-	if (task_init(&mod->wr, mod, wr, 'w') || task_init(&mod->rd, mod, rd, 'r')) {
+	r = task_init(&mod->wr, mod, wr, 'w');
+	if (!r)
+		r = task_init(&mod->rd, mod, rd, 'r');
+	if (r) {
 		asx_msgq_destroy(mod->wr.q);
 		asx_msgq_destroy(mod->rd.q);
 		asx_mutex_destroy(&mod->wr.catchup);
 		asx_mutex_destroy(&mod->rd.catchup);
 		free(mod);
-		return NULL;
+		return r;
 	}
-	return mod;
+	*out = mod;
+	return 0;
 }
 
 void asx_module_destroy(struct asx_module *mod)
@@ -658,9 +660,9 @@ static int head_rd_put(struct asx_task *t, struct asx_msg *m, const struct times
 		asx_msg_free_chain(m);
 		return 0;
 	}
-	up = LOAD(&s->upcall);
+	up = ASX_LOAD_ACQ(&s->upcall);
 	if (up)
-		return up(LOAD(&s->upcall_arg), s, m, dl);
+		return up(ASX_LOAD_ACQ(&s->upcall_arg), s, m, dl);
 	return asx_task_putq(t, m, dl);
 }
 
@@ -701,20 +703,7 @@ static const struct asx_task_ops sink_wr_ops = { .put = sink_wr_put };
 
 static int check_opts(const struct asx_stream_opts *in, struct asx_stream_opts *out)
 {
-	memset(out, 0, sizeof(*out));
-	if (!in)
-		return 0;
-	if (in->sz < sizeof(size_t))
-		return -EINVAL;
-	if (in->sz > sizeof(*out)) {
-		const unsigned char *p = (const unsigned char *)in;
-
-		for (size_t i = sizeof(*out); i < in->sz; i++)
-			if (p[i])
-				return -E2BIG;
-	}
-	memcpy(out, in, in->sz < sizeof(*out) ? in->sz : sizeof(*out));
-	return 0;
+	return ASX__OPTS_COPY(out, in);
 }
 
 int asx_stream_open(struct asx_stream **sp, const struct asx_stream_opts *opts)
@@ -736,29 +725,27 @@ int asx_stream_open(struct asx_stream **sp, const struct asx_stream_opts *opts)
 	if (!s)
 		return -ENOMEM;
 	asx_mutex_init(&s->cfg);
-	r = -ENOMEM;
-	s->mgr = asx_thr_mgr_create();
-	if (!s->mgr)
+	r = asx_thr_mgr_create(&s->mgr);
+	if (r)
 		goto err_free;
-	s->head = asx_module_create("head", NULL, &head_rd_ops, NULL);
-	if (!s->head)
+	r = asx_module_create(&s->head, "head", NULL, &head_rd_ops, NULL);
+	if (r)
 		goto err_mgr;
 	if ((o.head_hiwat || o.head_lowat) &&
 	    (r = asx_msgq_set_water(s->head->rd.q, o.head_hiwat, o.head_lowat)))
 		goto err_head;
-	r = -ENOMEM;
 	switch (o.tail) {
 	case ASX_STREAM_LOOP:
-		tail = asx_module_create("loop", &asx__loop_wr_ops, NULL, NULL);
+		r = asx_module_create(&tail, "loop", &asx__loop_wr_ops, NULL, NULL);
 		break;
 	case ASX_STREAM_SINK:
-		tail = asx_module_create("sink", &sink_wr_ops, NULL, NULL);
+		r = asx_module_create(&tail, "sink", &sink_wr_ops, NULL, NULL);
 		break;
 	default:
 		tail = o.driver;
 		break;
 	}
-	if (!tail)
+	if (r)
 		goto err_head;
 	s->head->stream = s;
 	tail->stream = s;
@@ -927,13 +914,13 @@ static int link_locked(struct asx_stream *s, struct asx_module *above, struct as
 	mod->stream = s;
 	if (old) {
 		/* before open(): its service threads must not start taking */
-		STORE(&mod->wr.held, HELD_FORCE);
-		STORE(&mod->rd.held, HELD_FORCE);
+		ASX_STORE_REL(&mod->wr.held, HELD_FORCE);
+		ASX_STORE_REL(&mod->rd.held, HELD_FORCE);
 	}
 	r = open_module(s, mod, argc, argv);
 	if (r) {
-		STORE(&mod->wr.held, HELD_NO);
-		STORE(&mod->rd.held, HELD_NO);
+		ASX_STORE_REL(&mod->wr.held, HELD_NO);
+		ASX_STORE_REL(&mod->rd.held, HELD_NO);
 		mod->stream = NULL;
 		return r;
 	}
@@ -956,8 +943,8 @@ static int link_locked(struct asx_stream *s, struct asx_module *above, struct as
  */
 static void release_held(struct asx_task *t)
 {
-	if (LOAD(&t->nthreads) > 0) {
-		STORE(&t->held, HELD_NO);
+	if (ASX_LOAD_ACQ(&t->nthreads) > 0) {
+		ASX_STORE_REL(&t->held, HELD_NO);
 		asx_futex_wake(&t->held, INT_MAX);
 		return;
 	}
@@ -968,7 +955,7 @@ static void release_held(struct asx_task *t)
 	while (__atomic_load_n(&t->held_users, __ATOMIC_SEQ_CST))
 		usleep(50);
 	catch_up(t);
-	STORE(&t->held, HELD_NO);
+	ASX_STORE_REL(&t->held, HELD_NO);
 	asx_mutex_unlock(&t->catchup);
 }
 
@@ -1062,7 +1049,7 @@ static int remove_locked(struct asx_stream *s, struct asx_module *mod)
 {
 	if (!mod || mod == s->head || mod == s->tail)
 		return -ENOENT;
-	if (LOAD(&mod->wr.nthreads) > 0 || LOAD(&mod->rd.nthreads) > 0) {
+	if (ASX_LOAD_ACQ(&mod->wr.nthreads) > 0 || ASX_LOAD_ACQ(&mod->rd.nthreads) > 0) {
 		/*
 		 * What it still has queued must not be overtaken by what no
 		 * longer passes through it: a pass-through stand-in replaces
@@ -1070,9 +1057,10 @@ static int remove_locked(struct asx_stream *s, struct asx_module *mod)
 		 * (nothing queued there once released).  Without memory for
 		 * the stand-in it leaves directly, order not kept.
 		 */
-		struct asx_module *pass = asx_module_create(mod->name, NULL, NULL, NULL);
+		struct asx_module *pass = NULL;
 
-		if (pass && link_locked(s, mod->up, pass, mod, 0, NULL) == 0) {
+		if (!asx_module_create(&pass, mod->name, NULL, NULL, NULL) &&
+		    link_locked(s, mod->up, pass, mod, 0, NULL) == 0) {
 			(void)asx__rcu_synchronize();
 			hold_paced(pass);
 			retire_replaced(s, mod, pass);
@@ -1140,6 +1128,6 @@ uint64_t asx_stream_sunk(struct asx_stream *s)
 
 void asx__stream_set_upcall(struct asx_stream *s, asx__stream_upcall_fn *fn, void *arg)
 {
-	STORE(&s->upcall_arg, arg);
-	STORE(&s->upcall, fn);
+	ASX_STORE_REL(&s->upcall_arg, arg);
+	ASX_STORE_REL(&s->upcall, fn);
 }

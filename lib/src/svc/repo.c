@@ -28,6 +28,7 @@
 
 #include <asx/svc.h>
 
+#include "core/opts.h"
 #include "svc/svc_impl.h"
 
 void *asx_svc_priv(const struct asx_svc *svc) { return svc ? svc->priv : NULL; }
@@ -293,27 +294,20 @@ static int plan(struct asx_svc_repo *repo, const struct asx__svc_conf *c, unsign
 static int check_ops(struct asx__svc_plan *p, const struct asx__svc_ent *e, const struct asx_svc_ops *in,
 		     struct asx_svc_ops *out)
 {
-	size_t min = offsetof(struct asx_svc_ops, suspend);
+	/* the rules of every size-first struct: older tables shorter, newer ones zero-tailed */
+	int r = in ? ASX__OPTS_COPY(out, in) : -EINVAL;
 
-	memset(out, 0, sizeof(*out));
-	if (!in || in->sz < min)
+	if (r == -E2BIG)
+		return asx__svc_say(p, e, r,
+				    "service '%s': its operations table is from a newer libasx and uses what this one does not know",
+				    e->name);
+	if (r)
 		return asx__svc_say(p, e, -EINVAL,
-			   "service '%s': its factory gave no operations, or a table of %zu bytes (ASX_SVC_OPS sets its size)",
-			   e->name, in ? in->sz : 0);
-	if (in->sz > sizeof(*out)) {
-		const unsigned char *tail = (const unsigned char *)in + sizeof(*out);
-
-		for (size_t i = 0; i < in->sz - sizeof(*out); i++)
-			if (tail[i])
-				return asx__svc_say(p, e, -E2BIG,
-					   "service '%s': its operations table has %zu bytes, this libasx knows %zu and the rest is not empty",
-					   e->name, in->sz, sizeof(*out));
-	}
-	memcpy(out, in, in->sz < sizeof(*out) ? in->sz : sizeof(*out));
-	out->sz = sizeof(*out);
+				    "service '%s': its factory gave no operations table, or one without its size (declare it with ASX_OPTS())",
+				    e->name);
 	if (!out->init || !out->fini)
 		return asx__svc_say(p, e, -EINVAL, "service '%s': its operations have no %s", e->name,
-			   out->init ? "fini" : "init");
+				    out->init ? "fini" : "init");
 	return 0;
 }
 

@@ -24,13 +24,9 @@
 
 #include "svc/svc_impl.h"
 
-static int mk_pass(const char *n, struct asx_module **o) { *o = asx_mod_pass(n); return *o ? 0 : -ENOMEM; }
-static int mk_counter(const char *n, struct asx_module **o) { *o = asx_mod_counter(n); return *o ? 0 : -ENOMEM; }
-static int mk_framer(const char *n, struct asx_module **o) { *o = asx_mod_framer(n); return *o ? 0 : -ENOMEM; }
-static int mk_cksum(const char *n, struct asx_module **o) { *o = asx_mod_cksum(n); return *o ? 0 : -ENOMEM; }
-
 static const struct { const char *name; asx_svc_module_fn *fn; } builtins[] = {
-	{ "pass", mk_pass }, { "counter", mk_counter }, { "framer", mk_framer }, { "cksum", mk_cksum },
+	{ "pass", asx_mod_pass }, { "counter", asx_mod_counter }, { "framer", asx_mod_framer },
+	{ "cksum", asx_mod_cksum },
 };
 
 void asx__svc_mods_free(struct asx__svc_mod *mods, size_t n)
@@ -125,7 +121,7 @@ static int make_mod(struct asx_svc_repo *repo, struct asx__svc_plan *p, const ch
 			goto unload;
 		memcpy(&fn, &sym, sizeof(fn));
 	}
-	r = fn(d->name, out);
+	r = fn(out, d->name);
 	if (!r && !*out)
 		r = -ENOMEM;
 	if (r) {

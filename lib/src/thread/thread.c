@@ -24,6 +24,7 @@
 #include <asx/thread.h>
 #include "core/compiler.h"
 #include "core/probes.h"
+#include "core/opts.h"
 
 #define ATTN_CANCEL	1u
 #define ATTN_SUSPEND	2u
@@ -230,15 +231,16 @@ static void group_depth_put(struct asx_thr_mgr *m, int group)
 
 /* ------------------------------------------------------------ lifetime */
 
-struct asx_thr_mgr *asx_thr_mgr_create(void)
+int asx_thr_mgr_create(struct asx_thr_mgr **out)
 {
-	struct asx_thr_mgr *m = calloc(1, sizeof(*m));
+	struct asx_thr_mgr *m;
 	int r;
 
-	if (!m) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!out)
+		return -EINVAL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
 	r = pthread_mutex_init(&m->lock, NULL);
 	if (r)
 		goto err_free;
@@ -249,7 +251,8 @@ struct asx_thr_mgr *asx_thr_mgr_create(void)
 	if (r)
 		goto err_exit_cv;
 	m->threads.next = m->threads.prev = &m->threads;
-	return m;
+	*out = m;
+	return 0;
 
 err_exit_cv:
 	pthread_cond_destroy(&m->exit_cv);
@@ -257,8 +260,7 @@ err_lock:
 	pthread_mutex_destroy(&m->lock);
 err_free:
 	free(m);
-	errno = r;
-	return NULL;
+	return -r;
 }
 
 static int cancel_sel(struct asx_thr_mgr *m, const struct sel *s);
@@ -328,38 +330,22 @@ static void *thr_start(void *arg)
 	return ret;
 }
 
-static int opts_check(const struct asx_thr_opts *o)
-{
-	const unsigned char *p = (const unsigned char *)o;
-	size_t i;
-
-	if (o->sz < sizeof(o->sz))
-		return -EINVAL;
-	for (i = sizeof(*o); i < o->sz; i++)
-		if (p[i])
-			return -E2BIG;
-	return 0;
-}
-
 int asx_thr_mgr_spawn_n(struct asx_thr_mgr *m, int n, asx_thr_fn fn,
 			void *arg, int group, const struct asx_thr_opts *opts)
 {
-	size_t stack = 0;
-	int *ids = NULL;
+	struct asx_thr_opts o;
+	size_t stack;
+	int *ids;
 	pthread_attr_t attr;
 	int i, r, err = 0;
 
 	if (!m || n <= 0 || !fn || group < 0)
 		return -EINVAL;
-	if (opts) {
-		r = opts_check(opts);
-		if (r)
-			return r;
-		if (ASX_SZ_HAS(opts, stack_size))
-			stack = opts->stack_size;
-		if (ASX_SZ_HAS(opts, ids))
-			ids = opts->ids;
-	}
+	r = ASX__OPTS_COPY(&o, opts);
+	if (r)
+		return r;
+	stack = o.stack_size;
+	ids = o.ids;
 	if (ids)
 		for (i = 0; i < n; i++)
 			ids[i] = -1;

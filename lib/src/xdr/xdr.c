@@ -22,7 +22,7 @@ _Static_assert(sizeof(float) == 4 && sizeof(double) == 8, "IEEE 754 float/double
 
 static const unsigned char zeros[4];
 
-void asx_xdr__init(struct asx_xdr *x, const struct asx_xdr_ops *ops, enum asx_xdr_op op,
+void asx__xdr_init(struct asx_xdr *x, const struct asx_xdr_ops *ops, enum asx_xdr_op op,
 		   unsigned char *base, unsigned char *end, uint64_t after)
 {
 	memset(x, 0, sizeof(*x));
@@ -35,7 +35,7 @@ void asx_xdr__init(struct asx_xdr *x, const struct asx_xdr_ops *ops, enum asx_xd
 	x->ops_ = ops;
 }
 
-int asx_xdr__fail(struct asx_xdr *x, int err)
+int asx__xdr_fail(struct asx_xdr *x, int err)
 {
 	if (!x->err_)
 		x->err_ = err;
@@ -43,15 +43,15 @@ int asx_xdr__fail(struct asx_xdr *x, int err)
 	return x->err_;
 }
 
-int asx_xdr__check(struct asx_xdr *x, unsigned int st)
+int asx__xdr_check(struct asx_xdr *x, unsigned int st)
 {
 	if (likely(x->st_ == st))
 		return 0;
 	if (x->st_ & ASX__XDR_BROKEN)
 		return x->err_ ? x->err_ : -EINVAL;
 	if ((x->st_ ^ st) & 1)
-		return asx_xdr__fail(x, -EINVAL);
-	return asx_xdr__fail(x, -EPROTOTYPE);
+		return asx__xdr_fail(x, -EINVAL);
+	return asx__xdr_fail(x, -EPROTOTYPE);
 }
 
 enum asx_xdr_mode asx_xdr_set_mode(struct asx_xdr *x, enum asx_xdr_mode mode)
@@ -78,10 +78,10 @@ static int next_window(struct asx_xdr *x, size_t want)
 	int ret;
 
 	if (!x->ops_)
-		return asx_xdr__fail(x, -EINVAL);
+		return asx__xdr_fail(x, -EINVAL);
 	ret = x->ops_->next(x, want);
 	if (ret)
-		return asx_xdr__fail(x, ret);
+		return asx__xdr_fail(x, ret);
 	return 0;
 }
 
@@ -131,21 +131,21 @@ static int get_bytes_raw(struct asx_xdr *x, unsigned char *d, size_t n)
 	return 0;
 }
 
-int asx_xdr__put_slow(struct asx_xdr *x, const void *src, size_t n, unsigned int st)
+int asx__xdr_put_slow(struct asx_xdr *x, const void *src, size_t n, unsigned int st)
 {
-	int ret = asx_xdr__check(x, st);
+	int ret = asx__xdr_check(x, st);
 
 	return ret ? ret : put_bytes_raw(x, src, n);
 }
 
-int asx_xdr__get_slow(struct asx_xdr *x, void *dst, size_t n, unsigned int st)
+int asx__xdr_get_slow(struct asx_xdr *x, void *dst, size_t n, unsigned int st)
 {
-	int ret = asx_xdr__check(x, st);
+	int ret = asx__xdr_check(x, st);
 
 	if (ret)
 		return ret;
-	if (unlikely(n > asx_xdr__remaining(x)))
-		return asx_xdr__fail(x, -EBADMSG);
+	if (unlikely(n > asx__xdr_remaining(x)))
+		return asx__xdr_fail(x, -EBADMSG);
 	return get_bytes_raw(x, dst, n);
 }
 
@@ -153,7 +153,7 @@ int asx_xdr__get_slow(struct asx_xdr *x, void *dst, size_t n, unsigned int st)
 
 static int put_body(struct asx_xdr *x, const void *src, size_t len)
 {
-	size_t pad = asx_xdr__pad(len);
+	size_t pad = asx__xdr_pad(len);
 
 	if (likely((size_t)(x->end - x->p) >= len + pad)) {
 		asx__xdr_copy(x->p, src, len);
@@ -167,7 +167,7 @@ static int put_body(struct asx_xdr *x, const void *src, size_t len)
 		int ret = x->ops_->bulk_put(x, src, len);
 
 		if (ret)
-			return asx_xdr__fail(x, ret);
+			return asx__xdr_fail(x, ret);
 	} else {
 		int ret = put_bytes_raw(x, src, len);
 
@@ -179,12 +179,12 @@ static int put_body(struct asx_xdr *x, const void *src, size_t len)
 
 int asx_xdr_put_opaque(struct asx_xdr *x, const void *src, size_t len)
 {
-	int ret = asx_xdr__check(x, ASX__XDR_ENC);
+	int ret = asx__xdr_check(x, ASX__XDR_ENC);
 
 	if (ret)
 		return ret;
 	if (unlikely(len > UINT32_MAX - 3))
-		return asx_xdr__fail(x, -EMSGSIZE);
+		return asx__xdr_fail(x, -EMSGSIZE);
 	return put_body(x, src, len);
 }
 
@@ -193,7 +193,7 @@ int asx_xdr_put_bytes(struct asx_xdr *x, const void *src, size_t len)
 	int ret;
 
 	if (unlikely(len > UINT32_MAX - 3))
-		return asx_xdr__fail(x, -EMSGSIZE);
+		return asx__xdr_fail(x, -EMSGSIZE);
 	ret = asx_xdr_put_u32(x, (uint32_t)len);
 	return ret ? ret : put_body(x, src, len);
 }
@@ -205,7 +205,7 @@ int asx_xdr_put_string(struct asx_xdr *x, const char *s)
 
 static int get_body(struct asx_xdr *x, void *dst, size_t len)
 {
-	size_t pad = asx_xdr__pad(len);
+	size_t pad = asx__xdr_pad(len);
 	size_t have = (size_t)(x->end - x->p);
 
 	if (likely(have >= len + pad)) {
@@ -213,13 +213,13 @@ static int get_body(struct asx_xdr *x, void *dst, size_t len)
 		x->p += len + pad;
 		return 0;
 	}
-	if (unlikely((uint64_t)len + pad > asx_xdr__remaining(x)))
-		return asx_xdr__fail(x, -EBADMSG);
+	if (unlikely((uint64_t)len + pad > asx__xdr_remaining(x)))
+		return asx__xdr_fail(x, -EBADMSG);
 	if (len >= ASX_XDR_CHAN_GATHER && x->ops_ && x->ops_->bulk_get) {
 		int ret = x->ops_->bulk_get(x, dst, len);
 
 		if (ret)
-			return asx_xdr__fail(x, ret);
+			return asx__xdr_fail(x, ret);
 	} else {
 		int ret = get_bytes_raw(x, dst, len);
 
@@ -231,12 +231,12 @@ static int get_body(struct asx_xdr *x, void *dst, size_t len)
 
 int asx_xdr_get_opaque(struct asx_xdr *x, void *dst, size_t len)
 {
-	int ret = asx_xdr__check(x, ASX__XDR_DEC);
+	int ret = asx__xdr_check(x, ASX__XDR_DEC);
 
 	if (ret)
 		return ret;
 	if (unlikely(len > UINT32_MAX - 3))
-		return asx_xdr__fail(x, -EMSGSIZE);
+		return asx__xdr_fail(x, -EMSGSIZE);
 	return get_body(x, dst, len);
 }
 
@@ -248,9 +248,9 @@ int asx_xdr_get_count(struct asx_xdr *x, uint32_t *n, size_t max, size_t unit)
 	if (ret)
 		return ret;
 	if (v > max || v > x->limit_)
-		return asx_xdr__fail(x, -EMSGSIZE);
-	if (unit && (uint64_t)v * unit > asx_xdr__remaining(x))
-		return asx_xdr__fail(x, -EBADMSG);
+		return asx__xdr_fail(x, -EMSGSIZE);
+	if (unit && (uint64_t)v * unit > asx__xdr_remaining(x))
+		return asx__xdr_fail(x, -EBADMSG);
 	*n = v;
 	return 0;
 }
@@ -274,7 +274,7 @@ int asx_xdr_get_string(struct asx_xdr *x, char *dst, size_t cap)
 	int ret;
 
 	if (unlikely(!cap))
-		return asx_xdr__fail(x, -EINVAL);
+		return asx__xdr_fail(x, -EINVAL);
 	ret = asx_xdr_get_count(x, &n, cap - 1, 1);
 	if (ret)
 		return ret;
@@ -287,7 +287,7 @@ int asx_xdr_get_string(struct asx_xdr *x, char *dst, size_t cap)
 
 /* ---- homogeneous arrays ---- */
 
-void asx_xdr__bswap32_scalar(void *d, const void *s, size_t n)
+void asx__xdr_bswap32_scalar(void *d, const void *s, size_t n)
 {
 	unsigned char *dp = d;
 	const unsigned char *sp = s;
@@ -302,7 +302,7 @@ void asx_xdr__bswap32_scalar(void *d, const void *s, size_t n)
 	}
 }
 
-void asx_xdr__bswap64_scalar(void *d, const void *s, size_t n)
+void asx__xdr_bswap64_scalar(void *d, const void *s, size_t n)
 {
 	unsigned char *dp = d;
 	const unsigned char *sp = s;
@@ -348,9 +348,9 @@ static AVX2 void bswap_avx2(unsigned char *d, const unsigned char *s, size_t byt
 			_mm256_storeu_si256((__m256i *)(d + bytes - 32), _mm256_shuffle_epi8(a, shuf));
 		} else {
 			if (w == 4)
-				asx_xdr__bswap32_scalar(d + i, s + i, (bytes - i) / 4);
+				asx__xdr_bswap32_scalar(d + i, s + i, (bytes - i) / 4);
 			else
-				asx_xdr__bswap64_scalar(d + i, s + i, (bytes - i) / 8);
+				asx__xdr_bswap64_scalar(d + i, s + i, (bytes - i) / 8);
 		}
 	}
 }
@@ -361,7 +361,7 @@ static AVX2 void bswap32_avx2(void *d, const void *s, size_t n)
 					      3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
 
 	if (n < 8) {
-		asx_xdr__bswap32_scalar(d, s, n);
+		asx__xdr_bswap32_scalar(d, s, n);
 		return;
 	}
 	bswap_avx2(d, s, n * 4, shuf, 4);
@@ -373,28 +373,28 @@ static AVX2 void bswap64_avx2(void *d, const void *s, size_t n)
 					      7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8);
 
 	if (n < 4) {
-		asx_xdr__bswap64_scalar(d, s, n);
+		asx__xdr_bswap64_scalar(d, s, n);
 		return;
 	}
 	bswap_avx2(d, s, n * 8, shuf, 8);
 }
 #endif
 
-void (*asx_xdr__bswap32)(void *d, const void *s, size_t n) = asx_xdr__bswap32_scalar;
-void (*asx_xdr__bswap64)(void *d, const void *s, size_t n) = asx_xdr__bswap64_scalar;
+void (*asx__xdr_bswap32)(void *d, const void *s, size_t n) = asx__xdr_bswap32_scalar;
+void (*asx__xdr_bswap64)(void *d, const void *s, size_t n) = asx__xdr_bswap64_scalar;
 
 int asx_xdr_set_simd(int on)
 {
 #if defined(__x86_64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	__builtin_cpu_init();
 	if (on && __builtin_cpu_supports("avx2")) {
-		asx_xdr__bswap32 = bswap32_avx2;
-		asx_xdr__bswap64 = bswap64_avx2;
+		asx__xdr_bswap32 = bswap32_avx2;
+		asx__xdr_bswap64 = bswap64_avx2;
 		return 1;
 	}
 #endif
-	asx_xdr__bswap32 = asx_xdr__bswap32_scalar;
-	asx_xdr__bswap64 = asx_xdr__bswap64_scalar;
+	asx__xdr_bswap32 = asx__xdr_bswap32_scalar;
+	asx__xdr_bswap64 = asx__xdr_bswap64_scalar;
 	return 0;
 }
 
@@ -414,7 +414,7 @@ typedef void (*bswap_fn)(void *d, const void *s, size_t n);
 static int put_array(struct asx_xdr *x, const unsigned char *v, size_t n, size_t w,
 		     bswap_fn fn)
 {
-	int ret = asx_xdr__check(x, ASX__XDR_ENC);
+	int ret = asx__xdr_check(x, ASX__XDR_ENC);
 
 	if (ret)
 		return ret;
@@ -445,12 +445,12 @@ static int put_array(struct asx_xdr *x, const unsigned char *v, size_t n, size_t
 
 static int get_array(struct asx_xdr *x, unsigned char *v, size_t n, size_t w, bswap_fn fn)
 {
-	int ret = asx_xdr__check(x, ASX__XDR_DEC);
+	int ret = asx__xdr_check(x, ASX__XDR_DEC);
 
 	if (ret)
 		return ret;
-	if (unlikely((uint64_t)n * w > asx_xdr__remaining(x) || n > SIZE_MAX / w))
-		return asx_xdr__fail(x, -EBADMSG);
+	if (unlikely((uint64_t)n * w > asx__xdr_remaining(x) || n > SIZE_MAX / w))
+		return asx__xdr_fail(x, -EBADMSG);
 	while (n) {
 		size_t k = (size_t)(x->end - x->p) / w;
 
@@ -477,22 +477,22 @@ static int get_array(struct asx_xdr *x, unsigned char *v, size_t n, size_t w, bs
 
 int asx_xdr_put_u32_array(struct asx_xdr *x, const uint32_t *v, size_t n)
 {
-	return put_array(x, (const unsigned char *)v, n, 4, asx_xdr__bswap32);
+	return put_array(x, (const unsigned char *)v, n, 4, asx__xdr_bswap32);
 }
 
 int asx_xdr_put_u64_array(struct asx_xdr *x, const uint64_t *v, size_t n)
 {
-	return put_array(x, (const unsigned char *)v, n, 8, asx_xdr__bswap64);
+	return put_array(x, (const unsigned char *)v, n, 8, asx__xdr_bswap64);
 }
 
 int asx_xdr_get_u32_array(struct asx_xdr *x, uint32_t *v, size_t n)
 {
-	return get_array(x, (unsigned char *)v, n, 4, asx_xdr__bswap32);
+	return get_array(x, (unsigned char *)v, n, 4, asx__xdr_bswap32);
 }
 
 int asx_xdr_get_u64_array(struct asx_xdr *x, uint64_t *v, size_t n)
 {
-	return get_array(x, (unsigned char *)v, n, 8, asx_xdr__bswap64);
+	return get_array(x, (unsigned char *)v, n, 8, asx__xdr_bswap64);
 }
 
 int asx_xdr_vector(struct asx_xdr *x, void *base, size_t n, size_t size, asx_xdr_fn fn)
@@ -504,7 +504,7 @@ int asx_xdr_vector(struct asx_xdr *x, void *base, size_t n, size_t size, asx_xdr
 	for (i = 0; i < n; i++) {
 		ret = fn(x, b + i * size);
 		if (ret)
-			return asx_xdr__fail(x, ret);
+			return asx__xdr_fail(x, ret);
 	}
 	return x->err_;
 }
@@ -516,7 +516,7 @@ int asx_xdr_array(struct asx_xdr *x, void *base, uint32_t *n, uint32_t max,
 
 	if (asx_xdr_op(x) == ASX_XDR_ENCODE) {
 		if (*n > max)
-			return asx_xdr__fail(x, -EMSGSIZE);
+			return asx__xdr_fail(x, -EMSGSIZE);
 		ret = asx_xdr_put_u32(x, *n);
 	} else {
 		/* every XDR element takes at least 4 bytes on the wire */
@@ -529,7 +529,7 @@ int asx_xdr_array(struct asx_xdr *x, void *base, uint32_t *n, uint32_t max,
 
 int asx_raw_put(struct asx_xdr *x, const void *src, size_t n)
 {
-	int ret = asx_xdr__check(x, ASX_XDR_ENCODE | ASX_XDR_MODE_RAW);
+	int ret = asx__xdr_check(x, ASX_XDR_ENCODE | ASX_XDR_MODE_RAW);
 
 	if (ret)
 		return ret;
@@ -540,14 +540,14 @@ int asx_raw_put(struct asx_xdr *x, const void *src, size_t n)
 	}
 	if (n >= ASX_XDR_CHAN_GATHER && x->ops_ && x->ops_->bulk_put) {
 		ret = x->ops_->bulk_put(x, src, n);
-		return ret ? asx_xdr__fail(x, ret) : 0;
+		return ret ? asx__xdr_fail(x, ret) : 0;
 	}
 	return put_bytes_raw(x, src, n);
 }
 
 int asx_raw_get(struct asx_xdr *x, void *dst, size_t n)
 {
-	int ret = asx_xdr__check(x, ASX_XDR_DECODE | ASX_XDR_MODE_RAW);
+	int ret = asx__xdr_check(x, ASX_XDR_DECODE | ASX_XDR_MODE_RAW);
 
 	if (ret)
 		return ret;
@@ -556,11 +556,11 @@ int asx_raw_get(struct asx_xdr *x, void *dst, size_t n)
 		x->p += n;
 		return 0;
 	}
-	if (unlikely(n > asx_xdr__remaining(x)))
-		return asx_xdr__fail(x, -EBADMSG);
+	if (unlikely(n > asx__xdr_remaining(x)))
+		return asx__xdr_fail(x, -EBADMSG);
 	if (n >= ASX_XDR_CHAN_GATHER && x->ops_ && x->ops_->bulk_get) {
 		ret = x->ops_->bulk_get(x, dst, n);
-		return ret ? asx_xdr__fail(x, ret) : 0;
+		return ret ? asx__xdr_fail(x, ret) : 0;
 	}
 	return get_bytes_raw(x, dst, n);
 }

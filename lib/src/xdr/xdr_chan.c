@@ -24,6 +24,7 @@
 #include <asx/xdr.h>
 #include "core/compiler.h"
 #include "xdr/xdr_internal.h"
+#include "core/opts.h"
 
 #define LAST_FRAG	0x80000000u
 #define FRAG_MAX	(1u << 30)	/* largest fragment we send */
@@ -44,7 +45,7 @@ struct asx_xdr_chan {
 	uint64_t rec_len, max_record;
 };
 
-#define chan_of(x) ((x)->u_.chan)
+#define chan_of(x) (ASX__XDR_T(x)->chan)
 
 /* ---- send side ---- */
 
@@ -160,7 +161,7 @@ int asx_xdr_chan_end_record(struct asx_xdr_chan *c, bool flush)
 	}
 	/* the next record's first fragment header goes at shdr */
 	x->base_ = x->p = c->sbuf + c->shdr + 4;
-	return ret ? asx_xdr__fail(x, ret) : 0;
+	return ret ? asx__xdr_fail(x, ret) : 0;
 }
 
 int asx_xdr_chan_flush(struct asx_xdr_chan *c)
@@ -182,7 +183,7 @@ int asx_xdr_chan_flush(struct asx_xdr_chan *c)
 	iov.iov_base = c->sbuf;
 	ret = iov.iov_len ? write_all(c, &iov, 1) : 0;
 	reset_send(c);
-	return ret ? asx_xdr__fail(x, ret) : 0;
+	return ret ? asx__xdr_fail(x, ret) : 0;
 }
 
 /* ---- receive side ---- */
@@ -402,52 +403,51 @@ static const struct asx_xdr_ops in_ops = {
 	.next = in_next, .bulk_get = in_bulk, .fini = chan_fini,
 };
 
-struct asx_xdr_chan *asx_xdr_chan_new(int fd, const struct asx_xdr_chan_opts *opts)
+int asx_xdr_chan_create(struct asx_xdr_chan **out, int fd, const struct asx_xdr_chan_opts *opts)
 {
-	struct asx_xdr_chan_opts o = {
-		.sendsize = 64 << 10, .recvsize = 64 << 10, .max_record = 64 << 20,
-	};
+	struct asx_xdr_chan_opts o;
 	struct asx_xdr_chan *c;
+	int r;
 
-	if (fd < 0)
-		return NULL;
-	if (opts) {
-		if (opts->sz < sizeof(o))
-			return NULL;
-		if (opts->sendsize)
-			o.sendsize = opts->sendsize;
-		if (opts->recvsize)
-			o.recvsize = opts->recvsize;
-		if (opts->max_record)
-			o.max_record = opts->max_record;
-	}
+	if (!out || fd < 0)
+		return -EINVAL;
+	r = ASX__OPTS_COPY(&o, opts);
+	if (r)
+		return r;
+	if (!o.sendsize)
+		o.sendsize = 64 << 10;
+	if (!o.recvsize)
+		o.recvsize = 64 << 10;
+	if (!o.max_record)
+		o.max_record = 64 << 20;
 	if (o.sendsize < 64 || o.sendsize > FRAG_MAX || o.recvsize < 64 || o.recvsize > FRAG_MAX)
-		return NULL;
+		return -EINVAL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
-		return NULL;
+		return -ENOMEM;
 	c->sbuf = malloc(o.sendsize);
 	c->rbuf = malloc(o.recvsize);
 	if (!c->sbuf || !c->rbuf) {
 		free(c->sbuf);
 		free(c->rbuf);
 		free(c);
-		return NULL;
+		return -ENOMEM;
 	}
 	c->fd = fd;
 	c->is_sock = true;
 	c->ssize = o.sendsize;
 	c->rsize = o.recvsize;
 	c->max_record = o.max_record;
-	asx_xdr__init(&c->out, &out_ops, ASX_XDR_ENCODE, c->sbuf + 4, c->sbuf + c->ssize, 0);
-	c->out.u_.chan = c;
-	asx_xdr__init(&c->in, &in_ops, ASX_XDR_DECODE, c->rbuf, c->rbuf, 0);
-	c->in.u_.chan = c;
+	asx__xdr_init(&c->out, &out_ops, ASX_XDR_ENCODE, c->sbuf + 4, c->sbuf + c->ssize, 0);
+	ASX__XDR_T(&c->out)->chan = c;
+	asx__xdr_init(&c->in, &in_ops, ASX_XDR_DECODE, c->rbuf, c->rbuf, 0);
+	ASX__XDR_T(&c->in)->chan = c;
 	c->last_frag = true;
-	return c;
+	*out = c;
+	return 0;
 }
 
-void asx_xdr_chan_free(struct asx_xdr_chan *c)
+void asx_xdr_chan_destroy(struct asx_xdr_chan *c)
 {
 	if (!c)
 		return;

@@ -22,28 +22,50 @@ struct asx_xdr_ops {
 };
 
 /* Reset the common state of @x for a target. */
-void asx_xdr__init(struct asx_xdr *x, const struct asx_xdr_ops *ops, enum asx_xdr_op op,
+void asx__xdr_init(struct asx_xdr *x, const struct asx_xdr_ops *ops, enum asx_xdr_op op,
 		   unsigned char *base, unsigned char *end, uint64_t after);
 
 /* Check that @x is usable for @st (op|mode); 0 or the sticky error. */
-int asx_xdr__check(struct asx_xdr *x, unsigned int st);
+int asx__xdr_check(struct asx_xdr *x, unsigned int st);
 
 /* Byte-swap @n 32-bit (64-bit) words from @s to @d (unaligned, may be equal). */
-extern void (*asx_xdr__bswap32)(void *d, const void *s, size_t n);
-extern void (*asx_xdr__bswap64)(void *d, const void *s, size_t n);
-void asx_xdr__bswap32_scalar(void *d, const void *s, size_t n);
-void asx_xdr__bswap64_scalar(void *d, const void *s, size_t n);
+extern void (*asx__xdr_bswap32)(void *d, const void *s, size_t n);
+extern void (*asx__xdr_bswap64)(void *d, const void *s, size_t n);
+void asx__xdr_bswap32_scalar(void *d, const void *s, size_t n);
+void asx__xdr_bswap64_scalar(void *d, const void *s, size_t n);
 
-static inline size_t asx_xdr__pad(size_t n)
+static inline size_t asx__xdr_pad(size_t n)
 {
 	return (4 - (n & 3)) & 3;
 }
 
-static inline uint64_t asx_xdr__remaining(const struct asx_xdr *x)
+static inline uint64_t asx__xdr_remaining(const struct asx_xdr *x)
 {
 	uint64_t w = (uint64_t)(x->end - x->p);
 
 	return x->after_ == UINT64_MAX ? UINT64_MAX : w + x->after_;
 }
+
+/*
+ * Each target's state, in struct asx_xdr's fixed asx__target storage.
+ * may_alias: that storage is declared as pointers and integers.
+ */
+union __attribute__((may_alias)) asx__xdr_target {
+	struct {
+		unsigned char *buf;
+		size_t cap, max;
+		bool owned;
+	} mem;
+	struct {
+		struct asx_msg *head, *cur;
+		size_t block;
+	} msg;
+	struct asx_xdr_chan *chan;
+};
+_Static_assert(sizeof(union asx__xdr_target) <= sizeof(((struct asx_xdr *)0)->asx__target),
+	       "a target's state outgrows struct asx_xdr's asx__target");
+_Static_assert(_Alignof(union asx__xdr_target) <= _Alignof(struct asx_xdr),
+	       "a target's state needs more alignment than struct asx_xdr has");
+#define ASX__XDR_T(x)	((union asx__xdr_target *)(void *)&(x)->asx__target)
 
 #endif /* ASX_XDR_INTERNAL_H */

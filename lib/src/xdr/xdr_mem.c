@@ -31,26 +31,26 @@ void asx_xdr_mem_encoder(struct asx_xdr *x, void *buf, size_t len)
 {
 	unsigned char *b = buf;
 
-	asx_xdr__init(x, &mem_enc_ops, ASX_XDR_ENCODE, b, b + len, 0);
-	x->u_.mem.buf = b;
-	x->u_.mem.cap = len;
+	asx__xdr_init(x, &mem_enc_ops, ASX_XDR_ENCODE, b, b + len, 0);
+	ASX__XDR_T(x)->mem.buf = b;
+	ASX__XDR_T(x)->mem.cap = len;
 }
 
 void asx_xdr_mem_decoder(struct asx_xdr *x, const void *buf, size_t len)
 {
 	unsigned char *b = (unsigned char *)buf;
 
-	asx_xdr__init(x, &mem_dec_ops, ASX_XDR_DECODE, b, b + len, 0);
-	x->u_.mem.buf = b;
-	x->u_.mem.cap = len;
+	asx__xdr_init(x, &mem_dec_ops, ASX_XDR_DECODE, b, b + len, 0);
+	ASX__XDR_T(x)->mem.buf = b;
+	ASX__XDR_T(x)->mem.cap = len;
 }
 
 /* ---- growing buffer ---- */
 
 static int grow_next(struct asx_xdr *x, size_t want)
 {
-	size_t used = (size_t)(x->p - x->u_.mem.buf);
-	size_t cap = x->u_.mem.cap, max = x->u_.mem.max;
+	size_t used = (size_t)(x->p - ASX__XDR_T(x)->mem.buf);
+	size_t cap = ASX__XDR_T(x)->mem.cap, max = ASX__XDR_T(x)->mem.max;
 	unsigned char *nb;
 
 	if (cap >= max || want > max - used)
@@ -58,11 +58,11 @@ static int grow_next(struct asx_xdr *x, size_t want)
 	cap = cap > max / 2 ? max : cap * 2;
 	if (cap < used + want)
 		cap = used + want;
-	nb = realloc(x->u_.mem.buf, cap);
+	nb = realloc(ASX__XDR_T(x)->mem.buf, cap);
 	if (!nb)
 		return -ENOMEM;
-	x->u_.mem.buf = nb;
-	x->u_.mem.cap = cap;
+	ASX__XDR_T(x)->mem.buf = nb;
+	ASX__XDR_T(x)->mem.cap = cap;
 	x->base_ = nb;
 	x->p = nb + used;
 	x->end = nb + cap;
@@ -71,10 +71,10 @@ static int grow_next(struct asx_xdr *x, size_t want)
 
 static void grow_fini(struct asx_xdr *x)
 {
-	if (x->u_.mem.owned)
-		free(x->u_.mem.buf);
-	x->u_.mem.buf = NULL;
-	x->u_.mem.owned = false;
+	if (ASX__XDR_T(x)->mem.owned)
+		free(ASX__XDR_T(x)->mem.buf);
+	ASX__XDR_T(x)->mem.buf = NULL;
+	ASX__XDR_T(x)->mem.owned = false;
 }
 
 static const struct asx_xdr_ops grow_ops = { .next = grow_next, .fini = grow_fini };
@@ -89,31 +89,31 @@ int asx_xdr_mem_grow_encoder(struct asx_xdr *x, size_t initial, size_t max)
 		max = initial;
 	b = malloc(initial);
 	if (!b) {
-		asx_xdr__init(x, NULL, ASX_XDR_ENCODE, NULL, NULL, 0);
-		asx_xdr__fail(x, -ENOMEM);
+		asx__xdr_init(x, NULL, ASX_XDR_ENCODE, NULL, NULL, 0);
+		asx__xdr_fail(x, -ENOMEM);
 		return -ENOMEM;
 	}
-	asx_xdr__init(x, &grow_ops, ASX_XDR_ENCODE, b, b + initial, 0);
-	x->u_.mem.buf = b;
-	x->u_.mem.cap = initial;
-	x->u_.mem.max = max;
-	x->u_.mem.owned = true;
+	asx__xdr_init(x, &grow_ops, ASX_XDR_ENCODE, b, b + initial, 0);
+	ASX__XDR_T(x)->mem.buf = b;
+	ASX__XDR_T(x)->mem.cap = initial;
+	ASX__XDR_T(x)->mem.max = max;
+	ASX__XDR_T(x)->mem.owned = true;
 	return 0;
 }
 
 void *asx_xdr_mem_data(const struct asx_xdr *x, size_t *len)
 {
 	if (len)
-		*len = x->u_.mem.buf ? (size_t)(x->p - x->u_.mem.buf) : 0;
-	return x->u_.mem.buf;
+		*len = ASX__XDR_T(x)->mem.buf ? (size_t)(x->p - ASX__XDR_T(x)->mem.buf) : 0;
+	return ASX__XDR_T(x)->mem.buf;
 }
 
 void *asx_xdr_mem_detach(struct asx_xdr *x, size_t *len)
 {
 	void *b = asx_xdr_mem_data(x, len);
 
-	x->u_.mem.owned = false;
-	x->u_.mem.buf = NULL;
+	ASX__XDR_T(x)->mem.owned = false;
+	ASX__XDR_T(x)->mem.buf = NULL;
 	asx_xdr_fini(x);
 	return b;
 }
@@ -122,14 +122,14 @@ void *asx_xdr_mem_detach(struct asx_xdr *x, size_t *len)
 
 static void msg_window(struct asx_xdr *x, struct asx_msg *m, bool enc)
 {
-	x->u_.msg.cur = m;
+	ASX__XDR_T(x)->msg.cur = m;
 	x->base_ = x->p = enc ? m->wr : m->rd;
 	x->end = enc ? m->wr + asx_msg_space(m) : m->wr;
 }
 
 static void msg_commit(struct asx_xdr *x)
 {
-	struct asx_msg *m = x->u_.msg.cur;
+	struct asx_msg *m = ASX__XDR_T(x)->msg.cur;
 
 	if (m && x->p > m->wr)
 		m->wr = x->p;
@@ -137,7 +137,7 @@ static void msg_commit(struct asx_xdr *x)
 
 static int msg_enc_next(struct asx_xdr *x, size_t want)
 {
-	size_t size = x->u_.msg.block;
+	size_t size = ASX__XDR_T(x)->msg.block;
 	struct asx_msg *nb;
 
 	msg_commit(x);
@@ -147,7 +147,7 @@ static int msg_enc_next(struct asx_xdr *x, size_t want)
 	if (!nb)
 		return -ENOMEM;
 	x->pos_base_ += (uint64_t)(x->p - x->base_);
-	x->u_.msg.cur->cont = nb;
+	ASX__XDR_T(x)->msg.cur->cont = nb;
 	msg_window(x, nb, true);
 	return 0;
 }
@@ -157,8 +157,8 @@ static void msg_enc_fini(struct asx_xdr *x)
 	msg_commit(x);
 	/* an unfinished chain the stream started is freed; a caller's stays */
 	if (x->pad0_[0])
-		asx_msg_free_chain(x->u_.msg.head);
-	x->u_.msg.head = x->u_.msg.cur = NULL;
+		asx_msg_free_chain(ASX__XDR_T(x)->msg.head);
+	ASX__XDR_T(x)->msg.head = ASX__XDR_T(x)->msg.cur = NULL;
 }
 
 static const struct asx_xdr_ops msg_enc_ops = { .next = msg_enc_next, .fini = msg_enc_fini };
@@ -170,27 +170,27 @@ int asx_xdr_msg_encoder(struct asx_xdr *x, struct asx_msg *m, size_t block)
 
 	if (block < 64)
 		block = 64;
-	asx_xdr__init(x, &msg_enc_ops, ASX_XDR_ENCODE, NULL, NULL, 0);
+	asx__xdr_init(x, &msg_enc_ops, ASX_XDR_ENCODE, NULL, NULL, 0);
 	if (!m) {
 		m = asx_msg_alloc(block, ASX_MSG_DATA);
 		if (!m) {
 			x->ops_ = NULL;
-			return asx_xdr__fail(x, -ENOMEM);
+			return asx__xdr_fail(x, -ENOMEM);
 		}
 		owned = true;
 	}
 	for (last = m; last->cont; last = last->cont)
 		;
-	x->u_.msg.head = m;
-	x->u_.msg.block = block;
-	x->u_.msg.cur = last;
+	ASX__XDR_T(x)->msg.head = m;
+	ASX__XDR_T(x)->msg.block = block;
+	ASX__XDR_T(x)->msg.cur = last;
 	if (asx_msg_shared(last)) {
 		/* never write into bytes another header can see */
 		x->p = x->end = x->base_ = last->wr;
 	} else {
 		msg_window(x, last, true);
 	}
-	/* u_.msg shares storage with u_.mem: keep the ownership flag apart */
+	/* .msg shares storage with .mem: keep the ownership flag apart */
 	x->pad0_[0] = owned;
 	return 0;
 }
@@ -202,17 +202,17 @@ struct asx_msg *asx_xdr_msg_finish(struct asx_xdr *x)
 	if (x->ops_ != &msg_enc_ops)
 		return NULL;
 	msg_commit(x);
-	head = x->u_.msg.head;
-	x->u_.msg.head = x->u_.msg.cur = NULL;
+	head = ASX__XDR_T(x)->msg.head;
+	ASX__XDR_T(x)->msg.head = ASX__XDR_T(x)->msg.cur = NULL;
 	x->ops_ = NULL;
 	x->p = x->end = x->base_;
-	asx_xdr__fail(x, -EINVAL);
+	asx__xdr_fail(x, -EINVAL);
 	return head;
 }
 
 static int msg_dec_next(struct asx_xdr *x, size_t want)
 {
-	struct asx_msg *m = x->u_.msg.cur;
+	struct asx_msg *m = ASX__XDR_T(x)->msg.cur;
 
 	x->pos_base_ += (uint64_t)(x->p - x->base_);
 	do {
@@ -233,7 +233,7 @@ void asx_xdr_msg_decoder(struct asx_xdr *x, const struct asx_msg *m)
 {
 	size_t total = m ? asx_msg_length(m) : 0;
 
-	asx_xdr__init(x, &msg_dec_ops, ASX_XDR_DECODE, NULL, NULL, 0);
+	asx__xdr_init(x, &msg_dec_ops, ASX_XDR_DECODE, NULL, NULL, 0);
 	if (!m)
 		return;
 	msg_window(x, (struct asx_msg *)m, false);

@@ -24,6 +24,7 @@
 #include <asx/xdr.h>
 
 #include "core/compiler.h"
+#include "core/opts.h"
 
 #define XDRMOD_MAGIC	0x58445231u	/* "XDR1" */
 #define XDRMOD_HEADROOM	64		/* room for the prefixes of the layers below */
@@ -472,31 +473,23 @@ static const struct asx_task_ops xdr_rd_ops = { .put = xdr_rd_put };
 
 /* ---------------------------------------------------------------- API */
 
-struct asx_module *asx_mod_xdr(const char *name, const struct asx_xdr_record *rec,
-			       const struct asx_xdr_mod_opts *opts)
+int asx_mod_xdr(struct asx_module **out, const char *name, const struct asx_xdr_record *rec,
+		const struct asx_xdr_mod_opts *opts)
 {
-	struct asx_xdr_mod_opts o = { .sz = sizeof(o) };
+	struct asx_xdr_mod_opts o;
 	struct asx_module *mod;
 	struct xdrmod *st;
 	size_t lowbit;
+	int r;
 
-	if (!rec || !rec->size || (rec->nfields && !rec->fields))
-		return NULL;
-	if (opts) {
-		if (opts->sz < sizeof(size_t))
-			return NULL;
-		if (opts->sz > sizeof(o)) {
-			const unsigned char *p = (const unsigned char *)opts;
-
-			for (size_t i = sizeof(o); i < opts->sz; i++)
-				if (p[i])
-					return NULL;
-		}
-		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
-	}
+	if (!out || !rec || !rec->size || (rec->nfields && !rec->fields))
+		return -EINVAL;
+	r = ASX__OPTS_COPY(&o, opts);
+	if (r)
+		return r;
 	st = calloc(1, sizeof(*st));
 	if (!st)
-		return NULL;
+		return -ENOMEM;
 	st->magic = XDRMOD_MAGIC;
 	st->rec = rec;
 	st->size = rec->size;
@@ -507,14 +500,15 @@ struct asx_module *asx_mod_xdr(const char *name, const struct asx_xdr_record *re
 		st->wire_fixed = st->wire_min;
 	st->limit = o.limit ? o.limit : ASX_XDR_DEFAULT_LIMIT;
 	st->max_msg = o.max_msg ? o.max_msg : ASX_XDR_MOD_MAX_MSG;
-	mod = asx_module_create(name, &xdr_wr_ops, &xdr_rd_ops, st);
-	if (!mod) {
+	r = asx_module_create(&mod, name, &xdr_wr_ops, &xdr_rd_ops, st);
+	if (r) {
 		free(st);
-		return NULL;
+		return r;
 	}
 	asx_module_set_dtor(mod, xdrmod_free);
 	asx_task_set_priv(asx_module_wr(mod), (void *)(uintptr_t)&xdr_wr_ops);
-	return mod;
+	*out = mod;
+	return 0;
 }
 
 int asx_mod_xdr_stats(struct asx_module *mod, struct asx_xdr_mod_stats *s)

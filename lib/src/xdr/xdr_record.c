@@ -107,18 +107,18 @@ static int put_scalar(struct asx_xdr *x, unsigned int t, const unsigned char *m)
 		long v = *(const long *)m;
 
 		if (v < INT32_MIN || v > INT32_MAX)
-			return asx_xdr__fail(x, -ERANGE);
+			return asx__xdr_fail(x, -ERANGE);
 		return asx_xdr_put_i32(x, (int32_t)v);
 	}
 	case ASX_XDR_ULONG: {
 		unsigned long v = *(const unsigned long *)m;
 
 		if (v > UINT32_MAX)
-			return asx_xdr__fail(x, -ERANGE);
+			return asx__xdr_fail(x, -ERANGE);
 		return asx_xdr_put_u32(x, (uint32_t)v);
 	}
 	}
-	return asx_xdr__fail(x, -EINVAL);
+	return asx__xdr_fail(x, -EINVAL);
 }
 
 /* Store the XDR word @w into the member at @m of type @t: 0 or -EBADMSG. */
@@ -186,7 +186,7 @@ static int get_scalar(struct asx_xdr *x, unsigned int t, unsigned char *m)
 	if (ret)
 		return ret;
 	ret = set_small(t, m, w);
-	return ret ? asx_xdr__fail(x, ret) : 0;
+	return ret ? asx__xdr_fail(x, ret) : 0;
 }
 
 static size_t mem_size(unsigned int t)
@@ -230,13 +230,13 @@ static int code_elems(struct asx_xdr *x, const struct asx_xdr_field *f, unsigned
 		for (i = 0; i < n; i++) {
 			ret = f->sub.fn(x, m);
 			if (ret)
-				return asx_xdr__fail(x, ret);
+				return asx__xdr_fail(x, ret);
 		}
 		return x->err_;
 	}
 	sz = mem_size(t);
 	if (!sz)
-		return asx_xdr__fail(x, -EINVAL);
+		return asx__xdr_fail(x, -EINVAL);
 	for (i = 0; i < n; i++, m += sz) {
 		ret = enc ? put_scalar(x, t, m) : get_scalar(x, t, m);
 		if (ret)
@@ -262,7 +262,7 @@ static int code_union(struct asx_xdr *x, const struct asx_xdr_field *f, unsigned
 			break;
 		}
 	if (!arm)
-		return asx_xdr__fail(x, asx_xdr_op(x) == ASX_XDR_ENCODE ? -EINVAL : -EBADMSG);
+		return asx__xdr_fail(x, asx_xdr_op(x) == ASX_XDR_ENCODE ? -EINVAL : -EBADMSG);
 	if (!arm->type)
 		return 0;	/* void arm */
 	return asx_xdr_field(x, arm, obj + f->offset);
@@ -286,9 +286,9 @@ static int code_pointer(struct asx_xdr *x, const struct asx_xdr_field *f, void *
 		return 0;
 	}
 	if (!*m)			/* decode: the caller gave no storage */
-		return asx_xdr__fail(x, -EMSGSIZE);
+		return asx__xdr_fail(x, -EMSGSIZE);
 	if (ptr_depth >= ASX_XDR_PTR_DEPTH_MAX)
-		return asx_xdr__fail(x, -EMSGSIZE);
+		return asx__xdr_fail(x, -EMSGSIZE);
 	g.flags &= (uint16_t)~ASX_XDR_F_PTR;
 	g.offset = 0;
 	ptr_depth++;
@@ -365,7 +365,7 @@ int asx_xdr_field(struct asx_xdr *x, const struct asx_xdr_field *f, void *objp)
 	n = *(uint32_t *)(obj + f->aux);
 	if (enc) {
 		if (n > f->count)
-			return asx_xdr__fail(x, -EMSGSIZE);
+			return asx__xdr_fail(x, -EMSGSIZE);
 		ret = asx_xdr_put_u32(x, n);
 	} else {
 		ret = asx_xdr_get_count(x, &n, f->count, 4);
@@ -392,7 +392,7 @@ static size_t fixed_wire(const struct asx_xdr_record *rec)
 		if (f->flags)
 			return 0;
 		if (f->type == ASX_XDR_OPAQUE) {
-			w += f->count + asx_xdr__pad(f->count);
+			w += f->count + asx__xdr_pad(f->count);
 			continue;
 		}
 		if (f->count != 1)
@@ -487,7 +487,7 @@ static inline NO_JUMP_TABLES bool enc_fixed(unsigned char *p, const struct asx_x
 			break;
 		}
 		case ASX_XDR_OPAQUE: {
-			size_t len = f->count, pad = asx_xdr__pad(len);
+			size_t len = f->count, pad = asx__xdr_pad(len);
 
 			if (pad)
 				memset(p + len + pad - 4, 0, 4);
@@ -544,7 +544,7 @@ static inline NO_JUMP_TABLES bool dec_fixed(const unsigned char *p, const struct
 			size_t len = f->count;
 
 			copy_body(m, p, len);
-			p += len + asx_xdr__pad(len);
+			p += len + asx__xdr_pad(len);
 			break;
 		}
 		default:
@@ -627,7 +627,7 @@ static NO_JUMP_TABLES int encode_records(struct asx_xdr *x, const struct asx_xdr
 				p += 4;
 				continue;
 			case ASX_XDR_OPAQUE: {
-				size_t len = f->count, pad = asx_xdr__pad(len);
+				size_t len = f->count, pad = asx__xdr_pad(len);
 
 				if (unlikely((size_t)(end - p) < len + pad))
 					goto slow;
@@ -701,12 +701,12 @@ static NO_JUMP_TABLES int decode_records(struct asx_xdr *x, const struct asx_xdr
 				ret = set_small(f->type, m, ld32(p));
 				if (unlikely(ret)) {
 					x->p = (unsigned char *)p;
-					return asx_xdr__fail(x, ret);
+					return asx__xdr_fail(x, ret);
 				}
 				p += 4;
 				continue;
 			case ASX_XDR_OPAQUE: {
-				size_t len = f->count, padded = len + asx_xdr__pad(len);
+				size_t len = f->count, padded = len + asx__xdr_pad(len);
 
 				if (unlikely((size_t)(end - p) < padded))
 					goto slow;
@@ -743,7 +743,7 @@ int asx_xdr_records(struct asx_xdr *x, const struct asx_xdr_record *rec, void *o
 	case ASX_XDR_DECODE | ASX_XDR_MODE_RAW:
 		/* a pointer's value means nothing to the peer */
 		if (n > SIZE_MAX / rec->size || has_pointer(rec, 0))
-			return asx_xdr__fail(x, -EINVAL);
+			return asx__xdr_fail(x, -EINVAL);
 		ret = asx_xdr_op(x) == ASX_XDR_ENCODE ? asx_raw_put(x, objs, n * rec->size)
 						      : asx_raw_get(x, objs, n * rec->size);
 		return ret;

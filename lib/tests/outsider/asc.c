@@ -71,7 +71,7 @@ static void *late_writer(void *arg)
 
 int main(void)
 {
-	struct asx_asc_attr attr = { .sz = sizeof(attr), .name = "outsider", .nvps = 2 };
+	struct asx_asc_opts attr = { .sz = sizeof(attr), .name = "outsider", .nvps = 2 };
 	struct asx_prio_qos hi = ASX_PRIO_QOS(10), lo = ASX_PRIO_QOS(1);
 	struct asx_asc_thread *w[WORKERS], *pi, *po, *rd;
 	struct asx_asc *asc;

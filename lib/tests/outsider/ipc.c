@@ -33,7 +33,7 @@ static void *echo(void *arg)
 int main(void)
 {
 	static char out[LEN], in[LEN];
-	ASX_SOCK_OPTS(o, .flags = ASX_SOCK_REUSEADDR | ASX_SOCK_NODELAY);
+	ASX_OPTS(struct asx_sock_opts, o, .flags = ASX_SOCK_REUSEADDR | ASX_SOCK_NODELAY);
 	struct asx_sock_connector con;
 	struct asx_sock_stream s;
 	struct asx_lsock_stream a, b;

@@ -60,8 +60,7 @@ int main(void)
 	struct timespec dl;
 
 	watchdog(60);
-	q = asx_msgq_create(256, 64);				/* small: flow control happens */
-	CHECK(q);
+	CHECK0(asx_msgq_create(&q, 256, 64));			/* small: flow control happens */
 	CHECK(pthread_create(&c, NULL, consumer, NULL) == 0);
 	for (size_t i = 0; i < PRODUCERS; i++)
 		CHECK(pthread_create(&p[i], NULL, producer, (void *)i) == 0);

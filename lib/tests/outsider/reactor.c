@@ -100,9 +100,8 @@ int main(void)
 
 	watchdog(60);
 	CHECK(pipe(p) == 0);
-	a.r = asx_reactor_create();
-	a.q = asx_msgq_create(1 << 20, 1 << 19);
-	CHECK(a.r && a.q);
+	CHECK0(asx_reactor_create(&a.r));
+	CHECK0(asx_msgq_create(&a.q, 1 << 20, 1 << 19));
 	CHECK0(asx_reactor_register_fd(a.r, p[0], &a.eh, ASX_EV_READ));
 	CHECK(asx_reactor_schedule_timer(a.r, &a.eh, &a.ticks, 1000000, 1000000) > 0);
 	CHECK0(asx_reactor_notify_msgq(a.r, a.q, &a.eh, ASX_EV_READ));

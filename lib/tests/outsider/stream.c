@@ -54,7 +54,7 @@ static void *writer(void *arg)
 int main(void)
 {
 	struct seen seen = { 0 };
-	struct asx_module *tag, *count;
+	struct asx_module *tag, *count, *mod;
 	struct asx_counter c;
 	struct asx_msg *m;
 	unsigned int next[WRITERS] = { 0 };
@@ -64,13 +64,13 @@ int main(void)
 
 	watchdog(60);
 	CHECK0(asx_stream_open(&s, NULL));			/* loop-back tail */
-	CHECK0(asx_stream_push(s, asx_mod_framer("framer"), 0, NULL));
-	CHECK0(asx_stream_push(s, asx_mod_cksum("cksum"), 0, NULL));
-	count = asx_mod_counter("count");
-	CHECK(count);
+	CHECK0(asx_mod_framer(&mod, "framer"));
+	CHECK0(asx_stream_push(s, mod, 0, NULL));
+	CHECK0(asx_mod_cksum(&mod, "cksum"));
+	CHECK0(asx_stream_push(s, mod, 0, NULL));
+	CHECK0(asx_mod_counter(&count, "count"));
 	CHECK0(asx_stream_push(s, count, 0, NULL));
-	tag = asx_module_create("tag", &tag_wr, &tag_rd, &seen);
-	CHECK(tag);
+	CHECK0(asx_module_create(&tag, "tag", &tag_wr, &tag_rd, &seen));
 	CHECK0(asx_stream_push(s, tag, 0, NULL));
 
 	/* message-based: "hello" goes down, comes back "Hello" */
@@ -107,7 +107,8 @@ int main(void)
 	CHECK(c.wr_msgs == 1 + WRITERS * PER && c.rd_msgs == c.wr_msgs);
 
 	/* reconfiguration */
-	CHECK0(asx_stream_insert(s, "count", asx_mod_pass("pass"), 0, NULL));
+	CHECK0(asx_mod_pass(&mod, "pass"));
+	CHECK0(asx_stream_insert(s, "count", mod, 0, NULL));
 	CHECK(asx_stream_list(s, names, 8) >= 5);
 	CHECK0(asx_stream_remove(s, "pass"));
 	CHECK(asx_stream_remove(s, "pass") == -ENOENT);

@@ -46,8 +46,8 @@ static void e_info(struct asx_svc *svc, char *buf, size_t len)
 	snprintf(buf, len, "%s: echo on port %s", asx_svc_name(svc), first_arg);
 }
 
-static const struct asx_svc_ops echo_ops = ASX_SVC_OPS(
-	.init = e_init, .fini = e_fini, .suspend = e_suspend, .resume = e_resume, .info = e_info);
+static const ASX_OPTS(struct asx_svc_ops, echo_ops, .init = e_init, .fini = e_fini,
+		      .suspend = e_suspend, .resume = e_resume, .info = e_info);
 
 static int make_echo(const char *name, const struct asx_svc_ops **ops, void **priv)
 {

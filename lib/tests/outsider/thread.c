@@ -41,12 +41,11 @@ int main(void)
 	struct timespec dl;
 	int ids[3], n;
 	long before;
-	ASX_THR_OPTS(o, .ids = ids);
+	ASX_OPTS(struct asx_thr_opts, o, .ids = ids);
 
 	watchdog(60);
 	CHECK0(asx_tss_create(&key, dtor));
-	mgr = asx_thr_mgr_create();
-	CHECK(mgr);
+	CHECK0(asx_thr_mgr_create(&mgr));
 	CHECK(asx_thr_mgr_spawn_n(mgr, 3, looper, &key, 1, &o) == 3);
 	CHECK(ids[0] >= 0 && ids[1] >= 0 && ids[2] >= 0);
 	CHECK(asx_thr_mgr_spawn_n(mgr, 2, quick, (void *)21, 2, NULL) == 2);

@@ -151,9 +151,8 @@ int main(void)
 
 	/* a record-marked channel over a pipe */
 	CHECK(pipe(p) == 0);
-	out = asx_xdr_chan_new(p[1], NULL);
-	in = asx_xdr_chan_new(p[0], NULL);
-	CHECK(out && in);
+	CHECK0(asx_xdr_chan_create(&out, p[1], NULL));
+	CHECK0(asx_xdr_chan_create(&in, p[0], NULL));
 	CHECK0(foo_xdr_encode(asx_xdr_chan_out(out), f, 2));
 	CHECK0(asx_xdr_chan_end_record(out, true));
 	close(p[1]);
@@ -161,8 +160,8 @@ int main(void)
 	CHECK0(foo_xdr_decode(asx_xdr_chan_in(in), g, 2));
 	CHECK(asx_xdr_chan_record_done(in) && g[1].s == 7);
 	CHECK(asx_xdr_chan_next_record(in) == 0);		/* end of file between records */
-	asx_xdr_chan_free(out);
-	asx_xdr_chan_free(in);
+	asx_xdr_chan_destroy(out);
+	asx_xdr_chan_destroy(in);
 	close(p[0]);
 	puts("xdr: ok");
 	return 0;

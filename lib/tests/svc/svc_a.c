@@ -70,10 +70,10 @@ static void c_info(struct asx_svc *svc, char *buf, size_t len)
 	snprintf(buf, len, "counter with %d words: %s", c->argc - 1, c->args);
 }
 
-static const struct asx_svc_ops counter_ops = ASX_SVC_OPS(
-	.init = c_init, .fini = c_fini, .suspend = c_suspend, .resume = c_resume, .info = c_info);
+static const ASX_OPTS(struct asx_svc_ops, counter_ops, .init = c_init, .fini = c_fini,
+		      .suspend = c_suspend, .resume = c_resume, .info = c_info);
 
-static const struct asx_svc_ops plain_ops = ASX_SVC_OPS(.init = c_init, .fini = c_fini);
+static const ASX_OPTS(struct asx_svc_ops, plain_ops, .init = c_init, .fini = c_fini);
 
 ASX_SVC_FACTORY(make_counter)(const char *name, const struct asx_svc_ops **ops, void **priv)
 {
@@ -103,13 +103,24 @@ ASX_SVC_FACTORY(make_refusing)(const char *name, const struct asx_svc_ops **ops,
 	return -EPERM;
 }
 
-static const struct asx_svc_ops no_fini_ops = ASX_SVC_OPS(.init = c_init);
+static const ASX_OPTS(struct asx_svc_ops, no_fini_ops, .init = c_init);
 
 ASX_SVC_FACTORY(make_no_fini)(const char *name, const struct asx_svc_ops **ops, void **priv)
 {
 	(void)name;
 	*priv = NULL;
 	*ops = &no_fini_ops;
+	return 0;
+}
+
+/* a table declared without ASX_OPTS(): no size */
+static const struct asx_svc_ops unsized_ops = { .init = c_init, .fini = c_fini };
+
+ASX_SVC_FACTORY(make_unsized)(const char *name, const struct asx_svc_ops **ops, void **priv)
+{
+	(void)name;
+	*priv = NULL;
+	*ops = &unsized_ops;
 	return 0;
 }
 

@@ -32,13 +32,12 @@ static void p_close(struct asx_task *t, unsigned int flags)
 
 static const struct asx_task_ops pass_ops = { .open = p_open, .close = p_close };
 
-ASX_SVC_MODULE_FACTORY(make_pass)(const char *name, struct asx_module **out)
+ASX_SVC_MODULE_FACTORY(make_pass)(struct asx_module **out, const char *name)
 {
-	*out = asx_module_create(name, &pass_ops, &pass_ops, NULL);
-	return *out ? 0 : -ENOMEM;
+	return asx_module_create(out, name, &pass_ops, &pass_ops, NULL);
 }
 
-ASX_SVC_MODULE_FACTORY(make_broken)(const char *name, struct asx_module **out)
+ASX_SVC_MODULE_FACTORY(make_broken)(struct asx_module **out, const char *name)
 {
 	(void)name;
 	*out = NULL;

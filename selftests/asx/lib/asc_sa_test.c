@@ -39,7 +39,7 @@
 
 static struct asx_asc *make_asc(unsigned int nvps, unsigned int max_vps)
 {
-	struct asx_asc_attr at = { .sz = sizeof(at), .nvps = nvps, .max_vps = max_vps,
+	struct asx_asc_opts at = { .sz = sizeof(at), .nvps = nvps, .max_vps = max_vps,
 				   .activations = ASX_ASC_ACT_ON };
 	struct asx_asc *a = NULL;
 	int r = asx_asc_create(&a, &asx_asc_prio, &at);
@@ -467,7 +467,7 @@ TEST(destroy_with_spares_parked_leaves_no_member)
 	before = asx_kmembers();
 	ASSERT_GE(before, 0);
 	for (int i = 0; i < 20; i++) {
-		struct asx_asc_attr at = { .sz = sizeof(at), .nvps = 1 + i % 3,
+		struct asx_asc_opts at = { .sz = sizeof(at), .nvps = 1 + i % 3,
 					   .activations = ASX_ASC_ACT_ON,
 					   .spare_vps = 1 + i % 4 };
 		struct asx_asc_stats st;
@@ -512,7 +512,7 @@ static void *busy(void *arg)
  */
 TEST(destroy_during_a_pool_refill_joins_every_vp)
 {
-	struct asx_asc_attr at = { .sz = sizeof(at), .nvps = 1,
+	struct asx_asc_opts at = { .sz = sizeof(at), .nvps = 1,
 				   .activations = ASX_ASC_ACT_ON, .spare_vps = 2 };
 	long before;
 
@@ -538,7 +538,7 @@ TEST(destroy_during_a_pool_refill_joins_every_vp)
  * max_vps, and asx_asc_add_vp() refuses the VP that would not fit. */
 TEST(every_vp_fits_in_the_group)
 {
-	struct asx_asc_attr at = { .sz = sizeof(at), .nvps = 2, .max_vps = 2,
+	struct asx_asc_opts at = { .sz = sizeof(at), .nvps = 2, .max_vps = 2,
 				   .activations = ASX_ASC_ACT_ON, .spare_vps = 2 };
 	struct asx_asc_stats st;
 	struct asx_asc *a, *b, *c = NULL;

@@ -105,7 +105,7 @@ static int echo_init(struct asx_svc *svc, int argc, char **argv)
 	struct echo *e = asx_svc_priv(svc);
 	const char *at = "127.0.0.1:7777", *why = NULL;
 	struct asx_addr a;
-	ASX_SOCK_OPTS(o, .flags = ASX_SOCK_REUSEADDR);
+	ASX_OPTS(struct asx_sock_opts, o, .flags = ASX_SOCK_REUSEADDR);
 	int r;
 
 	for (int i = 1; i < argc; i++) {
@@ -187,9 +187,8 @@ static void echo_info(struct asx_svc *svc, char *buf, size_t len)
 	snprintf(buf, len, "echo on %s, %lu connection(s) served", e->where, n);
 }
 
-static const struct asx_svc_ops echo_ops = ASX_SVC_OPS(
-	.init = echo_init, .fini = echo_fini, .suspend = echo_suspend,
-	.resume = echo_resume, .info = echo_info);
+static const ASX_OPTS(struct asx_svc_ops, echo_ops, .init = echo_init, .fini = echo_fini,
+		      .suspend = echo_suspend, .resume = echo_resume, .info = echo_info);
 
 ASX_SVC_FACTORY(asx_echo_make)(const char *name, const struct asx_svc_ops **ops, void **priv)
 {

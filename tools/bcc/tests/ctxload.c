@@ -120,8 +120,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ctxload: asc: %s\n", strerror(-r));
 		return 1;
 	}
-	q = asx_msgq_create(4096, 1024);
-	if (!q) {
+	if (asx_msgq_create(&q, 4096, 1024)) {
 		fprintf(stderr, "ctxload: no msgq\n");
 		return 1;
 	}

@@ -56,8 +56,7 @@ int main(int argc, char **argv)
 	rounds = atol(argv[1]);
 	wait_us = atol(argv[2]);
 	kernel = argc > 3 && !strcmp(argv[3], "kernel");
-	q = asx_msgq_create(1 << 20, 1 << 19);
-	if (!q || asx_stream_open(&s, NULL))
+	if (asx_msgq_create(&q, 1 << 20, 1 << 19) || asx_stream_open(&s, NULL))
 		return 1;
 	if (kernel) {
 		fd = open("/dev/asx", O_RDWR);
