@@ -85,7 +85,7 @@ ASX_API int asx_kstream_version(struct asx_kstream *ks, struct asx_version *v);
 
 /* Push the kernel module @name on top.  -ENOENT, -ENOSR (ASX_MAX_DEPTH), ... */
 ASX_API int asx_kstream_push(struct asx_kstream *ks, const char *name);
-/* Pop the top module; with @name (not NULL, not "") only if it is that one. */
+/* Pop the top module (@name NULL or ""), or the module @name wherever it is. */
 ASX_API int asx_kstream_pop(struct asx_kstream *ks, const char *name);
 /* Set the driver of a fresh Stream (ASX_IOC_SETDRV).  -ENOENT, -EBUSY. */
 ASX_API int asx_kstream_set_driver(struct asx_kstream *ks, const char *name);
