@@ -396,5 +396,6 @@ out:
 }
 
 BENCH_COMMAND(kstream, "kstream",
-	      "bytes through a /dev/asx loop Stream (0/1/4 pass modules) vs a pipe (in the VM)",
+	      "bytes through a /dev/asx loop Stream (0/1/4 pass modules) and a spanning Stream "
+	      "vs a pipe (in the VM)",
 	      "[-m MEGABYTES]", bench_kstream)
