@@ -394,6 +394,25 @@ static void test_fd_types(void **state)
 		assert_memory_equal(m->rd, "abcd", 4);
 		asx_msg_free_chain(m);
 	}
+	/* a message longer than the reader's buffer */
+	{
+		size_t big = 1u << 20;
+		unsigned char *buf = malloc(big);
+
+		assert_non_null(buf);
+		for (size_t i = 0; i < big; i++)
+			buf[i] = (unsigned char)(i * 7);
+		m = asx_msg_alloc(big, ASX_MSG_DATA);
+		asx_msg_append(m, buf, big);
+		assert_int_equal(asx_stream_put(a, m, 0, NULL), 0);
+		assert_int_equal(asx_stream_get(b, &m, 0,
+						asx_deadline(&dl, 10 * ASX_NSEC_PER_SEC)), 0);
+		assert_int_equal(asx_msg_length(m), big);
+		assert_int_equal(asx_msg_pullup(m, big), 0);
+		assert_memory_equal(m->rd, buf, big);
+		asx_msg_free_chain(m);
+		free(buf);
+	}
 	/* a flush turns around at the driver: it comes back up a, not out to b */
 	assert_int_equal(asx_stream_flush(a, ASX_STREAM_FLUSHRW, 0), 0);
 	assert_int_equal(asx_stream_get(b, &m, ASX_STREAM_NOWAIT, NULL), -EWOULDBLOCK);

@@ -412,9 +412,14 @@ static int deliver(struct span *sp, struct asx_msg *m)
 			BUMP(sp, up_msgs);
 			return 0;
 		}
-		if (r != -ETIMEDOUT || __atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
+		if (r == -ESHUTDOWN || __atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
 			asx_msg_free_chain(m);
 			return -ESHUTDOWN;
+		}
+		if (r != -ETIMEDOUT) {
+			/* refused above (a Module's error): not ours to retry */
+			drop(sp, m);
+			return 0;
 		}
 	}
 }
