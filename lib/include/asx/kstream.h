@@ -240,7 +240,8 @@ ASX_API int asx_fd_driver(struct asx_module **out, const char *name, int rfd, in
 /* Counters of a spanning driver (any pointer may be NULL). */
 struct asx_driver_stats {
 	uint64_t down_msgs;	/* messages sent down into the kernel / descriptor */
-	uint64_t up_msgs;	/* messages brought up from it */
+	uint64_t up_msgs;	/* messages brought up from it (both counted as the
+				 * hand-over starts: exact once they arrived) */
 	uint64_t down_waits;	/* times the write side waited: lower end full */
 	uint64_t up_waits;	/* times the read side waited: the Stream above full */
 	uint64_t drops;		/* messages that could not be carried */

@@ -216,6 +216,7 @@ struct span {
 };
 
 #define BUMP(sp, field) __atomic_fetch_add(&(sp)->st.field, 1, __ATOMIC_RELAXED)
+#define UNBUMP(sp, field) __atomic_fetch_sub(&(sp)->st.field, 1, __ATOMIC_RELAXED)
 
 static int wait_fd(int fd, short events)
 {
@@ -323,6 +324,11 @@ static int span_send(struct span *sp, struct asx_task *t, struct asx_msg *m)
 		memcpy(hdr + 6, &be16, 2);
 		total += FRAME_HDR;
 	}
+	/*
+	 * Counted before it is sent: the far end may hold it before the call
+	 * returns, and whoever reads the counters once it arrived must see it.
+	 */
+	BUMP(sp, down_msgs);
 	for (;;) {
 		if (sp->kind == SPAN_KSTREAM) {
 			r = put_msg(sp->ks, m, sp->stage);
@@ -344,6 +350,7 @@ static int span_send(struct span *sp, struct asx_task *t, struct asx_msg *m)
 		if (r == -EINTR)
 			continue;
 		if (r != -EAGAIN) {
+			UNBUMP(sp, down_msgs);
 			drop(sp, m);
 			return 0;
 		}
@@ -353,17 +360,18 @@ static int span_send(struct span *sp, struct asx_task *t, struct asx_msg *m)
 		}
 		do {
 			if (!asx_msgq_is_active(asx_task_queue(t))) {
+				UNBUMP(sp, down_msgs);
 				asx_msg_free_chain(m);
 				return -ESHUTDOWN;
 			}
 			r = wait_fd(fd, POLLOUT);
 		} while (r == 0);
 		if (r < 0 || (r & (POLLERR | POLLNVAL))) {
+			UNBUMP(sp, down_msgs);
 			drop(sp, m);
 			return 0;
 		}
 	}
-	BUMP(sp, down_msgs);
 	return 0;
 }
 
@@ -406,18 +414,19 @@ static int deliver(struct span *sp, struct asx_msg *m)
 
 	if (!asx_msg_is_hipri(m) && !asx_task_canput_next(sp->rd))
 		BUMP(sp, up_waits);
+	BUMP(sp, up_msgs);	/* before: the reader above may have it at once */
 	for (;;) {
 		r = asx_task_put_next(sp->rd, m, asx_deadline(&dl, SLICE_NS));
-		if (r == 0) {
-			BUMP(sp, up_msgs);
+		if (r == 0)
 			return 0;
-		}
 		if (r == -ESHUTDOWN || __atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
+			UNBUMP(sp, up_msgs);
 			asx_msg_free_chain(m);
 			return -ESHUTDOWN;
 		}
 		if (r != -ETIMEDOUT) {
 			/* refused above (a Module's error): not ours to retry */
+			UNBUMP(sp, up_msgs);
 			drop(sp, m);
 			return 0;
 		}
