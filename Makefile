@@ -309,11 +309,15 @@ $(KSFT_DIR)/kselftest_harness.h: $(wildcard $(LINUX_SOURCE_TARBALL))
 	@mv $(KSFT_DIR).tmp/kselftest_harness.h $@
 	@rmdir $(KSFT_DIR).tmp
 
-$(O)/selftests/%: selftests/asx/%.c $(wildcard selftests/asx/*.h) uapi/linux/asx.h $(KSFT_HDRS)
+# asx_util.h's ioctl helpers are libasx's asx_kstream_* wrappers: link libasx.a
+# (built with $(SANFLAGS) under SAN=, so these link with them too).
+$(O)/selftests/%: selftests/asx/%.c $(wildcard selftests/asx/*.h) uapi/linux/asx.h $(KSFT_HDRS) \
+		$(LIB_A)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Iuapi \
-		-Iselftests/asx -I$(KSFT_DIR) -o $@ $< -lpthread
+	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Iuapi -Ilib/include \
+		-Iselftests/asx -I$(KSFT_DIR) $(SANFLAGS) -o $@ $< $(LIB_A) $(LDFLAGS_ASX) \
+		$(LIB_LIBS)
 
 $(O)/selftests/%: selftests/asx/lib/%.c $(wildcard selftests/asx/*.h) uapi/linux/asx.h \
 		$(KSFT_HDRS) $(LIB_A)

@@ -529,7 +529,7 @@ static void test_hipri_and_flush(void **state)
 		assert_int_equal(asx_stream_put(s, mk(1, i, 8, ASX_MSG_DATA), 0, NULL), 0);
 	assert_int_equal(asx_msgq_count(asx_task_queue(asx_module_wr(g))), 2);
 	assert_int_equal(asx_stream_flush(s, 0, 0), -EINVAL);
-	assert_int_equal(asx_stream_flush(s, ASX_FLUSHRW, 0), 0);
+	assert_int_equal(asx_stream_flush(s, ASX_STREAM_FLUSHRW, 0), 0);
 	assert_int_equal(asx_msgq_count(asx_stream_head_queue(s)), 0);
 	/* only the FLUSH itself is left in the gate's queue */
 	assert_int_equal(asx_msgq_count(asx_task_queue(asx_module_wr(g))), 1);

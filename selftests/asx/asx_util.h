@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * asx_util.h - helpers shared by the ASX Stream selftests: opening Streams,
- * the size-first ioctls, the live-object counts of /proc/asx/objects, and
- * the system-wide count of activation members.
+ * the size-first ioctls (over libasx's asx_kstream_* wrappers), the
+ * live-object counts of /proc/asx/objects, and the system-wide count of
+ * activation members.
  */
 #ifndef ASX_SELFTEST_UTIL_H
 #define ASX_SELFTEST_UTIL_H
@@ -18,71 +19,77 @@
 #include <unistd.h>
 
 #include <linux/asx.h>
+#include <asx/kstream.h>
 
-#define ASX_DEV		"/dev/asx"
+#define ASX_DEV		ASX_KSTREAM_DEV
 #define ASX_OBJECTS	"/proc/asx/objects"
 
-static inline int asx_open(int flags)
+/*
+ * The helpers below keep the selftests' convention (-1 and errno, as the
+ * ioctls they test) over libasx's asx_kstream_* wrappers (0 or -errno):
+ * the ioctls are written once, in lib/src/kstream/kstream.c.
+ */
+
+/* A libasx result as a system call's: -1 and errno for -errno. */
+static inline int asx_sysret(int r)
 {
-	return open(ASX_DEV, O_RDWR | O_CLOEXEC | flags);
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	return r;
 }
 
-static inline int asx_modcall(int fd, unsigned long cmd, const char *name)
-{
-	struct asx_modname mn;
+/*
+ * Runs EXPR with ks_ a borrowed handle for @fd (left open); the result as
+ * a system call's.
+ */
+#define ASX_ON_FD(fd, EXPR) ({							\
+	struct asx_kstream *ks_;						\
+	int r_ = asx_kstream_attach(&ks_, (fd), false);				\
+	if (!r_) {								\
+		r_ = (EXPR);							\
+		asx_kstream_detach(ks_);					\
+	}									\
+	asx_sysret(r_);								\
+})
 
-	memset(&mn, 0, sizeof(mn));
-	mn.size = sizeof(mn);
-	if (name)
-		strncpy(mn.name, name, sizeof(mn.name) - 1);
-	return ioctl(fd, cmd, &mn);
+/* A new Stream's descriptor (O_NONBLOCK the only flag), or -1. */
+static inline int asx_open(int flags)
+{
+	struct asx_kstream *ks;
+	int r = asx_kstream_open(&ks, NULL, (flags & O_NONBLOCK) ? ASX_KSTREAM_NONBLOCK : 0);
+
+	return asx_sysret(r ? r : asx_kstream_detach(ks));
 }
 
 static inline int asx_push(int fd, const char *name)
 {
-	return asx_modcall(fd, ASX_IOC_PUSH, name);
+	return ASX_ON_FD(fd, asx_kstream_push(ks_, name));
 }
 
 static inline int asx_pop(int fd, const char *name)
 {
-	return asx_modcall(fd, ASX_IOC_POP, name);
+	return ASX_ON_FD(fd, asx_kstream_pop(ks_, name));
 }
 
 static inline int asx_setdrv(int fd, const char *name)
 {
-	return asx_modcall(fd, ASX_IOC_SETDRV, name);
+	return ASX_ON_FD(fd, asx_kstream_set_driver(ks_, name));
 }
 
 /* Fills names (count entries); returns the depth or -1. */
 static inline int asx_list(int fd, char (*names)[ASX_NAME_MAX], unsigned int count, char *driver)
 {
-	struct asx_list l;
-
-	memset(&l, 0, sizeof(l));
-	l.size = sizeof(l);
-	l.count = count;
-	l.names = (uintptr_t)names;
-	if (ioctl(fd, ASX_IOC_LIST, &l))
-		return -1;
-	if (driver)
-		memcpy(driver, l.driver, ASX_NAME_MAX);
-	return l.count;
+	return ASX_ON_FD(fd, asx_kstream_list(ks_, names, count, driver));
 }
 
 static inline int asx_putmsg(int fd, const void *ctl, int clen, const void *data, int dlen,
 			     unsigned int flags, unsigned int band)
 {
-	struct asx_strmsg sm;
+	struct asx_kstream_part c = { (void *)ctl, 0, clen }, d = { (void *)data, 0, dlen };
 
-	memset(&sm, 0, sizeof(sm));
-	sm.size = sizeof(sm);
-	sm.flags = flags;
-	sm.band = band;
-	sm.ctl.len = clen;
-	sm.ctl.buf = (uintptr_t)ctl;
-	sm.data.len = dlen;
-	sm.data.buf = (uintptr_t)data;
-	return ioctl(fd, ASX_IOC_PUTMSG, &sm);
+	return ASX_ON_FD(fd, asx_kstream_putmsg(ks_, &c, &d, flags, band));
 }
 
 /* GETMSG (or PEEK) into the buffers; the result is in *sm. */
@@ -90,81 +97,100 @@ static inline int asx_getmsg(int fd, unsigned long cmd, struct asx_strmsg *sm, v
 			     unsigned int cmax, void *data, unsigned int dmax, unsigned int flags,
 			     unsigned int band)
 {
+	struct asx_kstream_part c = { ctl, cmax, -1 }, d = { data, dmax, -1 };
+	int r;
+
 	memset(sm, 0, sizeof(*sm));
 	sm->size = sizeof(*sm);
+	r = ASX_ON_FD(fd, cmd == ASX_IOC_PEEK ? asx_kstream_peek(ks_, &c, &d, &flags, &band)
+					       : asx_kstream_getmsg(ks_, &c, &d, &flags, &band));
+	if (r < 0)
+		return r;
 	sm->flags = flags;
 	sm->band = band;
+	sm->more = (unsigned int)r;
 	sm->ctl.maxlen = cmax;
+	sm->ctl.len = c.len;
 	sm->ctl.buf = (uintptr_t)ctl;
 	sm->data.maxlen = dmax;
+	sm->data.len = d.len;
 	sm->data.buf = (uintptr_t)data;
-	return ioctl(fd, cmd, sm);
+	return 0;
 }
 
+/* SRDOPT/SWROPT: 0; GRDOPT/GWROPT: the options; or -1. */
 static inline int asx_opt(int fd, unsigned long cmd, unsigned int opt)
 {
-	struct asx_opt o = { .size = sizeof(o), .opt = opt };
-
-	if (ioctl(fd, cmd, &o))
-		return -1;
-	if (cmd == ASX_IOC_SRDOPT || cmd == ASX_IOC_SWROPT)
-		return 0;
-	return o.opt;
+	switch (cmd) {
+	case ASX_IOC_SRDOPT:
+		return ASX_ON_FD(fd, asx_kstream_set_rdopt(ks_, opt));
+	case ASX_IOC_SWROPT:
+		return ASX_ON_FD(fd, asx_kstream_set_wropt(ks_, opt));
+	case ASX_IOC_GRDOPT:
+		return ASX_ON_FD(fd, asx_kstream_get_rdopt(ks_));
+	default:
+		return ASX_ON_FD(fd, asx_kstream_get_wropt(ks_));
+	}
 }
 
 static inline int asx_setwm(int fd, unsigned int level, unsigned int side, uint64_t hi,
 			    uint64_t lo)
 {
-	struct asx_wm wm = { .size = sizeof(wm), .level = level, .side = side,
-			     .hiwat = hi, .lowat = lo };
-
-	return ioctl(fd, ASX_IOC_SETWM, &wm);
+	return ASX_ON_FD(fd, asx_kstream_set_water(ks_, level, side, hi, lo));
 }
 
 static inline int asx_qstats(int fd, unsigned int level, unsigned int side,
 			     struct asx_qstats *qs)
 {
-	memset(qs, 0, sizeof(*qs));
-	qs->size = sizeof(*qs);
-	qs->level = level;
-	qs->side = side;
-	return ioctl(fd, ASX_IOC_QSTATS, qs);
+	return ASX_ON_FD(fd, asx_kstream_qstats(ks_, level, side, qs));
 }
 
 /* ASX_IOC_STR; returns 0 or -1 with errno, reply length in *rlen if given. */
 static inline int asx_str(int fd, unsigned int cmd, void *data, unsigned int len,
 			  unsigned int maxlen, unsigned int *rlen)
 {
-	struct asx_strioctl si;
-	int ret;
+	int r = ASX_ON_FD(fd, asx_kstream_str(ks_, cmd, data, len, maxlen, 0));
 
-	memset(&si, 0, sizeof(si));
-	si.size = sizeof(si);
-	si.cmd = cmd;
-	si.len = len;
-	si.maxlen = maxlen;
-	si.data = (uintptr_t)data;
-	ret = ioctl(fd, ASX_IOC_STR, &si);
-	if (!ret && rlen)
-		*rlen = si.len;
-	return ret;
+	if (r < 0)
+		return r;
+	if (rlen)
+		*rlen = (unsigned int)r;
+	return 0;
 }
 
+/*
+ * FLUSH with the kernel's ASX_FLUSH* @flags.  Flags the library does not
+ * know go to the kernel as they are, so that its own check is tested.
+ */
 static inline int asx_flush(int fd, unsigned int flags, unsigned int band)
 {
+	int lf = asx_kstream_flush_from_kernel(flags);
 	struct asx_flush fl = { .size = sizeof(fl), .flags = flags, .band = band };
 
-	return ioctl(fd, ASX_IOC_FLUSH, &fl);
+	if (lf < 0)
+		return ioctl(fd, ASX_IOC_FLUSH, &fl);
+	return ASX_ON_FD(fd, asx_kstream_flush(ks_, (unsigned int)lf, band));
 }
 
 static inline int asx_nread(int fd, struct asx_nread *nr)
 {
+	uint32_t msgs = 0;
+	uint64_t first = 0, bytes = 0;
+	int r = ASX_ON_FD(fd, asx_kstream_nread(ks_, &msgs, &first, &bytes));
+
 	memset(nr, 0, sizeof(*nr));
 	nr->size = sizeof(*nr);
-	return ioctl(fd, ASX_IOC_NREAD, nr);
+	nr->msgs = msgs;
+	nr->first = first;
+	nr->bytes = bytes;
+	return r;
 }
 
-/* Makes @fd a pipe end; returns the other end's descriptor or -1. */
+/*
+ * Makes @fd a pipe end; returns the other end's descriptor or -1.  The raw
+ * ioctl: the tests choose ASX_PIPE_CLOEXEC both ways (asx_kstream_pipe
+ * always sets it) and pass bad flags.
+ */
 static inline int asx_pipe(int fd, unsigned int flags)
 {
 	struct asx_pipe p = { .size = sizeof(p), .flags = flags };

@@ -20,16 +20,14 @@
  * a usage error.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
-#include <linux/asx.h>
+#include <asx/kstream.h>
 
 #include "asxctl.h"
 
@@ -110,84 +108,67 @@ static int stats(void)
 	return 0;
 }
 
-static int open_asx(void)
+static struct asx_kstream *open_asx(void)
 {
-	int fd = open("/dev/asx", O_RDWR | O_CLOEXEC);
+	struct asx_kstream *ks;
+	int r = asx_kstream_open(&ks, NULL, 0);
 
-	if (fd < 0)
-		fprintf(stderr, "asxctl: /dev/asx: %s (is asx.ko loaded?)\n", strerror(errno));
-	return fd;
+	if (r) {
+		fprintf(stderr, "asxctl: /dev/asx: %s (is asx.ko loaded?)\n", strerror(-r));
+		return NULL;
+	}
+	return ks;
 }
 
 static int version(void)
 {
-	struct asx_version v = { .size = sizeof(v) };
-	int fd = open_asx();
+	struct asx_kstream *ks = open_asx();
+	struct asx_version v;
+	int r;
 
-	if (fd < 0)
+	if (!ks)
 		return 1;
-	if (ioctl(fd, ASX_IOC_VERSION, &v)) {
-		perror("asxctl: ASX_IOC_VERSION");
-		close(fd);
+	r = asx_kstream_version(ks, &v);
+	asx_kstream_close(ks);
+	if (r) {
+		fprintf(stderr, "asxctl: ASX_IOC_VERSION: %s\n", strerror(-r));
 		return 1;
 	}
 	printf("ASX ABI %u.%u.%u features %#llx max_depth %u max_write %u\n", v.major, v.minor,
 	       v.patch, (unsigned long long)v.features, v.max_depth, v.max_write);
-	close(fd);
 	return 0;
 }
 
-static int modcall(int fd, unsigned long cmd, const char *name)
+static int list(struct asx_kstream *ks)
 {
-	struct asx_modname mn;
+	char names[ASX_MAX_DEPTH][ASX_KSTREAM_NAME_MAX], driver[ASX_KSTREAM_NAME_MAX];
+	int i, n = asx_kstream_list(ks, names, ASX_MAX_DEPTH, driver);
 
-	memset(&mn, 0, sizeof(mn));
-	mn.size = sizeof(mn);
-	if (strlen(name) >= sizeof(mn.name)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	strcpy(mn.name, name);
-	return ioctl(fd, cmd, &mn);
-}
-
-static int list(int fd)
-{
-	char names[ASX_MAX_DEPTH][ASX_NAME_MAX];
-	struct asx_list l;
-	unsigned int i;
-
-	memset(&l, 0, sizeof(l));
-	l.size = sizeof(l);
-	l.count = ASX_MAX_DEPTH;
-	l.names = (uintptr_t)names;
-	if (ioctl(fd, ASX_IOC_LIST, &l)) {
-		perror("asxctl: ASX_IOC_LIST");
+	if (n < 0) {
+		fprintf(stderr, "asxctl: ASX_IOC_LIST: %s\n", strerror(-n));
 		return 1;
 	}
 	printf("head");
-	for (i = 0; i < l.count && i < ASX_MAX_DEPTH; i++)
+	for (i = 0; i < n && i < ASX_MAX_DEPTH; i++)
 		printf(" -> %s", names[i]);
-	printf(" -> %s\n", l.driver);
+	printf(" -> %s\n", driver);
 	return 0;
 }
 
-static int show_queues(int fd)
+static int show_queues(struct asx_kstream *ks)
 {
 	struct asx_qstats qs;
 	unsigned int level, side;
+	int r;
 
 	printf("%5s %4s %-8s %8s %5s %8s %8s %8s %6s %7s %8s %6s\n", "level", "side", "name",
 	       "bytes", "msgs", "hiwat", "lowat", "puts", "srv", "fc_stop", "fc_start",
 	       "drops");
 	for (level = 0;; level++) {
 		for (side = 0; side < 2; side++) {
-			memset(&qs, 0, sizeof(qs));
-			qs.size = sizeof(qs);
-			qs.level = level;
-			qs.side = side;
-			if (ioctl(fd, ASX_IOC_QSTATS, &qs))
-				return errno == ENXIO ? 0 : 1;
+			r = asx_kstream_qstats(ks, level, side, &qs);
+			if (r)
+				return r == -ENXIO ? 0 : 1;
 			printf("%5u %4s %-8s %8llu %5llu %8llu %8llu %8llu %6llu %7llu %8llu %6llu\n",
 			       level, side ? "w" : "r", qs.name, (unsigned long long)qs.count,
 			       (unsigned long long)qs.msgs, (unsigned long long)qs.hiwat,
@@ -198,10 +179,25 @@ static int show_queues(int fd)
 	}
 }
 
+/* Push argv[from..argc-1]; 0, or 1 after saying why. */
+static int push_all(struct asx_kstream *ks, int from, int argc, char **argv)
+{
+	for (int i = from; i < argc; i++) {
+		int r = asx_kstream_push(ks, argv[i]);
+
+		if (r) {
+			fprintf(stderr, "asxctl: push %s: %s\n", argv[i], strerror(-r));
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static int push(int argc, char **argv)
 {
 	char buf[64], got[64];
 	long n = 1, i;
+	struct asx_kstream *ks;
 	int opt, fd, ret = 0;
 
 	while ((opt = getopt(argc, argv, "n:h")) != -1) {
@@ -221,17 +217,15 @@ static int push(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	fd = open_asx();
-	if (fd < 0)
+	ks = open_asx();
+	if (!ks)
 		return 1;
-	for (i = optind; i < argc; i++) {
-		if (modcall(fd, ASX_IOC_PUSH, argv[i])) {
-			fprintf(stderr, "asxctl: push %s: %s\n", argv[i], strerror(errno));
-			close(fd);
-			return 1;
-		}
+	if (push_all(ks, optind, argc, argv)) {
+		asx_kstream_close(ks);
+		return 1;
 	}
-	list(fd);
+	fd = asx_kstream_fd(ks);
+	list(ks);
 	for (i = 0; i < n && !ret; i++) {
 		int len = snprintf(buf, sizeof(buf), "asxctl message %ld", i);
 		ssize_t r;
@@ -250,43 +244,42 @@ static int push(int argc, char **argv)
 		}
 	}
 	printf("%ld message(s) sent round the loop\n", i);
-	if (show_queues(fd))
+	if (show_queues(ks))
 		ret = 1;
-	close(fd);
+	asx_kstream_close(ks);
 	return ret;
 }
 
 static int pop(int argc, char **argv)
 {
-	int fd, i, ret = 0;
+	struct asx_kstream *ks;
+	int r, ret = 0;
 
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
 	}
-	fd = open_asx();
-	if (fd < 0)
+	ks = open_asx();
+	if (!ks)
 		return 1;
-	for (i = 1; i < argc; i++) {
-		if (modcall(fd, ASX_IOC_PUSH, argv[i])) {
-			fprintf(stderr, "asxctl: push %s: %s\n", argv[i], strerror(errno));
-			close(fd);
-			return 1;
-		}
+	if (push_all(ks, 1, argc, argv)) {
+		asx_kstream_close(ks);
+		return 1;
 	}
-	list(fd);
+	list(ks);
 	for (;;) {
-		if (modcall(fd, ASX_IOC_POP, "")) {
-			if (errno != EINVAL) {
-				fprintf(stderr, "asxctl: pop: %s\n", strerror(errno));
+		r = asx_kstream_pop(ks, NULL);
+		if (r) {
+			if (r != -EINVAL) {
+				fprintf(stderr, "asxctl: pop: %s\n", strerror(-r));
 				ret = 1;
 			}
 			break;
 		}
 		printf("popped: ");
-		list(fd);
+		list(ks);
 	}
-	close(fd);
+	asx_kstream_close(ks);
 	return ret;
 }
 

@@ -14,14 +14,14 @@
  * and reports nothing.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
-#include <linux/asx.h>
+#include <asx/kstream.h>
+#include <asx/stream.h>
 #include "bench.h"
 
 #define BATCH_BYTES_4K	(32 * 1024)
@@ -32,18 +32,13 @@ enum { PIPE_, ASX0, ASX1, ASX4, NCONT };
 static const char *const cont_name[NCONT] = { "pipe", "asx0", "asx1", "asx4" };
 static const int cont_mods[NCONT] = { 0, 0, 1, 4 };
 
-static int push_pass(int fd, int n)
+static int push_pass(struct asx_kstream *ks, int n)
 {
-	struct asx_modname mn;
+	int r = 0;
 
-	while (n--) {
-		memset(&mn, 0, sizeof(mn));
-		mn.size = sizeof(mn);
-		strcpy(mn.name, "pass");
-		if (ioctl(fd, ASX_IOC_PUSH, &mn))
-			return -errno;
-	}
-	return 0;
+	while (n-- && !r)
+		r = asx_kstream_push(ks, "pass");
+	return r;
 }
 
 #define SLICES	16
@@ -96,6 +91,7 @@ out:
 /* Opens contender @c: its write and read descriptors. */
 static int open_cont(int c, int fds[2])
 {
+	struct asx_kstream *ks;
 	int p[2], ret;
 
 	if (c == PIPE_) {
@@ -105,14 +101,16 @@ static int open_cont(int c, int fds[2])
 		fds[1] = p[0];
 		return 0;
 	}
-	fds[0] = open("/dev/asx", O_RDWR | O_CLOEXEC);
-	if (fds[0] < 0)
-		return -errno;
-	fds[1] = fds[0];
-	ret = push_pass(fds[0], cont_mods[c]);
+	ret = asx_kstream_open(&ks, NULL, 0);
 	if (ret)
-		close(fds[0]);
-	return ret;
+		return ret;
+	ret = push_pass(ks, cont_mods[c]);
+	if (ret) {
+		asx_kstream_close(ks);
+		return ret;
+	}
+	fds[0] = fds[1] = asx_kstream_detach(ks);
+	return 0;
 }
 
 static void close_cont(int fds[2])
@@ -150,11 +148,149 @@ out:
 	return ret;
 }
 
+/* ---------------------------------------------------------------- span */
+
+#define SPAN_SIZE	4096
+
+struct span_writer {
+	struct asx_stream *s;	/* the spanning Stream, or NULL: the pipe */
+	int wfd;
+	uint64_t n;
+	int ret;
+};
+
+static void *span_write(void *arg)
+{
+	struct span_writer *w = arg;
+	static unsigned char buf[SPAN_SIZE];
+	struct asx_msg *m;
+
+	for (uint64_t i = 0; i < w->n; i++) {
+		if (!w->s) {
+			buf[0] = (unsigned char)i;
+			if (write(w->wfd, buf, SPAN_SIZE) != SPAN_SIZE) {
+				w->ret = -errno;
+				return NULL;
+			}
+			continue;
+		}
+		m = asx_msg_alloc(SPAN_SIZE, ASX_MSG_DATA);
+		if (!m) {
+			w->ret = -ENOMEM;
+			return NULL;
+		}
+		asx_msg_append(m, buf, SPAN_SIZE);
+		m->rd[0] = (unsigned char)i;
+		w->ret = asx_stream_put(w->s, m, 0, NULL);
+		if (w->ret) {
+			asx_msg_free_chain(m);
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+/* Reads @n 4 KB messages (or pipe reads), checking their order. */
+static int span_read(struct asx_stream *s, int rfd, uint64_t n)
+{
+	unsigned char buf[SPAN_SIZE];
+	struct timespec dl;
+	struct asx_msg *m;
+	size_t got;
+	ssize_t r;
+	int ret;
+
+	for (uint64_t i = 0; i < n; i++) {
+		if (!s) {
+			for (got = 0; got < SPAN_SIZE; got += (size_t)r) {
+				r = read(rfd, buf + got, SPAN_SIZE - got);
+				if (r <= 0)
+					return r ? -errno : -EPIPE;
+			}
+			if (buf[0] != (unsigned char)i)
+				return -EBADMSG;
+			continue;
+		}
+		ret = asx_stream_get(s, &m, 0, asx_deadline(&dl, 30 * ASX_NSEC_PER_SEC));
+		if (ret)
+			return ret;
+		ret = asx_msg_length(m) != SPAN_SIZE || m->rd[0] != (unsigned char)i ? -EBADMSG : 0;
+		asx_msg_free_chain(m);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* One run of the span row: MB/s of the spanning Stream and of the pipe. */
+static int span_run(uint64_t total, double *span_mbps, double *pipe_mbps)
+{
+	struct span_writer w = { .n = total / SPAN_SIZE };
+	struct asx_module *drv = NULL;
+	struct asx_kstream *ks;
+	pthread_t t;
+	uint64_t t0, ns;
+	int p[2], ret;
+
+	ret = asx_kstream_open(&ks, NULL, 0);
+	if (ret)
+		return ret;
+	ret = asx_kstream_driver(&drv, NULL, ks, ASX_DRIVER_OWN);
+	if (ret) {
+		asx_kstream_close(ks);
+		return ret;
+	}
+	{
+		ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_DRIVER, .driver = drv);
+
+		ret = asx_stream_open(&w.s, &o);
+	}
+	if (ret) {
+		asx_module_destroy(drv);
+		return ret;
+	}
+	t0 = bench_now_ns();
+	ret = -pthread_create(&t, NULL, span_write, &w);
+	if (!ret) {
+		ret = span_read(w.s, -1, w.n);
+		if (ret)
+			asx_stream_shutdown(w.s);
+		pthread_join(t, NULL);
+		ret = ret ? ret : w.ret;
+	}
+	ns = bench_now_ns() - t0;
+	asx_stream_close(w.s);
+	if (ret)
+		return ret;
+	*span_mbps = (double)(w.n * SPAN_SIZE) / (ns / 1e3);
+
+	if (pipe(p))
+		return -errno;
+	w.s = NULL;
+	w.wfd = p[1];
+	w.ret = 0;
+	t0 = bench_now_ns();
+	ret = -pthread_create(&t, NULL, span_write, &w);
+	if (!ret) {
+		ret = span_read(NULL, p[0], w.n);
+		if (ret)
+			close(p[0]);
+		pthread_join(t, NULL);
+		ret = ret ? ret : w.ret;
+	}
+	ns = bench_now_ns() - t0;
+	close(p[1]);
+	if (!ret)
+		close(p[0]);
+	*pipe_mbps = (double)(w.n * SPAN_SIZE) / (ns / 1e3);
+	return ret;
+}
+
 static int bench_kstream(struct bench_ctx *ctx, int argc, char **argv)
 {
 	static const size_t sizes[2] = { 4096, 64 };
-	double *res[2][NCONT], med[2][NCONT], mbps[NCONT];
-	uint64_t total[2];
+	double *res[2][NCONT], med[2][NCONT], mbps[NCONT], *span[2] = { NULL, NULL };
+	uint64_t total[2], span_total;
 	char key[64];
 	int opt, s, c, i, ret = 0;
 
@@ -172,6 +308,7 @@ static int bench_kstream(struct bench_ctx *ctx, int argc, char **argv)
 	}
 	if (!total[1])
 		return -EINVAL;
+	span_total = total[0] / 4;
 	if (access("/dev/asx", R_OK | W_OK)) {
 		fprintf(stderr, "asx-bench kstream: /dev/asx: %s; run it in the test VM "
 			"(tools/vm/asx-vm build/bin/asx-bench kstream); skipped\n", strerror(errno));
@@ -186,6 +323,13 @@ static int bench_kstream(struct bench_ctx *ctx, int argc, char **argv)
 				goto out;
 			}
 		}
+	for (s = 0; s < 2; s++) {
+		span[s] = calloc((size_t)ctx->runs, sizeof(double));
+		if (!span[s]) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
 
 	bench_say(ctx, "kstream: write a batch then read it back, one thread; %llu MB in 4 KB "
 		  "and %llu MB in 64 B writes; loop Stream with 0/1/4 pass modules vs a pipe; "
@@ -205,6 +349,18 @@ static int bench_kstream(struct bench_ctx *ctx, int argc, char **argv)
 				  res[s][ASX4][i]);
 		}
 	}
+	bench_say(ctx, "span: a user-space Stream over a kernel loop Stream (asx_kstream_driver), "
+		  "writer thread and reader, %llu MB in 4 KB messages, vs a pipe with the same two "
+		  "threads\n", (unsigned long long)(span_total >> 20));
+	bench_say(ctx, "%4s %6s %12s %12s\n", "run", "row", "span MB/s", "pipe MB/s");
+	for (i = 0; i < ctx->runs; i++) {
+		ret = span_run(span_total, &span[0][i], &span[1][i]);
+		if (ret) {
+			fprintf(stderr, "asx-bench kstream: span: %s\n", strerror(-ret));
+			goto out;
+		}
+		bench_say(ctx, "%4d %6s %12.1f %12.1f\n", i + 1, "span", span[0][i], span[1][i]);
+	}
 	for (s = 0; s < 2; s++)
 		for (c = 0; c < NCONT; c++)
 			med[s][c] = bench_median(res[s][c], (size_t)ctx->runs);
@@ -220,7 +376,19 @@ static int bench_kstream(struct bench_ctx *ctx, int argc, char **argv)
 	bench_figure(ctx, "asx1_over_pipe_4k", med[0][ASX1] / med[0][PIPE_], "");
 	bench_figure(ctx, "asx1_over_pipe_64", med[1][ASX1] / med[1][PIPE_], "");
 	bench_figure(ctx, "asx4_over_pipe_4k", med[0][ASX4] / med[0][PIPE_], "");
+	{
+		double sm = bench_median(span[0], (size_t)ctx->runs);
+		double pm = bench_median(span[1], (size_t)ctx->runs);
+
+		bench_say(ctx, "median   span: span %.1f MB/s, pipe %.1f MB/s; span/pipe %.2f\n",
+			  sm, pm, sm / pm);
+		bench_figure(ctx, "span_mbps_4k", sm, "MB/s");
+		bench_figure(ctx, "span_pipe_mbps_4k", pm, "MB/s");
+		bench_figure(ctx, "span_over_pipe_4k", sm / pm, "");
+	}
 out:
+	free(span[0]);
+	free(span[1]);
 	for (s = 0; s < 2; s++)
 		for (c = 0; c < NCONT; c++)
 			free(res[s][c]);
@@ -228,5 +396,6 @@ out:
 }
 
 BENCH_COMMAND(kstream, "kstream",
-	      "bytes through a /dev/asx loop Stream (0/1/4 pass modules) vs a pipe (in the VM)",
+	      "bytes through a /dev/asx loop Stream (0/1/4 pass modules) and a spanning Stream "
+	      "vs a pipe (in the VM)",
 	      "[-m MEGABYTES]", bench_kstream)

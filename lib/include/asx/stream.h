@@ -45,11 +45,12 @@
  * normal ones.  A slow Task therefore stops the threads feeding it,
  * layer by layer, back to the writers at the head.
  *
- * Flush.  An ASX_MSG_FLUSH message carries one byte of ASX_FLUSH* flags
- * (and the band in a second byte with ASX_FLUSHBAND).  On its way it
- * clears the queue of every write-side Task it reaches (ASX_FLUSHW) or
- * read-side Task (ASX_FLUSHR); the tail turns it back up when ASX_FLUSHR
- * is set, the head turns it back down when ASX_FLUSHW is set, as in
+ * Flush.  An ASX_MSG_FLUSH message carries one byte of ASX_STREAM_FLUSH*
+ * flags (and the band in a second byte with ASX_STREAM_FLUSHBAND).  On its
+ * way it clears the queue of every write-side Task it reaches
+ * (ASX_STREAM_FLUSHW) or read-side Task (ASX_STREAM_FLUSHR); the tail
+ * turns it back up when ASX_STREAM_FLUSHR
+ * is set, the head turns it back down when ASX_STREAM_FLUSHW is set, as in
  * System V STREAMS.  asx_stream_flush() starts one.
  *
  * Reconfiguration while messages flow (push, pop, insert, replace,
@@ -101,7 +102,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
-#include <linux/asx.h>
 #include <asx/common.h>
 #include <asx/msg.h>
 #include <asx/msgq.h>
@@ -114,13 +114,16 @@ struct asx_stream;
 struct asx_module;
 struct asx_task;
 
-/* Flags in the first data byte of an ASX_MSG_FLUSH message. */
 /*
- * ASX_FLUSHR (read-side queues), ASX_FLUSHW (write-side queues),
- * ASX_FLUSHRW and ASX_FLUSHBAND (only the band in the second data byte)
- * are the kernel ABI's flags from <linux/asx.h>, so a FLUSH message
- * means the same in a user-space Stream and in a /dev/asx stream.
+ * Flags in the first data byte of an ASX_MSG_FLUSH message: the library's
+ * own, so this header does not pull in the kernel ABI (<linux/asx.h>)
+ * and its GETMSG flags.  A kernel Stream's flush bits are mapped to and
+ * from these by <asx/kstream.h> (asx_kstream_flush_to_kernel()).
  */
+#define ASX_STREAM_FLUSHR	0x1u	/* the read-side queues */
+#define ASX_STREAM_FLUSHW	0x2u	/* the write-side queues */
+#define ASX_STREAM_FLUSHRW	(ASX_STREAM_FLUSHR | ASX_STREAM_FLUSHW)
+#define ASX_STREAM_FLUSHBAND	0x4u	/* only the band in the second data byte */
 
 /* asx_task_ops.close @flags */
 #define ASX_TASK_CLOSE_REMOVED	0x1u	/* removed from a running stream */
@@ -282,8 +285,8 @@ ASX_API int asx_stream_get(struct asx_stream *s, struct asx_msg **mp, unsigned i
 ASX_API struct asx_msgq *asx_stream_head_queue(struct asx_stream *s);
 
 /*
- * Send a FLUSH with @flags (ASX_FLUSHR/W, ASX_FLUSHBAND with @band): the
- * head's read queue is cleared at once for ASX_FLUSHR.  0, -EINVAL, -ENOMEM.
+ * Send a FLUSH with @flags (ASX_STREAM_FLUSHR/W, ASX_STREAM_FLUSHBAND with
+ * @band): the head's read queue is cleared at once for ASX_STREAM_FLUSHR.  0, -EINVAL, -ENOMEM.
  */
 ASX_API int asx_stream_flush(struct asx_stream *s, unsigned int flags, uint8_t band);
 

@@ -71,8 +71,8 @@ static int mux_down_put(struct asx_task *t, struct asx_msg *m, const struct time
 
 	if (m->type == ASX_MSG_FLUSH) {
 		/* a driver's answer: turn it back up when it asks for that */
-		if (asx_msg_block_len(m) && (m->rd[0] & ASX_FLUSHR)) {
-			m->rd[0] &= (unsigned char)~ASX_FLUSHW;
+		if (asx_msg_block_len(m) && (m->rd[0] & ASX_STREAM_FLUSHR)) {
+			m->rd[0] &= (unsigned char)~ASX_STREAM_FLUSHW;
 			if (asx_task_reply(t, m, dl) == 0)
 				return 0;
 		}

@@ -116,9 +116,9 @@ static void flush_on_way(struct asx_task *t, const struct asx_msg *m)
 	size_t len = asx_msg_block_len(m);
 	unsigned int f = len ? m->rd[0] : 0;
 
-	if (!(f & (t->side == 'w' ? ASX_FLUSHW : ASX_FLUSHR)))
+	if (!(f & (t->side == 'w' ? ASX_STREAM_FLUSHW : ASX_STREAM_FLUSHR)))
 		return;
-	if (f & ASX_FLUSHBAND)
+	if (f & ASX_STREAM_FLUSHBAND)
 		asx_msgq_flush_band(t->q, len > 1 ? m->rd[1] : 0);
 	else
 		asx_msgq_flush(t->q);
@@ -651,9 +651,9 @@ static int head_rd_put(struct asx_task *t, struct asx_msg *m, const struct times
 	asx__stream_upcall_fn *up;
 
 	if (m->type == ASX_MSG_FLUSH) {
-		/* our queue was flushed on the way in (ASX_FLUSHR) */
-		if (asx_msg_block_len(m) && (m->rd[0] & ASX_FLUSHW)) {
-			m->rd[0] &= (unsigned char)~ASX_FLUSHR;
+		/* our queue was flushed on the way in (ASX_STREAM_FLUSHR) */
+		if (asx_msg_block_len(m) && (m->rd[0] & ASX_STREAM_FLUSHW)) {
+			m->rd[0] &= (unsigned char)~ASX_STREAM_FLUSHR;
 			if (asx_task_reply(t, m, dl) == 0)
 				return 0;
 		}
@@ -668,11 +668,11 @@ static int head_rd_put(struct asx_task *t, struct asx_msg *m, const struct times
 
 static const struct asx_task_ops head_rd_ops = { .put = head_rd_put };
 
-/* The tail's handling of a FLUSH: turn it up when it asks for ASX_FLUSHR. */
+/* The tail's handling of a FLUSH: turn it up when it asks for ASX_STREAM_FLUSHR. */
 static int tail_flush(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
 {
-	if (asx_msg_block_len(m) && (m->rd[0] & ASX_FLUSHR)) {
-		m->rd[0] &= (unsigned char)~ASX_FLUSHW;
+	if (asx_msg_block_len(m) && (m->rd[0] & ASX_STREAM_FLUSHR)) {
+		m->rd[0] &= (unsigned char)~ASX_STREAM_FLUSHW;
 		if (asx_task_reply(t, m, dl) == 0)
 			return 0;
 	}
@@ -866,15 +866,16 @@ int asx_stream_flush(struct asx_stream *s, unsigned int flags, uint8_t band)
 	struct asx_msg *m;
 	unsigned char b[2];
 
-	if (!s || !(flags & ASX_FLUSHRW) || (flags & ~(ASX_FLUSHRW | ASX_FLUSHBAND)))
+	if (!s || !(flags & ASX_STREAM_FLUSHRW) ||
+	    (flags & ~(ASX_STREAM_FLUSHRW | ASX_STREAM_FLUSHBAND)))
 		return -EINVAL;
-	if (flags & ASX_FLUSHR) {
-		if (flags & ASX_FLUSHBAND)
+	if (flags & ASX_STREAM_FLUSHR) {
+		if (flags & ASX_STREAM_FLUSHBAND)
 			asx_msgq_flush_band(s->head->rd.q, band);
 		else
 			asx_msgq_flush(s->head->rd.q);
 	}
-	if (!(flags & ASX_FLUSHW))
+	if (!(flags & ASX_STREAM_FLUSHW))
 		return 0;
 	m = asx_msg_alloc(2, ASX_MSG_FLUSH);
 	if (!m)

@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * test_kstream.c - <asx/kstream.h> on the host (no asx.ko here): the one
+ * kernel<->library mapping of message types and flush bits, the wrappers'
+ * errors without a kernel Stream, and the spanning driver over
+ * descriptors: two user-space Streams joined by a socketpair (or two
+ * pipes), 40,000 messages each way at once with slow readers, checked for
+ * loss, duplication, order per band, type, band and control parts, with
+ * the writers seen to block on flow control that came across the
+ * descriptor; high-priority and application types; hang-up at close.
+ * selftests/asx/lib/kstream_test.c does the same over a kernel Stream.
+ *
+ * Helper threads never call cmocka's assert_* (it longjmps); they record
+ * what they saw and the main thread asserts.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <asx/kstream.h>
+#include <asx/stream.h>
+
+#if defined(__SANITIZE_THREAD__)
+#define N_MSGS 8000
+#elif defined(__SANITIZE_ADDRESS__)
+#define N_MSGS 20000
+#else
+#define N_MSGS 40000
+#endif
+#define NBANDS	3
+#define SLOW_FIRST 3000		/* the reader dawdles over these */
+
+/* ---------------------------------------------------------------- mapping */
+
+static void test_typemap(void **state)
+{
+	static const struct { unsigned int lib, kern; } want[] = {
+		{ ASX_MSG_DATA, 0x00 }, { ASX_MSG_PROTO, 0x01 }, { ASX_MSG_IOCTL, 0x02 },
+		{ ASX_MSG_CTL, 0x03 }, { ASX_MSG_PCPROTO, 0x80 }, { ASX_MSG_FLUSH, 0x81 },
+		{ ASX_MSG_IOCACK, 0x82 }, { ASX_MSG_IOCNAK, 0x83 }, { ASX_MSG_ERROR, 0x84 },
+		{ ASX_MSG_HANGUP, 0x85 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		assert_int_equal(asx_kstream_type_to_kernel(want[i].lib), (int)want[i].kern);
+		assert_int_equal(asx_kstream_type_from_kernel(want[i].kern), (int)want[i].lib);
+		/* high priority on both sides alike */
+		assert_int_equal(asx_msg_type_is_hipri(want[i].lib), want[i].kern >= 0x80);
+	}
+	/* the library's PROTO is the kernel's GETMSG flag value, not its type */
+	assert_int_equal(ASX_MSG_PROTO, ASX_MSG_HIPRI);
+	assert_int_not_equal(asx_kstream_type_to_kernel(ASX_MSG_PCPROTO), ASX_MSG_PCPROTO);
+	assert_int_equal(asx_kstream_type_to_kernel(ASX_MSG_USER), -EINVAL);
+	assert_int_equal(asx_kstream_type_to_kernel(ASX_MSG_PCUSER), -EINVAL);
+	assert_int_equal(asx_kstream_type_from_kernel(0x86), -EINVAL);
+
+	assert_int_equal(asx_kstream_flush_to_kernel(ASX_STREAM_FLUSHR), ASX_FLUSHR);
+	assert_int_equal(asx_kstream_flush_to_kernel(ASX_STREAM_FLUSHW), ASX_FLUSHW);
+	assert_int_equal(asx_kstream_flush_to_kernel(ASX_STREAM_FLUSHRW | ASX_STREAM_FLUSHBAND),
+			 ASX_FLUSHRW | ASX_FLUSHBAND);
+	assert_int_equal(asx_kstream_flush_from_kernel(ASX_FLUSHRW), ASX_STREAM_FLUSHRW);
+	assert_int_equal(asx_kstream_flush_to_kernel(0x80), -EINVAL);
+	assert_int_equal(asx_kstream_flush_from_kernel(0x80), -EINVAL);
+}
+
+/* ---------------------------------------------------------------- wrappers */
+
+static void test_wrappers_errors(void **state)
+{
+	struct asx_kstream *ks = NULL;
+	struct asx_module *mod = NULL;
+	int p[2];
+
+	(void)state;
+	assert_int_equal(asx_kstream_open(NULL, NULL, 0), -EINVAL);
+	assert_int_equal(asx_kstream_open(&ks, NULL, 0x80), -EINVAL);
+	assert_int_equal(asx_kstream_attach(&ks, -1, false), -EBADF);
+	assert_int_equal(asx_kstream_push(NULL, "pass"), -EINVAL);
+	assert_int_equal(asx_kstream_fd(NULL), -EINVAL);
+
+	/* a pipe is no kernel Stream: the ioctls say so, the handle lives on */
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(asx_kstream_attach(&ks, p[0], false), 0);
+	assert_int_equal(asx_kstream_fd(ks), p[0]);
+	assert_int_equal(asx_kstream_push(ks, "pass"), -ENOTTY);
+	assert_int_equal(asx_kstream_flush(ks, 0x80, 0), -EINVAL);
+	assert_int_equal(asx_kstream_push(ks, "a-name-longer-than-thirty-one-bytes"),
+			 -ENAMETOOLONG);
+	assert_int_equal(asx_kstream_detach(ks), p[0]);
+
+	assert_int_equal(asx_kstream_driver(&mod, NULL, NULL, 0), -EINVAL);
+	assert_int_equal(asx_fd_driver(&mod, NULL, -1, p[1], 0), -EBADF);
+	assert_int_equal(asx_fd_driver(&mod, NULL, p[0], p[1], 0x80), -EINVAL);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* ---------------------------------------------------------------- spanning */
+
+/* A message: seq in the first 4 bytes of data, type and band from seq. */
+static unsigned int type_of(uint32_t seq)
+{
+	return seq % 7 == 0 ? ASX_MSG_PROTO : ASX_MSG_DATA;
+}
+
+static uint8_t band_of(uint32_t seq)
+{
+	return (uint8_t)(seq % NBANDS);
+}
+
+static size_t len_of(uint32_t seq)
+{
+	return 16 + seq % 200;
+}
+
+static struct asx_msg *make_msg(uint32_t seq)
+{
+	size_t len = len_of(seq);
+	struct asx_msg *m = asx_msg_alloc(len, ASX_MSG_DATA), *c;
+	unsigned char buf[256];
+
+	if (!m)
+		return NULL;
+	memset(buf, (int)(seq & 0xff), len);
+	memcpy(buf, &seq, sizeof(seq));
+	asx_msg_append(m, buf, len);
+	m->band = band_of(seq);
+	if (type_of(seq) == ASX_MSG_PROTO) {
+		c = asx_msg_alloc(8, ASX_MSG_PROTO);
+		if (!c) {
+			asx_msg_free(m);
+			return NULL;
+		}
+		asx_msg_append(c, "ctl:", 4);
+		asx_msg_append(c, &seq, 4);
+		c->band = m->band;
+		c->cont = m;
+		m = c;
+	}
+	return m;
+}
+
+/* Checks @m against its seq; returns the seq or -1. */
+static long check_msg(struct asx_msg *m)
+{
+	const struct asx_msg *d = m;
+	unsigned char buf[256];
+	uint32_t seq, cseq = 0;
+	size_t len;
+
+	if (m->type == ASX_MSG_PROTO) {
+		if (asx_msg_block_len(m) != 8 || memcmp(m->rd, "ctl:", 4))
+			return -1;
+		memcpy(&cseq, m->rd + 4, 4);
+		d = m->cont;
+		if (!d || d->type != ASX_MSG_DATA)
+			return -1;
+	} else if (m->type != ASX_MSG_DATA) {
+		return -1;
+	}
+	len = asx_msg_length(d);
+	if (len < 4 || len > sizeof(buf))
+		return -1;
+	for (size_t off = 0; d; d = d->cont) {
+		memcpy(buf + off, d->rd, asx_msg_block_len(d));
+		off += asx_msg_block_len(d);
+	}
+	memcpy(&seq, buf, 4);
+	if (len != len_of(seq) || type_of(seq) != m->type || band_of(seq) != m->band)
+		return -1;
+	if (m->type == ASX_MSG_PROTO && cseq != seq)
+		return -1;
+	for (size_t i = 4; i < len; i++)
+		if (buf[i] != (unsigned char)(seq & 0xff))
+			return -1;
+	return seq;
+}
+
+struct side {
+	struct asx_stream *s;
+	struct asx_module *drv;
+	uint32_t n;
+	/* writer */
+	uint64_t blocked;	/* NOWAIT puts refused by flow control */
+	int wret;
+	/* reader */
+	unsigned char *seen;
+	uint32_t got, bad, dups, disorder;
+	int64_t last[NBANDS];
+	int rret;
+	bool slow;
+};
+
+static void *writer(void *arg)
+{
+	struct side *sd = arg;
+	struct asx_msg *m;
+	int r;
+
+	for (uint32_t seq = 0; seq < sd->n; seq++) {
+		m = make_msg(seq);
+		if (!m) {
+			sd->wret = -ENOMEM;
+			return NULL;
+		}
+		r = asx_stream_put(sd->s, m, ASX_STREAM_NOWAIT, NULL);
+		if (r == -EWOULDBLOCK) {
+			sd->blocked++;
+			r = asx_stream_put(sd->s, m, 0, NULL);
+		}
+		if (r) {
+			asx_msg_free_chain(m);
+			sd->wret = r;
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+static void *reader(void *arg)
+{
+	struct side *sd = arg;
+	struct timespec dl;
+	struct asx_msg *m;
+	long seq;
+	int r;
+
+	for (int b = 0; b < NBANDS; b++)
+		sd->last[b] = -1;
+	while (sd->got + sd->bad < sd->n) {
+		r = asx_stream_get(sd->s, &m, 0, asx_deadline(&dl, 30 * ASX_NSEC_PER_SEC));
+		if (r) {
+			sd->rret = r;
+			return NULL;
+		}
+		seq = check_msg(m);
+		if (seq < 0 || (uint32_t)seq >= sd->n) {
+			sd->bad++;
+		} else {
+			if (sd->seen[seq])
+				sd->dups++;
+			sd->seen[seq] = 1;
+			if (seq <= sd->last[band_of((uint32_t)seq)])
+				sd->disorder++;
+			sd->last[band_of((uint32_t)seq)] = seq;
+			sd->got++;
+		}
+		asx_msg_free_chain(m);
+		if (sd->slow && sd->got < SLOW_FIRST)
+			usleep(100);
+	}
+	return NULL;
+}
+
+static struct asx_stream *span_open(int rfd, int wfd, struct asx_module **drvp)
+{
+	struct asx_module *drv = NULL;
+	struct asx_stream *s = NULL;
+	int r;
+
+	r = asx_fd_driver(&drv, NULL, rfd, wfd, ASX_DRIVER_OWN);
+	if (r)
+		fail_msg("asx_fd_driver: %s", strerror(-r));
+	ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_DRIVER, .driver = drv,
+		 .head_hiwat = 16384, .head_lowat = 4096);
+	r = asx_stream_open(&s, &o);
+	if (r)
+		fail_msg("asx_stream_open: %s", strerror(-r));
+	/* small queues, so that flow control is reached soon */
+	assert_int_equal(asx_task_set_water(asx_module_wr(drv), 16384, 4096), 0);
+	*drvp = drv;
+	return s;
+}
+
+/* @a and @b: the descriptors of the two Streams (read, write). */
+static void run_pair(int ar, int aw, int br, int bw)
+{
+	struct side a = { .n = N_MSGS, .slow = true }, b = { .n = N_MSGS, .slow = true };
+	struct asx_driver_stats sa, sb;
+	pthread_t t[4];
+	struct asx_msg *m;
+	struct timespec dl;
+
+	a.s = span_open(ar, aw, &a.drv);
+	b.s = span_open(br, bw, &b.drv);
+	a.seen = calloc(N_MSGS, 1);
+	b.seen = calloc(N_MSGS, 1);
+	assert_non_null(a.seen);
+	assert_non_null(b.seen);
+	/* each Stream's writer feeds the other's reader */
+	assert_int_equal(pthread_create(&t[0], NULL, writer, &a), 0);
+	assert_int_equal(pthread_create(&t[1], NULL, writer, &b), 0);
+	assert_int_equal(pthread_create(&t[2], NULL, reader, &a), 0);
+	assert_int_equal(pthread_create(&t[3], NULL, reader, &b), 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+
+	for (int i = 0; i < 2; i++) {
+		struct side *sd = i ? &b : &a;
+
+		assert_int_equal(sd->wret, 0);
+		assert_int_equal(sd->rret, 0);
+		assert_int_equal(sd->bad, 0);
+		assert_int_equal(sd->dups, 0);
+		assert_int_equal(sd->disorder, 0);
+		assert_int_equal(sd->got, N_MSGS);
+		/* the slow reader's backlog crossed the descriptor and stopped the writer */
+		assert_true(sd->blocked > 0);
+	}
+	assert_int_equal(asx_driver_stats(a.drv, &sa), 0);
+	assert_int_equal(asx_driver_stats(b.drv, &sb), 0);
+	assert_int_equal(sa.down_msgs, N_MSGS);
+	assert_int_equal(sa.up_msgs, N_MSGS);
+	assert_int_equal(sb.down_msgs, N_MSGS);
+	assert_int_equal(sb.up_msgs, N_MSGS);
+	assert_int_equal(sa.drops + sb.drops, 0);
+	assert_true(sa.down_waits + sb.down_waits > 0);	/* the descriptor was full */
+	assert_true(sa.up_waits + sb.up_waits > 0);	/* the Stream above was full */
+	print_message("# %u each way; writers blocked %llu, %llu times; down waits %llu, "
+		      "%llu; up waits %llu, %llu\n", N_MSGS, (unsigned long long)a.blocked,
+		      (unsigned long long)b.blocked, (unsigned long long)sa.down_waits,
+		      (unsigned long long)sb.down_waits, (unsigned long long)sa.up_waits,
+		      (unsigned long long)sb.up_waits);
+
+	/* closing one end brings a HANGUP up the other */
+	asx_stream_close(a.s);
+	assert_int_equal(asx_stream_get(b.s, &m, 0, asx_deadline(&dl, 10 * ASX_NSEC_PER_SEC)),
+			 0);
+	assert_int_equal(m->type, ASX_MSG_HANGUP);
+	asx_msg_free_chain(m);
+	asx_stream_close(b.s);
+	free(a.seen);
+	free(b.seen);
+}
+
+static void test_fd_socketpair(void **state)
+{
+	int sv[2], sz = 16384;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	for (int i = 0; i < 2; i++) {
+		setsockopt(sv[i], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+		setsockopt(sv[i], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	}
+	run_pair(sv[0], sv[0], sv[1], sv[1]);
+}
+
+static void test_fd_pipes(void **state)
+{
+	int ab[2], ba[2];
+
+	(void)state;
+	assert_int_equal(pipe2(ab, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(ba, O_CLOEXEC), 0);
+	/* a reads ba, writes ab; b the other way */
+	run_pair(ba[0], ab[1], ab[0], ba[1]);
+}
+
+/* Every type crosses as itself; high priority overtakes; FLUSH stays local. */
+static void test_fd_types(void **state)
+{
+	static const unsigned int types[] = { ASX_MSG_USER + 3, ASX_MSG_PCUSER + 1,
+					      ASX_MSG_CTL, ASX_MSG_ERROR, ASX_MSG_PCPROTO };
+	struct asx_module *da, *db;
+	struct asx_stream *a, *b;
+	struct timespec dl;
+	struct asx_msg *m;
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	a = span_open(sv[0], sv[0], &da);
+	b = span_open(sv[1], sv[1], &db);
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		m = asx_msg_alloc(4, types[i]);
+		asx_msg_append(m, "abcd", 4);
+		m->band = asx_msg_type_is_hipri(types[i]) ? 0 : 7;
+		assert_int_equal(asx_stream_put(a, m, 0, NULL), 0);
+		assert_int_equal(asx_stream_get(b, &m, 0,
+						asx_deadline(&dl, 10 * ASX_NSEC_PER_SEC)), 0);
+		assert_int_equal(m->type, types[i]);
+		assert_int_equal(m->band, asx_msg_type_is_hipri(types[i]) ? 0 : 7);
+		assert_int_equal(asx_msg_length(m), 4);
+		assert_memory_equal(m->rd, "abcd", 4);
+		asx_msg_free_chain(m);
+	}
+	/* a message longer than the reader's buffer */
+	{
+		size_t big = 1u << 20;
+		unsigned char *buf = malloc(big);
+
+		assert_non_null(buf);
+		for (size_t i = 0; i < big; i++)
+			buf[i] = (unsigned char)(i * 7);
+		m = asx_msg_alloc(big, ASX_MSG_DATA);
+		asx_msg_append(m, buf, big);
+		assert_int_equal(asx_stream_put(a, m, 0, NULL), 0);
+		assert_int_equal(asx_stream_get(b, &m, 0,
+						asx_deadline(&dl, 10 * ASX_NSEC_PER_SEC)), 0);
+		assert_int_equal(asx_msg_length(m), big);
+		assert_int_equal(asx_msg_pullup(m, big), 0);
+		assert_memory_equal(m->rd, buf, big);
+		asx_msg_free_chain(m);
+		free(buf);
+	}
+	/* a flush turns around at the driver: it comes back up a, not out to b */
+	assert_int_equal(asx_stream_flush(a, ASX_STREAM_FLUSHRW, 0), 0);
+	assert_int_equal(asx_stream_get(b, &m, ASX_STREAM_NOWAIT, NULL), -EWOULDBLOCK);
+	asx_stream_close(b);
+	assert_int_equal(asx_stream_get(a, &m, 0, asx_deadline(&dl, 10 * ASX_NSEC_PER_SEC)),
+			 0);
+	assert_int_equal(m->type, ASX_MSG_HANGUP);
+	asx_msg_free_chain(m);
+	asx_stream_close(a);
+}
+
+/* A driver never given to a Stream is freed with its descriptors. */
+static void test_fd_driver_destroy(void **state)
+{
+	struct asx_module *drv;
+	int p[2];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(asx_fd_driver(&drv, "wire", p[0], p[1], ASX_DRIVER_OWN), 0);
+	assert_string_equal(asx_module_name(drv), "wire");
+	asx_module_destroy(drv);
+	assert_int_equal(close(p[0]), -1);	/* closed by the driver */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_typemap),
+		cmocka_unit_test(test_wrappers_errors),
+		cmocka_unit_test(test_fd_driver_destroy),
+		cmocka_unit_test(test_fd_types),
+		cmocka_unit_test(test_fd_socketpair),
+		cmocka_unit_test(test_fd_pipes),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kstream_test.c - libasx's <asx/kstream.h> against asx.ko: the wrappers
+ * on real kernel Streams (list, push/pop, putmsg/getmsg with bands and
+ * control parts, library messages in and out with their types mapped,
+ * water marks, qstats, str, pipes, link/unlink), and the spanning Stream:
+ * a user-space Stream with a user-space Module whose driver is a kernel
+ * Stream with a kernel module pushed, messages of two types in three bands
+ * through it while the reader at the top is slow, checked for loss,
+ * duplication, order per band, type and band; the kernel module counted
+ * every one; flow control held across the boundary (the writer blocked,
+ * the kernel Stream's head queue reached its high water mark, the reader
+ * thread waited on the Stream above).
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <asx/kstream.h>
+#include <asx/modules.h>
+#include <asx/stream.h>
+
+#include "asx_harness.h"
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define N_MSGS	1500
+#else
+#define N_MSGS	6000
+#endif
+#define NBANDS	3
+#define SLOW_FIRST 600
+
+#define NEED_ASX(ks) do {							\
+	int _r = asx_kstream_open(&(ks), NULL, 0);				\
+	if (_r)									\
+		SKIP(return, "no /dev/asx: %s", strerror(-_r));			\
+} while (0)
+
+/* ---------------------------------------------------------------- wrappers */
+
+TEST(wrappers_configure)
+{
+	char names[4][ASX_KSTREAM_NAME_MAX], drv[ASX_KSTREAM_NAME_MAX];
+	struct asx_kstream *ks;
+	uint64_t hi = 0, lo = 0;
+	struct asx_version v;
+	struct asx_qstats qs;
+
+	NEED_ASX(ks);
+	ASSERT_EQ(asx_kstream_version(ks, &v), 0);
+	EXPECT_EQ(v.major, ASX_VERSION_MAJOR);
+	EXPECT_TRUE(v.features & ASX_FEAT_STREAMS);
+	ASSERT_EQ(asx_kstream_push(ks, "pass"), 0);
+	ASSERT_EQ(asx_kstream_push(ks, "count"), 0);
+	EXPECT_EQ(asx_kstream_push(ks, "no-such-module"), -ENOENT);
+	ASSERT_EQ(asx_kstream_list(ks, names, 4, drv), 2);
+	EXPECT_STREQ(names[0], "count");
+	EXPECT_STREQ(names[1], "pass");
+	EXPECT_STREQ(drv, "loop");
+	EXPECT_EQ(asx_kstream_list(ks, NULL, 0, NULL), 2);
+	ASSERT_EQ(asx_kstream_pop(ks, "pass"), 0) TH_LOG("by name, from below the top");
+	ASSERT_EQ(asx_kstream_list(ks, names, 4, NULL), 1);
+	EXPECT_STREQ(names[0], "count");
+	ASSERT_EQ(asx_kstream_pop(ks, NULL), 0);
+	EXPECT_EQ(asx_kstream_list(ks, names, 4, NULL), 0);
+	ASSERT_EQ(asx_kstream_push(ks, "pass"), 0);
+
+	ASSERT_EQ(asx_kstream_set_water(ks, 0, ASX_SIDE_READ, 8192, 2048), 0);
+	ASSERT_EQ(asx_kstream_get_water(ks, 0, ASX_SIDE_READ, &hi, &lo), 0);
+	EXPECT_EQ(hi, 8192);
+	EXPECT_EQ(lo, 2048);
+	ASSERT_EQ(asx_kstream_qstats(ks, 1, ASX_SIDE_WRITE, &qs), 0);
+	EXPECT_STREQ(qs.name, "pass");
+	EXPECT_EQ(asx_kstream_qstats(ks, 7, ASX_SIDE_WRITE, &qs), -ENXIO);
+
+	ASSERT_EQ(asx_kstream_set_rdopt(ks, ASX_RMSGN), 0);
+	EXPECT_EQ(asx_kstream_get_rdopt(ks), ASX_RMSGN);
+	asx_kstream_close(ks);
+
+	ASSERT_EQ(asx_kstream_open(&ks, "null", 0), 0);
+	ASSERT_EQ(asx_kstream_list(ks, NULL, 0, drv), 0);
+	EXPECT_STREQ(drv, "null");
+	asx_kstream_close(ks);
+	EXPECT_EQ(asx_kstream_open(&ks, "no-such-driver", 0), -ENOENT);
+}
+
+TEST(wrappers_messages)
+{
+	struct asx_kstream *ks;
+	struct asx_count_stats cs;
+	char ctl[16], data[16];
+	struct asx_kstream_part c = { ctl, sizeof(ctl), -1 }, d = { data, sizeof(data), -1 };
+	struct asx_kstream_part pc = { "hdr", 0, 3 }, pd = { "body", 0, 4 };
+	unsigned int flags, band;
+	uint32_t msgs = 0;
+	struct asx_msg *m;
+
+	NEED_ASX(ks);
+	ASSERT_EQ(asx_kstream_push(ks, "count"), 0);
+	ASSERT_EQ(asx_kstream_putmsg(ks, &pc, &pd, 0, 5), 0);
+	ASSERT_EQ(asx_kstream_putmsg(ks, &pc, NULL, ASX_MSG_HIPRI, 0), 0);
+	ASSERT_EQ(asx_kstream_nread(ks, &msgs, NULL, NULL), 0);
+	EXPECT_EQ(msgs, 2);
+	flags = ASX_MSG_ANY;
+	band = 0;
+	ASSERT_EQ(asx_kstream_peek(ks, &c, &d, &flags, &band), 1);
+	flags = ASX_MSG_ANY;
+	ASSERT_EQ(asx_kstream_getmsg(ks, &c, &d, &flags, &band), 0);
+	EXPECT_EQ(flags, ASX_MSG_HIPRI) TH_LOG("high priority first");
+	EXPECT_EQ(c.len, 3);
+	EXPECT_EQ(d.len, -1);
+	flags = ASX_MSG_ANY;
+	ASSERT_EQ(asx_kstream_getmsg(ks, &c, &d, &flags, &band), 0);
+	EXPECT_EQ(flags, ASX_MSG_BAND);
+	EXPECT_EQ(band, 5);
+	EXPECT_EQ(c.len, 3);
+	ASSERT_EQ(d.len, 4);
+	EXPECT_EQ(memcmp(data, "body", 4), 0);
+
+	/* library messages: types mapped both ways, band kept */
+	m = asx_msg_alloc(4, ASX_MSG_PROTO);
+	asx_msg_append(m, "ctl!", 4);
+	m->cont = asx_msg_alloc(5, ASX_MSG_DATA);
+	asx_msg_append(m->cont, "data!", 5);
+	m->band = 3;
+	ASSERT_EQ(asx_kstream_put(ks, m), 0);
+	m = asx_msg_alloc(2, ASX_MSG_PCPROTO);
+	asx_msg_append(m, "pc", 2);
+	ASSERT_EQ(asx_kstream_put(ks, m), 0);
+	m = asx_msg_alloc(2, ASX_MSG_USER);
+	EXPECT_EQ(asx_kstream_put(ks, m), -EOPNOTSUPP);
+	asx_msg_free(m);
+	ASSERT_EQ(asx_kstream_get(ks, &m), 0);
+	EXPECT_EQ(m->type, ASX_MSG_PCPROTO);
+	EXPECT_EQ(asx_msg_length(m), 2);
+	asx_msg_free_chain(m);
+	ASSERT_EQ(asx_kstream_get(ks, &m), 0);
+	EXPECT_EQ(m->type, ASX_MSG_PROTO);
+	EXPECT_EQ(m->band, 3);
+	EXPECT_EQ(asx_msg_block_len(m), 4);
+	ASSERT_NE(m->cont, NULL);
+	EXPECT_EQ(m->cont->type, ASX_MSG_DATA);
+	EXPECT_EQ(asx_msg_length(m->cont), 5);
+	asx_msg_free_chain(m);
+
+	/* str: the count module's counters */
+	ASSERT_EQ(asx_kstream_str(ks, ASX_STR_COUNT_GET, &cs, 0, sizeof(cs), 0),
+		  (int)sizeof(cs));
+	EXPECT_EQ(cs.wmsgs, 4);
+	EXPECT_EQ(cs.rmsgs, 4);
+	EXPECT_EQ(asx_kstream_str(ks, 0x12345678, NULL, 0, 0, 0), -EINVAL);
+	ASSERT_EQ(asx_kstream_flush(ks, ASX_STREAM_FLUSHRW, 0), 0);
+	asx_kstream_close(ks);
+}
+
+TEST(wrappers_pipe_and_mux)
+{
+	struct asx_kstream *a, *b, *mux, *lower;
+	char buf[8];
+	uint32_t id = 0;
+
+	NEED_ASX(a);
+	asx_kstream_close(a);
+	ASSERT_EQ(asx_kstream_pipe_open(&a, &b, 0), 0);
+	ASSERT_EQ(write(asx_kstream_fd(a), "to b", 4), 4);
+	ASSERT_EQ(read(asx_kstream_fd(b), buf, sizeof(buf)), 4);
+	EXPECT_EQ(memcmp(buf, "to b", 4), 0);
+	asx_kstream_close(a);
+	asx_kstream_close(b);
+
+	ASSERT_EQ(asx_kstream_open(&mux, "mux", 0), 0);
+	ASSERT_EQ(asx_kstream_open(&lower, NULL, 0), 0);
+	ASSERT_EQ(asx_kstream_link(mux, lower, &id), 0);
+	EXPECT_EQ(asx_kstream_link(mux, lower, NULL), -EBUSY);
+	ASSERT_EQ(asx_kstream_unlink(mux, id), 0);
+	EXPECT_EQ(asx_kstream_unlink(mux, id), -ENXIO);
+	asx_kstream_close(lower);
+	asx_kstream_close(mux);
+}
+
+/* ---------------------------------------------------------------- spanning */
+
+static unsigned int type_of(uint32_t seq)
+{
+	return seq % 5 == 0 ? ASX_MSG_PROTO : ASX_MSG_DATA;
+}
+
+static uint8_t band_of(uint32_t seq)
+{
+	return (uint8_t)(seq % NBANDS);
+}
+
+static size_t len_of(uint32_t seq)
+{
+	return 64 + seq % 1000;
+}
+
+static struct asx_msg *make_msg(uint32_t seq)
+{
+	size_t len = len_of(seq);
+	struct asx_msg *m = asx_msg_alloc(len, ASX_MSG_DATA), *c;
+
+	if (!m)
+		return NULL;
+	memset(m->wr, (int)(seq & 0xff), len);
+	memcpy(m->wr, &seq, 4);
+	m->wr += len;
+	m->band = band_of(seq);
+	if (type_of(seq) == ASX_MSG_PROTO) {
+		c = asx_msg_alloc(4, ASX_MSG_PROTO);
+		if (!c) {
+			asx_msg_free(m);
+			return NULL;
+		}
+		asx_msg_append(c, &seq, 4);
+		c->band = m->band;
+		c->cont = m;
+		m = c;
+	}
+	return m;
+}
+
+/* The seq of a message that went through intact, or -1. */
+static long check_msg(struct asx_msg *m)
+{
+	struct asx_msg *d = m;
+	uint32_t seq, cseq = 0;
+	size_t len;
+
+	if (m->type == ASX_MSG_PROTO) {
+		if (asx_msg_block_len(m) != 4)
+			return -1;
+		memcpy(&cseq, m->rd, 4);
+		d = m->cont;
+		if (!d)
+			return -1;
+	} else if (m->type != ASX_MSG_DATA) {
+		return -1;
+	}
+	len = asx_msg_length(d);
+	if (len < 4 || asx_msg_pullup(d, len))
+		return -1;
+	memcpy(&seq, d->rd, 4);
+	if (len != len_of(seq) || type_of(seq) != m->type || band_of(seq) != m->band ||
+	    (m->type == ASX_MSG_PROTO && cseq != seq))
+		return -1;
+	for (size_t i = 4; i < len; i++)
+		if (d->rd[i] != (unsigned char)(seq & 0xff))
+			return -1;
+	return seq;
+}
+
+struct run {
+	struct asx_stream *s;
+	uint64_t blocked;
+	int wret, rret;
+	uint32_t got, bad, dups, disorder;
+	int64_t last[NBANDS];
+	unsigned char seen[N_MSGS];
+};
+
+static void *writer(void *arg)
+{
+	struct run *r = arg;
+	struct asx_msg *m;
+	int ret;
+
+	for (uint32_t seq = 0; seq < N_MSGS; seq++) {
+		m = make_msg(seq);
+		if (!m) {
+			r->wret = -ENOMEM;
+			return NULL;
+		}
+		ret = asx_stream_put(r->s, m, ASX_STREAM_NOWAIT, NULL);
+		if (ret == -EWOULDBLOCK) {
+			r->blocked++;
+			ret = asx_stream_put(r->s, m, 0, NULL);
+		}
+		if (ret) {
+			asx_msg_free_chain(m);
+			r->wret = ret;
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+static void reader(struct run *r)
+{
+	struct timespec dl;
+	struct asx_msg *m;
+	long seq;
+	int ret;
+
+	for (int b = 0; b < NBANDS; b++)
+		r->last[b] = -1;
+	while (r->got + r->bad < N_MSGS) {
+		ret = asx_stream_get(r->s, &m, 0, asx_deadline(&dl, 60 * ASX_NSEC_PER_SEC));
+		if (ret) {
+			r->rret = ret;
+			return;
+		}
+		seq = check_msg(m);
+		if (seq < 0 || seq >= N_MSGS) {
+			r->bad++;
+		} else {
+			r->dups += r->seen[seq];
+			r->seen[seq] = 1;
+			r->disorder += seq <= r->last[band_of((uint32_t)seq)];
+			r->last[band_of((uint32_t)seq)] = seq;
+			r->got++;
+		}
+		asx_msg_free_chain(m);
+		if (r->got < SLOW_FIRST)
+			usleep(1000);
+	}
+}
+
+TEST_TIMEOUT(span_over_kernel_stream, 240)
+{
+	struct asx_module *drv = NULL, *ucount;
+	struct asx_driver_stats st;
+	struct asx_count_stats cs;
+	struct asx_kstream *ks;
+	ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_DRIVER, .head_hiwat = 16384,
+		 .head_lowat = 4096);
+	struct asx_counter uc;
+	struct asx_qstats qs;
+	struct run *r;
+	pthread_t w;
+
+	NEED_ASX(ks);
+	r = calloc(1, sizeof(*r));
+	ASSERT_NE(r, NULL);
+	/* kernel: loop driver, "count" pushed, small queues at the head */
+	ASSERT_EQ(asx_kstream_push(ks, "count"), 0);
+	ASSERT_EQ(asx_kstream_set_water(ks, 0, ASX_SIDE_READ, 16384, 4096), 0);
+	ASSERT_EQ(asx_kstream_driver(&drv, NULL, ks, ASX_DRIVER_OWN), 0);
+	o.driver = drv;
+	ASSERT_EQ(asx_stream_open(&r->s, &o), 0);
+	ASSERT_EQ(asx_task_set_water(asx_module_wr(drv), 16384, 4096), 0);
+	/* user space: a counter Module above the kernel's */
+	ASSERT_EQ(asx_mod_counter(&ucount, "ucount"), 0);
+	ASSERT_EQ(asx_stream_push(r->s, ucount, 0, NULL), 0);
+
+	ASSERT_EQ(pthread_create(&w, NULL, writer, r), 0);
+	reader(r);
+	pthread_join(w, NULL);
+
+	EXPECT_EQ(r->wret, 0);
+	EXPECT_EQ(r->rret, 0);
+	EXPECT_EQ(r->bad, 0);
+	EXPECT_EQ(r->dups, 0);
+	EXPECT_EQ(r->disorder, 0);
+	EXPECT_EQ(r->got, N_MSGS);
+	/* every message crossed both ways through the kernel module */
+	ASSERT_EQ(asx_kstream_str(ks, ASX_STR_COUNT_GET, &cs, 0, sizeof(cs), 0),
+		  (int)sizeof(cs));
+	EXPECT_EQ(cs.wmsgs, N_MSGS);
+	EXPECT_EQ(cs.rmsgs, N_MSGS);
+	/* the counter counts once put_next returned: the last may lag the get */
+	for (int i = 0; i < 500; i++) {
+		ASSERT_EQ(asx_mod_counter_read(ucount, &uc), 0);
+		if (uc.rd_msgs == N_MSGS)
+			break;
+		usleep(10000);
+	}
+	EXPECT_EQ(uc.wr_msgs, N_MSGS);
+	EXPECT_EQ(uc.rd_msgs, N_MSGS);
+	/* flow control across the boundary, both ways */
+	ASSERT_EQ(asx_driver_stats(drv, &st), 0);
+	EXPECT_EQ(st.down_msgs, N_MSGS);
+	EXPECT_EQ(st.up_msgs, N_MSGS);
+	EXPECT_EQ(st.drops, 0);
+	ASSERT_EQ(asx_kstream_qstats(ks, 0, ASX_SIDE_READ, &qs), 0);
+	EXPECT_GT(qs.fc_stops, 0) TH_LOG("the kernel Stream's head never filled");
+	EXPECT_GT(st.up_waits, 0) TH_LOG("the reader thread never waited on the Stream");
+	EXPECT_GT(st.down_waits, 0) TH_LOG("PUTMSG never found the kernel Stream full");
+	EXPECT_GT(r->blocked, 0) TH_LOG("the writer never blocked");
+	TH_LOG("%d msgs; writer blocked %llu; down waits %llu, up waits %llu; kernel head "
+	       "fc_stops %llu", N_MSGS, (unsigned long long)r->blocked,
+	       (unsigned long long)st.down_waits, (unsigned long long)st.up_waits,
+	       (unsigned long long)qs.fc_stops);
+	asx_stream_close(r->s);
+	free(r);
+}
+
+/* High priority overtakes; a FLUSH flushes the kernel Stream too. */
+TEST(span_hipri_and_flush)
+{
+	ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_DRIVER);
+	struct asx_module *drv = NULL;
+	struct asx_stream *s;
+	struct asx_kstream *ks;
+	struct timespec dl;
+	struct asx_msg *m;
+	uint32_t msgs = 1;
+
+	NEED_ASX(ks);
+	ASSERT_EQ(asx_kstream_push(ks, "pass"), 0);
+	ASSERT_EQ(asx_kstream_driver(&drv, "kern", ks, 0), 0);
+	o.driver = drv;
+	ASSERT_EQ(asx_stream_open(&s, &o), 0);
+	m = asx_msg_alloc(3, ASX_MSG_PCPROTO);
+	asx_msg_append(m, "urg", 3);
+	ASSERT_EQ(asx_stream_put(s, m, 0, NULL), 0);
+	ASSERT_EQ(asx_stream_get(s, &m, 0, asx_deadline(&dl, 10 * ASX_NSEC_PER_SEC)), 0);
+	EXPECT_EQ(m->type, ASX_MSG_PCPROTO);
+	EXPECT_EQ(asx_msg_length(m), 3);
+	asx_msg_free_chain(m);
+	/* a message the kernel cannot carry is dropped and counted */
+	m = asx_msg_alloc(1, ASX_MSG_USER);
+	asx_msg_append(m, "u", 1);
+	ASSERT_EQ(asx_stream_put(s, m, 0, NULL), 0);
+	ASSERT_EQ(asx_stream_flush(s, ASX_STREAM_FLUSHRW, 0), 0);
+	for (int i = 0; i < 100; i++) {
+		struct asx_driver_stats st;
+
+		ASSERT_EQ(asx_driver_stats(drv, &st), 0);
+		if (st.drops)
+			break;
+		usleep(10000);
+	}
+	ASSERT_EQ(asx_kstream_nread(ks, &msgs, NULL, NULL), 0);
+	EXPECT_EQ(msgs, 0);
+	asx_stream_close(s);
+	asx_kstream_close(ks);	/* not the driver's: still ours */
+}
+
+TEST_HARNESS_MAIN
