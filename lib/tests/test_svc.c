@@ -232,8 +232,8 @@ static void test_load_failures(void **state)
 		  "service 'X' cannot be suspended (it has no suspend operation)" },
 		{ "dynamic X Module * %s/svc_a.so:make_counter()", -EOPNOTSUPP,
 		  "'X': a Module outside a stream is not supported yet (write it in a 'stream' block)" },
-		{ "stream S kernel { kernel pass }", -EOPNOTSUPP,
-		  "stream 'S': kernel Streams in svc.conf are not supported yet" },
+		{ "stream S kernel \"nodriver\" { kernel pass }", -ENOENT,
+		  "stream 'S': cannot open a kernel Stream with driver 'nodriver' on /dev/asx (is asx.ko loaded?): No such file or directory" },
 		{ "stream S { static nosuch }", -ENOENT,
 		  "stream 'S': no module 'nosuch' (built in: pass, counter, framer, cksum; others with asx_svc_register_module())" },
 		{ "remove Nobody", -ENOENT, "no service 'Nobody' to remove" },
@@ -551,16 +551,16 @@ static void *writer_main(void *arg)
 		int r;
 
 		if (!m || asx_msg_append(m, v, 8)) {
-			w->err = -ENOMEM;
+			__atomic_store_n(&w->err, -ENOMEM, __ATOMIC_RELEASE);
 			return NULL;
 		}
 		r = asx_stream_put(w->l->s, m, 0, asx_deadline(&ts, 60 * ASX_NSEC_PER_SEC));
 		if (r) {
 			asx_msg_free_chain(m);
-			w->err = r;
+			__atomic_store_n(&w->err, r, __ATOMIC_RELEASE);
 			return NULL;
 		}
-		w->sent = i + 1;
+		__atomic_store_n(&w->sent, i + 1, __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
@@ -615,7 +615,22 @@ static void test_stream_reconfig_under_load(void **state)
 	}
 	/* RECONFIGS changes while the writers write (they go on until these are done) */
 	for (int i = 1; i <= RECONFIGS; i++) {
-		int e = apply(r, shapes[i % 3], 0, err);
+		int e;
+
+		/* messages flow between any two changes, however the threads are scheduled */
+		for (;;) {
+			uint32_t sent = 0;
+			int failed = 0;
+
+			for (int k = 0; k < WRITERS; k++) {
+				sent += __atomic_load_n(&w[k].sent, __ATOMIC_ACQUIRE);
+				failed |= __atomic_load_n(&w[k].err, __ATOMIC_ACQUIRE);
+			}
+			if (sent >= (uint32_t)i * 8 || failed)
+				break;
+			usleep(50);
+		}
+		e = apply(r, shapes[i % 3], 0, err);
 
 		if (e)
 			fail_msg("reconfiguration %d: %s", i, err);

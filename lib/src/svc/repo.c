@@ -695,14 +695,20 @@ static void describe(struct asx_svc *s, struct asx_svc_info *in)
 	in->factory = s->factory;
 	in->args = s->args;
 	if (s->kind == ASX__SVC_STREAMK) {
-		size_t n = (size_t)snprintf(in->desc, sizeof(in->desc), "Stream, modules bottom first:");
+		size_t n;
 
+		if (s->kernel)
+			n = (size_t)snprintf(in->desc, sizeof(in->desc), "Stream over asx.ko '%s', ",
+					     s->driver);
+		else
+			n = (size_t)snprintf(in->desc, sizeof(in->desc), "Stream, ");
+		n += (size_t)snprintf(in->desc + n, sizeof(in->desc) - n,
+				      s->nmods ? "modules bottom first:" : "no modules");
 		in->factory = "stream";
 		in->args = "";
 		for (size_t i = 0; i < s->nmods && n < sizeof(in->desc); i++)
-			n += (size_t)snprintf(in->desc + n, sizeof(in->desc) - n, " %s", s->mods[i].name);
-		if (!s->nmods)
-			snprintf(in->desc, sizeof(in->desc), "Stream, no modules");
+			n += (size_t)snprintf(in->desc + n, sizeof(in->desc) - n, " %s%s",
+					      s->mods[i].name, s->mods[i].kernel ? "(asx.ko)" : "");
 		if (n >= sizeof(in->desc))	/* said, not silently cut */
 			memcpy(in->desc + sizeof(in->desc) - 4, "...", 4);
 	} else if (s->ops.info) {

@@ -13,12 +13,19 @@
  * of its old definition).  Modules the new list drops are removed only at
  * commit, when nothing can fail any more.  Kept Modules must stay in the
  * same order: a list that moves one is refused.
+ *
+ * "stream NAME kernel" puts the Stream over a kernel Stream on /dev/asx
+ * (asx_kstream_driver(), <asx/kstream.h>): its "kernel" entries, which
+ * come first, are pushed there, bottom first, before the user-space
+ * Modules go above.  That lower part is fixed while the Stream runs: a
+ * configuration that changes its driver or its asx.ko modules is refused.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <asx/kstream.h>
 #include <asx/modules.h>
 #include <asx/stream.h>
 
@@ -53,14 +60,38 @@ static bool same_mod(const struct asx__svc_mod *m, const struct asx__svc_ent *e)
 {
 	if (strcmp(m->name, e->name) || strcmp(m->args, asx__svc_args(e)))
 		return false;
+	if (e->dir == ASX__SVC_KERNEL)
+		return m->kernel;
 	if (e->dir == ASX__SVC_STATIC)
-		return !m->dynamic;
+		return !m->dynamic && !m->kernel;
 	return m->dynamic && !strcmp(m->factory, e->factory) && !strcmp(m->library, e->path);
+}
+
+static const char *driver_of(const struct asx__svc_ent *e)
+{
+	return e->driver ? e->driver : "loop";
+}
+
+/* Are the kernel Stream under @s and the one @e asks for the same? */
+static bool same_lower(const struct asx_svc *s, const struct asx__svc_ent *e)
+{
+	size_t k = 0;
+
+	if (s->kernel != e->kernel || (e->kernel && strcmp(s->driver, driver_of(e))))
+		return false;
+	for (size_t i = 0; i < e->nmods; i++) {
+		if (e->mods[i].dir != ASX__SVC_KERNEL)
+			break;
+		if (k >= s->nmods || !same_mod(&s->mods[k], &e->mods[i]))
+			return false;
+		k++;
+	}
+	return k == s->nmods || !s->mods[k].kernel;
 }
 
 bool asx__svc_stream_same(const struct asx_svc *s, const struct asx__svc_ent *e)
 {
-	if (s->kind != ASX__SVC_STREAMK || s->nmods != e->nmods)
+	if (s->kind != ASX__SVC_STREAMK || s->nmods != e->nmods || !same_lower(s, e))
 		return false;
 	for (size_t i = 0; i < e->nmods; i++)
 		if (!same_mod(&s->mods[i], &e->mods[i]))
@@ -82,6 +113,7 @@ static int copy_mods(struct asx__svc_plan *p, const struct asx__svc_ent *e,
 
 		strcpy(m[i].name, d->name);
 		m[i].dynamic = d->dir == ASX__SVC_DYNAMIC;
+		m[i].kernel = d->dir == ASX__SVC_KERNEL;
 		m[i].args = strdup(asx__svc_args(d));
 		m[i].factory = strdup(m[i].dynamic ? d->factory : d->name);
 		m[i].library = m[i].dynamic ? strdup(d->path) : NULL;
@@ -101,9 +133,6 @@ static int make_mod(struct asx_svc_repo *repo, struct asx__svc_plan *p, const ch
 
 	*out = NULL;
 	*dl = NULL;
-	if (d->dir == ASX__SVC_KERNEL)
-		return asx__svc_say(p, d, -EOPNOTSUPP,
-				    "stream '%s': kernel modules in svc.conf are not supported yet", stream);
 	if (d->dir == ASX__SVC_STATIC) {
 		for (struct asx__svc_reg *g = repo->regs; g && !fn; g = g->next)
 			if (g->module && !strcmp(g->name, d->name))
@@ -170,6 +199,59 @@ static int place(struct asx__svc_plan *p, struct asx_stream *s, const char *stre
 	return 0;
 }
 
+/*
+ * Open @s's Stream: a plain one, or one over a new kernel Stream with @e's
+ * kernel modules pushed on it, bottom first.
+ */
+static int open_stream(struct asx__svc_plan *p, const struct asx__svc_ent *e, struct asx_svc *s)
+{
+	ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_DRIVER);
+	struct asx_kstream *ks = NULL;
+	int r;
+
+	if (!e->kernel) {
+		r = asx_stream_open(&s->stream, NULL);
+		if (r)
+			asx__svc_say(p, e, r, "stream '%s': cannot open it: %s", e->name, strerror(-r));
+		return r;
+	}
+	s->kernel = true;
+	s->driver = strdup(driver_of(e));
+	if (!s->driver)
+		return asx__svc_say(p, e, -ENOMEM, "out of memory");
+	r = asx_kstream_open(&ks, s->driver, 0);
+	if (r)
+		return asx__svc_say(p, e, r,
+				    "stream '%s': cannot open a kernel Stream with driver '%s' on "
+				    ASX_KSTREAM_DEV " (is asx.ko loaded?): %s",
+				    e->name, s->driver, strerror(-r));
+	for (size_t i = 0; !r && i < e->nmods && e->mods[i].dir == ASX__SVC_KERNEL; i++) {
+		const struct asx__svc_ent *d = &e->mods[i];
+
+		if (d->args)
+			r = asx__svc_say(p, d, -EINVAL,
+					 "stream '%s': kernel module '%s' takes no parameters", e->name,
+					 d->name);
+		else if ((r = asx_kstream_push(ks, d->name)))
+			asx__svc_say(p, d, r, "stream '%s': cannot push asx.ko module '%s': %s",
+				     e->name, d->name, strerror(-r));
+	}
+	if (!r)
+		r = asx_kstream_driver(&o.driver, NULL, ks, ASX_DRIVER_OWN);
+	if (r) {
+		asx_kstream_close(ks);
+		return p->err && p->err[0] ? r :
+		       asx__svc_say(p, e, r, "stream '%s': %s", e->name, strerror(-r));
+	}
+	/* the driver owns the kernel Stream now, and the Stream the driver */
+	r = asx_stream_open(&s->stream, &o);
+	if (r) {
+		asx_module_destroy(o.driver);
+		asx__svc_say(p, e, r, "stream '%s': cannot open it: %s", e->name, strerror(-r));
+	}
+	return r;
+}
+
 int asx__svc_stream_start(struct asx_svc_repo *repo, struct asx__svc_plan *p,
 			  struct asx__svc_step *st)
 {
@@ -184,17 +266,13 @@ int asx__svc_stream_start(struct asx_svc_repo *repo, struct asx__svc_plan *p,
 	s->state = ASX_SVC_ACTIVE;
 	s->nmods = e->nmods;
 	r = copy_mods(p, e, &s->mods);
-	if (!r && e->kernel)
-		r = asx__svc_say(p, e, -EOPNOTSUPP,
-				 "stream '%s': kernel Streams in svc.conf are not supported yet", e->name);
-	if (!r) {
-		r = asx_stream_open(&s->stream, NULL);
-		if (r)
-			asx__svc_say(p, e, r, "stream '%s': cannot open it: %s", e->name, strerror(-r));
-	}
+	if (!r)
+		r = open_stream(p, e, s);
 	for (size_t i = 0; !r && i < e->nmods; i++) {
 		struct asx_module *mod;
 
+		if (e->mods[i].dir == ASX__SVC_KERNEL)
+			continue;	/* pushed on the kernel Stream by open_stream() */
 		r = make_mod(repo, p, e->name, &e->mods[i], &s->mods[i].dl, &mod);
 		if (!r)
 			r = place(p, s->stream, e->name, &e->mods[i], mod, NULL, NULL);
@@ -234,9 +312,10 @@ int asx__svc_stream_reshape(struct asx_svc_repo *repo, struct asx__svc_plan *p,
 	long last = (long)s->nmods;
 	int r;
 
-	if (e->kernel)
+	if (!same_lower(s, e))
 		return asx__svc_say(p, e, -EOPNOTSUPP,
-				    "stream '%s': kernel Streams in svc.conf are not supported yet", e->name);
+				    "stream '%s': the kernel Stream below it (its driver or its asx.ko modules) cannot change while it runs: remove the Stream in one reload and add it back in the next",
+				    e->name);
 	/* kept modules must keep their order: top down, their old indexes fall */
 	for (size_t i = e->nmods; i-- > 0;) {
 		long k = find_mod(s->mods, s->nmods, e->mods[i].name);
@@ -262,7 +341,7 @@ int asx__svc_stream_reshape(struct asx_svc_repo *repo, struct asx__svc_plan *p,
 		struct asx_module *mod;
 		void *dl;
 
-		if (k >= 0 && same_mod(&s->mods[k], d)) {
+		if (k >= 0 && same_mod(&s->mods[k], d)) {	/* kernel ones always */
 			st->mods[i].dl = s->mods[k].dl;	/* borrowed: the Module stays */
 			st->mods[i].kept = true;
 			continue;
@@ -354,6 +433,7 @@ void asx__svc_stream_stop(struct asx_svc *s)
 		asx_stream_close(s->stream);	/* closes and frees its Modules */
 	mods_unload(s->mods, s->nmods);
 	asx__svc_mods_free(s->mods, s->nmods);
+	free(s->driver);
 	free(s);
 }
 

@@ -19,6 +19,7 @@
 struct asx__svc_mod {
 	char name[ASX__SVC_NAME_MAX];
 	bool dynamic;			/* from a shared object */
+	bool kernel;			/* an asx.ko module on the kernel Stream below */
 	char *library, *factory, *args;	/* args "" if none; library NULL if linked in */
 	void *dl;			/* dynamic: its dlopen() handle */
 	bool kept;			/* a reshape's new list: the running Module stays,
@@ -38,6 +39,8 @@ struct asx_svc {
 	bool linked_in;			/* from the static registry */
 	/* a Stream: */
 	struct asx_stream *stream;
+	bool kernel;			/* over a kernel Stream (asx_kstream_driver) */
+	char *driver;			/* ... with this asx.ko driver */
 	struct asx__svc_mod *mods;	/* bottom first */
 	size_t nmods;
 	struct asx_svc *next;		/* in start order */
