@@ -11,6 +11,14 @@
  * the order holds across a replace.  asx__stream_quiesce() (the mux's
  * unlink) walks the path and meets each Task's service threads at a
  * marker, so that what was inside the stream has left it.
+ *
+ * One file past the ~900 lines the rest of lib/src keeps to, on purpose:
+ * the held-Task protocol (HELD_*, held_users, the catch-up lock) is read
+ * by delivery and by the service threads and written by reconfiguration,
+ * and its invariants are argued across the three; split, they would share
+ * struct asx_task's insides and that protocol through a header.  What is
+ * not part of it lives elsewhere: the Multiplexor (mux.c), the map
+ * (map.c), RCU (rcu.c), the built-in Modules (modules.c).
  */
 #include <errno.h>
 #include <limits.h>
