@@ -320,10 +320,10 @@ $(O)/selftests/%: selftests/asx/%.c $(wildcard selftests/asx/*.h) uapi/linux/asx
 		$(LIB_LIBS)
 
 $(O)/selftests/%: selftests/asx/lib/%.c $(wildcard selftests/asx/*.h) uapi/linux/asx.h \
-		$(KSFT_HDRS) $(LIB_A)
+		$(KSFT_HDRS) $(LIB_A) lib/tests/seqmsg.h
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS_ASX) -Iselftests/asx -I$(KSFT_DIR) $(CFLAGS_ASX) -o $@ $< \
+	$(Q)$(CC) $(CPPFLAGS_ASX) -Iselftests/asx -Ilib/tests -I$(KSFT_DIR) $(CFLAGS_ASX) -o $@ $< \
 		$(LIB_A) $(LDFLAGS_ASX) $(LIB_LIBS)
 
 # The module's sources for DKMS (dkms.conf): DESTDIR/usr/src/asx-VERSION.

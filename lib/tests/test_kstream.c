@@ -36,6 +36,10 @@
 #define N_MSGS 40000
 #endif
 #define NBANDS	3
+#define SEQMSG_NBANDS NBANDS
+#define SEQMSG_PROTO_EVERY 7
+#define SEQMSG_LEN(seq) (16 + (seq) % 200)
+#include "seqmsg.h"
 #define SLOW_FIRST 3000		/* the reader dawdles over these */
 
 /* ---------------------------------------------------------------- mapping */
@@ -106,85 +110,6 @@ static void test_wrappers_errors(void **state)
 
 /* ---------------------------------------------------------------- spanning */
 
-/* A message: seq in the first 4 bytes of data, type and band from seq. */
-static unsigned int type_of(uint32_t seq)
-{
-	return seq % 7 == 0 ? ASX_MSG_PROTO : ASX_MSG_DATA;
-}
-
-static uint8_t band_of(uint32_t seq)
-{
-	return (uint8_t)(seq % NBANDS);
-}
-
-static size_t len_of(uint32_t seq)
-{
-	return 16 + seq % 200;
-}
-
-static struct asx_msg *make_msg(uint32_t seq)
-{
-	size_t len = len_of(seq);
-	struct asx_msg *m = asx_msg_alloc(len, ASX_MSG_DATA), *c;
-	unsigned char buf[256];
-
-	if (!m)
-		return NULL;
-	memset(buf, (int)(seq & 0xff), len);
-	memcpy(buf, &seq, sizeof(seq));
-	asx_msg_append(m, buf, len);
-	m->band = band_of(seq);
-	if (type_of(seq) == ASX_MSG_PROTO) {
-		c = asx_msg_alloc(8, ASX_MSG_PROTO);
-		if (!c) {
-			asx_msg_free(m);
-			return NULL;
-		}
-		asx_msg_append(c, "ctl:", 4);
-		asx_msg_append(c, &seq, 4);
-		c->band = m->band;
-		c->cont = m;
-		m = c;
-	}
-	return m;
-}
-
-/* Checks @m against its seq; returns the seq or -1. */
-static long check_msg(struct asx_msg *m)
-{
-	const struct asx_msg *d = m;
-	unsigned char buf[256];
-	uint32_t seq, cseq = 0;
-	size_t len;
-
-	if (m->type == ASX_MSG_PROTO) {
-		if (asx_msg_block_len(m) != 8 || memcmp(m->rd, "ctl:", 4))
-			return -1;
-		memcpy(&cseq, m->rd + 4, 4);
-		d = m->cont;
-		if (!d || d->type != ASX_MSG_DATA)
-			return -1;
-	} else if (m->type != ASX_MSG_DATA) {
-		return -1;
-	}
-	len = asx_msg_length(d);
-	if (len < 4 || len > sizeof(buf))
-		return -1;
-	for (size_t off = 0; d; d = d->cont) {
-		memcpy(buf + off, d->rd, asx_msg_block_len(d));
-		off += asx_msg_block_len(d);
-	}
-	memcpy(&seq, buf, 4);
-	if (len != len_of(seq) || type_of(seq) != m->type || band_of(seq) != m->band)
-		return -1;
-	if (m->type == ASX_MSG_PROTO && cseq != seq)
-		return -1;
-	for (size_t i = 4; i < len; i++)
-		if (buf[i] != (unsigned char)(seq & 0xff))
-			return -1;
-	return seq;
-}
-
 struct side {
 	struct asx_stream *s;
 	struct asx_module *drv;
@@ -207,7 +132,7 @@ static void *writer(void *arg)
 	int r;
 
 	for (uint32_t seq = 0; seq < sd->n; seq++) {
-		m = make_msg(seq);
+		m = seqmsg_make(seq);
 		if (!m) {
 			sd->wret = -ENOMEM;
 			return NULL;
@@ -242,16 +167,16 @@ static void *reader(void *arg)
 			sd->rret = r;
 			return NULL;
 		}
-		seq = check_msg(m);
+		seq = seqmsg_check(m);
 		if (seq < 0 || (uint32_t)seq >= sd->n) {
 			sd->bad++;
 		} else {
 			if (sd->seen[seq])
 				sd->dups++;
 			sd->seen[seq] = 1;
-			if (seq <= sd->last[band_of((uint32_t)seq)])
+			if (seq <= sd->last[seqmsg_band((uint32_t)seq)])
 				sd->disorder++;
-			sd->last[band_of((uint32_t)seq)] = seq;
+			sd->last[seqmsg_band((uint32_t)seq)] = seq;
 			sd->got++;
 		}
 		asx_msg_free_chain(m);

@@ -31,6 +31,8 @@
 #define N_MSGS	6000
 #endif
 #define NBANDS	3
+#define SEQMSG_NBANDS NBANDS
+#include "seqmsg.h"	/* lib/tests/: the same messages as test_kstream */
 #define SLOW_FIRST 600
 
 #define NEED_ASX(ks) do {							\
@@ -183,76 +185,6 @@ TEST(wrappers_pipe_and_mux)
 
 /* ---------------------------------------------------------------- spanning */
 
-static unsigned int type_of(uint32_t seq)
-{
-	return seq % 5 == 0 ? ASX_MSG_PROTO : ASX_MSG_DATA;
-}
-
-static uint8_t band_of(uint32_t seq)
-{
-	return (uint8_t)(seq % NBANDS);
-}
-
-static size_t len_of(uint32_t seq)
-{
-	return 64 + seq % 1000;
-}
-
-static struct asx_msg *make_msg(uint32_t seq)
-{
-	size_t len = len_of(seq);
-	struct asx_msg *m = asx_msg_alloc(len, ASX_MSG_DATA), *c;
-
-	if (!m)
-		return NULL;
-	memset(m->wr, (int)(seq & 0xff), len);
-	memcpy(m->wr, &seq, 4);
-	m->wr += len;
-	m->band = band_of(seq);
-	if (type_of(seq) == ASX_MSG_PROTO) {
-		c = asx_msg_alloc(4, ASX_MSG_PROTO);
-		if (!c) {
-			asx_msg_free(m);
-			return NULL;
-		}
-		asx_msg_append(c, &seq, 4);
-		c->band = m->band;
-		c->cont = m;
-		m = c;
-	}
-	return m;
-}
-
-/* The seq of a message that went through intact, or -1. */
-static long check_msg(struct asx_msg *m)
-{
-	struct asx_msg *d = m;
-	uint32_t seq, cseq = 0;
-	size_t len;
-
-	if (m->type == ASX_MSG_PROTO) {
-		if (asx_msg_block_len(m) != 4)
-			return -1;
-		memcpy(&cseq, m->rd, 4);
-		d = m->cont;
-		if (!d)
-			return -1;
-	} else if (m->type != ASX_MSG_DATA) {
-		return -1;
-	}
-	len = asx_msg_length(d);
-	if (len < 4 || asx_msg_pullup(d, len))
-		return -1;
-	memcpy(&seq, d->rd, 4);
-	if (len != len_of(seq) || type_of(seq) != m->type || band_of(seq) != m->band ||
-	    (m->type == ASX_MSG_PROTO && cseq != seq))
-		return -1;
-	for (size_t i = 4; i < len; i++)
-		if (d->rd[i] != (unsigned char)(seq & 0xff))
-			return -1;
-	return seq;
-}
-
 struct run {
 	struct asx_stream *s;
 	uint64_t blocked;
@@ -269,7 +201,7 @@ static void *writer(void *arg)
 	int ret;
 
 	for (uint32_t seq = 0; seq < N_MSGS; seq++) {
-		m = make_msg(seq);
+		m = seqmsg_make(seq);
 		if (!m) {
 			r->wret = -ENOMEM;
 			return NULL;
@@ -303,14 +235,14 @@ static void reader(struct run *r)
 			r->rret = ret;
 			return;
 		}
-		seq = check_msg(m);
+		seq = seqmsg_check(m);
 		if (seq < 0 || seq >= N_MSGS) {
 			r->bad++;
 		} else {
 			r->dups += r->seen[seq];
 			r->seen[seq] = 1;
-			r->disorder += seq <= r->last[band_of((uint32_t)seq)];
-			r->last[band_of((uint32_t)seq)] = seq;
+			r->disorder += seq <= r->last[seqmsg_band((uint32_t)seq)];
+			r->last[seqmsg_band((uint32_t)seq)] = seq;
 			r->got++;
 		}
 		asx_msg_free_chain(m);
