@@ -81,9 +81,22 @@ def report(results):
     return 1 if failed else 0
 
 
+TIMING = "timing: "
+
+
 def check(name, fn, *args):
-    """(name, errors) of fn(*args), a Fail being one error."""
-    try:
-        return name, fn(*args)
-    except Fail as e:
-        return name, [str(e)]
+    """(name, errors) of fn(*args), a Fail being one error.
+
+    A run whose only errors are timings (errors starting with TIMING: a
+    total outside its tolerance, which a loaded host can cause by slowing
+    the probes) is made once more, and the second run decides; a wrong
+    count, row or attribution fails at once."""
+    for attempt in (1, 2):
+        try:
+            errs = fn(*args)
+        except Fail as e:
+            return name, [str(e)]
+        if attempt == 2 or not errs or not all(e.startswith(TIMING) for e in errs):
+            return name, errs
+        print("# %s: %s; measured again (a loaded host slows the probes)" % (name, "; ".join(errs)))
+    return name, errs

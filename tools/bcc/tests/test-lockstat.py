@@ -14,7 +14,9 @@ for the workload's object against what the workload measured itself:
   - contended: at least half the rounds, at most all of them (B may
     come late, once in a while, and find the object free);
   - wait and hold totals: within 15 % of the workload's own, plus a slack
-    per event for the probes' own cost (SLACK_US, 300 us in the TCG VM).
+    per event for the probes' own cost (SLACK_US, 300 us in the TCG VM);
+    a kind whose only misses are these totals is measured once more (a
+    loaded host slows the probes), and the second run decides.
 
 Prints one "ok"/"not ok" line per kind and "bcc: N passed, N failed".
 
@@ -77,12 +79,14 @@ def run_kind(load, name):
     if not 0.5 * ROUNDS <= r["cont"] <= ROUNDS:
         errs.append("cont %d, want 0.5-1 x %d" % (r["cont"], ROUNDS))
     if not near(r["wait_total"], want["wait_sum"], ROUNDS):
-        errs.append("wait_total %d ns, workload %d ns" % (r["wait_total"], want["wait_sum"]))
+        errs.append(bcctest.TIMING + "wait_total %d ns, workload %d ns"
+                    % (r["wait_total"], want["wait_sum"]))
     if kind in HOLDS:
         if r["hold_n"] + r["untimed"] != r["acq"] or r["untimed"] > ROUNDS // 20:
             errs.append("holds timed %d, untimed %d of %d" % (r["hold_n"], r["untimed"], r["acq"]))
         if not near(r["hold_total"], want["hold_sum"], r["acq"]):
-            errs.append("hold_total %d ns, workload %d ns" % (r["hold_total"], want["hold_sum"]))
+            errs.append(bcctest.TIMING + "hold_total %d ns, workload %d ns"
+                        % (r["hold_total"], want["hold_sum"]))
     return errs
 
 
