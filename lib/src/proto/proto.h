@@ -120,6 +120,7 @@ struct asx__proto_stats {
 	uint64_t ooo_drop;		/* TCP: out of order, reorder buffer full */
 	uint64_t out_of_window;		/* TCP: beyond the receive window */
 	uint64_t acks_sent, acks_rcvd;	/* TCP: pure ACK segments */
+	uint64_t acks_skipped;		/* TCP: not sent: the layer below was full */
 	uint64_t wnd_over;		/* TCP: sent beyond the peer's window */
 	uint64_t tx_frames, tx_bytes;	/* NIC: frames taken going down */
 	uint64_t rx_frames, rx_bytes;	/* NIC: frames produced going up */
