@@ -87,6 +87,7 @@ static struct asx_msg *raw(const void *b, size_t len)
 struct prepared {
 	struct asx_msg *f[32];
 	unsigned int n;
+	bool shared;	/* send duplicates (sharing the data), not copies */
 };
 
 static int prepared_gen(void *arg, uint64_t i, struct asx_msg **mp)
@@ -95,7 +96,7 @@ static int prepared_gen(void *arg, uint64_t i, struct asx_msg **mp)
 
 	if (i >= p->n)
 		return -ENODATA;
-	*mp = asx_msg_copy(p->f[i]);
+	*mp = p->shared ? asx_msg_dup(p->f[i]) : asx_msg_copy(p->f[i]);
 	return *mp ? 0 : -ENOMEM;
 }
 
@@ -399,7 +400,7 @@ static void test_dlp(void **state)
 	s = stack_open(nic, mods, 1);
 	nic_run(nic, p.n);
 	for (int i = 1; i <= 2; i++) {
-		char want[10];
+		char want[24];
 
 		snprintf(want, sizeof(want), "payload-%d", i);
 		m = get(s);
@@ -577,10 +578,15 @@ static void test_udp(void **state)
 	n = udp_dgram(b, 7, 8, 30, 7);				/* length < header */
 	prepared_add(&p, raw(b, n));
 	prepared_add(&p, raw(b, 7));				/* short */
+	{	/* frames whose data others share must not be written to */
+		n = udp_dgram(b, 7, 8, 30, 38);
+		p.shared = true;
+	}
 	nic = mk_nic(ASX__PROTO_NIC_SINK, prepared_gen, &p);
 	mods[0] = udp = mk_udp(0);
 	s = stack_open(nic, mods, 1);
 	nic_run(nic, p.n);
+	assert_memory_equal(p.f[0]->rd, b, n);	/* the first datagram, untouched */
 	for (size_t l = 30; l <= 32; l++) {
 		m = get(s);
 		assert_true(app_parse(m, &got, &len, &c, &k));
@@ -760,6 +766,7 @@ static void test_tcp_reorder(void **state)
 	n = tcp_seg(b, 9000, 80, 1300, 0, ASX__PROTO_TCP_PSH, 100, 5, 3);
 	prepared_add(&p, raw(b, n));					/* in order */
 
+	p.shared = true;	/* delivered segments must not be written to */
 	nic = mk_nic(ASX__PROTO_NIC_SINK, prepared_gen, &p);
 	mods[0] = tcp = mk_tcp(ASX_MAP_RCU, 4096, 1, false, 0);
 	s = stack_open(nic, mods, 1);
@@ -783,6 +790,8 @@ static void test_tcp_reorder(void **state)
 	assert_int_equal(stats(nic).tx_frames, 2);	/* the ACKs went down */
 	assert_int_equal(info(tcp, 80, 9000).rcv_nxt, 1400);
 	assert_int_equal(info(tcp, 80, 9000).held, 0);
+	n = tcp_seg(b, 9000, 80, 1200, 0, ASX__PROTO_TCP_PSH, 100, 5, 2);
+	assert_memory_equal(p.f[0]->rd, b, n);
 	asx_stream_close(s);
 	prepared_free(&p);
 }

@@ -257,3 +257,26 @@ void asx__proto_pop_hdr(struct asx_msg **mp, struct asx_msg *orig, size_t len)
 	asx_msg_free(h);
 	*mp = orig;
 }
+
+int asx__proto_replace_hdr(struct asx_msg **mp, size_t hlen, const void *nh, size_t nlen)
+{
+	struct asx_msg *m = *mp;
+	int r;
+
+	m->rd += hlen;
+	r = asx__proto_push_hdr(mp, nh, nlen);
+	if (r)
+		m->rd -= hlen;
+	return r;
+}
+
+void asx__proto_restore_hdr(struct asx_msg **mp, struct asx_msg *orig, size_t hlen,
+			    const void *saved, size_t nlen)
+{
+	bool inplace = *mp == orig;
+
+	asx__proto_pop_hdr(mp, orig, nlen);
+	orig->rd -= hlen;
+	if (inplace)		/* the new bytes overwrote part of the old */
+		memcpy(orig->rd, saved, hlen);
+}

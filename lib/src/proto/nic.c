@@ -119,13 +119,10 @@ int asx__proto_nic_start(struct asx_module *mod, uint64_t count)
 	return r;
 }
 
-uint64_t asx__proto_nic_stop(struct asx_module *mod)
+static uint64_t nic_stop(struct nic *n)
 {
-	struct nic *n = asx__proto_arg(mod, ASX__PROTO_NIC);
 	bool join;
 
-	if (!n)
-		return 0;
 	__atomic_store_n(&n->stop, 1, __ATOMIC_RELEASE);
 	asx_mutex_lock(&n->lock);
 	join = n->running;
@@ -134,6 +131,13 @@ uint64_t asx__proto_nic_stop(struct asx_module *mod)
 	if (join)
 		pthread_join(n->th, NULL);
 	return __atomic_load_n(&n->delivered, __ATOMIC_RELAXED);
+}
+
+uint64_t asx__proto_nic_stop(struct asx_module *mod)
+{
+	struct nic *n = asx__proto_arg(mod, ASX__PROTO_NIC);
+
+	return n ? nic_stop(n) : 0;
 }
 
 int asx__proto_nic_wait(struct asx_module *mod, const struct timespec *deadline)
@@ -158,7 +162,7 @@ static void nic_free(void *arg)
 {
 	struct nic *n = arg;
 
-	asx__proto_nic_stop(n->mod);
+	nic_stop(n);
 	asx_cond_destroy(&n->done);
 	asx_mutex_destroy(&n->lock);
 	free(n);

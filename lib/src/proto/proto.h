@@ -97,6 +97,14 @@ void asx__proto_tcp_parse(const void *p, struct asx__proto_tcp *h);
 int asx__proto_push_hdr(struct asx_msg **mp, const void *hdr, size_t len);
 /* Undo push_hdr: *@mp back to @orig (what it was before the push). */
 void asx__proto_pop_hdr(struct asx_msg **mp, struct asx_msg *orig, size_t len);
+/*
+ * Replace the first @hlen bytes (contiguous in the first block) with @nlen
+ * <= @hlen bytes of @nh, in place unless the data is shared.  0 or -ENOMEM
+ * (unchanged).  restore_hdr undoes it, given the old bytes @saved.
+ */
+int asx__proto_replace_hdr(struct asx_msg **mp, size_t hlen, const void *nh, size_t nlen);
+void asx__proto_restore_hdr(struct asx_msg **mp, struct asx_msg *orig, size_t hlen,
+			    const void *saved, size_t nlen);
 /* Make the first @len bytes contiguous and return them, or NULL (too short, ENOMEM). */
 unsigned char *asx__proto_pull(struct asx_msg *m, size_t len);
 /* Cut the chain to @len bytes (len <= asx_msg_length). */

@@ -194,18 +194,19 @@ unsend:
 /* Turn the segment's header into the receiver's address and pass it up. */
 static int deliver(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
 {
-	unsigned char hdr[ASX__PROTO_TCP_HLEN];
+	unsigned char hdr[ASX__PROTO_TCP_HLEN], addr[ASX__PROTO_ADDR_LEN];
+	struct asx_msg *orig = m;
 	int r;
 
 	memcpy(hdr, m->rd, sizeof(hdr));
-	m->rd += ASX__PROTO_TCP_HLEN - ASX__PROTO_ADDR_LEN;
-	asx__proto_put_addr(m->rd, (struct asx__proto_addr){
+	asx__proto_put_addr(addr, (struct asx__proto_addr){
 		(uint16_t)(hdr[2] << 8 | hdr[3]), (uint16_t)(hdr[0] << 8 | hdr[1]) });
+	r = asx__proto_replace_hdr(&m, sizeof(hdr), addr, sizeof(addr));
+	if (r)
+		return r;
 	r = asx_task_put_next(t, m, dl);
-	if (r) {
-		m->rd -= ASX__PROTO_TCP_HLEN - ASX__PROTO_ADDR_LEN;
-		memcpy(m->rd, hdr, sizeof(hdr));
-	}
+	if (r)
+		asx__proto_restore_hdr(&m, orig, sizeof(hdr), hdr, sizeof(addr));
 	return r;
 }
 

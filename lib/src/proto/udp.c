@@ -74,7 +74,8 @@ static int udp_wr_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 static int udp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
 {
 	struct udp *u = (struct udp *)asx__proto_of(t);
-	unsigned char hdr[ASX__PROTO_UDP_HLEN];
+	unsigned char hdr[ASX__PROTO_UDP_HLEN], addr[ASX__PROTO_ADDR_LEN];
+	struct asx_msg *orig = m;
 	unsigned char *p;
 	size_t len, ulen;
 	int r;
@@ -96,13 +97,13 @@ static int udp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 	if ((hdr[6] | hdr[7]) && asx_msg_cksum(m) != 0)
 		return ASX__PROTO_DROP(&u->c, bad_cksum, m);
 	/* the header becomes the receiver's address: (dport, sport) */
-	m->rd += ASX__PROTO_UDP_HLEN - ASX__PROTO_ADDR_LEN;
-	asx__proto_put_addr(m->rd, (struct asx__proto_addr){
+	asx__proto_put_addr(addr, (struct asx__proto_addr){
 		(uint16_t)(hdr[2] << 8 | hdr[3]), (uint16_t)(hdr[0] << 8 | hdr[1]) });
+	if (asx__proto_replace_hdr(&m, sizeof(hdr), addr, sizeof(addr)))
+		return ASX__PROTO_DROP(&u->c, nomem, m);
 	r = asx_task_put_next(t, m, dl);
 	if (r) {
-		m->rd -= ASX__PROTO_UDP_HLEN - ASX__PROTO_ADDR_LEN;
-		memcpy(m->rd, hdr, sizeof(hdr));
+		asx__proto_restore_hdr(&m, orig, sizeof(hdr), hdr, sizeof(addr));
 		return r;
 	}
 	ASX__PROTO_COUNT(&u->c, up, 1);
