@@ -553,7 +553,9 @@ static void test_udp(void **state)
 		assert_int_equal(k, i);
 		asx_msg_free_chain(m);
 	}
-	assert_int_equal(asx_stream_put(s, raw("ab", 2), 0, NULL), 0);	/* no address */
+	m = raw("ab", 2);					/* no address: refused */
+	assert_int_equal(asx_stream_put(s, m, 0, NULL), -EINVAL);
+	asx_msg_free_chain(m);
 	assert_empty(s);
 	st = stats(udp);
 	assert_int_equal(st.down, 4);
@@ -681,6 +683,10 @@ static void test_tcp_loop(void **state)
 	assert_int_equal(asx_stream_put(s, m, 0, NULL), -ENOTCONN);
 	assert_int_equal(asx__proto_get_addr(m->rd).lport, 1);
 	asx_msg_free_chain(m);
+	m = raw("abc", 3);
+	assert_int_equal(asx_stream_put(s, m, 0, NULL), -EINVAL);
+	asx_msg_free_chain(m);
+	assert_int_equal(stats(tcp).short_drop, 1);
 	assert_int_equal(asx__proto_tcp_close(tcp, a), 0);
 	assert_int_equal(asx__proto_tcp_close(tcp, a), -ENOENT);
 	m = app_msg(a, 10, 0, 0);

@@ -16,9 +16,13 @@
  * Every Module has a put on both sides and runs message-based; with
  * svc_threads > 0 in its configuration its open() activates both Tasks
  * (task-based, the default svc calls put).  Only DATA messages are
- * processed; other types pass through.  Bad frames are counted in the
- * Module's struct asx__proto_stats and freed (put returns 0): a bad frame
- * never reaches the next layer and never fails a put.
+ * processed; other types pass through.  Coming up, bad frames are counted
+ * in the Module's struct asx__proto_stats and freed (put returns 0): a bad
+ * frame never reaches the next layer and never fails a put.  Going down, a
+ * message that cannot be sent (no address: -EINVAL and short_drop
+ * counted, no connection: -ENOTCONN and no_conn counted, too long:
+ * -EMSGSIZE, -ENOMEM) is refused and stays the caller's, unchanged, as
+ * does one the layer below refused (flow control: -ETIMEDOUT ...).
  *
  * Internal to libasx (not exported): the tests and asx-bench link the
  * static library.  Documentation/experiments.rst describes the formats.

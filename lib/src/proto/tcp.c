@@ -129,7 +129,7 @@ static int tcp_wr_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 		return asx_task_put_next(t, m, dl);
 	len = asx_msg_length(m);
 	if (len < ASX__PROTO_ADDR_LEN)
-		return ASX__PROTO_DROP(&tcp->c, short_drop, m);
+		return ASX__PROTO_COUNT(&tcp->c, short_drop, 1), -EINVAL;
 	if (len - ASX__PROTO_ADDR_LEN > 65535 - ASX__PROTO_TCP_HLEN - ASX__PROTO_IP_HLEN)
 		return -EMSGSIZE;
 	plen = (uint32_t)(len - ASX__PROTO_ADDR_LEN);

@@ -35,7 +35,7 @@ static int udp_wr_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 		return asx_task_put_next(t, m, dl);
 	len = asx_msg_length(m);
 	if (len < ASX__PROTO_ADDR_LEN)
-		return ASX__PROTO_DROP(&u->c, short_drop, m);
+		return ASX__PROTO_COUNT(&u->c, short_drop, 1), -EINVAL;
 	len -= ASX__PROTO_ADDR_LEN;
 	if (len > 65535 - ASX__PROTO_UDP_HLEN - ASX__PROTO_IP_HLEN)
 		return -EMSGSIZE;
