@@ -1255,6 +1255,7 @@ static void test_nic_stop(void **state)
 #define ST_W 4
 #define ST_CONNS (2 * ST_W)
 #define CHURN_PORT 30000
+#define CHURN_MAX (4000 / SLOW)
 
 struct churn {
 	pthread_t th;
@@ -1270,7 +1271,9 @@ static void *churn_main(void *arg)
 	struct churn *ch = arg;
 	struct timespec ts;
 
-	while (!__atomic_load_n(&ch->stop, __ATOMIC_ACQUIRE) && !ch->err) {
+	/* bounded: with an unfair lock it could otherwise starve the writers */
+	while (!__atomic_load_n(&ch->stop, __ATOMIC_ACQUIRE) && !ch->err &&
+	       ch->cycles < CHURN_MAX) {
 		uint16_t p = (uint16_t)(CHURN_PORT + ch->cycles % 16);
 		struct asx__proto_addr a = { p, (uint16_t)(p + 100) }, b = { a.rport, a.lport };
 		struct asx_msg *m;
