@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * proto/dlp.c - the data-link Module: a 14-byte Ethernet header
+ * (destination, source, ethertype 0x0800) added going down, checked and
+ * stripped coming up.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/proto.h"
+
+struct dlp {
+	struct asx__proto_common c;
+	struct asx__proto_dlp_cfg cfg;
+};
+
+static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+static int dlp_wr_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
+{
+	struct dlp *d = (struct dlp *)asx__proto_of(t);
+	unsigned char hdr[ASX__PROTO_ETH_HLEN];
+	struct asx_msg *orig = m;
+	size_t len;
+	int r;
+
+	if (m->type != ASX_MSG_DATA)
+		return asx_task_put_next(t, m, dl);
+	len = asx_msg_length(m);
+	asx__proto_eth_put(hdr, d->cfg.peer, d->cfg.mac, ASX__PROTO_ETH_IP);
+	r = asx__proto_push_hdr(&m, hdr, sizeof(hdr));
+	if (r)
+		return r;
+	r = asx_task_put_next(t, m, dl);
+	if (r) {
+		asx__proto_pop_hdr(&m, orig, sizeof(hdr));
+		return r;
+	}
+	ASX__PROTO_COUNT(&d->c, down, 1);
+	ASX__PROTO_COUNT(&d->c, down_bytes, len);
+	return 0;
+}
+
+static int dlp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
+{
+	struct dlp *d = (struct dlp *)asx__proto_of(t);
+	const unsigned char *h;
+	size_t len;
+	int r;
+
+	if (m->type != ASX_MSG_DATA)
+		return asx_task_put_next(t, m, dl);
+	len = asx_msg_length(m);
+	if (len < ASX__PROTO_ETH_HLEN)
+		return ASX__PROTO_DROP(&d->c, short_drop, m);
+	h = asx__proto_pull(m, ASX__PROTO_ETH_HLEN);
+	if (!h)
+		return ASX__PROTO_DROP(&d->c, nomem, m);
+	if (memcmp(h, d->cfg.mac, 6) && memcmp(h, bcast, 6))
+		return ASX__PROTO_DROP(&d->c, not_mine, m);
+	if (h[12] != ASX__PROTO_ETH_IP >> 8 || h[13] != (ASX__PROTO_ETH_IP & 0xff))
+		return ASX__PROTO_DROP(&d->c, bad_version, m);
+	m->rd += ASX__PROTO_ETH_HLEN;
+	r = asx_task_put_next(t, m, dl);
+	if (r) {
+		m->rd -= ASX__PROTO_ETH_HLEN;
+		return r;
+	}
+	ASX__PROTO_COUNT(&d->c, up, 1);
+	ASX__PROTO_COUNT(&d->c, up_bytes, len - ASX__PROTO_ETH_HLEN);
+	return 0;
+}
+
+static const struct asx_task_ops dlp_wr = { .open = asx__proto_open, .put = dlp_wr_put };
+static const struct asx_task_ops dlp_rd = { .open = asx__proto_open, .put = dlp_rd_put };
+
+int asx__proto_dlp_create(struct asx_module **out, const char *name,
+			  const struct asx__proto_dlp_cfg *cfg)
+{
+	struct dlp *d;
+	int r;
+
+	if (!cfg)
+		return -EINVAL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->c.magic = ASX__PROTO_MAGIC;
+	d->c.kind = ASX__PROTO_DLP;
+	d->c.svc_threads = cfg->svc_threads;
+	d->cfg = *cfg;
+	r = asx__proto_module_new(out, NULL, name, &dlp_wr, &dlp_rd, d, free);
+	if (r)
+		free(d);
+	return r;
+}
