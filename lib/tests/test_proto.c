@@ -119,7 +119,7 @@ static void prepared_free(struct prepared *p)
  */
 static struct asx_stream *stack_open(struct asx_module *nic, struct asx_module **mods, int n)
 {
-	ASX_STREAM_OPTS(o, .tail = ASX_STREAM_DRIVER, .driver = nic);
+	ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_DRIVER, .driver = nic);
 	struct asx_stream *s;
 
 	assert_int_equal(asx_stream_open(&s, &o), 0);
@@ -1199,7 +1199,8 @@ static void test_nic_stop(void **state)
 {
 	struct asx__proto_gen g = { .proto = ASX__PROTO_IP_UDP, .ip = IP_A, .peer_ip = IP_B,
 				    .lport0 = 1, .rport0 = 2, .nconn = 3, .payload = 1000 };
-	ASX_STREAM_OPTS(o, .tail = ASX_STREAM_DRIVER, .head_hiwat = 16384, .head_lowat = 4096);
+	ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_DRIVER, .head_hiwat = 16384,
+		 .head_lowat = 4096);
 	struct asx_module *nic, *udp;
 	struct asx__proto_stats st;
 	struct asx_stream *s;

@@ -9,6 +9,7 @@
 
 #include <asx/modules.h>
 
+#include "core/compiler.h"
 #include "proto/proto.h"
 
 /* ---------------------------------------------------------------- the constructor */
@@ -17,27 +18,28 @@ int asx__proto_module_new(struct asx_module **out, const char *stock, const char
 			  const struct asx_task_ops *wr, const struct asx_task_ops *rd,
 			  void *arg, void (*dtor)(void *arg))
 {
-	struct asx_module *mod;
+	struct asx_module *mod = NULL;
+	int r;
 
 	if (!out || !name)
 		return -EINVAL;
 	*out = NULL;
 	if (!stock)
-		mod = asx_module_create(name, wr, rd, arg);
+		r = asx_module_create(&mod, name, wr, rd, arg);
 	else if (!strcmp(stock, "pass"))
-		mod = asx_mod_pass(name);
+		r = asx_mod_pass(&mod, name);
 	else if (!strcmp(stock, "counter"))
-		mod = asx_mod_counter(name);
+		r = asx_mod_counter(&mod, name);
 	else if (!strcmp(stock, "loopback"))
-		mod = asx_mod_loopback(name);
+		r = asx_mod_loopback(&mod, name);
 	else if (!strcmp(stock, "cksum"))
-		mod = asx_mod_cksum(name);
+		r = asx_mod_cksum(&mod, name);
 	else if (!strcmp(stock, "framer"))
-		mod = asx_mod_framer(name);
+		r = asx_mod_framer(&mod, name);
 	else
 		return -EINVAL;
-	if (!mod)
-		return -ENOMEM;
+	if (r)
+		return r;
 	if (!stock && dtor)
 		asx_module_set_dtor(mod, dtor);
 	*out = mod;
@@ -72,7 +74,7 @@ int asx__proto_stats(struct asx_module *mod, struct asx__proto_stats *out)
 		return -EINVAL;
 	src = (const uint64_t *)&c->st;
 	for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
-		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+		dst[i] = ASX_LOAD_RLX(&src[i]);
 	return 0;
 }
 

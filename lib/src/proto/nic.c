@@ -17,6 +17,7 @@
 #include <asx/modules.h>
 #include <asx/sync.h>
 
+#include "core/compiler.h"
 #include "proto/proto.h"
 
 #define RETRY_NS (20 * 1000 * 1000ULL)	/* producer's put deadline, then re-check stop */
@@ -44,7 +45,7 @@ static int nic_wr_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 	int r;
 
 	if (m->type == ASX_MSG_FLUSH) {
-		if (asx_msg_block_len(m) && (m->rd[0] & ASX_FLUSHR))
+		if (asx_msg_block_len(m) && (m->rd[0] & ASX_STREAM_FLUSHR))
 			return asx_task_reply(t, m, dl);
 		asx_msg_free_chain(m);
 		return 0;
@@ -72,14 +73,14 @@ static void *producer(void *arg)
 		size_t len;
 		int r;
 
-		if (__atomic_load_n(&n->stop, __ATOMIC_ACQUIRE))
+		if (ASX_LOAD_ACQ(&n->stop))
 			break;
 		if (n->cfg.gen(n->cfg.gen_arg, i, &m))
 			break;
 		len = asx_msg_length(m);
 		do {
 			r = asx_task_put_next(rd, m, asx_deadline(&ts, RETRY_NS));
-		} while (r == -ETIMEDOUT && !__atomic_load_n(&n->stop, __ATOMIC_ACQUIRE));
+		} while (r == -ETIMEDOUT && !ASX_LOAD_ACQ(&n->stop));
 		if (r) {
 			asx_msg_free_chain(m);
 			ASX__PROTO_COUNT(&n->c, rx_fail, 1);
@@ -112,7 +113,7 @@ int asx__proto_nic_start(struct asx_module *mod, uint64_t count)
 	}
 	n->count = count;
 	n->finished = false;
-	__atomic_store_n(&n->stop, 0, __ATOMIC_RELEASE);
+	ASX_STORE_REL(&n->stop, 0);
 	r = -pthread_create(&n->th, NULL, producer, n);
 	n->running = r == 0;
 	asx_mutex_unlock(&n->lock);
@@ -123,14 +124,14 @@ static uint64_t nic_stop(struct nic *n)
 {
 	bool join;
 
-	__atomic_store_n(&n->stop, 1, __ATOMIC_RELEASE);
+	ASX_STORE_REL(&n->stop, 1);
 	asx_mutex_lock(&n->lock);
 	join = n->running;
 	n->running = false;
 	asx_mutex_unlock(&n->lock);
 	if (join)
 		pthread_join(n->th, NULL);
-	return __atomic_load_n(&n->delivered, __ATOMIC_RELAXED);
+	return ASX_LOAD_RLX(&n->delivered);
 }
 
 uint64_t asx__proto_nic_stop(struct asx_module *mod)
