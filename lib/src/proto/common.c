@@ -260,6 +260,24 @@ void asx__proto_pop_hdr(struct asx_msg **mp, struct asx_msg *orig, size_t len)
 	*mp = orig;
 }
 
+int asx__proto_send(struct asx_task *t, struct asx__proto_common *c, struct asx_msg *m,
+		     const void *hdr, size_t hlen, size_t len, const struct timespec *dl)
+{
+	struct asx_msg *orig = m;
+	int r = asx__proto_push_hdr(&m, hdr, hlen);
+
+	if (r)
+		return r;
+	r = asx_task_put_next(t, m, dl);
+	if (r) {
+		asx__proto_pop_hdr(&m, orig, hlen);
+		return r;
+	}
+	ASX__PROTO_COUNT(c, down, 1);
+	ASX__PROTO_COUNT(c, down_bytes, len);
+	return 0;
+}
+
 int asx__proto_replace_hdr(struct asx_msg **mp, size_t hlen, const void *nh, size_t nlen)
 {
 	struct asx_msg *m = *mp;

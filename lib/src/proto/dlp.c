@@ -21,25 +21,13 @@ static int dlp_wr_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 {
 	struct dlp *d = (struct dlp *)asx__proto_of(t);
 	unsigned char hdr[ASX__PROTO_ETH_HLEN];
-	struct asx_msg *orig = m;
 	size_t len;
-	int r;
 
 	if (m->type != ASX_MSG_DATA)
 		return asx_task_put_next(t, m, dl);
 	len = asx_msg_length(m);
 	asx__proto_eth_put(hdr, d->cfg.peer, d->cfg.mac, ASX__PROTO_ETH_IP);
-	r = asx__proto_push_hdr(&m, hdr, sizeof(hdr));
-	if (r)
-		return r;
-	r = asx_task_put_next(t, m, dl);
-	if (r) {
-		asx__proto_pop_hdr(&m, orig, sizeof(hdr));
-		return r;
-	}
-	ASX__PROTO_COUNT(&d->c, down, 1);
-	ASX__PROTO_COUNT(&d->c, down_bytes, len);
-	return 0;
+	return asx__proto_send(t, &d->c, m, hdr, sizeof(hdr), len, dl);
 }
 
 static int dlp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)

@@ -20,9 +20,7 @@ static int ip_wr_put(struct asx_task *t, struct asx_msg *m, const struct timespe
 	struct ip *ip = (struct ip *)asx__proto_of(t);
 	unsigned char hdr[ASX__PROTO_IP_HLEN];
 	struct asx__proto_ip h = { 0 };
-	struct asx_msg *orig = m;
 	size_t len;
-	int r;
 
 	if (m->type != ASX_MSG_DATA)
 		return asx_task_put_next(t, m, dl);
@@ -36,17 +34,7 @@ static int ip_wr_put(struct asx_task *t, struct asx_msg *m, const struct timespe
 	h.src = ip->cfg.local;
 	h.dst = ip->cfg.peer;
 	asx__proto_ip_put(hdr, &h);
-	r = asx__proto_push_hdr(&m, hdr, sizeof(hdr));
-	if (r)
-		return r;
-	r = asx_task_put_next(t, m, dl);
-	if (r) {
-		asx__proto_pop_hdr(&m, orig, sizeof(hdr));
-		return r;
-	}
-	ASX__PROTO_COUNT(&ip->c, down, 1);
-	ASX__PROTO_COUNT(&ip->c, down_bytes, len);
-	return 0;
+	return asx__proto_send(t, &ip->c, m, hdr, sizeof(hdr), len, dl);
 }
 
 static int ip_rd_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)

@@ -99,8 +99,17 @@ void asx__proto_tcp_parse(const void *p, struct asx__proto_tcp *h);
 /* Prepend @len bytes (headroom if unshared, else a chained block, reserving
  * room for lower headers).  0 or -ENOMEM (message unchanged). */
 int asx__proto_push_hdr(struct asx_msg **mp, const void *hdr, size_t len);
+struct asx__proto_common;
+
 /* Undo push_hdr: *@mp back to @orig (what it was before the push). */
 void asx__proto_pop_hdr(struct asx_msg **mp, struct asx_msg *orig, size_t len);
+/*
+ * Prepend @hdr (@hlen bytes) to @m and pass it down from @t; counted in
+ * @c (@len payload bytes) once taken.  On refusal @m is as it was, the
+ * caller's again, and the error is returned.
+ */
+int asx__proto_send(struct asx_task *t, struct asx__proto_common *c, struct asx_msg *m,
+		     const void *hdr, size_t hlen, size_t len, const struct timespec *dl);
 /*
  * Replace the first @hlen bytes (contiguous in the first block) with @nlen
  * <= @hlen bytes of @nh, in place unless the data is shared.  0 or -ENOMEM
