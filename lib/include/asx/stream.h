@@ -314,6 +314,29 @@ ASX_API int asx_stream_pop(struct asx_stream *s);
 ASX_API int asx_stream_remove(struct asx_stream *s, const char *name);
 
 /*
+ * Suspend and resume a Module: while suspended, it holds the messages that
+ * come to it on either side in its Tasks' queues, in order, with flow
+ * control (a put into a full queue waits, up to its deadline); resume
+ * passes them through its put (or its service threads) before anything
+ * newer.  Nothing is dropped.  A put already running in the Module when it
+ * is suspended finishes.  A suspended Module that is removed or replaced
+ * first passes on what it holds, through itself; one that is closed with
+ * its Stream frees it.  While a reconfiguration (anywhere in the process)
+ * waits for a grace period, a suspended Module's queue may go over its
+ * high water mark rather than hold that wait up.
+ *   asx_stream_suspend/resume  the Module named @name in @s
+ *   asx_module_suspend/resume  @mod, in a Stream or not yet: a Module
+ *                              suspended before its push starts suspended
+ * 0 (also when already in that state), -EINVAL, -ENOENT (no such Module;
+ * the head and tail cannot be suspended), -EDEADLK (from inside a put).
+ */
+ASX_API int asx_stream_suspend(struct asx_stream *s, const char *name);
+ASX_API int asx_stream_resume(struct asx_stream *s, const char *name);
+ASX_API int asx_module_suspend(struct asx_module *mod);
+ASX_API int asx_module_resume(struct asx_module *mod);
+ASX_API bool asx_module_suspended(const struct asx_module *mod);
+
+/*
  * Names of the Modules from the head down to the tail, head and tail
  * included, copied into @names (each ASX_MODULE_NAME_MAX bytes).  Returns
  * the number of Modules (may exceed @n: only @n are copied).

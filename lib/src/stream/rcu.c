@@ -8,6 +8,7 @@
 #include "stream/rcu.h"
 
 __thread int asx__rcu_depth = -1;
+unsigned int asx__rcu_gp_waiters;
 #if defined(__SANITIZE_THREAD__)
 char asx__rcu_tsan_gp;
 #endif
@@ -42,7 +43,9 @@ int asx__rcu_synchronize(void)
 {
 	if (asx__rcu_depth > 0)
 		return -EDEADLK;
+	__atomic_add_fetch(&asx__rcu_gp_waiters, 1, __ATOMIC_SEQ_CST);
 	urcu_memb_synchronize_rcu();
+	__atomic_sub_fetch(&asx__rcu_gp_waiters, 1, __ATOMIC_RELEASE);
 	ASX_RCU_TSAN_ACQUIRE();
 	return 0;
 }
@@ -56,6 +59,8 @@ void asx__rcu_call(struct rcu_head *head, void (*fn)(struct rcu_head *head))
 
 void asx__rcu_barrier(void)
 {
+	__atomic_add_fetch(&asx__rcu_gp_waiters, 1, __ATOMIC_SEQ_CST);
 	urcu_memb_barrier();
+	__atomic_sub_fetch(&asx__rcu_gp_waiters, 1, __ATOMIC_RELEASE);
 	ASX_RCU_TSAN_ACQUIRE();
 }

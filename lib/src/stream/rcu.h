@@ -63,6 +63,18 @@ static inline bool asx__rcu_in_reader(void)
 /* Wait for a grace period: 0, or -EDEADLK from inside a read section. */
 int asx__rcu_synchronize(void);
 
+/*
+ * Threads waiting in asx__rcu_synchronize() or asx__rcu_barrier() now.
+ * A reader that would wait without a bound inside its read section (a put
+ * into a suspended Module's full queue) looks at it to stop holding a
+ * grace period up.
+ */
+extern unsigned int asx__rcu_gp_waiters;
+static inline bool asx__rcu_gp_wanted(void)
+{
+	return __atomic_load_n(&asx__rcu_gp_waiters, __ATOMIC_ACQUIRE) != 0;
+}
+
 /* Run @fn(@head) after a grace period, in liburcu's call_rcu thread. */
 void asx__rcu_call(struct rcu_head *head, void (*fn)(struct rcu_head *head));
 

@@ -75,12 +75,21 @@ struct asx_task {
  *   HELD_CATCHUP  being released (message-based Tasks): whoever delivers
  *                 to it takes the catchup lock, under which the release
  *                 runs put() on what was queued, in order.
+ * A suspended Module (asx_stream_suspend) holds its messages the same way:
+ *   HELD_SUSPEND  queued with flow control: a put into a full queue waits
+ *                 (its deadline), in slices of HELD_PACE_NS, and queues
+ *                 anyway once someone waits for a grace period (a
+ *                 reconfiguration, anywhere), which a put waiting inside
+ *                 its read section would otherwise hold up until the
+ *                 resume; resume releases the Tasks as above.
  * held_users counts deliveries between reading the state and queueing, so
  * that the release knows when the last of them has queued.
  */
-enum { HELD_NO = 0, HELD_FORCE, HELD_PACED, HELD_CATCHUP };
+enum { HELD_NO = 0, HELD_FORCE, HELD_PACED, HELD_CATCHUP, HELD_SUSPEND };
 #define HELD_SLACK	8
 #define HELD_PACE_NS	(1000 * 1000ULL)
+/* how soon a put waiting on a full queue notices that its Task was suspended */
+#define SUSPEND_NOTICE_NS	(10 * 1000 * 1000ULL)
 
 struct asx_module {
 	struct asx_task wr, rd;
@@ -88,11 +97,13 @@ struct asx_module {
 	struct asx_stream *stream;
 	void *arg;
 	void (*dtor)(void *arg);
+	bool suspended;			/* s->cfg once linked: holds its messages */
 	char name[ASX_MODULE_NAME_MAX];
 };
 
 struct asx_stream {
 	struct asx_mutex cfg;
+	uint32_t cfg_busy;		/* atomic: cfg is held */
 	struct asx_module *head, *tail;
 	struct asx_thr_mgr *mgr;
 	int groups;			/* next thread group, atomic */
@@ -102,6 +113,26 @@ struct asx_stream {
 };
 
 static const struct asx_task_ops pass_ops;
+static void release_held(struct asx_task *t);
+
+/*
+ * Reconfiguration runs with s->cfg held and waits for messages to move (a
+ * release's catch-up, a retired Task's leftovers, its service threads'
+ * last puts): into a suspended Module's full queue those are queued
+ * without waiting for long, since the resume that would make room needs
+ * s->cfg (see enqueue_suspended).  s->cfg_busy says that s->cfg is held.
+ */
+static void cfg_lock(struct asx_stream *s)
+{
+	asx_mutex_lock(&s->cfg);
+	__atomic_add_fetch(&s->cfg_busy, 1, __ATOMIC_SEQ_CST);
+}
+
+static void cfg_unlock(struct asx_stream *s)
+{
+	__atomic_sub_fetch(&s->cfg_busy, 1, __ATOMIC_RELEASE);
+	asx_mutex_unlock(&s->cfg);
+}
 
 /* ---------------------------------------------------------------- delivery */
 
@@ -147,6 +178,40 @@ static bool is_held(uint32_t h)
 	return h == HELD_FORCE || h == HELD_PACED;
 }
 
+/*
+ * Queue @m on suspended @n, waiting while the queue is full (see
+ * HELD_SUSPEND), but not for long while its Stream is being reconfigured:
+ * up to HELD_SLACK times the high water mark it queues at once, beyond
+ * that after HELD_PACE_NS, as a held Task does.  1: @n is no longer
+ * suspended, look again.
+ */
+static int enqueue_suspended(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
+{
+	struct asx_stream *s = n->mod->stream;
+	struct timespec slice;
+	bool busy;
+	int r;
+
+	for (;;) {
+		busy = s && ASX_LOAD_ACQ(&s->cfg_busy);
+		if (busy && asx_msgq_bytes(n->q) < HELD_SLACK * asx_msgq_hiwat(n->q))
+			return asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL);
+		asx_deadline(&slice, HELD_PACE_NS);
+		if (dl && asx_timespec_ns(dl) < asx_timespec_ns(&slice))
+			r = asx_msgq_enqueue(n->q, m, 0, dl);
+		else
+			r = asx_msgq_enqueue(n->q, m, 0, &slice);
+		if (r != -ETIMEDOUT)
+			return r;
+		if (dl && asx_timespec_ns(dl) <= asx_now_ns())
+			return r;
+		if (__atomic_load_n(&n->held, __ATOMIC_SEQ_CST) != HELD_SUSPEND)
+			return 1;
+		if (busy || asx__rcu_gp_wanted())
+			return asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL);
+	}
+}
+
 static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
 {
 	uint32_t h;
@@ -154,6 +219,17 @@ static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct time
 
 	__atomic_add_fetch(&n->held_users, 1, __ATOMIC_SEQ_CST);
 	h = __atomic_load_n(&n->held, __ATOMIC_SEQ_CST);
+	while (h == HELD_SUSPEND) {
+		r = enqueue_suspended(n, m, dl);
+		if (r <= 0) {
+			if (r == 0)
+				ASX_PROBE4(stream_enqueue, n, n->mod->name, n->side,
+					   asx_msgq_bytes(n->q));
+			__atomic_sub_fetch(&n->held_users, 1, __ATOMIC_RELEASE);
+			return r;
+		}
+		h = __atomic_load_n(&n->held, __ATOMIC_SEQ_CST);
+	}
 	if (is_held(h)) {
 		struct timespec pace;
 
@@ -188,14 +264,49 @@ static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct time
 	return r;
 }
 
+/*
+ * Queue @m for @n's service threads, which found the queue full: wait (up
+ * to @dl) in slices, and look at @n's state between them, so that a put
+ * that started waiting before @n was suspended does not go on waiting
+ * inside its read section as if it had not been (see HELD_SUSPEND).
+ */
+static int deliver_wait(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
+{
+	struct timespec slice;
+	int r;
+
+	for (;;) {
+		asx_deadline(&slice, SUSPEND_NOTICE_NS);
+		if (dl && asx_timespec_ns(dl) < asx_timespec_ns(&slice))
+			r = asx_msgq_enqueue(n->q, m, 0, dl);
+		else
+			r = asx_msgq_enqueue(n->q, m, 0, &slice);
+		if (r != -ETIMEDOUT || (dl && asx_timespec_ns(dl) <= asx_now_ns()))
+			break;
+		if (ASX_LOAD_ACQ(&n->held))
+			return deliver_held(n, m, dl);
+	}
+	if (r == 0)
+		ASX_PROBE4(stream_enqueue, n, n->mod->name, n->side, asx_msgq_bytes(n->q));
+	return r;
+}
+
 static int deliver(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
 {
+	int r;
+
 	if (unlikely(m->type == ASX_MSG_FLUSH))
 		flush_on_way(n, m);
 	if (unlikely(ASX_LOAD_ACQ(&n->held)))
 		return deliver_held(n, m, dl);
-	if (ASX_LOAD_ACQ(&n->nthreads) > 0)
-		return asx_task_putq(n, m, dl);
+	if (ASX_LOAD_ACQ(&n->nthreads) > 0) {
+		r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_NOWAIT, NULL);
+		if (likely(r == 0))
+			ASX_PROBE4(stream_enqueue, n, n->mod->name, n->side, asx_msgq_bytes(n->q));
+		else if (r == -EWOULDBLOCK)
+			r = deliver_wait(n, m, dl);
+		return r;
+	}
 	return call_put(n, m, dl);
 }
 
@@ -273,8 +384,9 @@ int asx_task_getq(struct asx_task *t, struct asx_msg **mp, const struct timespec
 	for (;;) {
 		uint32_t h = ASX_LOAD_ACQ(&t->held);
 
-		if (unlikely(is_held(h))) {
-			/* replacing another Task: wait until it has drained */
+		if (unlikely(is_held(h) || h == HELD_SUSPEND)) {
+			/* replacing another Task (wait until it has drained)
+			 * or suspended (until resumed) */
 			if (asx_futex_wait(&t->held, h, deadline) == -ETIMEDOUT)
 				return -ETIMEDOUT;
 			continue;
@@ -296,6 +408,12 @@ int asx_task_getq(struct asx_task *t, struct asx_msg **mp, const struct timespec
 				asx_msg_free(m);
 			return -ESHUTDOWN;
 		}
+		if (unlikely(ASX_LOAD_ACQ(&t->held) == HELD_SUSPEND)) {
+			/* suspended while this thread waited in the queue:
+			 * the message goes back, first, and the thread waits */
+			if (asx_msgq_enqueue(t->q, m, ASX_MSGQ_HEAD | ASX_MSGQ_FORCE, NULL) == 0)
+				continue;
+		}
 		ASX_PROBE4(stream_dequeue, t, t->mod->name, t->side, asx_msgq_bytes(t->q));
 		*mp = m;
 		return 0;
@@ -313,7 +431,8 @@ bool asx_task_canput_next(struct asx_task *t)
 	for (n = asx__rcu_deref(t->next); n; n = asx__rcu_deref(n->next)) {
 		struct asx_task *after = asx__rcu_deref(n->next);
 
-		if (ASX_LOAD_ACQ(&n->nthreads) > 0 || !after) {
+		if (ASX_LOAD_ACQ(&n->nthreads) > 0 || !after ||
+		    ASX_LOAD_ACQ(&n->held) == HELD_SUSPEND) {
 			ok = !asx_msgq_is_full(n->q);
 			break;
 		}
@@ -390,6 +509,11 @@ static void stop_task(struct asx_stream *s, struct asx_task *t, enum stop_mode m
 	bool was_active = asx_msgq_is_active(t->q);
 	struct asx_msg *m, *stop;
 
+	if (mode == STOP_DRAIN && ASX_LOAD_ACQ(&t->held) == HELD_SUSPEND) {
+		/* what it held goes through it, as if it had been resumed */
+		t->mod->suspended = false;
+		release_held(t);
+	}
 	if (ASX_LOAD_ACQ(&t->held)) {
 		ASX_STORE_REL(&t->held, HELD_NO);
 		asx_futex_wake(&t->held, INT_MAX);
@@ -444,7 +568,8 @@ static void quiesce_task(struct asx_stream *s, struct asx_task *t)
 	unsigned int pause = 20;
 	int live;
 
-	if (!mk || ASX_LOAD_ACQ(&t->nthreads) <= 0) {
+	/* a suspended Task's threads take nothing: what it holds stays in it */
+	if (!mk || ASX_LOAD_ACQ(&t->nthreads) <= 0 || ASX_LOAD_ACQ(&t->held) == HELD_SUSPEND) {
 		asx_msg_free(mk);
 		return;
 	}
@@ -512,7 +637,7 @@ int asx__stream_quiesce(struct asx_stream *s)
 
 	if (asx__rcu_in_reader())
 		return -EDEADLK;
-	asx_mutex_lock(&s->cfg);
+	cfg_lock(s);
 	/* every walk already started has queued its message or delivered it */
 	(void)asx__rcu_synchronize();
 	/* then along the path: down the write side, up the read side */
@@ -520,7 +645,7 @@ int asx__stream_quiesce(struct asx_stream *s)
 		quiesce_task(s, &mod->wr);
 	for (mod = s->tail; mod; mod = mod->up)
 		quiesce_task(s, &mod->rd);
-	asx_mutex_unlock(&s->cfg);
+	cfg_unlock(s);
 	return 0;
 }
 
@@ -791,12 +916,12 @@ void asx_stream_shutdown(struct asx_stream *s)
 
 	if (!s)
 		return;
-	asx_mutex_lock(&s->cfg);
+	cfg_lock(s);
 	for (mod = s->head; mod; mod = mod->down) {
 		asx_msgq_deactivate(mod->wr.q);
 		asx_msgq_deactivate(mod->rd.q);
 	}
-	asx_mutex_unlock(&s->cfg);
+	cfg_unlock(s);
 }
 
 void asx_stream_close(struct asx_stream *s)
@@ -806,7 +931,7 @@ void asx_stream_close(struct asx_stream *s)
 	if (!s)
 		return;
 	asx_stream_shutdown(s);
-	asx_mutex_lock(&s->cfg);
+	cfg_lock(s);
 	(void)asx__rcu_synchronize();
 	for (mod = s->head; mod; mod = mod->down) {
 		stop_task(s, &mod->wr, STOP_DISCARD);
@@ -825,7 +950,7 @@ void asx_stream_close(struct asx_stream *s)
 		mod->stream = NULL;
 		asx_module_destroy(mod);
 	}
-	asx_mutex_unlock(&s->cfg);
+	cfg_unlock(s);
 	asx_thr_mgr_destroy(s->mgr);
 	asx_mutex_destroy(&s->cfg);
 	free(s);
@@ -925,6 +1050,9 @@ static int link_locked(struct asx_stream *s, struct asx_module *above, struct as
 		/* before open(): its service threads must not start taking */
 		ASX_STORE_REL(&mod->wr.held, HELD_FORCE);
 		ASX_STORE_REL(&mod->rd.held, HELD_FORCE);
+	} else if (mod->suspended) {
+		ASX_STORE_REL(&mod->wr.held, HELD_SUSPEND);
+		ASX_STORE_REL(&mod->rd.held, HELD_SUSPEND);
 	}
 	r = open_module(s, mod, argc, argv);
 	if (r) {
@@ -952,6 +1080,12 @@ static int link_locked(struct asx_stream *s, struct asx_module *above, struct as
  */
 static void release_held(struct asx_task *t)
 {
+	if (t->mod->suspended) {
+		/* it goes on holding, now as a suspended Module */
+		__atomic_store_n(&t->held, HELD_SUSPEND, __ATOMIC_SEQ_CST);
+		asx_futex_wake(&t->held, INT_MAX);
+		return;
+	}
 	if (ASX_LOAD_ACQ(&t->nthreads) > 0) {
 		ASX_STORE_REL(&t->held, HELD_NO);
 		asx_futex_wake(&t->held, INT_MAX);
@@ -1013,13 +1147,13 @@ int asx_stream_insert(struct asx_stream *s, const char *after, struct asx_module
 		return -EINVAL;
 	if (asx__rcu_in_reader())
 		return -EDEADLK;
-	asx_mutex_lock(&s->cfg);
+	cfg_lock(s);
 	above = find_locked(s, after);
 	if (!above || above == s->tail)
 		r = -ENOENT;
 	else
 		r = link_locked(s, above, mod, NULL, argc, argv);
-	asx_mutex_unlock(&s->cfg);
+	cfg_unlock(s);
 	return r;
 }
 
@@ -1038,7 +1172,7 @@ int asx_stream_replace(struct asx_stream *s, const char *name, struct asx_module
 		return -EINVAL;
 	if (asx__rcu_in_reader())
 		return -EDEADLK;
-	asx_mutex_lock(&s->cfg);
+	cfg_lock(s);
 	old = find_locked(s, name);
 	if (!old || old == s->head || old == s->tail) {
 		r = -ENOENT;
@@ -1050,7 +1184,7 @@ int asx_stream_replace(struct asx_stream *s, const char *name, struct asx_module
 			retire_replaced(s, old, mod);
 		}
 	}
-	asx_mutex_unlock(&s->cfg);
+	cfg_unlock(s);
 	return r;
 }
 
@@ -1092,9 +1226,9 @@ int asx_stream_remove(struct asx_stream *s, const char *name)
 		return -EINVAL;
 	if (asx__rcu_in_reader())
 		return -EDEADLK;
-	asx_mutex_lock(&s->cfg);
+	cfg_lock(s);
 	r = remove_locked(s, find_locked(s, name));
-	asx_mutex_unlock(&s->cfg);
+	cfg_unlock(s);
 	return r;
 }
 
@@ -1106,10 +1240,93 @@ int asx_stream_pop(struct asx_stream *s)
 		return -EINVAL;
 	if (asx__rcu_in_reader())
 		return -EDEADLK;
-	asx_mutex_lock(&s->cfg);
+	cfg_lock(s);
 	r = remove_locked(s, s->head->down);
-	asx_mutex_unlock(&s->cfg);
+	cfg_unlock(s);
 	return r;
+}
+
+/*
+ * Suspend or resume @mod, in @s (s->cfg held) or in no Stream yet.  Resume
+ * releases the read side first, as retire_replaced() does: what the write
+ * side then passes down may come back up.
+ */
+static int set_suspended(struct asx_stream *s, struct asx_module *mod, bool on)
+{
+	if (s && (mod == s->head || mod == s->tail))
+		return -EINVAL;
+	if (mod->suspended == on)
+		return 0;
+	mod->suspended = on;
+	if (!s)
+		return 0;
+	if (on) {
+		__atomic_store_n(&mod->rd.held, HELD_SUSPEND, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&mod->wr.held, HELD_SUSPEND, __ATOMIC_SEQ_CST);
+	} else {
+		release_held(&mod->rd);
+		release_held(&mod->wr);
+	}
+	return 0;
+}
+
+static int stream_set_suspended(struct asx_stream *s, const char *name, bool on)
+{
+	struct asx_module *mod;
+	int r;
+
+	if (!s || !name)
+		return -EINVAL;
+	if (asx__rcu_in_reader())
+		return -EDEADLK;
+	cfg_lock(s);
+	mod = find_locked(s, name);
+	r = mod && mod != s->head && mod != s->tail ? set_suspended(s, mod, on) : -ENOENT;
+	cfg_unlock(s);
+	return r;
+}
+
+int asx_stream_suspend(struct asx_stream *s, const char *name)
+{
+	return stream_set_suspended(s, name, true);
+}
+
+int asx_stream_resume(struct asx_stream *s, const char *name)
+{
+	return stream_set_suspended(s, name, false);
+}
+
+static int module_set_suspended(struct asx_module *mod, bool on)
+{
+	struct asx_stream *s;
+	int r;
+
+	if (!mod)
+		return -EINVAL;
+	s = mod->stream;
+	if (!s)
+		return set_suspended(NULL, mod, on);
+	if (asx__rcu_in_reader())
+		return -EDEADLK;
+	cfg_lock(s);
+	r = set_suspended(s, mod, on);
+	cfg_unlock(s);
+	return r;
+}
+
+int asx_module_suspend(struct asx_module *mod)
+{
+	return module_set_suspended(mod, true);
+}
+
+int asx_module_resume(struct asx_module *mod)
+{
+	return module_set_suspended(mod, false);
+}
+
+bool asx_module_suspended(const struct asx_module *mod)
+{
+	return mod && ASX_LOAD_RLX(&mod->suspended);
 }
 
 int asx_stream_list(struct asx_stream *s, char (*names)[ASX_MODULE_NAME_MAX], int n)
@@ -1119,11 +1336,11 @@ int asx_stream_list(struct asx_stream *s, char (*names)[ASX_MODULE_NAME_MAX], in
 
 	if (!s || n < 0 || (n && !names))
 		return -EINVAL;
-	asx_mutex_lock(&s->cfg);
+	cfg_lock(s);
 	for (mod = s->head; mod; mod = mod->down, i++)
 		if (i < n)
 			memcpy(names[i], mod->name, ASX_MODULE_NAME_MAX);
-	asx_mutex_unlock(&s->cfg);
+	cfg_unlock(s);
 	return i;
 }
 
