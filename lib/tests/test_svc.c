@@ -405,6 +405,26 @@ static void roundtrip(struct asx_stream *s, uint32_t v)
 	asx_msg_free_chain(m);
 }
 
+/* A message put through @s waits in the suspended Module @path until its resume. */
+static void held_then_resumed(struct asx_stream *s, struct asx_svc_repo *r, const char *path,
+			      uint32_t v)
+{
+	struct asx_msg *m = asx_msg_alloc(8, ASX_MSG_DATA);
+	struct timespec ts;
+	uint32_t got = 0;
+
+	assert_non_null(m);
+	assert_int_equal(asx_msg_append(m, &v, 4), 0);
+	assert_int_equal(asx_stream_put(s, m, 0, NULL), 0);
+	usleep(20000);
+	assert_int_equal(asx_stream_get(s, &m, ASX_STREAM_NOWAIT, NULL), -EWOULDBLOCK);
+	assert_int_equal(asx_svc_resume(r, path), 0);
+	assert_int_equal(asx_stream_get(s, &m, 0, asx_deadline(&ts, 10 * ASX_NSEC_PER_SEC)), 0);
+	assert_int_equal(asx_msg_read(m, 0, &got, 4), 4);
+	assert_int_equal(got, v);
+	asx_msg_free_chain(m);
+}
+
 static void test_streams(void **state)
 {
 	struct asx_svc_repo *r;
@@ -477,6 +497,36 @@ static void test_streams(void **state)
 	/* streams cannot be suspended */
 	assert_int_equal(apply(r, "suspend S", 0, err), -EOPNOTSUPP);
 	assert_string_equal(err, "t.conf:1:1: Stream 'S' cannot be suspended or resumed");
+	/* their user-space Modules can: they hold what comes to them */
+	assert_int_equal(asx_svc_suspend(r, "S/counter"), 0);
+	assert_int_equal(asx_svc_find(r, "S", &in), 0);
+	assert_string_equal(in.desc, "Stream, modules bottom first: P counter(suspended) pass");
+	held_then_resumed(s, r, "S/counter", 5);
+	assert_int_equal(asx_svc_suspend(r, "S/nope"), -ENOENT);
+	assert_int_equal(asx_svc_suspend(r, "T/counter"), -ENOENT);
+	assert_int_equal(asx_svc_suspend(r, "Mgr/counter"), -EMEDIUMTYPE);
+	assert_int_equal(asx_svc_remove(r, "S/counter"), -EOPNOTSUPP);
+	/* ... and a reload says which are: "inactive" suspends, its absence resumes */
+	assert_int_equal(apply(r, "stream S { static P \"v3\" static counter inactive static pass }",
+			       0, err), -ENOENT);	/* P is dynamic: a changed definition */
+	assert_int_equal(asx_svc_find(r, "S", &in), 0);	/* the counter's suspend undone */
+	assert_string_equal(in.desc, "Stream, modules bottom first: P counter pass");
+	roundtrip(s, 5);
+	snprintf(conf, sizeof(conf),
+		 "stream S { dynamic P Module * %s/svc_mod.so:make_pass() \"v2\" static counter inactive"
+		 " static pass }\n", sodir);
+	assert_int_equal(apply(r, conf, 0, err), 0);
+	assert_string_equal(events(), "");	/* no Module replaced: only a state changed */
+	assert_int_equal(asx_svc_find(r, "S", &in), 0);
+	assert_string_equal(in.desc, "Stream, modules bottom first: P counter(suspended) pass");
+	held_then_resumed(s, r, "S/counter", 6);
+	snprintf(conf, sizeof(conf),
+		 "stream S { dynamic P Module * %s/svc_mod.so:make_pass() \"v2\" static counter"
+		 " static pass }\n", sodir);
+	assert_int_equal(apply(r, conf, 0, err), 0);
+	assert_int_equal(asx_svc_find(r, "S", &in), 0);
+	assert_string_equal(in.desc, "Stream, modules bottom first: P counter pass");
+	roundtrip(s, 7);
 	/* a service object may replace a Stream of the same name, and back */
 	assert_int_equal(asx_svc_register(r, "S", make_st), 0);
 	assert_int_equal(apply(r, "static S", 0, err), 0);
@@ -511,9 +561,9 @@ static void test_streams(void **state)
 
 /*
  * Reconfiguration under load: writers put numbered messages through a
- * Stream from svc.conf while the configuration cycles through three
- * shapes (remove, replace, insert) RECONFIGS times.  Every message must
- * come back exactly once, each writer's in order.
+ * Stream from svc.conf while the configuration cycles through four
+ * shapes (remove, replace, insert, suspend, resume) RECONFIGS times.
+ * Every message must come back exactly once, each writer's in order.
  */
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define RECONFIGS 300
@@ -593,7 +643,7 @@ static void test_stream_reconfig_under_load(void **state)
 	struct load l = { .total = UINT64_MAX };
 	struct writer w[WRITERS];
 	pthread_t wt[WRITERS], rt;
-	char shapes[3][1024], err[256];
+	char shapes[4][1024], err[256];
 	int applied = 0;
 
 	(void)state;
@@ -604,6 +654,11 @@ static void test_stream_reconfig_under_load(void **state)
 		 "stream S { dynamic P Module * %s/svc_mod.so:make_pass() \"b\" }", sodir);
 	snprintf(shapes[2], sizeof(shapes[2]),
 		 "stream S { static counter static pass dynamic P Module * %s/svc_mod.so:make_pass() \"c\" }",
+		 sodir);
+	/* from shape 2: counter suspended (kept), pass removed, P replaced by a suspended one;
+	 * then shape 0 resumes both (P kept) */
+	snprintf(shapes[3], sizeof(shapes[3]),
+		 "stream S { static counter inactive dynamic P Module * %s/svc_mod.so:make_pass() inactive \"a\" }",
 		 sodir);
 	assert_int_equal(asx_svc_repo_create(&r), 0);
 	assert_int_equal(apply(r, shapes[0], 0, err), 0);
@@ -626,11 +681,12 @@ static void test_stream_reconfig_under_load(void **state)
 				sent += __atomic_load_n(&w[k].sent, __ATOMIC_ACQUIRE);
 				failed |= __atomic_load_n(&w[k].err, __ATOMIC_ACQUIRE);
 			}
-			if (sent >= (uint32_t)i * 8 || failed)
+			/* (after shape 3 they may wait for shape 0's resume) */
+			if (sent >= (uint32_t)i * 8 || failed || i % 4 == 0)
 				break;
 			usleep(50);
 		}
-		e = apply(r, shapes[i % 3], 0, err);
+		e = apply(r, shapes[i % 4], 0, err);
 
 		if (e)
 			fail_msg("reconfiguration %d: %s", i, err);

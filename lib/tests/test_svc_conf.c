@@ -60,7 +60,7 @@ static void test_every_directive(void **state)
 	       "suspend Logger\n"
 	       "resume Logger\n"
 	       "stream Net {\n"
-	       "  static framer \"-m 4096\"\n"
+	       "  static framer inactive \"-m 4096\"\n"
 	       "  dynamic Xdr Module * libxdrmod.so:make_xdr()\n"
 	       "}\n"
 	       "stream K kernel \"pipe\" { kernel pass kernel count \"-v\" static cksum }\n"
@@ -110,6 +110,8 @@ static void test_every_directive(void **state)
 	assert_int_equal(e->mods[0].dir, ASX__SVC_STATIC);
 	assert_string_equal(e->mods[0].name, "framer");
 	assert_string_equal(e->mods[0].args, "-m 4096");
+	assert_true(e->mods[0].inactive);
+	assert_false(e->mods[1].inactive);
 	assert_int_equal(e->mods[0].loc.line, 11);
 	assert_int_equal(e->mods[0].loc.col, 3);
 	assert_int_equal(e->mods[1].dir, ASX__SVC_DYNAMIC);
@@ -179,6 +181,10 @@ static void test_errors(void **state)
 	bad("stream s { static a static a }", "t.conf:1:21: module 'a' is already in Stream 's' (at line 1)");
 	bad("stream s { kernel }", "t.conf:1:12: a 'kernel' module needs a kernel Stream: write 'stream s kernel { ... }'");
 	bad("stream s kernel { kernel }", "t.conf:1:26: expected an asx.ko module's name after 'kernel', found '}'");
+	bad("stream s kernel { kernel pass inactive }",
+	    "t.conf:1:31: asx.ko module 'pass' cannot be suspended: only user-space modules can be 'inactive'");
+	bad("stream s { static up inactive inactive }",
+	    "t.conf:1:31: expected a module ('dynamic', 'static' or 'kernel') or '}', found 'inactive'");
 	bad("static a\ndynamic a Module x.so:f()", "t.conf:2:1: 'a' is already configured at t.conf:1:1");
 	bad("stream a { }\nstatic a", "t.conf:2:1: 'a' is already configured at t.conf:1:1");
 	bad("static aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",

@@ -172,7 +172,14 @@ ASX_API int asx_svc_apply_text(struct asx_svc_repo *repo, const char *name, cons
  */
 ASX_API int asx_svc_check_file(const char *path, char *err, size_t errlen);
 
-/* Act on one service by name: -ENOENT if there is none. */
+/*
+ * Act on one service by name: -ENOENT if there is none.  Suspend and
+ * resume also take "STREAM/MODULE", a user-space Module of a configured
+ * Stream, which then holds its messages until resumed (asx_stream_suspend;
+ * -EOPNOTSUPP for an asx.ko module or for remove, -EMEDIUMTYPE if STREAM
+ * is a service object).  A reload then keeps or changes the Module's state
+ * as its entry says ("inactive" or not).
+ */
 ASX_API int asx_svc_suspend(struct asx_svc_repo *repo, const char *name);
 ASX_API int asx_svc_resume(struct asx_svc_repo *repo, const char *name);
 ASX_API int asx_svc_remove(struct asx_svc_repo *repo, const char *name);

@@ -122,14 +122,18 @@ static void release_held(struct asx_task *t);
  * without waiting for long, since the resume that would make room needs
  * s->cfg (see enqueue_suspended).  s->cfg_busy says that s->cfg is held.
  */
+static __thread int cfg_held;		/* this thread holds some s->cfg */
+
 static void cfg_lock(struct asx_stream *s)
 {
 	asx_mutex_lock(&s->cfg);
 	__atomic_add_fetch(&s->cfg_busy, 1, __ATOMIC_SEQ_CST);
+	cfg_held++;
 }
 
 static void cfg_unlock(struct asx_stream *s)
 {
+	cfg_held--;
 	__atomic_sub_fetch(&s->cfg_busy, 1, __ATOMIC_RELEASE);
 	asx_mutex_unlock(&s->cfg);
 }
@@ -182,8 +186,10 @@ static bool is_held(uint32_t h)
  * Queue @m on suspended @n, waiting while the queue is full (see
  * HELD_SUSPEND), but not for long while its Stream is being reconfigured:
  * up to HELD_SLACK times the high water mark it queues at once, beyond
- * that after HELD_PACE_NS, as a held Task does.  1: @n is no longer
- * suspended, look again.
+ * that after HELD_PACE_NS, as a held Task does; and at once from the
+ * reconfiguring thread itself (a catch-up into a suspended Module: what it
+ * passes on was held, so bounded, by the Task it releases).  1: @n is no
+ * longer suspended, look again.
  */
 static int enqueue_suspended(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
 {
@@ -194,7 +200,7 @@ static int enqueue_suspended(struct asx_task *n, struct asx_msg *m, const struct
 
 	for (;;) {
 		busy = s && ASX_LOAD_ACQ(&s->cfg_busy);
-		if (busy && asx_msgq_bytes(n->q) < HELD_SLACK * asx_msgq_hiwat(n->q))
+		if (busy && (cfg_held || asx_msgq_bytes(n->q) < HELD_SLACK * asx_msgq_hiwat(n->q)))
 			return asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL);
 		asx_deadline(&slice, HELD_PACE_NS);
 		if (dl && asx_timespec_ns(dl) < asx_timespec_ns(&slice))

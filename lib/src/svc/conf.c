@@ -422,6 +422,16 @@ static int parse_stream(struct parser *ps, struct asx__svc_ent *s)
 				r = take_name(ps, m.dir == ASX__SVC_KERNEL ?
 					      "an asx.ko module's name after 'kernel'" :
 					      "a module name after 'static'", m.name);
+			if (!r && (is_word(ps, "active") || is_word(ps, "inactive"))) {
+				if (m.dir == ASX__SVC_KERNEL)
+					r = fail(ps, ps->t.line, ps->t.col, -EINVAL,
+						 "asx.ko module '%s' cannot be suspended: only user-space modules can be 'inactive'",
+						 m.name);
+				else
+					m.inactive = is_word(ps, "inactive");
+				if (!r)
+					r = next(ps);
+			}
 			if (!r)
 				r = take_args(ps, &m);
 		} else {

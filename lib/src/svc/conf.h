@@ -49,7 +49,8 @@ struct asx__svc_ent {
 	char *path;		/* dynamic: the shared object */
 	char *factory;		/* dynamic: its factory symbol */
 	char *args;		/* the quoted parameters, or NULL */
-	bool inactive;		/* dynamic: "inactive" (starts suspended) */
+	bool inactive;		/* "inactive": starts suspended (a service,
+				 * or a user-space module of a Stream) */
 	struct asx__svc_loc loc;	/* of the directive's first word */
 	/* stream: */
 	bool kernel;		/* the Stream's driver end is a kernel Stream */

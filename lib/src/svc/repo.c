@@ -654,6 +654,9 @@ static int by_name(struct asx_svc_repo *repo, const char *name, int what)
 
 	if (!repo || !name)
 		return -EINVAL;
+	if (strchr(name, '/'))		/* STREAM/MODULE */
+		return what == ASX__SVC_REMOVE ? -EOPNOTSUPP :
+		       asx__svc_module_state(repo, name, what == ASX__SVC_SUSPEND);
 	pthread_mutex_lock(&repo->lock);
 	s = find_locked(repo, name);
 	if (!s) {
@@ -708,7 +711,8 @@ static void describe(struct asx_svc *s, struct asx_svc_info *in)
 		in->args = "";
 		for (size_t i = 0; i < s->nmods && n < sizeof(in->desc); i++)
 			n += (size_t)snprintf(in->desc + n, sizeof(in->desc) - n, " %s%s",
-					      s->mods[i].name, s->mods[i].kernel ? "(asx.ko)" : "");
+					      s->mods[i].name, s->mods[i].kernel ? "(asx.ko)" :
+					      s->mods[i].inactive ? "(suspended)" : "");
 		if (n >= sizeof(in->desc))	/* said, not silently cut */
 			memcpy(in->desc + sizeof(in->desc) - 4, "...", 4);
 	} else if (s->ops.info) {

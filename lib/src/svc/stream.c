@@ -94,7 +94,7 @@ bool asx__svc_stream_same(const struct asx_svc *s, const struct asx__svc_ent *e)
 	if (s->kind != ASX__SVC_STREAMK || s->nmods != e->nmods || !same_lower(s, e))
 		return false;
 	for (size_t i = 0; i < e->nmods; i++)
-		if (!same_mod(&s->mods[i], &e->mods[i]))
+		if (!same_mod(&s->mods[i], &e->mods[i]) || s->mods[i].inactive != e->mods[i].inactive)
 			return false;
 	return true;
 }
@@ -114,6 +114,7 @@ static int copy_mods(struct asx__svc_plan *p, const struct asx__svc_ent *e,
 		strcpy(m[i].name, d->name);
 		m[i].dynamic = d->dir == ASX__SVC_DYNAMIC;
 		m[i].kernel = d->dir == ASX__SVC_KERNEL;
+		m[i].inactive = d->inactive;
 		m[i].args = strdup(asx__svc_args(d));
 		m[i].factory = strdup(m[i].dynamic ? d->factory : d->name);
 		m[i].library = m[i].dynamic ? strdup(d->path) : NULL;
@@ -178,6 +179,8 @@ static int place(struct asx__svc_plan *p, struct asx_stream *s, const char *stre
 	char **argv;
 	int argc, r;
 
+	if (d->inactive)
+		(void)asx_module_suspend(mod);	/* not in a Stream yet: cannot fail */
 	r = asx__svc_split_args(d->name, d->args, &argc, &argv);
 	if (r) {
 		asx_module_destroy(mod);
@@ -344,6 +347,17 @@ int asx__svc_stream_reshape(struct asx_svc_repo *repo, struct asx__svc_plan *p,
 		if (k >= 0 && same_mod(&s->mods[k], d)) {	/* kernel ones always */
 			st->mods[i].dl = s->mods[k].dl;	/* borrowed: the Module stays */
 			st->mods[i].kept = true;
+			if (s->mods[k].inactive == d->inactive)
+				continue;
+			r = d->inactive ? asx_stream_suspend(s->stream, d->name) :
+			    asx_stream_resume(s->stream, d->name);
+			if (r) {
+				asx__svc_say(p, d, r, "stream '%s': module '%s': %s failed: %s",
+					     e->name, d->name, d->inactive ? "suspend" : "resume",
+					     strerror(-r));
+				break;
+			}
+			log_undo(st, UNDO_STATE, (size_t)k, d->name, NULL);
 			continue;
 		}
 		r = make_mod(repo, p, e->name, d, &dl, &mod);
@@ -374,12 +388,18 @@ void asx__svc_stream_unshape(struct asx_svc_repo *repo, struct asx__svc_step *st
 
 		if (u->what == UNDO_INSERTED) {
 			(void)asx_stream_remove(s->stream, u->name);
+		} else if (u->what == UNDO_STATE) {
+			if (s->mods[u->old].inactive)
+				(void)asx_stream_suspend(s->stream, u->name);
+			else
+				(void)asx_stream_resume(s->stream, u->name);
 		} else {
 			/* a fresh Module of the old definition takes its place again */
 			const struct asx__svc_mod *m = &s->mods[u->old];
 			struct asx__svc_ent d = { .dir = m->dynamic ? ASX__SVC_DYNAMIC : ASX__SVC_STATIC,
 						  .type = ASX__SVC_T_MODULE, .path = m->library,
-						  .factory = m->factory, .args = m->args };
+						  .factory = m->factory, .args = m->args,
+						  .inactive = m->inactive };
 			struct asx_module *mod;
 			void *dl;
 
@@ -435,6 +455,33 @@ void asx__svc_stream_stop(struct asx_svc *s)
 	asx__svc_mods_free(s->mods, s->nmods);
 	free(s->driver);
 	free(s);
+}
+
+int asx__svc_module_state(struct asx_svc_repo *repo, const char *path, bool on)
+{
+	const char *slash = strchr(path, '/');
+	size_t len = (size_t)(slash - path);
+	struct asx_svc *s;
+	long k = -1;
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&repo->lock);
+	for (s = repo->svcs; s; s = s->next)
+		if (strlen(s->name) == len && !memcmp(s->name, path, len))
+			break;
+	if (s && s->kind == ASX__SVC_STREAMK)
+		k = find_mod(s->mods, s->nmods, slash + 1);
+	if (s && s->kind != ASX__SVC_STREAMK)
+		r = -EMEDIUMTYPE;
+	else if (k >= 0 && s->mods[k].kernel)
+		r = -EOPNOTSUPP;	/* an asx.ko module */
+	else if (k >= 0)
+		r = on ? asx_stream_suspend(s->stream, slash + 1) :
+		    asx_stream_resume(s->stream, slash + 1);
+	if (!r)
+		s->mods[k].inactive = on;
+	pthread_mutex_unlock(&repo->lock);
+	return r;
 }
 
 int asx_svc_register_module(struct asx_svc_repo *repo, const char *name, asx_svc_module_fn *factory)

@@ -20,6 +20,7 @@ struct asx__svc_mod {
 	char name[ASX__SVC_NAME_MAX];
 	bool dynamic;			/* from a shared object */
 	bool kernel;			/* an asx.ko module on the kernel Stream below */
+	bool inactive;			/* suspended (asx_stream_suspend) */
 	char *library, *factory, *args;	/* args "" if none; library NULL if linked in */
 	void *dl;			/* dynamic: its dlopen() handle */
 	bool kept;			/* a reshape's new list: the running Module stays,
@@ -63,7 +64,7 @@ enum asx__svc_act { KEEP, START, STOP, RESHAPE };
 
 /* An operation done on a running Stream, to undo if the transaction fails. */
 struct asx__svc_undo {
-	enum { UNDO_INSERTED, UNDO_REPLACED } what;
+	enum { UNDO_INSERTED, UNDO_REPLACED, UNDO_STATE } what;
 	size_t old;			/* UNDO_REPLACED: index in the old list */
 	char name[ASX__SVC_NAME_MAX];
 	void *dl;			/* the new Module's library handle */
@@ -122,5 +123,7 @@ void asx__svc_stream_unshape(struct asx_svc_repo *repo, struct asx__svc_step *st
 void asx__svc_stream_commit(struct asx__svc_step *st);
 void asx__svc_stream_stop(struct asx_svc *s);
 void asx__svc_mods_free(struct asx__svc_mod *mods, size_t n);
+/* "STREAM/MODULE": suspend (@on) or resume a Module of a running Stream. */
+int asx__svc_module_state(struct asx_svc_repo *repo, const char *path, bool on);
 
 #endif /* ASX_SRC_SVC_IMPL_H */
