@@ -10,7 +10,8 @@
 #                     the kernel selftests in the test VM, the install test
 #   make check-debug  the kernel selftests in a debug kernel (KASAN, lockdep,
 #                     kmemleak, ...; not in `check`: the kernel's first build is long)
-#   make demo         build everything and run the benchmark suite
+#   make demo         build everything, run the benchmark suite, write build/demo/report.html
+#                     (DEMO_FLAGS=--quick or --full, --runs N: passed to tools/demo.sh)
 #   make bench        build build/bin/asx-bench
 #   make fuzz         libFuzzer targets (clang) in build/fuzz/; fuzz-replay: corpus replayers
 #   make install      PREFIX=/usr/local DESTDIR= LIBDIR= INCLUDEDIR= BINDIR=
@@ -362,7 +363,7 @@ check-debug: setup
 	$(Q)tools/vm/check-debug.sh
 
 demo: setup all
-	$(Q)tools/demo.sh
+	$(Q)tools/demo.sh $(DEMO_FLAGS)
 
 # ---------------------------------------------------------------- install
 install: lib tools
