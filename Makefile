@@ -376,6 +376,7 @@ install: lib tools
 	install -m 0644 uapi/linux/asx.h $(DESTDIR)$(INCLUDEDIR)/linux/asx.h
 	install -m 0644 $(O)/lib/libasx.pc $(DESTDIR)$(PKGCONFIGDIR)/libasx.pc
 	install -m 0755 $(BENCH) $(DESTDIR)$(BINDIR)/asx-bench
+	install -m 0755 tools/report/asx-report $(DESTDIR)$(BINDIR)/asx-report
 	$(if $(TTCP),install -m 0755 $(TTCP) $(DESTDIR)$(BINDIR)/asx-ttcp)
 	$(if $(ASXCTL),install -m 0755 $(ASXCTL) $(DESTDIR)$(BINDIR)/asxctl)
 	install -d $(DESTDIR)$(BCCDIR) $(DESTDIR)$(SBINDIR)
@@ -398,6 +399,7 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libasx.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libasx.so \
 		$(DESTDIR)$(LIBDIR)/libasx.a $(DESTDIR)$(PKGCONFIGDIR)/libasx.pc \
 		$(DESTDIR)$(INCLUDEDIR)/linux/asx.h $(DESTDIR)$(BINDIR)/asx-bench \
+		$(DESTDIR)$(BINDIR)/asx-report \
 		$(DESTDIR)$(BINDIR)/asx-ttcp $(DESTDIR)$(BINDIR)/asxctl \
 		$(patsubst tools/bcc/%,$(DESTDIR)$(SBINDIR)/%,$(BCC_TOOLS)) \
 		$(foreach m,$(MANS),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
