@@ -33,8 +33,9 @@ py=/usr/bin/python3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
-# the figures of the papers' plots in asx-report: 9 of them
-nfig=9
+# the figures of the papers' plots in asx-report: 9 from asx-bench arch's
+# keys, 1 from asx-bench stream's
+nfig=10
 
 tap_expect "asx-report --help" 0 'usage: asx-report' 'RESULTS' -- "$py" "$report" --help
 
@@ -48,14 +49,16 @@ tap_expect "asx-bench --quick --runs 1 ${cmds[*]}" 0 "${progress[@]}" -- \
 	--csv "$dir/real/results.csv" "${cmds[@]}"
 tap_expect "report from the real run" 0 "$dir/real/report.html" -- \
 	"$py" "$report" "$dir/real/results.json"
-real_arch=$("$py" -c 'import json, sys
-print(sum(k.startswith("arch_") for k in json.load(open(sys.argv[1]))))' \
+read -r real_arch real_stream < <("$py" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(sum(k.startswith("arch_") for k in d), int(d.get("mp_gbps") is not None))' \
 	"$dir/real/results.json" 2>/dev/null)
+n=${real_stream:-0}
 if [ "${real_arch:-0}" = 0 ]; then
-	# no arch command yet: every figure must say it was not measured
-	tap_expect "real run: well formed, every key, $nfig figures not measured" 0 'ok \(' -- \
-		"$py" "$check" "$dir/real/report.html" "$dir/real/results.json" \
-		--missing "$nfig" --images 0
+	# no arch command yet: only the stream figure is drawn (with stream)
+	tap_expect "real run: well formed, every key, $((nfig - n)) figures not measured" 0 \
+		'ok \(' -- "$py" "$check" "$dir/real/report.html" "$dir/real/results.json" \
+		--missing $((nfig - n)) --images "$n"
 else
 	tap_expect "real run: well formed, every key, valid PNGs" 0 'ok \(' -- \
 		"$py" "$check" "$dir/real/report.html" "$dir/real/results.json"
@@ -76,16 +79,16 @@ printf '[1/2] arch           done in 100 s, elapsed 100 s, about 5 s left\narch:
 	>"$dir/synth/bench.log"
 tap_expect "report with every arch key (made up)" 0 -- \
 	"$py" "$report" "$dir/synth/results.json" -o "$dir/synth/out.html"
-tap_expect "every arch key: well formed, all keys, $nfig valid PNGs, none missing" 0 'ok \(' -- \
-	"$py" "$check" "$dir/synth/out.html" "$dir/synth/results.json" --missing 0 \
-	--images "$nfig"
+tap_expect "every arch key: well formed, all keys, $((nfig - 1 + n)) valid PNGs" 0 'ok \(' -- \
+	"$py" "$check" "$dir/synth/out.html" "$dir/synth/results.json" --missing $((1 - n)) \
+	--images $((nfig - 1 + n))
 tap_expect "the machine, escaped, and the log's durations" 0 \
 	'Test CPU &lt;&amp;&gt; 9000' '6\.1\.0-test' 'arch: pe-sweep' -- cat "$dir/synth/out.html"
 tap_expect "the paper's result beside this run's" 0 'about 9 times below CP' \
 	'CP over LP, TCP' 'This run' -- cat "$dir/synth/out.html"
 
-# only the TCP sweeps: the 4 TCP/UDP throughput and speed-up figures are
-# split, 2 drawn; the other 7 say not measured
+# only the TCP sweeps: the TCP throughput and speed-up figures drawn, the
+# other 8 not measured
 mkdir "$dir/tcp"
 "$py" "$synth" --nproc 2 --tcp-only >"$dir/tcp/results.json"
 tap_expect "report with only the TCP sweeps" 0 -- \
