@@ -10,7 +10,8 @@
 #                     the kernel selftests in the test VM, the install test
 #   make check-debug  the kernel selftests in a debug kernel (KASAN, lockdep,
 #                     kmemleak, ...; not in `check`: the kernel's first build is long)
-#   make demo         build everything and run the benchmark suite
+#   make demo         build everything, run the benchmark suite, write build/demo/report.html
+#                     (DEMO_FLAGS=--quick or --full, --runs N: passed to tools/demo.sh)
 #   make bench        build build/bin/asx-bench
 #   make fuzz         libFuzzer targets (clang) in build/fuzz/; fuzz-replay: corpus replayers
 #   make install      PREFIX=/usr/local DESTDIR= LIBDIR= INCLUDEDIR= BINDIR=
@@ -362,7 +363,7 @@ check-debug: setup
 	$(Q)tools/vm/check-debug.sh
 
 demo: setup all
-	$(Q)tools/demo.sh
+	$(Q)tools/demo.sh $(DEMO_FLAGS)
 
 # ---------------------------------------------------------------- install
 install: lib tools
@@ -375,6 +376,7 @@ install: lib tools
 	install -m 0644 uapi/linux/asx.h $(DESTDIR)$(INCLUDEDIR)/linux/asx.h
 	install -m 0644 $(O)/lib/libasx.pc $(DESTDIR)$(PKGCONFIGDIR)/libasx.pc
 	install -m 0755 $(BENCH) $(DESTDIR)$(BINDIR)/asx-bench
+	install -m 0755 tools/report/asx-report $(DESTDIR)$(BINDIR)/asx-report
 	$(if $(TTCP),install -m 0755 $(TTCP) $(DESTDIR)$(BINDIR)/asx-ttcp)
 	$(if $(ASXCTL),install -m 0755 $(ASXCTL) $(DESTDIR)$(BINDIR)/asxctl)
 	install -d $(DESTDIR)$(BCCDIR) $(DESTDIR)$(SBINDIR)
@@ -397,6 +399,7 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libasx.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libasx.so \
 		$(DESTDIR)$(LIBDIR)/libasx.a $(DESTDIR)$(PKGCONFIGDIR)/libasx.pc \
 		$(DESTDIR)$(INCLUDEDIR)/linux/asx.h $(DESTDIR)$(BINDIR)/asx-bench \
+		$(DESTDIR)$(BINDIR)/asx-report \
 		$(DESTDIR)$(BINDIR)/asx-ttcp $(DESTDIR)$(BINDIR)/asxctl \
 		$(patsubst tools/bcc/%,$(DESTDIR)$(SBINDIR)/%,$(BCC_TOOLS)) \
 		$(foreach m,$(MANS),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \

@@ -17,6 +17,7 @@
 #               the API conventions (tools/api-check.py); every public struct's
 #               size and member offsets against lib/libasx.layout (tools/layout-check.py)
 #   tools       asx-bench smoke run (--quick), JSON well formed, keys present;
+#               the demo's report generator (tools/report/test-report.sh);
 #               asxd and asxctl svc end to end (tools/asxd/test-asxd.sh), plain and ASan
 #   install     make install into a scratch prefix; against it, with pkg-config only:
 #               each header alone (gnu11/c11/c17), lib/tests/outsider/*.c, the docs' examples
@@ -332,10 +333,15 @@ if bad:
 print("asx-bench: %d figures, keys ok" % len(d))
 PY
 	then pass; else fail "tools: asx-bench JSON"; fi
+	# the demo's report: asx-report on a quick run and on made-up arch figures
+	note "asx-report (tools/report/test-report.sh)"
+	local b t=$log/report-test.log
+	tools/report/test-report.sh build 2>&1 | tee "$t"
+	tally tools "report checks" "$t" "${PIPESTATUS[0]}" 1 report-test: ||
+		fail "tools: tools/report/test-report.sh ended without its summary"
 	# asxd and `asxctl svc` end to end, plain and under ASan (a leak at exit fails it)
 	note "asxd and asxctl svc (plain, ASan)"
 	make -s -j"$jobs" SAN=asan lib tools || { fail "tools: ASan build"; return; }
-	local b t
 	for b in build build/asan; do
 		t=$log/asxd-${b//\//-}.log
 		ASAN_OPTIONS=$asan_opts UBSAN_OPTIONS=$ubsan_opts tools/asxd/test-asxd.sh "$b" 2>&1 |

@@ -2,35 +2,85 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 #
 # demo.sh - the main job (`make demo`): run the experiment suite on the
-# embedded default (libasx alone; asx.ko is not needed) and keep the figures.
+# embedded default (libasx alone; asx.ko is not needed), keep the figures
+# and make the report.
 #
-# Usage: tools/demo.sh [--runs N] [--quick]
+# Usage: tools/demo.sh [--quick | --full] [--runs N]
 #
-# Output: tables on stdout; build/demo/results.json (one JSON object of
-# figures), build/demo/results.csv (command,key,value,unit).
+# Default: every command's default workloads, medians of 3 runs; about
+# 5 minutes on 2 CPUs.  --quick: smoke-test workloads (asx-bench --quick).
+# --full: the papers' full sweeps (asx-bench --full), medians of 5 runs;
+# much longer.  --runs N overrides the number of runs.
+#
+# Output: tables on stdout, a progress line per command on stderr, and in
+# build/demo/: results.json (one JSON object of figures), results.csv
+# (command,key,value,unit), meta.json (the machine and the run), bench.log
+# (asx-bench's stderr) and report.html (tools/report/asx-report: the
+# papers' figures from this run, self-contained; open it in a browser).
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
-runs=5
-quick=()
+runs=
+mode=default
+size=()
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--runs) runs=$2; shift 2 ;;
-	--quick) quick=(--quick); shift ;;
-	-h|--help) sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--runs) [ $# -ge 2 ] || { echo "demo.sh: --runs needs a number" >&2; exit 2; }
+		runs=$2; shift 2 ;;
+	--quick) mode=quick; size=(--quick); shift ;;
+	--full) mode=full; size=(--full); shift ;;
+	-h|--help) sed -n '4,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "demo.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
+[ -n "$runs" ] || { [ "$mode" = full ] && runs=5 || runs=3; }
 
 out=build/demo
 mkdir -p "$out"
-rm -f "$out/results.csv"
+rm -f "$out/results.csv" "$out/results.json" "$out/meta.json" "$out/bench.log" \
+	"$out/report.html"
 bench=build/bin/asx-bench
+version=$("$bench" --version | sed 's/.*libasx \(.*\))/\1/')
+started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 
-echo "ASX demo: libasx $("$bench" --version | sed 's/.*libasx \(.*\))/\1/'), $(nproc) CPUs, $(uname -r)"
+echo "ASX demo: libasx $version, $(nproc) CPUs, $(uname -r); $mode workloads"
 echo "Every figure is a median of $runs runs; each baseline runs in the same process."
 echo
-"$bench" --runs "$runs" "${quick[@]}" --csv "$out/results.csv" \
-	--json-file "$out/results.json" all
+t0=$SECONDS
+rc=0
+# tables on stdout; stderr (progress, errors) to the terminal and bench.log
+{ "$bench" --runs "$runs" "${size[@]}" --csv "$out/results.csv" \
+	--json-file "$out/results.json" all 2>&1 1>&3 | tee "$out/bench.log" >&2; } 3>&1 ||
+	rc=$?
+took=$((SECONDS - t0))
+
+# the machine and the run, for the report
+/usr/bin/python3 - "$out/meta.json" "$version" "$started" "$runs" "$mode" "$took" <<'PY'
+import json, os, platform, sys
+path, version, started, runs, mode, took = sys.argv[1:]
+cpu = None
+try:
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+except OSError:
+    pass
+meta = {"cpu": cpu or platform.processor() or platform.machine(),
+        "nproc": os.cpu_count(), "kernel": platform.release(),
+        "machine": platform.machine(), "libasx": version, "date": started,
+        "runs": int(runs), "mode": mode, "seconds": int(took)}
+with open(path, "w") as f:
+    json.dump(meta, f, indent=1)
+    f.write("\n")
+PY
+
 echo
-echo "Figures: $out/results.json and $out/results.csv"
+echo "Figures: $out/results.json and $out/results.csv (asx-bench took $took s)"
+if [ -s "$out/results.json" ]; then
+	report=$(/usr/bin/python3 tools/report/asx-report "$out/results.json") || rc=1
+	[ -z "$report" ] || echo "Report: $report"
+fi
+[ "$rc" -eq 0 ] || echo "demo.sh: asx-bench failed (exit $rc); see $out/bench.log" >&2
+exit "$rc"

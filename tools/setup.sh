@@ -35,7 +35,7 @@ pkgs=(
 	libcmocka-dev liburcu-dev systemtap-sdt-dev libtirpc-dev
 	linux-headers-amd64 linux-image-amd64 kmod
 	qemu-system-x86 busybox-static
-	python3 python3-venv python3-pip python3-bpfcc bpfcc-tools bpftrace
+	python3 python3-venv python3-pip python3-bpfcc bpfcc-tools bpftrace python3-matplotlib
 	valgrind linux-source-6.1 xz-utils iproute2 libclang-rt-14-dev dkms man-db
 	debhelper dh-dkms dpkg-dev fakeroot lintian
 )
