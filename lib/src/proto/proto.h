@@ -194,12 +194,18 @@ int asx__proto_udp_create(struct asx_module **out, const char *name,
 			  const struct asx__proto_udp_cfg *cfg);
 
 /* TCP-lite: connection control blocks in an asx_map with @lock. */
-#define ASX__PROTO_TCP_REORDER 8	/* reorder buffer slots per connection */
+#define ASX__PROTO_TCP_REORDER 8	/* default reorder buffer slots per connection */
+#define ASX__PROTO_TCP_REORDER_MAX 4096
 struct asx__proto_tcp_cfg {
 	enum asx_map_lock lock;
 	uint32_t rcv_wnd;		/* receive window in bytes (0: 65535) */
 	unsigned int ack_every;		/* a pure ACK every n in-order segments (0: never) */
 	bool no_reorder;		/* drop-and-count out-of-order segments */
+	unsigned int reorder;		/* reorder buffer slots per connection (0: 8,
+					 * at most ASX__PROTO_TCP_REORDER_MAX); a
+					 * stack with T threads in front of TCP-lite
+					 * needs at least the segments of one
+					 * connection in flight among them */
 	int svc_threads;
 };
 int asx__proto_tcp_create(struct asx_module **out, const char *name,

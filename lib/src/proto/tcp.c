@@ -15,7 +15,7 @@
  * next sequence number and piggybacks the acknowledgement.  Coming up:
  * checksum, then under the TCB's lock: acknowledgement processing, the
  * receive window, in-order delivery with a reorder buffer of
- * ASX__PROTO_TCP_REORDER segments (or drop-and-count), and a pure ACK
+ * cfg.reorder segments (default ASX__PROTO_TCP_REORDER; or drop-and-count), and a pure ACK
  * every ack_every in-order segments, sent back down after the lock is
  * dropped.  Delivery up happens under the TCB's lock, so segments of one
  * connection reach the head in order whatever the threads.
@@ -48,7 +48,7 @@ struct tcb {
 	unsigned int since_ack, nheld;
 	uint32_t held_bytes;
 	uint64_t delivered;
-	struct held hold[ASX__PROTO_TCP_REORDER];
+	struct held hold[];		/* cfg.reorder slots */
 };
 
 struct tcp {
@@ -303,7 +303,7 @@ static int tcp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 		goto drop;
 	}
 	if (off) {			/* ahead of a gap: hold it, or drop it */
-		if (tcp->cfg.no_reorder || tcb->nheld == ASX__PROTO_TCP_REORDER) {
+		if (tcp->cfg.no_reorder || tcb->nheld == tcp->cfg.reorder) {
 			ASX__PROTO_COUNT(&tcp->c, ooo_drop, 1);
 			goto drop;
 		}
@@ -382,7 +382,7 @@ int asx__proto_tcp_open(struct asx_module *mod, struct asx__proto_addr a, uint32
 	tcp = asx__proto_arg(mod, ASX__PROTO_TCP);
 	if (!tcp)
 		return -EINVAL;
-	tcb = calloc(1, sizeof(*tcb));
+	tcb = calloc(1, sizeof(*tcb) + tcp->cfg.reorder * sizeof(tcb->hold[0]));
 	if (!tcb)
 		return -ENOMEM;
 	tcb->a = a;
@@ -495,6 +495,12 @@ int asx__proto_tcp_create(struct asx_module **out, const char *name,
 	tcp->cfg = *cfg;
 	if (!tcp->cfg.rcv_wnd)
 		tcp->cfg.rcv_wnd = 65535;
+	if (!tcp->cfg.reorder)
+		tcp->cfg.reorder = ASX__PROTO_TCP_REORDER;
+	if (tcp->cfg.reorder > ASX__PROTO_TCP_REORDER_MAX) {
+		free(tcp);
+		return -EINVAL;
+	}
 	asx_mutex_init(&tcp->conn_lock);
 	r = asx_map_create(&tcp->map, cfg->lock, ASX__PROTO_ADDR_LEN);
 	if (r) {
