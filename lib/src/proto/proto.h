@@ -277,6 +277,14 @@ struct asx__proto_gen {
 int asx__proto_gen_init(struct asx__proto_gen *g);
 void asx__proto_gen_fini(struct asx__proto_gen *g);
 asx__proto_gen_fn asx__proto_gen_frame;
+/*
+ * Frame number @k of connection @c, without the generator's state: what
+ * asx__proto_gen_frame makes as that connection's @k-th frame (sequence
+ * number iss + k * payload).  Any number of threads may call it at once
+ * (@g initialised, read only).  0 and *@mp, -EINVAL, -ENOMEM.
+ */
+int asx__proto_gen_frame_ck(const struct asx__proto_gen *g, unsigned int c, uint64_t k,
+			    struct asx_msg **mp);
 /* Payload bytes: an 8-byte header (connection, index) then a pattern. */
 void asx__proto_gen_fill(void *buf, size_t len, uint32_t conn, uint32_t k);
 /* Check a payload filled so; returns true and (*conn, *k) when every byte matches. */
