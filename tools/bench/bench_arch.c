@@ -296,7 +296,7 @@ static int bench_arch(struct bench_ctx *ctx, int argc, char **argv)
 			o.full = true;
 		} else {
 			fprintf(stderr, "asx-bench arch: unknown option '%s'\n", argv[i]);
-			return 2;
+			return -EINVAL;
 		}
 	}
 	o.nproc = asx__proto_arch_ncpu();
@@ -341,18 +341,18 @@ static int bench_arch(struct bench_ctx *ctx, int argc, char **argv)
 	t = bench_now_ns();
 	e = pe_sweep(ctx, &o);
 	if (e)
-		return 1;
+		return e;
 	ratios(ctx);
 	done("pes", t);
 	t = bench_now_ns();
 	e = conn_sweep(ctx, &o);
 	if (e)
-		return 1;
+		return e;
 	done("conns", t);
 	t = bench_now_ns();
 	e = ttcp(ctx, &o);
 	if (e)
-		return 1;
+		return e;
 	done("ttcp", t);
 	return 0;
 }
