@@ -26,9 +26,12 @@
 #include <cmocka.h>
 
 #include <asx/map.h>
+#include <asx/sync.h>
 
 #include "proto/arch.h"
 #include "proto/proto.h"
+#include "sync/lockstat.h"
+#include <pthread.h>
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define SLOW 4
@@ -156,6 +159,84 @@ static void test_measurements(void **state)
 	assert_int_equal(r.threads, 2);
 }
 
+/* The opt-in lock statistics themselves: a holder that sleeps, known waits. */
+struct held {
+	struct asx_mutex m;
+	struct asx_rwlock rw;
+	struct asx_cond c;
+	int flag;
+};
+
+static void *contend_mutex(void *arg)
+{
+	struct held *h = arg;
+
+	asx_mutex_lock(&h->m);
+	asx_mutex_unlock(&h->m);
+	asx_rwlock_rdlock(&h->rw);
+	asx_rwlock_unlock(&h->rw);
+	asx_mutex_lock(&h->m);
+	h->flag = 1;
+	asx_cond_signal(&h->c);
+	asx_mutex_unlock(&h->m);
+	return NULL;
+}
+
+static void test_lockstat(void **state)
+{
+	struct asx__lockstat ls;
+	struct held h;
+	pthread_t th;
+
+	(void)state;
+	asx_mutex_init(&h.m);
+	asx_rwlock_init(&h.rw);
+	asx_cond_init(&h.c);
+	h.flag = 0;
+	/* off: nothing is counted */
+	asx__lockstat_enable(false);
+	asx__lockstat_reset();
+	asx_mutex_lock(&h.m);
+	assert_int_equal(pthread_create(&th, NULL, contend_mutex, &h), 0);
+	usleep(20000);
+	asx_mutex_unlock(&h.m);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	asx__lockstat_read(&ls);
+	assert_int_equal(ls.contended, 0);
+	assert_int_equal(ls.waits, 0);
+
+	/* on: the mutex and the rwlock are held 20 ms while the thread
+	 * wants them, and the main thread waits on the condition */
+	h.flag = 0;
+	asx__lockstat_enable(true);
+	asx_mutex_lock(&h.m);
+	asx_rwlock_wrlock(&h.rw);
+	assert_int_equal(pthread_create(&th, NULL, contend_mutex, &h), 0);
+	usleep(20000);
+	asx_mutex_unlock(&h.m);
+	usleep(20000);
+	asx_rwlock_unlock(&h.rw);
+	asx_mutex_lock(&h.m);
+	while (!h.flag)
+		asx_cond_wait(&h.c, &h.m);
+	asx_mutex_unlock(&h.m);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	asx__lockstat_enable(false);
+	asx__lockstat_read(&ls);
+	/* the thread may find the mutex free by the time it asks (a very
+	 * slow start): then only the rwlock was contended */
+	assert_true(ls.contended >= 1);
+	assert_true(ls.acquire_ns >= 10000000ull);
+	if (ls.waits)
+		assert_true(ls.wait_ns > 0);
+	asx__lockstat_reset();
+	asx__lockstat_read(&ls);
+	assert_int_equal(ls.contended + ls.acquire_ns + ls.waits + ls.wait_ns, 0);
+	asx_cond_destroy(&h.c);
+	asx_rwlock_destroy(&h.rw);
+	asx_mutex_destroy(&h.m);
+}
+
 static void test_bad_cfg(void **state)
 {
 	struct asx__proto_arch_cfg c = { .arch = ASX__ARCH_MP, .proto = 99, .count = 10 };
@@ -179,6 +260,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_cfg),
+		cmocka_unit_test(test_lockstat),
 		cmocka_unit_test(test_lp),
 		cmocka_unit_test(test_cp),
 		cmocka_unit_test(test_mp),
