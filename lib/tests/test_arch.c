@@ -133,6 +133,9 @@ static void test_measurements(void **state)
 	assert_true(r.vcsw > 0);
 	assert_int_equal(r.uswitch, 0);
 	assert_true(r.ns > 0);
+	/* every segment took its connection block's lock, and held it */
+	assert_true(r.holds >= 2000);
+	assert_true(r.hold_ns > 0);
 	/* on ASC the layer threads switch at user level */
 	r = run(ASX__ARCH_LP, true, ASX__PROTO_IP_TCP, true, 1, 2, ASX_MAP_MUTEX, 1000);
 	assert_int_equal(r.threads, 5);
@@ -155,6 +158,7 @@ static void test_measurements(void **state)
 	/* CP: as many threads as connections up to the PEs */
 	r = run(ASX__ARCH_CP, false, ASX__PROTO_IP_UDP, false, 4, 2, ASX_MAP_MUTEX, 200);
 	assert_int_equal(r.threads, 2);
+	assert_int_equal(r.holds, 0);	/* UDP-lite has no connection blocks */
 	r = run(ASX__ARCH_CP, false, ASX__PROTO_IP_UDP, false, 2, 8, ASX_MAP_MUTEX, 200);
 	assert_int_equal(r.threads, 2);
 }

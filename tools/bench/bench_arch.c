@@ -115,7 +115,7 @@ static int pe_sweep(struct bench_ctx *ctx, const struct opts *o)
 	bench_say(ctx, "%-16s", "architecture");
 	for (unsigned int i = 0; i < o->npes; i++)
 		bench_say(ctx, "   pe%-2u          ", o->pes[i]);
-	bench_say(ctx, " csw/msg vcsw icsw uswitch lock+wait ns/msg (at pe%u)\n", o->nproc);
+	bench_say(ctx, " csw/msg vcsw icsw uswitch lock+wait hold ns/msg (at pe%u)\n", o->nproc);
 	for (int x = 0; x < 2; x++)
 		for (int p = 0; p < 2; p++)
 			for (int asc = 0; asc < 2; asc++)
@@ -164,9 +164,10 @@ static int pe_sweep(struct bench_ctx *ctx, const struct opts *o)
 	}
 	key(k, sizeof(k), c.arch, asc, c.proto, x, "lock_ns_per_msg");
 	bench_figure(ctx, k, per_msg(rn.lock_ns + rn.wait_ns, &rn), "ns");
-	bench_say(ctx, " %7.3f %4.2f %4.2f %7.3f %6.0f+%-6.0f\n", per_msg(rn.vcsw + rn.icsw, &rn),
-		  per_msg(rn.vcsw, &rn), per_msg(rn.icsw, &rn), per_msg(rn.uswitch, &rn),
-		  per_msg(rn.lock_ns, &rn), per_msg(rn.wait_ns, &rn));
+	bench_say(ctx, " %7.3f %4.2f %4.2f %7.3f %6.0f+%-6.0f %5.0f\n",
+		  per_msg(rn.vcsw + rn.icsw, &rn), per_msg(rn.vcsw, &rn), per_msg(rn.icsw, &rn),
+		  per_msg(rn.uswitch, &rn), per_msg(rn.lock_ns, &rn), per_msg(rn.wait_ns, &rn),
+		  per_msg(rn.hold_ns, &rn));
 				}
 	return 0;
 }

@@ -791,6 +791,8 @@ int asx__proto_arch_run(const struct asx__proto_arch_cfg *cfg,
 	res->lock_ns = ls.acquire_ns;
 	res->waits = ls.waits;
 	res->wait_ns = ls.wait_ns;
+	res->holds = ls.holds;
+	res->hold_ns = ls.hold_ns;
 	res->failed = r->failed;
 	res->drops = proto_drops(r->dlp) + proto_drops(r->ip) + proto_drops(r->tp);
 	res->bad = r->bad;

@@ -81,6 +81,7 @@ struct asx__proto_arch_result {
 	uint64_t uswitch;		/* ASC: user-level switches */
 	uint64_t lock_contended, lock_ns; /* contended acquisitions, their wait */
 	uint64_t waits, wait_ns;	/* condition, semaphore and queue waits */
+	uint64_t holds, hold_ns;	/* TCP-lite connection-block critical sections */
 	uint64_t drops;			/* counted by the Modules (should be 0) */
 	uint64_t failed;		/* puts refused */
 	/* verify */

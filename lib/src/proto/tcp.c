@@ -33,6 +33,7 @@
 #include <asx/sync.h>
 
 #include "proto/proto.h"
+#include "sync/lockstat.h"
 
 struct held {
 	uint32_t seq, len;
@@ -94,6 +95,19 @@ static void tcb_put(struct tcb *tcb)
 	free(tcb);
 }
 
+/* The TCB lock, its hold time counted when lock statistics are on. */
+static inline uint64_t tcb_lock(struct tcb *tcb)
+{
+	asx_mutex_lock(&tcb->lock);
+	return asx__lockstat_begin();
+}
+
+static inline void tcb_unlock(struct tcb *tcb, uint64_t t0)
+{
+	asx__lockstat_add(ASX__LOCKSTAT_HOLD, t0);
+	asx_mutex_unlock(&tcb->lock);
+}
+
 static uint16_t rcv_win(const struct tcp *tcp, const struct tcb *tcb)
 {
 	uint32_t w = tcp->cfg.rcv_wnd - tcb->held_bytes;
@@ -120,6 +134,7 @@ static int tcp_wr_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 	struct asx_msg *orig = m;
 	const unsigned char *p;
 	struct tcb *tcb;
+	uint64_t held;
 	uint32_t plen;
 	bool inplace;
 	size_t len;
@@ -143,7 +158,7 @@ static int tcp_wr_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 		return -ENOTCONN;
 	}
 
-	asx_mutex_lock(&tcb->lock);
+	held = tcb_lock(tcb);
 	h.seq = tcb->snd_nxt;
 	tcb->snd_nxt += plen;
 	h.ack = tcb->rcv_nxt;
@@ -151,7 +166,7 @@ static int tcp_wr_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 	if (tcb->snd_nxt - tcb->snd_una > tcb->snd_wnd)
 		ASX__PROTO_COUNT(&tcp->c, wnd_over, 1);
 	tcb->since_ack = 0;		/* this segment carries the ACK */
-	asx_mutex_unlock(&tcb->lock);
+	tcb_unlock(tcb, held);
 
 	h.sport = a.lport;
 	h.dport = a.rport;
@@ -253,6 +268,7 @@ static int tcp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 	bool need_ack = false;
 	unsigned int n = 0;
 	struct tcb *tcb;
+	uint64_t held;
 	size_t len;
 	int r = 0;
 
@@ -277,7 +293,7 @@ static int tcp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 	if (!tcb)
 		return ASX__PROTO_DROP(&tcp->c, no_conn, m);
 
-	asx_mutex_lock(&tcb->lock);
+	held = tcb_lock(tcb);
 	if (h.flags & ASX__PROTO_TCP_ACK) {
 		uint32_t acked = h.ack - tcb->snd_una;
 
@@ -287,7 +303,7 @@ static int tcp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 			tcb->snd_wnd = h.win;
 	}
 	if (plen == 0) {		/* a pure ACK */
-		asx_mutex_unlock(&tcb->lock);
+		tcb_unlock(tcb, held);
 		tcb_put(tcb);
 		asx_msg_free_chain(m);
 		ASX__PROTO_COUNT(&tcp->c, acks_rcvd, 1);
@@ -362,7 +378,7 @@ static int tcp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 drop:
 	asx_msg_free_chain(m);
 out:
-	asx_mutex_unlock(&tcb->lock);
+	tcb_unlock(tcb, held);
 	if (need_ack)
 		send_ack(t, tcp, a, snd, ack, win);
 	tcb_put(tcb);

@@ -23,9 +23,12 @@ void asx__lockstat_add(enum asx__lockstat_kind kind, uint64_t t0)
 	if (kind == ASX__LOCKSTAT_ACQUIRE) {
 		ADD(contended, 1);
 		ADD(acquire_ns, d);
-	} else {
+	} else if (kind == ASX__LOCKSTAT_WAIT) {
 		ADD(waits, 1);
 		ADD(wait_ns, d);
+	} else {
+		ADD(holds, 1);
+		ADD(hold_ns, d);
 	}
 }
 
@@ -40,6 +43,8 @@ void asx__lockstat_reset(void)
 	__atomic_store_n(&ls.acquire_ns, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&ls.waits, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&ls.wait_ns, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&ls.holds, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&ls.hold_ns, 0, __ATOMIC_RELAXED);
 }
 
 void asx__lockstat_read(struct asx__lockstat *out)
@@ -48,4 +53,6 @@ void asx__lockstat_read(struct asx__lockstat *out)
 	out->acquire_ns = __atomic_load_n(&ls.acquire_ns, __ATOMIC_RELAXED);
 	out->waits = __atomic_load_n(&ls.waits, __ATOMIC_RELAXED);
 	out->wait_ns = __atomic_load_n(&ls.wait_ns, __ATOMIC_RELAXED);
+	out->holds = __atomic_load_n(&ls.holds, __ATOMIC_RELAXED);
+	out->hold_ns = __atomic_load_n(&ls.hold_ns, __ATOMIC_RELAXED);
 }

@@ -14,9 +14,14 @@
  *   waits / wait_ns          condition waits (and queue waits that count
  *                            themselves here), from going to sleep to
  *                            having the mutex back
+ *   holds / hold_ns          critical sections that time themselves with
+ *                            asx__lockstat_begin() after taking their lock
+ *                            and ASX__LOCKSTAT_HOLD before releasing it
+ *                            (TCP-lite's connection blocks)
  *
  * Uncontended acquisitions are not timed (they cost a few ns and timing
- * them would cost more than they do); the hold time is not measured.
+ * them would cost more than they do); the hold time of the generic locks
+ * is not measured (their structs have no room for a time stamp).
  */
 #ifndef ASX_SYNC_LOCKSTAT_H
 #define ASX_SYNC_LOCKSTAT_H
@@ -28,9 +33,10 @@
 struct asx__lockstat {
 	uint64_t contended, acquire_ns;
 	uint64_t waits, wait_ns;
+	uint64_t holds, hold_ns;
 };
 
-enum asx__lockstat_kind { ASX__LOCKSTAT_ACQUIRE, ASX__LOCKSTAT_WAIT };
+enum asx__lockstat_kind { ASX__LOCKSTAT_ACQUIRE, ASX__LOCKSTAT_WAIT, ASX__LOCKSTAT_HOLD };
 
 extern int asx__lockstat_on;	/* atomic */
 
