@@ -843,6 +843,44 @@ static void test_tcp_reorder_full(void **state)
 	prepared_free(&p);
 }
 
+/* The reorder buffer's size is a parameter: 16 slots hold 16 segments ahead. */
+static void test_tcp_reorder_param(void **state)
+{
+	enum { SLOTS = 16 };
+	struct asx__proto_tcp_cfg c = { .lock = ASX_MAP_NONE, .reorder = SLOTS };
+	struct prepared p = { .n = 0 };
+	struct asx_module *nic, *tcp, *mods[1];
+	struct asx__proto_stats st;
+	unsigned char b[128];
+	struct asx_stream *s;
+	size_t n;
+
+	(void)state;
+	c.reorder = ASX__PROTO_TCP_REORDER_MAX + 1;
+	assert_int_equal(asx__proto_tcp_create(&tcp, "tcp", &c), -EINVAL);
+	c.reorder = SLOTS;
+	for (uint32_t k = SLOTS; k >= 1; k--) {		/* the worst order: backwards */
+		n = tcp_seg(b, 1, 2, 10 * k, 0, ASX__PROTO_TCP_PSH, 10, 0, k);
+		prepared_add(&p, raw(b, n));
+	}
+	n = tcp_seg(b, 1, 2, 0, 0, ASX__PROTO_TCP_PSH, 10, 0, 0);
+	prepared_add(&p, raw(b, n));
+	nic = mk_nic(ASX__PROTO_NIC_SINK, prepared_gen, &p);
+	assert_int_equal(asx__proto_tcp_create(&tcp, "tcp", &c), 0);
+	mods[0] = tcp;
+	s = stack_open(nic, mods, 1);
+	assert_int_equal(asx__proto_tcp_open(tcp, (struct asx__proto_addr){ 2, 1 }, 0, 0), 0);
+	nic_run(nic, p.n);
+	for (uint32_t k = 0; k <= SLOTS; k++)
+		expect_app(s, 2, 1, 10, 0, k);
+	assert_empty(s);
+	st = stats(tcp);
+	assert_int_equal(st.ooo_held, SLOTS);
+	assert_int_equal(st.ooo_drop, 0);
+	asx_stream_close(s);
+	prepared_free(&p);
+}
+
 /* ---------------------------------------------------------------- demux */
 
 static void test_demux(void **state)
@@ -1497,6 +1535,7 @@ int main(void)
 		cmocka_unit_test(test_tcp_window),
 		cmocka_unit_test(test_tcp_reorder),
 		cmocka_unit_test(test_tcp_reorder_full),
+		cmocka_unit_test(test_tcp_reorder_param),
 		cmocka_unit_test(test_demux),
 		cmocka_unit_test(test_e2e_tcp_mp),
 		cmocka_unit_test(test_e2e_tcp_lp),

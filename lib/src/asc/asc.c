@@ -13,6 +13,7 @@
 #include <asx/sa.h>
 
 #include "asc/sched_impl.h"
+#include "asc/counters.h"
 #include "core/opts.h"
 
 /* ---------------------------------------------------------------- ASCs */
@@ -217,6 +218,19 @@ int asx_asc_stats(struct asx_asc *a, struct asx_asc_stats *st)
 		a->pol->stats(a, st);
 	unlock_np(&a->lock);
 	return 0;
+}
+
+uint64_t asx__asc_switches(struct asx_asc *a)
+{
+	uint64_t n = 0;
+
+	if (!a)
+		return 0;
+	lock_np(&a->lock);
+	for (struct asx_vp *v = a->vps; v; v = v->next)
+		n += __atomic_load_n(&v->nswitch, __ATOMIC_RELAXED);
+	unlock_np(&a->lock);
+	return n;
 }
 
 static const char *const vpstate_name[] = {

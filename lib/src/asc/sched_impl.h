@@ -236,7 +236,7 @@ static inline void switch_to(struct asx_vp *vp, struct asx_asc_thread *self,
 	struct asx_asc_thread *prev;
 
 	SCHED_FUZZ();
-	vp->nswitch++;
+	__atomic_store_n(&vp->nswitch, vp->nswitch + 1, __ATOMIC_RELAXED);	/* read by asx__asc_switches */
 	note_switch(vp, self->asc);
 	if (unlikely(next && !ctx_saved(next)))
 		next = asx__vp_handoff(vp, next);

@@ -274,35 +274,37 @@ void asx__proto_gen_fini(struct asx__proto_gen *g)
 	g->k = NULL;
 }
 
-int asx__proto_gen_frame(void *arg, uint64_t i, struct asx_msg **mp)
+int asx__proto_gen_frame_ck(const struct asx__proto_gen *g, unsigned int c, uint64_t k,
+			    struct asx_msg **mp)
 {
-	struct asx__proto_gen *g = arg;
-	unsigned int c = (unsigned int)(i % g->nconn);
 	size_t th = g->proto == ASX__PROTO_IP_TCP ? ASX__PROTO_TCP_HLEN : ASX__PROTO_UDP_HLEN;
 	size_t len = ASX__PROTO_ETH_HLEN + ASX__PROTO_IP_HLEN + th + g->payload;
 	struct asx__proto_ip ih = {
-		.ttl = 64, .proto = g->proto, .id = (uint16_t)i,
+		.ttl = 64, .proto = g->proto, .id = (uint16_t)(k * g->nconn + c),
 		.len = (uint16_t)(ASX__PROTO_IP_HLEN + th + g->payload),
 		.src = g->peer_ip, .dst = g->ip,
 	};
 	uint16_t sport = (uint16_t)(g->rport0 + c), dport = (uint16_t)(g->lport0 + c), ck;
-	struct asx_msg *m = asx_msg_alloc(len, ASX_MSG_DATA);
+	struct asx_msg *m;
 	unsigned char *b, *tp;
 
+	if (c >= g->nconn)
+		return -EINVAL;
+	m = asx_msg_alloc(len, ASX_MSG_DATA);
 	if (!m)
 		return -ENOMEM;
 	b = m->wr;
 	asx__proto_eth_put(b, g->mac, g->peer_mac, ASX__PROTO_ETH_IP);
 	asx__proto_ip_put(b + ASX__PROTO_ETH_HLEN, &ih);
 	tp = b + ASX__PROTO_ETH_HLEN + ASX__PROTO_IP_HLEN;
-	asx__proto_gen_fill(tp + th, g->payload, c, (uint32_t)g->k[c]++);
+	asx__proto_gen_fill(tp + th, g->payload, c, (uint32_t)k);
 	if (g->proto == ASX__PROTO_IP_TCP) {
 		struct asx__proto_tcp h = {
-			.sport = sport, .dport = dport, .seq = g->seq[c], .win = 65535,
+			.sport = sport, .dport = dport,
+			.seq = g->iss + (uint32_t)(k * g->payload), .win = 65535,
 			.flags = ASX__PROTO_TCP_PSH,
 		};
 
-		g->seq[c] += (uint32_t)g->payload;
 		asx__proto_tcp_put(tp, &h);
 		ck = asx_inet_cksum(tp, th + g->payload);
 		memcpy(tp + 16, &ck, 2);
@@ -316,6 +318,19 @@ int asx__proto_gen_frame(void *arg, uint64_t i, struct asx_msg **mp)
 	asx_msg_commit(m, len);
 	*mp = m;
 	return 0;
+}
+
+int asx__proto_gen_frame(void *arg, uint64_t i, struct asx_msg **mp)
+{
+	struct asx__proto_gen *g = arg;
+	unsigned int c = (unsigned int)(i % g->nconn);
+	int r = asx__proto_gen_frame_ck(g, c, g->k[c], mp);
+
+	if (r == 0) {
+		g->k[c]++;
+		g->seq[c] += (uint32_t)g->payload;
+	}
+	return r;
 }
 
 /* ---------------------------------------------------------------- the packet filter */

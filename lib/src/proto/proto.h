@@ -194,12 +194,18 @@ int asx__proto_udp_create(struct asx_module **out, const char *name,
 			  const struct asx__proto_udp_cfg *cfg);
 
 /* TCP-lite: connection control blocks in an asx_map with @lock. */
-#define ASX__PROTO_TCP_REORDER 8	/* reorder buffer slots per connection */
+#define ASX__PROTO_TCP_REORDER 8	/* default reorder buffer slots per connection */
+#define ASX__PROTO_TCP_REORDER_MAX 4096
 struct asx__proto_tcp_cfg {
 	enum asx_map_lock lock;
 	uint32_t rcv_wnd;		/* receive window in bytes (0: 65535) */
 	unsigned int ack_every;		/* a pure ACK every n in-order segments (0: never) */
 	bool no_reorder;		/* drop-and-count out-of-order segments */
+	unsigned int reorder;		/* reorder buffer slots per connection (0: 8,
+					 * at most ASX__PROTO_TCP_REORDER_MAX); a
+					 * stack with T threads in front of TCP-lite
+					 * needs at least the segments of one
+					 * connection in flight among them */
 	int svc_threads;
 };
 int asx__proto_tcp_create(struct asx_module **out, const char *name,
@@ -271,6 +277,14 @@ struct asx__proto_gen {
 int asx__proto_gen_init(struct asx__proto_gen *g);
 void asx__proto_gen_fini(struct asx__proto_gen *g);
 asx__proto_gen_fn asx__proto_gen_frame;
+/*
+ * Frame number @k of connection @c, without the generator's state: what
+ * asx__proto_gen_frame makes as that connection's @k-th frame (sequence
+ * number iss + k * payload).  Any number of threads may call it at once
+ * (@g initialised, read only).  0 and *@mp, -EINVAL, -ENOMEM.
+ */
+int asx__proto_gen_frame_ck(const struct asx__proto_gen *g, unsigned int c, uint64_t k,
+			    struct asx_msg **mp);
 /* Payload bytes: an 8-byte header (connection, index) then a pattern. */
 void asx__proto_gen_fill(void *buf, size_t len, uint32_t conn, uint32_t k);
 /* Check a payload filled so; returns true and (*conn, *k) when every byte matches. */

@@ -15,7 +15,7 @@
  * next sequence number and piggybacks the acknowledgement.  Coming up:
  * checksum, then under the TCB's lock: acknowledgement processing, the
  * receive window, in-order delivery with a reorder buffer of
- * ASX__PROTO_TCP_REORDER segments (or drop-and-count), and a pure ACK
+ * cfg.reorder segments (default ASX__PROTO_TCP_REORDER; or drop-and-count), and a pure ACK
  * every ack_every in-order segments, sent back down after the lock is
  * dropped.  Delivery up happens under the TCB's lock, so segments of one
  * connection reach the head in order whatever the threads.
@@ -33,6 +33,7 @@
 #include <asx/sync.h>
 
 #include "proto/proto.h"
+#include "sync/lockstat.h"
 
 struct held {
 	uint32_t seq, len;
@@ -48,7 +49,7 @@ struct tcb {
 	unsigned int since_ack, nheld;
 	uint32_t held_bytes;
 	uint64_t delivered;
-	struct held hold[ASX__PROTO_TCP_REORDER];
+	struct held hold[];		/* cfg.reorder slots */
 };
 
 struct tcp {
@@ -94,6 +95,19 @@ static void tcb_put(struct tcb *tcb)
 	free(tcb);
 }
 
+/* The TCB lock, its hold time counted when lock statistics are on. */
+static inline uint64_t tcb_lock(struct tcb *tcb)
+{
+	asx_mutex_lock(&tcb->lock);
+	return asx__lockstat_begin();
+}
+
+static inline void tcb_unlock(struct tcb *tcb, uint64_t t0)
+{
+	asx__lockstat_add(ASX__LOCKSTAT_HOLD, t0);
+	asx_mutex_unlock(&tcb->lock);
+}
+
 static uint16_t rcv_win(const struct tcp *tcp, const struct tcb *tcb)
 {
 	uint32_t w = tcp->cfg.rcv_wnd - tcb->held_bytes;
@@ -120,6 +134,7 @@ static int tcp_wr_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 	struct asx_msg *orig = m;
 	const unsigned char *p;
 	struct tcb *tcb;
+	uint64_t held;
 	uint32_t plen;
 	bool inplace;
 	size_t len;
@@ -143,7 +158,7 @@ static int tcp_wr_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 		return -ENOTCONN;
 	}
 
-	asx_mutex_lock(&tcb->lock);
+	held = tcb_lock(tcb);
 	h.seq = tcb->snd_nxt;
 	tcb->snd_nxt += plen;
 	h.ack = tcb->rcv_nxt;
@@ -151,7 +166,7 @@ static int tcp_wr_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 	if (tcb->snd_nxt - tcb->snd_una > tcb->snd_wnd)
 		ASX__PROTO_COUNT(&tcp->c, wnd_over, 1);
 	tcb->since_ack = 0;		/* this segment carries the ACK */
-	asx_mutex_unlock(&tcb->lock);
+	tcb_unlock(tcb, held);
 
 	h.sport = a.lport;
 	h.dport = a.rport;
@@ -253,6 +268,7 @@ static int tcp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 	bool need_ack = false;
 	unsigned int n = 0;
 	struct tcb *tcb;
+	uint64_t held;
 	size_t len;
 	int r = 0;
 
@@ -277,7 +293,7 @@ static int tcp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 	if (!tcb)
 		return ASX__PROTO_DROP(&tcp->c, no_conn, m);
 
-	asx_mutex_lock(&tcb->lock);
+	held = tcb_lock(tcb);
 	if (h.flags & ASX__PROTO_TCP_ACK) {
 		uint32_t acked = h.ack - tcb->snd_una;
 
@@ -287,7 +303,7 @@ static int tcp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 			tcb->snd_wnd = h.win;
 	}
 	if (plen == 0) {		/* a pure ACK */
-		asx_mutex_unlock(&tcb->lock);
+		tcb_unlock(tcb, held);
 		tcb_put(tcb);
 		asx_msg_free_chain(m);
 		ASX__PROTO_COUNT(&tcp->c, acks_rcvd, 1);
@@ -303,7 +319,7 @@ static int tcp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 		goto drop;
 	}
 	if (off) {			/* ahead of a gap: hold it, or drop it */
-		if (tcp->cfg.no_reorder || tcb->nheld == ASX__PROTO_TCP_REORDER) {
+		if (tcp->cfg.no_reorder || tcb->nheld == tcp->cfg.reorder) {
 			ASX__PROTO_COUNT(&tcp->c, ooo_drop, 1);
 			goto drop;
 		}
@@ -362,7 +378,7 @@ static int tcp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 drop:
 	asx_msg_free_chain(m);
 out:
-	asx_mutex_unlock(&tcb->lock);
+	tcb_unlock(tcb, held);
 	if (need_ack)
 		send_ack(t, tcp, a, snd, ack, win);
 	tcb_put(tcb);
@@ -382,7 +398,7 @@ int asx__proto_tcp_open(struct asx_module *mod, struct asx__proto_addr a, uint32
 	tcp = asx__proto_arg(mod, ASX__PROTO_TCP);
 	if (!tcp)
 		return -EINVAL;
-	tcb = calloc(1, sizeof(*tcb));
+	tcb = calloc(1, sizeof(*tcb) + tcp->cfg.reorder * sizeof(tcb->hold[0]));
 	if (!tcb)
 		return -ENOMEM;
 	tcb->a = a;
@@ -495,6 +511,12 @@ int asx__proto_tcp_create(struct asx_module **out, const char *name,
 	tcp->cfg = *cfg;
 	if (!tcp->cfg.rcv_wnd)
 		tcp->cfg.rcv_wnd = 65535;
+	if (!tcp->cfg.reorder)
+		tcp->cfg.reorder = ASX__PROTO_TCP_REORDER;
+	if (tcp->cfg.reorder > ASX__PROTO_TCP_REORDER_MAX) {
+		free(tcp);
+		return -EINVAL;
+	}
 	asx_mutex_init(&tcp->conn_lock);
 	r = asx_map_create(&tcp->map, cfg->lock, ASX__PROTO_ADDR_LEN);
 	if (r) {

@@ -18,6 +18,7 @@
 #include "core/compiler.h"
 #include "core/futex.h"
 #include "core/probes.h"
+#include "sync/lockstat.h"
 
 void asx_cond_init(struct asx_cond *c)
 {
@@ -33,11 +34,13 @@ void asx_cond_destroy(struct asx_cond *c)
 int asx_cond_timedwait(struct asx_cond *c, struct asx_mutex *m,
 		       const struct timespec *abstime)
 {
+	uint64_t t0;
 	uint32_t seq;
 	int r;
 
 	if (!asx_timespec_valid(abstime))
 		return -EINVAL;
+	t0 = asx__lockstat_begin();
 	seq = __atomic_load_n(&c->seq, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->waiters, 1, __ATOMIC_SEQ_CST);
 	ASX_PROBE2(cond_wait, c, m);
@@ -48,6 +51,7 @@ int asx_cond_timedwait(struct asx_cond *c, struct asx_mutex *m,
 
 	__atomic_fetch_sub(&c->waiters, 1, __ATOMIC_RELAXED);
 	asx_mutex_lock(m);
+	asx__lockstat_add(ASX__LOCKSTAT_WAIT, t0);
 	return r == -ETIMEDOUT ? -ETIMEDOUT : 0;
 }
 

@@ -28,6 +28,7 @@
 #include "core/compiler.h"
 #include "core/futex.h"
 #include "core/probes.h"
+#include "sync/lockstat.h"
 
 enum { MX_FREE, MX_LOCKED, MX_CONTENDED };
 
@@ -100,12 +101,14 @@ done:
 static int mx_lock_slow(struct asx_mutex *m, const struct timespec *abstime)
 {
 	unsigned int spins = 0, sleeps = 0;
+	uint64_t t0;
 	uint32_t c;
 	int r;
 
 	ASX_PROBE1(mutex_contended, m);
 	if (!asx_timespec_valid(abstime))
 		return -EINVAL;
+	t0 = asx__lockstat_begin();
 	if (mx_spin(m, &spins))
 		goto out;
 
@@ -122,6 +125,7 @@ static int mx_lock_slow(struct asx_mutex *m, const struct timespec *abstime)
 		c = __atomic_exchange_n(&m->word, MX_CONTENDED, __ATOMIC_ACQUIRE);
 	}
 out:
+	asx__lockstat_add(ASX__LOCKSTAT_ACQUIRE, t0);
 	ASX_PROBE3(mutex_acquired, m, spins, sleeps);
 	return 0;
 }

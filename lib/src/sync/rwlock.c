@@ -28,6 +28,7 @@
 #include "core/compiler.h"
 #include "core/futex.h"
 #include "core/probes.h"
+#include "sync/lockstat.h"
 
 #define RW_READERS	0x3fffffffU
 #define RW_WRITER	0x40000000U
@@ -98,26 +99,30 @@ int asx_rwlock_trywrlock(struct asx_rwlock *l)
 void asx_rwlock_rdlock(struct asx_rwlock *l)
 {
 	unsigned int spins = 0, sleeps = 0;
+	uint64_t t0;
 	uint32_t seq;
 
 	if (likely(rw_try_read(l)))
 		goto out;
 	ASX_PROBE2(rwlock_contended, l, 0);
+	t0 = asx__lockstat_begin();
 	for (;;) {
 		for (; spins < RW_SPIN; spins++) {
 			asx_cpu_relax();
 			if (rw_try_read(l))
-				goto out;
+				goto got;
 		}
 		__atomic_fetch_or(&l->state, RW_RSLEEP, __ATOMIC_SEQ_CST);
 		seq = __atomic_load_n(&l->rseq, __ATOMIC_SEQ_CST);
 		if (rw_try_read(l))
-			goto out;
+			goto got;
 		asx_futex_wait(&l->rseq, seq, NULL);
 		sleeps++;
 		if (rw_try_read(l))
-			goto out;
+			goto got;
 	}
+got:
+	asx__lockstat_add(ASX__LOCKSTAT_ACQUIRE, t0);
 out:
 	ASX_PROBE4(rwlock_acquired, l, 0, spins, sleeps);
 }
@@ -125,6 +130,7 @@ out:
 void asx_rwlock_wrlock(struct asx_rwlock *l)
 {
 	unsigned int spins = 0, sleeps = 0;
+	uint64_t t0;
 	uint32_t seq;
 
 	if (likely(rw_try_write(l))) {
@@ -132,6 +138,7 @@ void asx_rwlock_wrlock(struct asx_rwlock *l)
 		return;
 	}
 	ASX_PROBE2(rwlock_contended, l, 1);
+	t0 = asx__lockstat_begin();
 	__atomic_fetch_add(&l->writers_waiting, 1, __ATOMIC_SEQ_CST);
 	for (;;) {
 		for (; spins < RW_SPIN; spins++) {
@@ -152,6 +159,7 @@ out:
 	 * Readers that queued behind us stay asleep: we hold the lock now,
 	 * and our unlock wakes them if no other writer is waiting by then.
 	 */
+	asx__lockstat_add(ASX__LOCKSTAT_ACQUIRE, t0);
 	__atomic_fetch_sub(&l->writers_waiting, 1, __ATOMIC_SEQ_CST);
 	ASX_PROBE4(rwlock_acquired, l, 1, spins, sleeps);
 }

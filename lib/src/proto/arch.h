@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * proto/arch.h - the threading architectures of the paper's study
+ * (001, sections 3-5) over the proto Modules (internal to libasx; the
+ * tests and asx-bench link the static library).
+ *
+ * The receive path of one host: frames made by the simulated NIC (the
+ * built-in generator: real Ethernet/IP/TCP-or-UDP headers, checksums,
+ * a byte pattern payload) go up
+ *
+ *   NIC <- DLP <- IP-lite <- TCP-lite or UDP-lite [<- XDR] <- app
+ *
+ * where "app" is a Module that consumes what reaches it (and, with
+ * verify, checks every byte, exactly-once delivery and, for TCP-lite,
+ * per-connection order).  The architectures:
+ *
+ *   LP  Layer Parallelism (task-based): one thread per layer.  A driver
+ *       thread makes the frames; the DLP, IP, transport and (with XDR)
+ *       presentation layers each have a service thread and an input
+ *       queue, fed by a hand-off Module pushed between the layers, whose
+ *       put enqueues (it never blocks: flow control is a window of
+ *       credits the driver waits for, returned by the app).  The app
+ *       runs in the top layer's thread.
+ *   CP  Connectional Parallelism (message-based): min(pes, nconn)
+ *       threads, connection c escorted by thread c % threads from the
+ *       driver (frame made, demultiplexed eagerly with the packet
+ *       filter asx__proto_demux) through every layer's put to the app.
+ *   MP  Message Parallelism (message-based): pes threads at the driver,
+ *       each taking the next frame of the whole stream (any connection)
+ *       and escorting it up.  TCP-lite keeps per-connection order with
+ *       its connection-block lock and reorder buffer; the window of
+ *       credits bounds the segments of a connection in flight, and the
+ *       reorder buffer is sized to it, so nothing is dropped.
+ *
+ * Threads are pthreads (pinned to the first min(pes, ncpu) CPUs the
+ * process may use) or, with asc, user threads of an ASC (PRIO policy,
+ * non-preemptive) over min(pes, ncpu) VPs.  Every wait of the
+ * architectures (queues, credits) is on a semaphore of the thread kind:
+ * asx_sem for pthreads, asx_asc_sem for user threads, so an ASC thread
+ * waits at user level.  Stream Task service threads (asx_task_activate)
+ * cannot be ASC threads: their queue waits are futex waits that would
+ * block the VP, and a put chain holds an RCU read section on the pthread
+ * it started on; hence LP's own layer threads and queues.
+ */
+#ifndef ASX_PROTO_ARCH_H
+#define ASX_PROTO_ARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <asx/map.h>
+
+enum asx__proto_arch { ASX__ARCH_LP, ASX__ARCH_CP, ASX__ARCH_MP };
+
+struct asx__proto_arch_cfg {
+	enum asx__proto_arch arch;
+	bool asc;			/* ASC user threads, else pthreads */
+	uint8_t proto;			/* ASX__PROTO_IP_TCP or _UDP */
+	bool xdr;			/* the presentation layer (asx_mod_xdr) */
+	unsigned int pes;		/* processing elements (0: 1): CPUs or VPs
+					 * min(pes, ncpu); CP, MP threads */
+	unsigned int nconn;		/* connections (0: 1) */
+	enum asx_map_lock lock;		/* TCP-lite's connection map */
+	size_t payload;			/* bytes per message (0: 4096; 8..60000,
+					 * a multiple of 4 with xdr) */
+	uint64_t count;			/* messages (rounded down to a multiple
+					 * of nconn, at least nconn) */
+	unsigned int window;		/* LP, MP: messages in flight (0: 128) */
+	bool verify;			/* check every message at the app */
+	uint64_t timeout_ns;		/* give up after (0: 120 s): -ETIMEDOUT */
+};
+
+struct asx__proto_arch_result {
+	unsigned int threads, cpus;	/* workers; CPUs or VPs */
+	uint64_t msgs, bytes;		/* payload delivered to the app */
+	uint64_t ns;			/* wall time of the run */
+	double mbps;			/* payload Mbit/s */
+	uint64_t vcsw, icsw;		/* context switches of the process's other
+					 * threads during the run (getrusage) */
+	uint64_t uswitch;		/* ASC: user-level switches */
+	uint64_t lock_contended, lock_ns; /* contended acquisitions, their wait */
+	uint64_t waits, wait_ns;	/* condition, semaphore and queue waits */
+	uint64_t holds, hold_ns;	/* TCP-lite connection-block critical sections */
+	uint64_t drops;			/* counted by the Modules (should be 0) */
+	uint64_t failed;		/* puts refused */
+	/* verify */
+	uint64_t bad, dups, out_of_order, missing;
+};
+
+const char *asx__proto_arch_name(enum asx__proto_arch a);
+/* CPUs this process may run on (its affinity mask). */
+unsigned int asx__proto_arch_ncpu(void);
+/*
+ * Build the stack, run @cfg->count messages through it, measure, tear it
+ * down.  0 and *@res (then, with verify, bad, dups, out_of_order and
+ * missing say what went wrong, if anything), -EINVAL, -ENOMEM,
+ * -ETIMEDOUT (res filled with what was done).
+ */
+int asx__proto_arch_run(const struct asx__proto_arch_cfg *cfg,
+			struct asx__proto_arch_result *res);
+
+#endif /* ASX_PROTO_ARCH_H */

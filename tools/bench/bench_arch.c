@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * bench_arch.c - `asx-bench arch`: the threading-architecture study of
+ * the papers (001 sections 3-5, 000's process-architecture experiment)
+ * over the proto Modules: Layer Parallelism (task-based, a thread per
+ * layer), Connectional Parallelism (a thread per connection) and Message
+ * Parallelism (a pool of threads at the driver, a thread per message),
+ * each on pthreads and on ASC user threads over VPs, over TCP-lite and
+ * UDP-lite, with and without the XDR presentation layer.
+ *
+ * Experiments (Documentation/experiments.rst maps them to the paper):
+ *
+ *   pes    throughput and speedup at 1..nproc PEs and oversubscribed at
+ *          2x and 4x nproc; context switches, ASC switches and lock/wait
+ *          time per message at nproc PEs
+ *   conns  CP and MP over TCP-lite at nproc PEs against the number of
+ *          connections; MP with each connection-map lock strategy
+ *   ttcp   000's experiment: one connection of 4 KB messages (10,000
+ *          with --full), task-based (LP) against message-based (MP),
+ *          connection-oriented (TCP-lite) and connectionless (UDP-lite)
+ *
+ * The baseline of every figure is measured in the same run: LP for the
+ * ratios, one PE for the speedups, pthreads for the ASC variants.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <asx/map.h>
+
+#include "bench.h"
+#include "proto/arch.h"
+#include "proto/proto.h"
+
+#define PAYLOAD 4096
+#define MAXPES 10
+
+struct opts {
+	bool full;
+	unsigned int nproc;
+	unsigned int npes, pes[MAXPES];
+	unsigned int nconns, conns[16];
+	uint64_t count;			/* messages per PE-sweep run */
+	uint64_t conn_count;		/* per connection-sweep run */
+	uint64_t ttcp_count;
+	unsigned int pe_conns;		/* connections in the PE sweep */
+	int reps;
+};
+
+static const char *const lock_name[] = {
+	[ASX_MAP_NONE] = "none", [ASX_MAP_MUTEX] = "mutex", [ASX_MAP_RWLOCK] = "rwlock",
+	[ASX_MAP_RCU] = "rcu",
+};
+
+/* The median of o->reps runs of @c (by throughput); 0 or an error. */
+static int measure(const struct opts *o, const struct asx__proto_arch_cfg *c,
+		   struct asx__proto_arch_result *out)
+{
+	struct asx__proto_arch_result r[16];
+	int n = o->reps > 16 ? 16 : o->reps;
+
+	for (int i = 0; i < n; i++) {
+		int e = asx__proto_arch_run(c, &r[i]);
+
+		if (e) {
+			fprintf(stderr, "arch: %s%s run failed: %s\n", asx__proto_arch_name(c->arch),
+				c->asc ? "_asc" : "", strerror(-e));
+			return e;
+		}
+		if (r[i].msgs != r[i].bytes / c->payload || r[i].drops || r[i].failed ||
+		    r[i].missing) {
+			fprintf(stderr, "arch: %s: %llu messages, %llu drops, %llu failed, "
+				"%llu missing\n", asx__proto_arch_name(c->arch),
+				(unsigned long long)r[i].msgs, (unsigned long long)r[i].drops,
+				(unsigned long long)r[i].failed, (unsigned long long)r[i].missing);
+			return -EIO;
+		}
+	}
+	/* insertion sort by throughput, take the middle */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && r[j].mbps < r[j - 1].mbps; j--) {
+			struct asx__proto_arch_result t = r[j];
+
+			r[j] = r[j - 1];
+			r[j - 1] = t;
+		}
+	*out = r[n / 2];
+	return 0;
+}
+
+static void key(char *buf, size_t len, enum asx__proto_arch a, bool asc, uint8_t proto,
+		bool xdr, const char *what)
+{
+	snprintf(buf, len, "arch_%s%s_%s%s_%s", asx__proto_arch_name(a), asc ? "_asc" : "",
+		 proto == ASX__PROTO_IP_TCP ? "tcp" : "udp", xdr ? "_xdr" : "", what);
+}
+
+static double per_msg(uint64_t v, const struct asx__proto_arch_result *r)
+{
+	return r->msgs ? (double)v / (double)r->msgs : 0;
+}
+
+/* mbps at nproc of (arch, asc, proto, xdr) for the ratios */
+static double at_nproc[3][2][2][2];
+
+static int pe_sweep(struct bench_ctx *ctx, const struct opts *o)
+{
+	static const uint8_t protos[2] = { ASX__PROTO_IP_TCP, ASX__PROTO_IP_UDP };
+	char k[96], what[48];
+
+	bench_say(ctx, "PE sweep: %u connections, %zu-byte messages, %llu per run; "
+		  "Mbit/s of payload (speedup over 1 PE)\n", o->pe_conns, (size_t)PAYLOAD,
+		  (unsigned long long)o->count);
+	bench_say(ctx, "%-16s", "architecture");
+	for (unsigned int i = 0; i < o->npes; i++)
+		bench_say(ctx, "   pe%-2u          ", o->pes[i]);
+	bench_say(ctx, " csw/msg vcsw icsw uswitch lock+wait hold ns/msg (at pe%u)\n", o->nproc);
+	for (int x = 0; x < 2; x++)
+		for (int p = 0; p < 2; p++)
+			for (int asc = 0; asc < 2; asc++)
+				for (int a = 0; a < 3; a++) {
+	struct asx__proto_arch_cfg c = {
+		.arch = (enum asx__proto_arch)a, .asc = asc, .proto = protos[p], .xdr = x,
+		.nconn = o->pe_conns, .lock = ASX_MAP_MUTEX, .payload = PAYLOAD,
+		.count = o->count,
+	};
+	struct asx__proto_arch_result r, rn = { 0 };
+	double base = 0;
+	char name[32];
+
+	snprintf(name, sizeof(name), "%s%s_%s%s", asx__proto_arch_name(c.arch), asc ? "_asc" : "",
+		 p ? "udp" : "tcp", x ? "_xdr" : "");
+	bench_say(ctx, "%-16s", name);
+	for (unsigned int i = 0; i < o->npes; i++) {
+		int e;
+
+		c.pes = o->pes[i];
+		e = measure(o, &c, &r);
+		if (e)
+			return e;
+		if (i == 0)
+			base = r.mbps;
+		snprintf(what, sizeof(what), "mbps_pe%u", c.pes);
+		key(k, sizeof(k), c.arch, asc, c.proto, x, what);
+		bench_figure(ctx, k, r.mbps, "Mbit/s");
+		snprintf(what, sizeof(what), "speedup_pe%u", c.pes);
+		key(k, sizeof(k), c.arch, asc, c.proto, x, what);
+		bench_figure(ctx, k, base > 0 ? r.mbps / base : 0, "");
+		bench_say(ctx, " %8.0f (%4.2fx)", r.mbps, base > 0 ? r.mbps / base : 0);
+		if (c.pes == o->nproc)
+			rn = r;
+	}
+	at_nproc[a][asc][p][x] = rn.mbps;
+	key(k, sizeof(k), c.arch, asc, c.proto, x, "csw_per_msg");
+	bench_figure(ctx, k, per_msg(rn.vcsw + rn.icsw, &rn), "");
+	key(k, sizeof(k), c.arch, asc, c.proto, x, "vcsw_per_msg");
+	bench_figure(ctx, k, per_msg(rn.vcsw, &rn), "");
+	key(k, sizeof(k), c.arch, asc, c.proto, x, "icsw_per_msg");
+	bench_figure(ctx, k, per_msg(rn.icsw, &rn), "");
+	if (asc) {
+		key(k, sizeof(k), c.arch, asc, c.proto, x, "uswitch_per_msg");
+		bench_figure(ctx, k, per_msg(rn.uswitch, &rn), "");
+	}
+	key(k, sizeof(k), c.arch, asc, c.proto, x, "lock_ns_per_msg");
+	bench_figure(ctx, k, per_msg(rn.lock_ns + rn.wait_ns, &rn), "ns");
+	bench_say(ctx, " %7.3f %4.2f %4.2f %7.3f %6.0f+%-6.0f %5.0f\n",
+		  per_msg(rn.vcsw + rn.icsw, &rn), per_msg(rn.vcsw, &rn), per_msg(rn.icsw, &rn),
+		  per_msg(rn.uswitch, &rn), per_msg(rn.lock_ns, &rn), per_msg(rn.wait_ns, &rn),
+		  per_msg(rn.hold_ns, &rn));
+				}
+	return 0;
+}
+
+static double ratio(double a, double b)
+{
+	return b > 0 ? a / b : 0;
+}
+
+static void ratios(struct bench_ctx *ctx)
+{
+	enum { LP, CP, MP };
+	double v;
+
+	bench_say(ctx, "at %s PEs (pthreads):\n", "nproc");
+	v = ratio(at_nproc[CP][0][0][0], at_nproc[LP][0][0][0]);
+	bench_figure(ctx, "cp_over_lp_tcp", v, "");
+	bench_say(ctx, "  cp_over_lp_tcp         %5.2f\n", v);
+	v = ratio(at_nproc[MP][0][0][0], at_nproc[LP][0][0][0]);
+	bench_figure(ctx, "mp_over_lp_tcp", v, "");
+	bench_say(ctx, "  mp_over_lp_tcp         %5.2f\n", v);
+	v = ratio(at_nproc[CP][0][0][1], at_nproc[LP][0][0][1]);
+	bench_figure(ctx, "cp_over_lp_tcp_xdr", v, "");
+	bench_say(ctx, "  cp_over_lp_tcp_xdr     %5.2f\n", v);
+	v = ratio(at_nproc[MP][0][0][1], at_nproc[LP][0][0][1]);
+	bench_figure(ctx, "mp_over_lp_tcp_xdr", v, "");
+	bench_say(ctx, "  mp_over_lp_tcp_xdr     %5.2f\n", v);
+	v = ratio(at_nproc[LP][1][0][0], at_nproc[LP][0][0][0]);
+	bench_figure(ctx, "lp_asc_over_lp_pthread", v, "");
+	bench_say(ctx, "  lp_asc_over_lp_pthread %5.2f  (LP on ASC user threads / on pthreads, tcp)\n",
+		  v);
+}
+
+static int conn_sweep(struct bench_ctx *ctx, const struct opts *o)
+{
+	char k[96];
+
+	bench_say(ctx, "\nconnection sweep: TCP-lite, %u PEs, %llu messages per run, Mbit/s\n",
+		  o->nproc, (unsigned long long)o->conn_count);
+	bench_say(ctx, "%-12s", "conns");
+	for (unsigned int i = 0; i < o->nconns; i++)
+		bench_say(ctx, " %8u", o->conns[i]);
+	bench_say(ctx, "\n");
+	for (int row = 0; row < 6; row++) {
+		/* cp, mp (map mutex), then mp with each map lock strategy */
+		enum asx__proto_arch a = row == 0 ? ASX__ARCH_CP : ASX__ARCH_MP;
+		enum asx_map_lock lk = row < 2 ? ASX_MAP_MUTEX : (enum asx_map_lock)(row - 2);
+		char label[32];
+
+		if (row < 2)
+			snprintf(label, sizeof(label), "%s", asx__proto_arch_name(a));
+		else
+			snprintf(label, sizeof(label), "mp map %s", lock_name[lk]);
+		bench_say(ctx, "%-12s", label);
+		for (unsigned int i = 0; i < o->nconns; i++) {
+			struct asx__proto_arch_cfg c = {
+				.arch = a, .proto = ASX__PROTO_IP_TCP, .pes = o->nproc,
+				.nconn = o->conns[i], .lock = lk, .payload = PAYLOAD,
+				.count = o->conn_count,
+			};
+			struct asx__proto_arch_result r;
+			int e = measure(o, &c, &r);
+
+			if (e)
+				return e;
+			if (row < 2)
+				snprintf(k, sizeof(k), "arch_%s_tcp_conn%u_mbps",
+					 asx__proto_arch_name(a), c.nconn);
+			else
+				snprintf(k, sizeof(k), "arch_mp_tcp_map_%s_conn%u_mbps",
+					 lock_name[lk], c.nconn);
+			bench_figure(ctx, k, r.mbps, "Mbit/s");
+			bench_say(ctx, " %8.0f", r.mbps);
+		}
+		bench_say(ctx, "\n");
+	}
+	return 0;
+}
+
+static int ttcp(struct bench_ctx *ctx, const struct opts *o)
+{
+	char k[64];
+
+	bench_say(ctx, "\nttcp (000): %llu x %d-byte messages, one connection, %u PEs, Mbit/s\n",
+		  (unsigned long long)o->ttcp_count, PAYLOAD, o->nproc);
+	for (int p = 0; p < 2; p++) {
+		const char *pn = p ? "udp" : "tcp";
+		double v[2];
+
+		for (int m = 0; m < 2; m++) {
+			struct asx__proto_arch_cfg c = {
+				.arch = m ? ASX__ARCH_MP : ASX__ARCH_LP,
+				.proto = p ? ASX__PROTO_IP_UDP : ASX__PROTO_IP_TCP, .pes = o->nproc,
+				.nconn = 1, .lock = ASX_MAP_MUTEX, .payload = PAYLOAD,
+				.count = o->ttcp_count,
+			};
+			struct asx__proto_arch_result r;
+			int e = measure(o, &c, &r);
+
+			if (e)
+				return e;
+			v[m] = r.mbps;
+			snprintf(k, sizeof(k), "ttcp_%s_%s_mbps", m ? "msg" : "task", pn);
+			bench_figure(ctx, k, r.mbps, "Mbit/s");
+		}
+		snprintf(k, sizeof(k), "ttcp_msg_over_task_%s", pn);
+		bench_figure(ctx, k, ratio(v[1], v[0]), "");
+		bench_say(ctx, "  %s: task-based %8.0f  message-based %8.0f  (%.2fx)\n", pn, v[0],
+			  v[1], ratio(v[1], v[0]));
+	}
+	return 0;
+}
+
+static void done(const char *what, uint64_t t0)
+{
+	fprintf(stderr, "arch: %s done in %.1f s\n", what, (double)(bench_now_ns() - t0) / 1e9);
+}
+
+static int bench_arch(struct bench_ctx *ctx, int argc, char **argv)
+{
+	struct opts o = { 0 };
+	uint64_t t;
+	int e;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--full")) {
+			o.full = true;
+		} else {
+			fprintf(stderr, "asx-bench arch: unknown option '%s'\n", argv[i]);
+			return -EINVAL;
+		}
+	}
+	o.nproc = asx__proto_arch_ncpu();
+	if (o.nproc > 64)
+		o.nproc = 64;
+	for (unsigned int p = 1; p <= o.nproc && o.npes < MAXPES - 3; p++) {
+		/* 1..nproc; past 4 CPUs only the powers of two */
+		if (p <= 4 || !(p & (p - 1)) || p == o.nproc)
+			o.pes[o.npes++] = p;
+	}
+	o.pes[o.npes++] = 2 * o.nproc;
+	o.pes[o.npes++] = 4 * o.nproc;
+	if (o.full)
+		o.pes[o.npes++] = 8 * o.nproc;
+	o.pe_conns = 4 * o.nproc;
+	if (ctx->quick) {
+		o.reps = 1;
+		o.count = 200;
+		o.conn_count = 200;
+		o.ttcp_count = 300;
+		o.nconns = 3;
+		o.conns[0] = 1, o.conns[1] = 4, o.conns[2] = 16;
+	} else if (o.full) {
+		o.reps = ctx->runs;
+		o.count = 100000;
+		o.conn_count = 50000;
+		o.ttcp_count = 10000;
+		for (unsigned int c = 1; c <= 256; c *= 2)
+			o.conns[o.nconns++] = c;
+	} else {
+		o.reps = ctx->runs < 3 ? ctx->runs : 3;
+		o.count = 20000;
+		o.conn_count = 20000;
+		o.ttcp_count = 5000;
+		for (unsigned int c = 1; c <= 32; c *= 2)
+			o.conns[o.nconns++] = c;
+	}
+	bench_figure(ctx, "arch_nproc", o.nproc, "");
+	bench_say(ctx, "arch: %u CPUs; LP, CP, MP on pthreads and ASC (PRIO, a VP per PE up to "
+		  "nproc); %d run(s) per point (median)\n\n", o.nproc, o.reps);
+
+	t = bench_now_ns();
+	e = pe_sweep(ctx, &o);
+	if (e)
+		return e;
+	ratios(ctx);
+	done("pes", t);
+	t = bench_now_ns();
+	e = conn_sweep(ctx, &o);
+	if (e)
+		return e;
+	done("conns", t);
+	t = bench_now_ns();
+	e = ttcp(ctx, &o);
+	if (e)
+		return e;
+	done("ttcp", t);
+	return 0;
+}
+
+BENCH_COMMAND(arch, "arch",
+	      "LP vs CP vs MP over TCP/UDP-lite (+XDR), pthreads and ASC; 000's ttcp experiment",
+	      "[--full]", bench_arch)
