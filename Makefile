@@ -262,6 +262,12 @@ $(O)/tests/svc/%.so: lib/tests/svc/%.c lib/tests/svc/svc_test.h lib/include/asx/
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS_ASX) $(CFLAGS_ASX) -fPIC -shared -o $@ $< $(SANFLAGS)
+# ... and the example codec Module shipped with asxd, built the same way
+SVC_TEST_SOS += $(O)/tests/svc/codec.so
+$(O)/tests/svc/codec.so: tools/asxd/services/codec.c lib/include/asx/svc.h lib/include/asx/xdr.h
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS_ASX) $(CFLAGS_ASX) -fPIC -shared -o $@ $< $(SANFLAGS)
 $(O)/tests/test_svc: $(SVC_TEST_SOS)
 $(O)/tests/test_svc: LDFLAGS_ASX += -rdynamic
 

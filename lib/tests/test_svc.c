@@ -24,6 +24,7 @@
 #include <asx/modules.h>
 #include <asx/stream.h>
 #include <asx/svc.h>
+#include <asx/xdr.h>
 
 #include "svc/svc_test.h"
 
@@ -717,6 +718,90 @@ static void test_stream_reconfig_under_load(void **state)
 	events();
 }
 
+/*
+ * The example Stream shipped with asxd: framer, checksum and the XDR
+ * Module of codec.so.  Records go down encoded, checksummed and framed,
+ * come back up through the loop and are checked field for field, while
+ * the checksum Module is suspended and resumed by "STREAM/MODULE".
+ */
+struct asx_codec_rec {			/* as tools/asxd/services/codec.c has it */
+	uint32_t seq;
+	uint32_t len;
+	uint8_t data[256];
+};
+
+/* codec.so takes asx_mod_xdr from this program (linked with libasx.a, -rdynamic) */
+__attribute__((used)) static void *const keep_mod_xdr = (void *)&asx_mod_xdr;
+
+static void test_codec_stream(void **state)
+{
+	enum { N = 64, PER = 3 };
+	struct asx_svc_repo *r;
+	struct asx_svc_info in;
+	struct asx_stream *s;
+	struct timespec ts;
+	char conf[1024], err[256];
+	uint32_t want = 0;
+
+	(void)state;
+	assert_int_equal(asx_svc_repo_create(&r), 0);
+	snprintf(conf, sizeof(conf),
+		 "stream Codec {\n  static framer\n  static cksum\n"
+		 "  dynamic Xdr Module * %s/codec.so:asx_codec_xdr()\n}\n", sodir);
+	if (apply(r, conf, 0, err))
+		fail_msg("%s", err);
+	assert_int_equal(asx_svc_find(r, "Codec", &in), 0);
+	assert_string_equal(in.desc, "Stream, modules bottom first: framer cksum Xdr");
+	assert_int_equal(asx_svc_stream(r, "Codec", &s), 0);
+	for (uint32_t i = 0; i < N; i++) {
+		struct asx_codec_rec v[PER];
+		struct asx_msg *m = asx_msg_alloc(sizeof(v), ASX_MSG_DATA);
+
+		memset(v, 0, sizeof(v));
+		for (uint32_t k = 0; k < PER; k++) {
+			v[k].seq = i * PER + k;
+			v[k].len = (i * 7 + k) % 200;
+			memset(v[k].data, (int)(v[k].seq & 0xff), v[k].len);
+		}
+		assert_non_null(m);
+		assert_int_equal(asx_msg_append(m, v, sizeof(v)), 0);
+		if (i == N / 2)
+			assert_int_equal(asx_svc_suspend(r, "Codec/cksum"), 0);
+		assert_int_equal(asx_stream_put(s, m, 0, NULL), 0);
+	}
+	usleep(20000);
+	assert_int_equal(asx_svc_find(r, "Codec", &in), 0);
+	assert_string_equal(in.desc, "Stream, modules bottom first: framer cksum(suspended) Xdr");
+	/* the first half came back; the second waits in the checksum Module */
+	for (int pass = 0; pass < 2; pass++) {
+		struct asx_msg *m;
+
+		while (asx_stream_get(s, &m, pass ? 0 : ASX_STREAM_NOWAIT,
+				      pass ? asx_deadline(&ts, 10 * ASX_NSEC_PER_SEC) : NULL) == 0) {
+			struct asx_codec_rec v[PER];
+
+			assert_int_equal(m->type, ASX_MSG_DATA);
+			assert_int_equal(asx_msg_length(m), sizeof(v));
+			assert_int_equal(asx_msg_read(m, 0, v, sizeof(v)), sizeof(v));
+			asx_msg_free_chain(m);
+			for (uint32_t k = 0; k < PER; k++, want++) {
+				assert_int_equal(v[k].seq, want);
+				assert_int_equal(v[k].len, (want / PER * 7 + k) % 200);
+				for (uint32_t b = 0; b < v[k].len; b++)
+					assert_int_equal(v[k].data[b], want & 0xff);
+			}
+			if (want == N * PER)
+				break;
+		}
+		if (!pass) {
+			assert_int_equal(want, N / 2 * PER);
+			assert_int_equal(asx_svc_resume(r, "Codec/cksum"), 0);
+		}
+	}
+	assert_int_equal(want, N * PER);
+	asx_svc_repo_destroy(r);
+}
+
 static void test_arguments(void **state)
 {
 	struct asx_svc_repo *r;
@@ -746,6 +831,7 @@ int main(void)
 		cmocka_unit_test(test_reload_file),
 		cmocka_unit_test(test_streams),
 		cmocka_unit_test(test_stream_reconfig_under_load),
+		cmocka_unit_test(test_codec_stream),
 		cmocka_unit_test(test_arguments),
 	};
 	ssize_t n = readlink("/proc/self/exe", sodir, sizeof(sodir) - 8);

@@ -22,6 +22,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <asx/stream.h>
 #include <asx/svc.h>
 
 #include "svcproto.h"
@@ -256,7 +257,9 @@ static void reload(struct asx_svc_repo *repo, int client)
 static void serve(int lfd, struct asx_svc_repo *repo)
 {
 	struct timeval tv = { .tv_sec = 2 };
-	char line[SVCP_LINE_MAX + 1], cmd[16] = "", name[ASX_SVC_NAME_MAX + 1] = "", extra[2];
+	/* a service, or STREAM/MODULE */
+	char line[SVCP_LINE_MAX + 1], cmd[16] = "", name[ASX_SVC_NAME_MAX + ASX_MODULE_NAME_MAX + 1] = "";
+	char extra[2];
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
 	size_t len = 0;
@@ -294,7 +297,7 @@ static void serve(int lfd, struct asx_svc_repo *repo)
 		return;
 	}
 	*strchr(line, '\n') = '\0';
-	n = sscanf(line, SVCP_MAGIC " %d %15s %64s %1s", &ver, cmd, name, extra);
+	n = sscanf(line, SVCP_MAGIC " %d %15s %96s %1s", &ver, cmd, name, extra);
 	if (verbose)
 		logmsg("request from uid %u: %s", (unsigned int)cred.uid, line);
 	if (n < 2 || ver != SVCP_VERSION) {

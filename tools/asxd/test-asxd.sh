@@ -17,9 +17,10 @@ b=$(cd "${1:-$top/build}" && pwd)
 asxd=$b/bin/asxd
 ctl=$b/bin/asxctl
 echo_so=$b/lib/asx/services/echo.so
+codec_so=$b/lib/asx/services/codec.so
 . "$top/tools/lib/tap-expect.sh"
 
-for f in "$asxd" "$ctl" "$echo_so"; do
+for f in "$asxd" "$ctl" "$echo_so" "$codec_so"; do
 	[ -e "$f" ] || { echo "test-asxd.sh: $f not built (make tools)" >&2; exit 2; }
 done
 dir=$(mktemp -d)
@@ -98,6 +99,22 @@ tap_expect "the connection held while suspended is served after resume" 0 '^held
 	cat "$dir/held.out"
 tap_expect "suspend of an unknown service" 1 'suspend Nope: no such service' -- svc suspend Nope
 tap_expect "an unknown command" 2 "unknown command 'bogus'" -- svc bogus
+
+# the example Stream (framer, checksum, codec.so's XDR Module): one Module suspended
+write_conf "$p1" "stream Codec { static framer static cksum dynamic Xdr Module * $codec_so:asx_codec_xdr() }\n"
+tap_expect "a reload adds the example Stream" 0 'reloaded' -- svc reload
+tap_expect "list shows its Modules" 0 '^Codec +active ' 'modules bottom first: framer cksum Xdr$' -- svc list
+tap_expect "suspend STREAM/MODULE" 0 '' -- svc suspend Codec/cksum
+tap_expect "list shows the Module suspended" 0 'framer cksum\(suspended\) Xdr' -- svc list
+tap_expect "suspend of an unknown Module" 1 'suspend Codec/nope: no such service' -- \
+	svc suspend Codec/nope
+tap_expect "resume STREAM/MODULE" 0 '' -- svc resume Codec/cksum
+write_conf "$p1" "stream Codec { static framer static cksum inactive dynamic Xdr Module * $codec_so:asx_codec_xdr() }\n"
+tap_expect "a reload that says inactive suspends it" 0 'reloaded' -- svc reload
+tap_expect "... in place" 0 'framer cksum\(suspended\) Xdr' -- svc list
+write_conf "$p1"
+tap_expect "a reload without it removes the Stream" 0 'reloaded' -- svc reload
+tap_expect "... and the service still answers" 0 '^four-a$' -- ask "$p1" four-a
 
 # reload: a changed port, by SIGHUP and by asxctl
 write_conf "$p2"
