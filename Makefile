@@ -333,6 +333,10 @@ $(O)/selftests/%: selftests/asx/lib/%.c $(wildcard selftests/asx/*.h) uapi/linux
 	$(Q)$(CC) $(CPPFLAGS_ASX) -Iselftests/asx -Ilib/tests -I$(KSFT_DIR) $(CFLAGS_ASX) -o $@ $< \
 		$(LIB_A) $(LDFLAGS_ASX) $(LIB_LIBS)
 
+# svc_test loads the example codec.so (build/lib/asx/services) into itself
+$(O)/selftests/svc_test: $(O)/lib/asx/services/codec.so
+$(O)/selftests/svc_test: LDFLAGS_ASX += -rdynamic
+
 # The module's sources for DKMS (dkms.conf): DESTDIR/usr/src/asx-VERSION.
 # The version must be dkms.conf's: dkms finds the tree by name and version.
 DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
