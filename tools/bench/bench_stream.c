@@ -96,11 +96,13 @@ static void *writer_main(void *arg)
 }
 
 /* One measurement: GB/s of payload through the stack, or a negative errno. */
+#define MAX_WRITERS 64
+
 static double run_stack(uint64_t n, int writers, int svc_threads, int *err)
 {
 	struct asx_stream *s;
-	struct writer w[2];
-	pthread_t th[2];
+	struct writer w[MAX_WRITERS];
+	pthread_t th[MAX_WRITERS];
 	uint64_t t0, t1;
 	int r;
 
@@ -145,6 +147,57 @@ static double touch_once(uint64_t n)
 	t1 = bench_now_ns();
 	free(buf);
 	return (double)n * PAYLOAD / (double)(t1 - t0);
+}
+
+/*
+ * --full: the message-based stack with 1..nproc writers and 2x nproc
+ * (every writer carries its messages through every layer), and the
+ * task-based one with 1..nproc service threads per layer and 2x nproc,
+ * each against its own one-thread figure: the speed-up.
+ */
+static int sweep(struct bench_ctx *ctx, uint64_t n)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int top = ncpu > 0 ? (int)ncpu : 1, pts[MAX_WRITERS], npts = 0;
+
+	if (2 * top > MAX_WRITERS)
+		top = MAX_WRITERS / 2;
+	for (int t = 1; t <= top; t++)
+		pts[npts++] = t;
+	pts[npts++] = 2 * top;
+	bench_say(ctx, "\nscaling (--full): GB/s, median of %d runs, and speed-up over 1 thread\n",
+		  ctx->runs);
+	bench_say(ctx, "%8s %11s %9s %11s %9s\n", "threads", "mp writers", "speed-up",
+		  "lp svc/layer", "speed-up");
+	for (int kind = 0; kind < 2; kind++) {
+		double base = 0;
+
+		for (int p = 0; p < npts; p++) {
+			double v[64], med;
+			int runs = ctx->runs < 64 ? ctx->runs : 64, err = 0;
+			char key[64];
+
+			for (int i = 0; i < runs && !err; i++)
+				v[i] = kind ? run_stack(n, 1, pts[p], &err) :
+				       run_stack(n, pts[p], 0, &err);
+			if (err)
+				return err;
+			med = bench_median(v, (size_t)runs);
+			if (p == 0)
+				base = med;
+			snprintf(key, sizeof(key), "%s_t%d_gbps", kind ? "lp" : "mp", pts[p]);
+			bench_figure(ctx, key, med, "GB/s");
+			snprintf(key, sizeof(key), "%s_speedup_t%d", kind ? "lp" : "mp", pts[p]);
+			bench_figure(ctx, key, base > 0 ? med / base : 0, "");
+			if (kind)
+				bench_say(ctx, "%8d %21s %11.2f %9.2f\n", pts[p], "", med,
+					  base > 0 ? med / base : 0);
+			else
+				bench_say(ctx, "%8d %11.2f %9.2f\n", pts[p], med,
+					  base > 0 ? med / base : 0);
+		}
+	}
+	return 0;
 }
 
 static int bench_stream(struct bench_ctx *ctx, int argc, char **argv)
@@ -207,6 +260,8 @@ static int bench_stream(struct bench_ctx *ctx, int argc, char **argv)
 	bench_figure(ctx, "lp2_gbps", med[LP2], "GB/s");
 	bench_figure(ctx, "mp_over_limit", med[MP1] / med[TO], "");
 	bench_figure(ctx, "mp_over_lp", med[MP1] / med[LP1], "");
+	if (ctx->full)
+		ret = sweep(ctx, n);
 out:
 	for (int f = 0; f < NFIG; f++)
 		free(v[f]);
