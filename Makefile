@@ -238,7 +238,8 @@ $(ASXD): $(ASXD_OBJS) $(LIB_SO)
 	$(Q)$(CC) -o $@ $(ASXD_OBJS) -L$(O)/lib -l:libasx.so.$(SOVERSION) \
 		$(TOOL_RPATH) $(LDFLAGS_ASX) -lpthread
 
-$(O)/lib/asx/services/%.so: tools/asxd/services/%.c lib/include/asx/svc.h
+$(O)/lib/asx/services/%.so: tools/asxd/services/%.c $(wildcard tools/asxd/services/*.h) \
+		lib/include/asx/svc.h
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS_ASX) $(CFLAGS_ASX) -fPIC -shared -o $@ $< $(LDFLAGS_ASX)
@@ -264,7 +265,8 @@ $(O)/tests/svc/%.so: lib/tests/svc/%.c lib/tests/svc/svc_test.h lib/include/asx/
 	$(Q)$(CC) $(CPPFLAGS_ASX) $(CFLAGS_ASX) -fPIC -shared -o $@ $< $(SANFLAGS)
 # ... and the example codec Module shipped with asxd, built the same way
 SVC_TEST_SOS += $(O)/tests/svc/codec.so
-$(O)/tests/svc/codec.so: tools/asxd/services/codec.c lib/include/asx/svc.h lib/include/asx/xdr.h
+$(O)/tests/svc/codec.so: tools/asxd/services/codec.c tools/asxd/services/codec.h \
+		lib/include/asx/svc.h lib/include/asx/xdr.h
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS_ASX) $(CFLAGS_ASX) -fPIC -shared -o $@ $< $(SANFLAGS)
@@ -334,7 +336,7 @@ $(O)/selftests/%: selftests/asx/lib/%.c $(wildcard selftests/asx/*.h) uapi/linux
 		$(LIB_A) $(LDFLAGS_ASX) $(LIB_LIBS)
 
 # svc_test loads the example codec.so (build/lib/asx/services) into itself
-$(O)/selftests/svc_test: $(O)/lib/asx/services/codec.so
+$(O)/selftests/svc_test: $(O)/lib/asx/services/codec.so tools/asxd/services/codec.h
 $(O)/selftests/svc_test: LDFLAGS_ASX += -rdynamic
 
 # The module's sources for DKMS (dkms.conf): DESTDIR/usr/src/asx-VERSION.

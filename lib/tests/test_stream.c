@@ -23,6 +23,8 @@
 #include <asx/stream.h>
 #include <asx/sync.h>
 
+#include "srcseq.h"
+
 /* The full run; sanitizers are 5-20x slower on 2 shared cores. */
 #if defined(__SANITIZE_THREAD__)
 #define BIG_N 20000
@@ -32,32 +34,9 @@
 #define BIG_N 1000000
 #endif
 
-#define HEADROOM 16
 #define ASX_ARRAY_SIZE_T(a) (sizeof(a) / sizeof((a)[0]))
-
-static struct asx_msg *mk(uint32_t src, uint32_t seq, size_t len, unsigned int type)
-{
-	struct asx_msg *m = asx_msg_alloc(HEADROOM + (len < 8 ? 8 : len), type);
-
-	if (!m)
-		abort();
-	m->rd += HEADROOM;
-	m->wr = m->rd;
-	memset(m->wr, (int)(seq & 0xff), len < 8 ? 8 : len);
-	memcpy(m->wr, &src, 4);
-	memcpy(m->wr + 4, &seq, 4);
-	m->wr += len < 8 ? 8 : len;
-	return m;
-}
-
-static void ids(const struct asx_msg *m, uint32_t *src, uint32_t *seq)
-{
-	unsigned char b[8];
-
-	asx_msg_read(m, 0, b, 8);
-	memcpy(src, b, 4);
-	memcpy(seq, b + 4, 4);
-}
+#define mk srcseq_make
+#define ids srcseq_ids
 
 static const struct timespec *in_ms(struct timespec *ts, unsigned int ms)
 {

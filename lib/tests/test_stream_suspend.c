@@ -28,6 +28,8 @@
 #include <asx/modules.h>
 #include <asx/stream.h>
 
+#include "srcseq.h"
+
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define SLOW 5
 #else
@@ -36,25 +38,10 @@
 
 static struct asx_msg *mk(uint32_t src, uint32_t seq, size_t len)
 {
-	struct asx_msg *m = asx_msg_alloc(len < 8 ? 8 : len, ASX_MSG_DATA);
-
-	if (!m)
-		abort();
-	memset(m->wr, (int)(seq & 0xff), len < 8 ? 8 : len);
-	memcpy(m->wr, &src, 4);
-	memcpy(m->wr + 4, &seq, 4);
-	m->wr += len < 8 ? 8 : len;
-	return m;
+	return srcseq_make(src, seq, len, ASX_MSG_DATA);
 }
 
-static void ids(const struct asx_msg *m, uint32_t *src, uint32_t *seq)
-{
-	unsigned char b[8];
-
-	asx_msg_read(m, 0, b, 8);
-	memcpy(src, b, 4);
-	memcpy(seq, b + 4, 4);
-}
+#define ids srcseq_ids
 
 static const struct timespec *in_ms(struct timespec *ts, unsigned int ms)
 {

@@ -27,6 +27,7 @@
 #include <asx/xdr.h>
 
 #include "svc/svc_test.h"
+#include "../../tools/asxd/services/codec.h"
 
 static char journal[4096];
 static const char *fail_next;
@@ -724,12 +725,6 @@ static void test_stream_reconfig_under_load(void **state)
  * come back up through the loop and are checked field for field, while
  * the checksum Module is suspended and resumed by "STREAM/MODULE".
  */
-struct asx_codec_rec {			/* as tools/asxd/services/codec.c has it */
-	uint32_t seq;
-	uint32_t len;
-	uint8_t data[256];
-};
-
 /* codec.so takes asx_mod_xdr from this program (linked with libasx.a, -rdynamic) */
 __attribute__((used)) static void *const keep_mod_xdr = (void *)&asx_mod_xdr;
 
@@ -757,12 +752,8 @@ static void test_codec_stream(void **state)
 		struct asx_codec_rec v[PER];
 		struct asx_msg *m = asx_msg_alloc(sizeof(v), ASX_MSG_DATA);
 
-		memset(v, 0, sizeof(v));
-		for (uint32_t k = 0; k < PER; k++) {
-			v[k].seq = i * PER + k;
-			v[k].len = (i * 7 + k) % 200;
-			memset(v[k].data, (int)(v[k].seq & 0xff), v[k].len);
-		}
+		for (uint32_t k = 0; k < PER; k++)
+			codec_fill(&v[k], i * PER + k);
 		assert_non_null(m);
 		assert_int_equal(asx_msg_append(m, v, sizeof(v)), 0);
 		if (i == N / 2)
@@ -784,12 +775,8 @@ static void test_codec_stream(void **state)
 			assert_int_equal(asx_msg_length(m), sizeof(v));
 			assert_int_equal(asx_msg_read(m, 0, v, sizeof(v)), sizeof(v));
 			asx_msg_free_chain(m);
-			for (uint32_t k = 0; k < PER; k++, want++) {
-				assert_int_equal(v[k].seq, want);
-				assert_int_equal(v[k].len, (want / PER * 7 + k) % 200);
-				for (uint32_t b = 0; b < v[k].len; b++)
-					assert_int_equal(v[k].data[b], want & 0xff);
-			}
+			for (uint32_t k = 0; k < PER; k++, want++)
+				assert_true(codec_ok(&v[k], want));
 			if (want == N * PER)
 				break;
 		}

@@ -33,12 +33,7 @@
 #include <asx/svc.h>
 #include <asx/xdr.h>
 
-/* The record the example Stream carries (the test program declares it too). */
-struct asx_codec_rec {
-	uint32_t seq;
-	uint32_t len;			/* bytes used in data */
-	uint8_t data[256];
-};
+#include "codec.h"
 
 ASX_XDR_RECORD_STATIC(codec_rec, struct asx_codec_rec,
 		      ASX_XDR_FIELD(struct asx_codec_rec, seq, ASX_XDR_UINT),
