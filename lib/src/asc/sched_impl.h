@@ -229,8 +229,9 @@ static inline void enter_sched(struct asx_vp *vp)
  */
 #define note_switch(vp, asc)	ASX_PROBE2(asc_switch, vp, asc)
 
-/* Switch from @self to @next (NULL: the VP's loop) on @vp. */
-static inline void switch_to(struct asx_vp *vp, struct asx_asc_thread *self,
+/* Switch from @self to @next (NULL: the VP's loop) on @vp.  Inlined even
+ * into the locked yield path, where a call would cost a frame of its own. */
+static inline __attribute__((always_inline)) void switch_to(struct asx_vp *vp, struct asx_asc_thread *self,
 			     struct asx_asc_thread *next)
 {
 	struct asx_asc_thread *prev;
