@@ -18,6 +18,7 @@
 struct bench_ctx {
 	bool json;		/* --json: figures only, as one JSON object */
 	bool quick;		/* --quick: smaller sizes, for smoke tests */
+	bool full;		/* --full: the papers' full sweeps (long) */
 	int runs;		/* --runs N: repetitions; report medians */
 	const char *cmd;	/* running subcommand */
 };

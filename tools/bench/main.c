@@ -109,6 +109,7 @@ static void usage(FILE *f)
 		"  -c, --csv FILE   append figures to FILE as CSV (command,key,value,unit)\n"
 		"  -r, --runs N     repetitions per measurement (default 5, 1..1000)\n"
 		"  -q, --quick      smaller workloads (smoke tests; figures are noisier)\n"
+		"      --full       the papers' full sweeps where a command has them (long)\n"
 		"  -h, --help       this help; COMMAND --help for a command's options\n"
 		"  -V, --version    print the libasx version\n"
 		"\n"
@@ -190,6 +191,9 @@ static int global_opt(struct bench_ctx *ctx, int opt, const char *arg)
 	case 'q':
 		ctx->quick = true;
 		return 0;
+	case 'F':
+		ctx->full = true;
+		return 0;
 	}
 	return 2;
 }
@@ -208,7 +212,7 @@ static int take_global_opts(struct bench_ctx *ctx, int *argc, char **argv)
 	} g[] = {
 		{ "-j", "--json", 'j', false }, { "-J", "--json-file", 'J', true },
 		{ "-c", "--csv", 'c', true }, { "-r", "--runs", 'r', true },
-		{ "-q", "--quick", 'q', false },
+		{ "-q", "--quick", 'q', false }, { "--full", "--full", 'F', false },
 	};
 	int i = 1, k, n, ret;
 	const char *arg;
@@ -248,6 +252,64 @@ static int take_global_opts(struct bench_ctx *ctx, int *argc, char **argv)
 	return 0;
 }
 
+/*
+ * `all` prints a progress line per command on stderr.  What is left is
+ * estimated from these typical durations (seconds with the default
+ * workloads on 2 CPUs), scaled by how long the commands run so far took
+ * against theirs, so --quick, --full and a faster machine estimate
+ * themselves.  A command not listed counts as TYPICAL_OTHER_S.
+ */
+static const struct {
+	const char *name;
+	double s;
+} typical_s[] = {
+	{ "arch", 150 }, { "asc-yield", 10 }, { "capsule-block", 10 },
+	{ "kstream", 1 }, { "msgq", 10 }, { "mutex", 10 }, { "sa-latency", 1 },
+	{ "stream", 10 }, { "svc", 10 }, { "xdr", 10 },
+};
+#define TYPICAL_OTHER_S 30.0
+
+static double typical(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(typical_s) / sizeof(typical_s[0]); i++)
+		if (!strcmp(typical_s[i].name, name))
+			return typical_s[i].s;
+	return TYPICAL_OTHER_S;
+}
+
+static int run_all(struct bench_ctx *ctx)
+{
+	double done_typ = 0, left_typ = 0, took, elapsed;
+	uint64_t t0 = bench_now_ns(), t;
+	struct bench_cmd *c;
+	int n = 0, i = 0, ret = 0;
+
+	for (c = cmds; c; c = c->next) {
+		n++;
+		left_typ += typical(c->name);
+	}
+	for (c = cmds; c; c = c->next) {
+		char *sub[] = { (char *)c->name, NULL };
+
+		t = bench_now_ns();
+		if (run_cmd(ctx, c, 1, sub) < 0)
+			ret = 1;
+		took = (bench_now_ns() - t) / 1e9;
+		elapsed = (bench_now_ns() - t0) / 1e9;
+		done_typ += typical(c->name);
+		left_typ -= typical(c->name);
+		fprintf(stderr, "[%d/%d] %-14s done in %.0f s, elapsed %.0f s", ++i, n,
+			c->name, took, elapsed);
+		if (c->next)
+			fprintf(stderr, ", about %.0f s left\n", elapsed / done_typ * left_typ);
+		else
+			fputs("\n", stderr);
+	}
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -256,6 +318,7 @@ int main(int argc, char **argv)
 		{ "csv", required_argument, NULL, 'c' },
 		{ "runs", required_argument, NULL, 'r' },
 		{ "quick", no_argument, NULL, 'q' },
+		{ "full", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -272,6 +335,7 @@ int main(int argc, char **argv)
 		case 'c':
 		case 'r':
 		case 'q':
+		case 'F':
 			ret = global_opt(&ctx, opt, optarg);
 			if (ret)
 				return ret;
@@ -296,16 +360,15 @@ int main(int argc, char **argv)
 	ret = take_global_opts(&ctx, &argc, argv);
 	if (ret)
 		return ret;
+	if (ctx.quick && ctx.full) {
+		fprintf(stderr, "asx-bench: --quick and --full exclude each other\n");
+		return 2;
+	}
 	if (ctx.json)
 		jsonf = stdout;
 
 	if (!strcmp(argv[0], "all")) {
-		for (c = cmds; c; c = c->next) {
-			char *sub[] = { (char *)c->name, NULL };
-
-			if (run_cmd(&ctx, c, 1, sub) < 0)
-				ret = 1;
-		}
+		ret = run_all(&ctx);
 	} else {
 		c = find_cmd(argv[0]);
 		if (!c) {
