@@ -9,6 +9,8 @@
  * switch, no scheduler) and two pthread baselines: a mutex+condvar
  * hand-off and a sched_yield hand-off with both threads pinned to one
  * CPU.  Figures are nanoseconds per switch / hand-off, medians of --runs.
+ * With --full, a sweep of 1 .. nproc VPs and 2 x nproc, two yielding
+ * threads per VP, reports yields per second and the speed-up over one VP.
  *
  * `asx-bench capsule-block` (the paper's Figure 2): 8 threads; phase 1
  * each blocks 1 s (--quick 0.1 s) in a wrapped nanosleep, a barrier, then
@@ -52,7 +54,7 @@ static void *yielder(void *arg)
 		p->t0 = bench_now_ns();
 	for (unsigned long i = 0; i < n; i++)
 		asx_asc_thread_yield();
-	p->t1 = bench_now_ns();		/* the last to finish writes last */
+	__atomic_store_n(&p->t1, bench_now_ns(), __ATOMIC_RELAXED);	/* the last to finish writes last */
 	return NULL;
 }
 
@@ -83,6 +85,89 @@ out:
 		asx_asc_destroy(b);
 	asx_asc_destroy(a);
 	return r;
+}
+
+/*
+ * --full: @nvps VPs and 2 x @nvps PRIO threads yielding, @total yields
+ * shared out; yields per second, all threads together.
+ */
+static double prio_yield_sweep(unsigned int nvps, unsigned long total)
+{
+	struct asx_asc *a = NULL;
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_asc_opts o = { .sz = sizeof(o), .nvps = nvps };
+	unsigned int nt = 2 * nvps, k;
+	struct asx_asc_thread **t = calloc(nt, sizeof(*t));
+	struct ping p = { .n = total / nt ? total / nt : 1 };
+	double r = -1;
+
+	if (!t)
+		return -1;
+	if (asx_asc_create(&a, &asx_asc_prio, &o)) {
+		free(t);
+		return -1;
+	}
+	for (k = 0; k < nt; k++)
+		if (asx_asc_thread_spawn(a, &q.qos, yielder, &p, NULL, &t[k]))
+			break;
+	for (unsigned int i = 0; i < k; i++)
+		asx_asc_thread_join(t[i], NULL);
+	if (k == nt)
+		r = (double)(p.n * nt) * 1e9 / (double)(p.t1 - p.t0);
+	asx_asc_destroy(a);
+	free(t);
+	return r;
+}
+
+static int bench_ncpus(void)
+{
+	cpu_set_t set;
+	int c = 0;
+
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		c = CPU_COUNT(&set);
+	return c > 0 ? c : 1;
+}
+
+/* asc-yield --full: VPs 1 .. nproc and 2 x nproc, two threads per VP */
+static int yield_sweep(struct bench_ctx *ctx, unsigned long n)
+{
+	int ncpu = bench_ncpus(), nv = 0, ret = 0;
+	unsigned int vps[66];
+	double *v, one = 0;
+
+	for (int i = 1; i <= ncpu && nv < 64; i++)
+		vps[nv++] = (unsigned int)i;
+	vps[nv++] = 2u * (unsigned int)ncpu;
+	v = calloc((size_t)ctx->runs, sizeof(double));
+	if (!v)
+		return -ENOMEM;
+	bench_say(ctx, "  sweep: PRIO, V VPs, 2 x V threads yielding, %lu yields in all; "
+		  "speed-up = yields/s over one VP's\n", 2 * n);
+	bench_say(ctx, "  %-6s %8s %14s %9s\n", "VPs", "threads", "yields/s", "speed-up");
+	for (int i = 0; i < nv && !ret; i++) {
+		char key[64], b[32];
+		double med;
+
+		for (int r = 0; r < ctx->runs && !ret; r++) {
+			v[r] = prio_yield_sweep(vps[i], 2 * n);
+			if (v[r] < 0)
+				ret = -EIO;
+		}
+		if (ret)
+			break;
+		med = bench_median(v, (size_t)ctx->runs);
+		if (i == 0)
+			one = med;
+		bench_say(ctx, "  %-6u %8u %14s %9.2f\n", vps[i], 2 * vps[i],
+			  bench_si(b, sizeof(b), med), med / one);
+		snprintf(key, sizeof(key), "prio_vp%u_yields_per_s", vps[i]);
+		bench_figure(ctx, key, med, "yields/s");
+		snprintf(key, sizeof(key), "prio_vp%u_speedup", vps[i]);
+		bench_figure(ctx, key, med / one, "");
+	}
+	free(v);
+	return ret;
 }
 
 struct handoff {
@@ -238,6 +323,8 @@ static int cmd_asc_yield(struct bench_ctx *ctx, int argc, char **argv)
 		bench_figure(ctx, "prio_extra_over_raw", over_raw[Y_EXTRA], "");
 		bench_figure(ctx, "prio_extra_over_1vp", med[Y_EXTRA] / med[Y_PRIO], "");
 		bench_figure(ctx, "pthread_cond_over_prio", med[Y_COND] / med[Y_PRIO], "");
+		if (ctx->full)
+			ret = yield_sweep(ctx, n);
 	}
 	for (int k = 0; k < Y_N; k++)
 		free(v[k]);
@@ -245,7 +332,8 @@ static int cmd_asc_yield(struct bench_ctx *ctx, int argc, char **argv)
 }
 
 BENCH_COMMAND(asc_yield, "asc-yield",
-	      "ASC PRIO yield (single VP and locked path) vs raw switch and pthreads",
+	      "ASC PRIO yield (single VP and locked path) vs raw switch and pthreads "
+	      "(--full: a VP-count sweep)",
 	      NULL, cmd_asc_yield)
 
 /* ---------------------------------------------------------------- capsule-block */

@@ -11,11 +11,11 @@
  * thread woken from the futex always re-marks the word 2, so an unlock
  * after it still wakes whoever is left asleep.
  *
- * The spin budget, counted in CPU-relax rounds, is twice a running
- * estimate of how long a successful spin took, plus a floor, capped.  The
- * estimate moves 1/8 of the way to each new sample and decays when a spin
- * fails, so a lock whose holder sleeps or computes for long stops burning
- * CPU on it.  See mx_spin() for how a saturated lock cuts the spin short.
+ * The spin budget, in nanoseconds, is twice a running estimate of how
+ * long a successful spin took, plus a floor, capped.  The estimate moves
+ * 1/8 of the way to each new sample and decays when a spin fails, so a
+ * lock whose holder sleeps or computes for long stops burning CPU on it.
+ * See mx_spin() for how a saturated lock cuts the spin short.
  *
  * Ordering: acquisition is an acquire RMW on the word and release is a
  * release exchange, so the critical sections are ordered by the word
@@ -23,7 +23,9 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 
+#include <asx/common.h>
 #include <asx/sync.h>
 #include "core/compiler.h"
 #include "core/futex.h"
@@ -31,9 +33,44 @@
 
 enum { MX_FREE, MX_LOCKED, MX_CONTENDED };
 
-#define MX_SPIN_FLOOR	64
-#define MX_BACKOFF_MAX	128
-#define MX_SPIN_CEIL	2048
+/*
+ * The spin is budgeted in nanoseconds, not in CPU-relax rounds: what one
+ * round costs differs tenfold between CPUs (a few ns on older Intel parts,
+ * ~26 ns for PAUSE on the Zen 4 KVM bench box), and a budget in rounds that
+ * suited the one it was tuned on spun for up to 53 us and looked at the word
+ * only every 3 us on the other.  MX_POLL_NS is how often the word is read.
+ */
+#define MX_POLL_NS	25
+#define MX_SPIN_FLOOR_NS 400
+#define MX_SPIN_CEIL_NS	4000
+#define MX_LOST_MAX	2	/* races lost to a running thread before sleeping */
+
+/* what one asx_cpu_relax() costs, in 1/16 ns; 0 until measured */
+static uint32_t mx_relax_q4;
+
+static __attribute__((noinline, cold)) uint32_t mx_calibrate(void)
+{
+	uint64_t best = UINT64_MAX;
+	uint32_t q;
+
+	/* the fastest of three: a preemption can only make one slower */
+	for (int r = 0; r < 3; r++) {
+		uint64_t t0 = asx_now_ns(), d;
+
+		for (int i = 0; i < 32; i++)
+			asx_cpu_relax();
+		d = asx_now_ns() - t0;
+		if (d < best)
+			best = d;
+	}
+	q = (uint32_t)(best / 2);	/* 16 * best / 32 */
+	if (!q)
+		q = 1;
+	if (q > 16 * MX_POLL_NS * 8)
+		q = 16 * MX_POLL_NS * 8;
+	ASX_STORE_RLX(&mx_relax_q4, q);
+	return q;
+}
 
 static inline bool mx_cas(uint32_t *w, uint32_t from, uint32_t to)
 {
@@ -54,46 +91,59 @@ void asx_mutex_destroy(struct asx_mutex *m)
 
 /*
  * Spin while the holder is likely to let go soon; true if we got it.
+ * *@spun: the nanoseconds spent.
  *
- * The word is polled with exponential back-off, so a spinner does not
- * keep stealing the cache line from the holder.  If the holder lets go
- * and takes the lock straight back before we can (we saw it free, or saw
- * it change hands, and still lost), the lock is saturated: handing it
- * over would only ping-pong the line between the cores, so we stop
- * spinning and sleep, and the running thread keeps the lock hot.
+ * The word is read every MX_POLL_NS (CPU-relax rounds in between, so a
+ * spinner does not keep stealing the cache line from the holder), for a
+ * budget of twice the running estimate of a successful spin plus a floor,
+ * capped at MX_SPIN_CEIL_NS: about what a futex sleep and wake-up cost, so
+ * a holder that is off its CPU costs a spinner at most that much.  If the
+ * lock changes hands under us twice (we saw it free and still lost), it is
+ * saturated: handing it over would only ping-pong the line between the
+ * cores, so we stop spinning and sleep, and the running thread keeps the
+ * lock hot.  One lost race is not enough to tell: with work between the
+ * acquisitions a spinner loses one now and then, and sleeping then costs
+ * both sides a futex call.
  */
 static bool mx_spin(struct asx_mutex *m, unsigned int *spun)
 {
-	uint32_t est = __atomic_load_n(&m->spin, __ATOMIC_RELAXED);
-	uint32_t budget = 2 * est + MX_SPIN_FLOOR, nest;
-	uint32_t i = 0, pause = 1, w;
+	uint32_t q = ASX_LOAD_RLX(&mx_relax_q4);
+	uint32_t est = ASX_LOAD_RLX(&m->spin);
+	uint32_t budget = 2 * est + MX_SPIN_FLOOR_NS, nest, per, step;
+	uint32_t t = 0, lost = 0;
 
-	if (budget > MX_SPIN_CEIL)
-		budget = MX_SPIN_CEIL;
-	while (i < budget) {
-		for (uint32_t k = 0; k < pause; k++)
+	if (unlikely(!q))
+		q = mx_calibrate();
+	per = (16 * MX_POLL_NS + q / 2) / q;	/* relax rounds per look */
+	if (!per)
+		per = 1;
+	step = (per * q + 8) / 16;		/* ns per look */
+	if (!step)
+		step = 1;
+	if (budget > MX_SPIN_CEIL_NS)
+		budget = MX_SPIN_CEIL_NS;
+	while (t < budget) {
+		for (uint32_t k = 0; k < per; k++)
 			asx_cpu_relax();
-		i += pause;
-		if (pause < MX_BACKOFF_MAX)
-			pause <<= 1;
-		w = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
-		if (w != MX_FREE)
+		t += step;
+		if (ASX_LOAD_RLX(&m->word) != MX_FREE)
 			continue;
 		if (mx_cas(&m->word, MX_FREE, MX_LOCKED)) {
-			nest = est + ((int)i - (int)est) / 8;
+			nest = est + ((int)t - (int)est) / 8;
 			goto done;
 		}
-		break;		/* lost the race to a running thread */
+		if (++lost >= MX_LOST_MAX)
+			break;	/* saturated: it keeps changing hands without us */
 	}
 	nest = est - est / 8;
-	*spun = i;
+	*spun = t;
 	if (nest != est)
-		__atomic_store_n(&m->spin, nest, __ATOMIC_RELAXED);
+		ASX_STORE_RLX(&m->spin, nest);
 	return false;
 done:
-	*spun = i;
+	*spun = t;
 	if (nest != est)
-		__atomic_store_n(&m->spin, nest, __ATOMIC_RELAXED);
+		ASX_STORE_RLX(&m->spin, nest);
 	return true;
 }
 
