@@ -58,16 +58,19 @@ static void *yielder(void *arg)
 	return NULL;
 }
 
-/* ns per yield of two PRIO threads; @extra: another ASC with a VP exists */
-static double prio_yield(unsigned long n, bool extra)
+/* ns per yield of two PRIO threads; @extra: another ASC with a VP exists;
+ * @sa: the ASC on asx.ko's scheduler activations (one VP, spares parked) */
+static double prio_yield(unsigned long n, bool extra, bool sa)
 {
 	struct asx_asc *a = NULL, *b = NULL;
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_asc_opts o = { .sz = sizeof(o), .nvps = 1,
+				  .activations = sa ? ASX_ASC_ACT_ON : ASX_ASC_ACT_OFF };
 	struct asx_asc_thread *t[2];
 	struct ping p = { .n = n };
 	double r = -1;
 
-	if (asx_asc_create(&a, &asx_asc_prio, NULL))
+	if (asx_asc_create(&a, &asx_asc_prio, &o))
 		return -1;
 	if (extra && asx_asc_create(&b, &asx_asc_edf, NULL))
 		goto out;
@@ -243,9 +246,10 @@ static double pthread_handoff(unsigned long n, void *(*fn)(void *))
 	return (double)(t1 - t0) / (2.0 * (double)n);
 }
 
-enum { Y_PRIO, Y_EXTRA, Y_RAW, Y_COND, Y_YIELD, Y_N };
+enum { Y_PRIO, Y_EXTRA, Y_RAW, Y_COND, Y_YIELD, Y_SA, Y_N };
 static const char *const y_key[Y_N] = {
 	"prio_1vp_ns", "prio_extra_ns", "raw_switch_ns", "pthread_cond_ns", "pthread_yield_ns",
+	"prio_sa_1vp_ns",
 };
 static const char *const y_label[Y_N] = {
 	"PRIO threads, single ASC/VP (lock-free path)",
@@ -253,6 +257,7 @@ static const char *const y_label[Y_N] = {
 	"raw context switch (floor)",
 	"pthreads, mutex+condvar hand-off",
 	"pthreads on one CPU, sched_yield hand-off",
+	"PRIO threads, one VP on activations",
 };
 
 /* median over runs of a[r] / b[r]; the largest in *@worst */
@@ -277,7 +282,9 @@ static int cmd_asc_yield(struct bench_ctx *ctx, int argc, char **argv)
 {
 	unsigned long n = ctx->quick ? 100000 : 1000000;
 	unsigned long nk = ctx->quick ? 5000 : 50000;	/* kernel hand-offs are slow */
-	double *v[Y_N], med[Y_N], over_raw[Y_EXTRA + 1], worst_raw[Y_EXTRA + 1];
+	double *v[Y_N], med[Y_N], over_raw[Y_EXTRA + 1], worst_raw[Y_EXTRA + 1], sa_over = 0;
+	double sa_worst = 0;
+	bool sa = asx_sa_probe() == 0;	/* asx.ko loaded: the activations row */
 	int ret = 0;
 
 	(void)argc;
@@ -288,22 +295,28 @@ static int cmd_asc_yield(struct bench_ctx *ctx, int argc, char **argv)
 			ret = -ENOMEM;
 	}
 	for (int r = 0; r < ctx->runs && !ret; r++) {
-		v[Y_PRIO][r] = prio_yield(n, false);
-		v[Y_EXTRA][r] = prio_yield(n, true);
+		v[Y_PRIO][r] = prio_yield(n, false, false);
+		v[Y_EXTRA][r] = prio_yield(n, true, false);
+		if (sa)
+			v[Y_SA][r] = prio_yield(n, false, true);
 		v[Y_RAW][r] = asx__asc_raw_switch_ns(n);
 		v[Y_COND][r] = pthread_handoff(nk, cond_thread);
 		v[Y_YIELD][r] = pthread_handoff(nk, yield_thread);
 		for (int k = 0; k < Y_N; k++)
-			if (v[k][r] < 0)
+			if (v[k][r] < 0 && (k != Y_SA || sa))
 				ret = -EIO;
 	}
 	if (!ret) {
 		/* before the medians: bench_median() sorts in place */
 		for (int k = Y_PRIO; k <= Y_EXTRA; k++)
 			over_raw[k] = y_paired_ratio(v[k], v[Y_RAW], ctx->runs, &worst_raw[k]);
+		if (sa)
+			sa_over = y_paired_ratio(v[Y_SA], v[Y_PRIO], ctx->runs, &sa_worst);
 		bench_say(ctx, "asc-yield: two threads yielding %lu times each (pthreads: %lu "
 			  "hand-offs each), median of %d runs\n", n, nk, ctx->runs);
 		for (int k = 0; k < Y_N; k++) {
+			if (k == Y_SA && !sa)
+				continue;
 			med[k] = bench_median(v[k], (size_t)ctx->runs);
 			bench_say(ctx, "  %-46s %10.1f ns\n", y_label[k], med[k]);
 			bench_figure(ctx, y_key[k], med[k], "ns");
@@ -319,6 +332,11 @@ static int cmd_asc_yield(struct bench_ctx *ctx, int argc, char **argv)
 		bench_say(ctx, "  over the raw switch (median of per-run ratios, worst): "
 			  "single %.2fx (%.2fx)   extra %.2fx (%.2fx)\n", over_raw[Y_PRIO],
 			  worst_raw[Y_PRIO], over_raw[Y_EXTRA], worst_raw[Y_EXTRA]);
+		if (sa) {
+			bench_say(ctx, "  activations / without, one VP (median of per-run ratios, "
+				  "worst): %.2fx (%.2fx)\n", sa_over, sa_worst);
+			bench_figure(ctx, "prio_sa_over_1vp", sa_over, "");
+		}
 		bench_figure(ctx, "prio_1vp_over_raw", over_raw[Y_PRIO], "");
 		bench_figure(ctx, "prio_extra_over_raw", over_raw[Y_EXTRA], "");
 		bench_figure(ctx, "prio_extra_over_1vp", med[Y_EXTRA] / med[Y_PRIO], "");

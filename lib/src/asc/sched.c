@@ -243,11 +243,31 @@ void asx__wake(struct asx_asc_thread *t)
 	struct vp_todo td = { 0 };
 	int k;
 
-	if (vp && mode_get() == MODE_SINGLE && !t->bound) {
-		/* the only VP: it is us */
-		__atomic_store_n(&t->state, T_READY, __ATOMIC_RELAXED);
-		a->pol->enqueue(a, t);
-		return;
+	if (vp && !t->bound) {
+		/*
+		 * In single-VP mode the run queue is ours without a lock.
+		 * in_sched marks the operation for a spare switching the
+		 * process to the locked path (asx__sa_wake_mode()): set
+		 * before the mode is read, cleared once the queue is left.
+		 * A preemption deferred meanwhile waits for the next check.
+		 */
+		int was = __atomic_load_n(&vp->in_sched, __ATOMIC_RELAXED);
+		bool done = false;
+
+		if (!was)
+			enter_sched(vp);
+		if (mode_get() == MODE_SINGLE) {
+			__atomic_store_n(&t->state, T_READY, __ATOMIC_RELAXED);
+			a->pol->enqueue(a, t);
+			done = true;
+		}
+		if (!was) {
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			__atomic_store_n(&vp->in_sched, 0, __ATOMIC_RELEASE);
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		}
+		if (done)
+			return;
 	}
 	if (vp && mode_get() == MODE_MULTI) {
 		lock_np(&a->lock);
