@@ -11,11 +11,11 @@
  * thread woken from the futex always re-marks the word 2, so an unlock
  * after it still wakes whoever is left asleep.
  *
- * The spin budget, in nanoseconds, is twice a running estimate of how
- * long a successful spin took, plus a floor, capped.  The estimate moves
- * 1/8 of the way to each new sample and decays when a spin fails, so a
- * lock whose holder sleeps or computes for long stops burning CPU on it.
- * See mx_spin() for how a saturated lock cuts the spin short.
+ * The spin budget, counted in CPU-relax rounds, is twice a running
+ * estimate of how long a successful spin took, plus a floor, capped.  The
+ * estimate moves 1/8 of the way to each new sample and decays when a spin
+ * fails, so a lock whose holder sleeps or computes for long stops burning
+ * CPU on it.  See mx_spin() for how a saturated lock cuts the spin short.
  *
  * Ordering: acquisition is an acquire RMW on the word and release is a
  * release exchange, so the critical sections are ordered by the word
@@ -23,9 +23,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
-#include <stdint.h>
 
-#include <asx/common.h>
 #include <asx/sync.h>
 #include "core/compiler.h"
 #include "core/futex.h"
@@ -33,43 +31,9 @@
 
 enum { MX_FREE, MX_LOCKED, MX_CONTENDED };
 
-/*
- * The spin is budgeted in nanoseconds, not in CPU-relax rounds: what one
- * round costs differs tenfold between CPUs (a few ns on older Intel parts,
- * ~26 ns for PAUSE on the Zen 4 KVM bench box), and a budget in rounds that
- * suited the one it was tuned on spun for up to 53 us and looked at the word
- * only every 3 us on the other.  MX_POLL_NS is how often the word is read.
- */
-#define MX_POLL_NS	25
-#define MX_SPIN_FLOOR_NS 400
-#define MX_SPIN_CEIL_NS	4000
-
-/* what one asx_cpu_relax() costs, in 1/16 ns; 0 until measured */
-static uint32_t mx_relax_q4;
-
-static __attribute__((noinline, cold)) uint32_t mx_calibrate(void)
-{
-	uint64_t best = UINT64_MAX;
-	uint32_t q;
-
-	/* the fastest of three: a preemption can only make one slower */
-	for (int r = 0; r < 3; r++) {
-		uint64_t t0 = asx_now_ns(), d;
-
-		for (int i = 0; i < 32; i++)
-			asx_cpu_relax();
-		d = asx_now_ns() - t0;
-		if (d < best)
-			best = d;
-	}
-	q = (uint32_t)(best / 2);	/* 16 * best / 32 */
-	if (!q)
-		q = 1;
-	if (q > 16 * MX_POLL_NS * 8)
-		q = 16 * MX_POLL_NS * 8;
-	ASX_STORE_RLX(&mx_relax_q4, q);
-	return q;
-}
+#define MX_SPIN_FLOOR	64
+#define MX_BACKOFF_MAX	128
+#define MX_SPIN_CEIL	2048
 
 static inline bool mx_cas(uint32_t *w, uint32_t from, uint32_t to)
 {
@@ -90,58 +54,46 @@ void asx_mutex_destroy(struct asx_mutex *m)
 
 /*
  * Spin while the holder is likely to let go soon; true if we got it.
- * *@spun: the nanoseconds spent.
  *
- * The word is read every MX_POLL_NS (CPU-relax rounds in between, so a
- * spinner does not keep stealing the cache line from the holder), for a
- * budget of twice the running estimate of a successful spin plus a floor,
- * capped at MX_SPIN_CEIL_NS: about what a futex sleep and wake-up cost, so
- * a holder that is off its CPU costs a spinner at most that much.  If the
- * holder lets go and takes the lock straight back before we can (we saw it
- * free and still lost), the lock is saturated: handing it over would only
- * ping-pong the line between the cores, so we stop spinning and sleep, and
- * the running thread keeps the lock hot.  (Spinning on after one lost race,
- * sleeping after the second, measured worse in the work rows: 6 paired
- * invocations each, 2 threads min 0.96 / med 1.11 against 1.02 / 1.15.)
+ * The word is polled with exponential back-off, so a spinner does not
+ * keep stealing the cache line from the holder.  If the holder lets go
+ * and takes the lock straight back before we can (we saw it free, or saw
+ * it change hands, and still lost), the lock is saturated: handing it
+ * over would only ping-pong the line between the cores, so we stop
+ * spinning and sleep, and the running thread keeps the lock hot.
  */
 static bool mx_spin(struct asx_mutex *m, unsigned int *spun)
 {
-	uint32_t q = ASX_LOAD_RLX(&mx_relax_q4);
-	uint32_t est = ASX_LOAD_RLX(&m->spin);
-	uint32_t budget = 2 * est + MX_SPIN_FLOOR_NS, nest, per, step;
-	uint32_t t = 0;
+	uint32_t est = __atomic_load_n(&m->spin, __ATOMIC_RELAXED);
+	uint32_t budget = 2 * est + MX_SPIN_FLOOR, nest;
+	uint32_t i = 0, pause = 1, w;
 
-	if (unlikely(!q))
-		q = mx_calibrate();
-	per = (16 * MX_POLL_NS + q / 2) / q;	/* relax rounds per look */
-	if (!per)
-		per = 1;
-	step = (per * q + 8) / 16;		/* ns per look */
-	if (!step)
-		step = 1;
-	if (budget > MX_SPIN_CEIL_NS)
-		budget = MX_SPIN_CEIL_NS;
-	while (t < budget) {
-		for (uint32_t k = 0; k < per; k++)
+	if (budget > MX_SPIN_CEIL)
+		budget = MX_SPIN_CEIL;
+	while (i < budget) {
+		for (uint32_t k = 0; k < pause; k++)
 			asx_cpu_relax();
-		t += step;
-		if (ASX_LOAD_RLX(&m->word) != MX_FREE)
+		i += pause;
+		if (pause < MX_BACKOFF_MAX)
+			pause <<= 1;
+		w = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
+		if (w != MX_FREE)
 			continue;
 		if (mx_cas(&m->word, MX_FREE, MX_LOCKED)) {
-			nest = est + ((int)t - (int)est) / 8;
+			nest = est + ((int)i - (int)est) / 8;
 			goto done;
 		}
 		break;		/* lost the race to a running thread */
 	}
 	nest = est - est / 8;
-	*spun = t;
+	*spun = i;
 	if (nest != est)
-		ASX_STORE_RLX(&m->spin, nest);
+		__atomic_store_n(&m->spin, nest, __ATOMIC_RELAXED);
 	return false;
 done:
-	*spun = t;
+	*spun = i;
 	if (nest != est)
-		ASX_STORE_RLX(&m->spin, nest);
+		__atomic_store_n(&m->spin, nest, __ATOMIC_RELAXED);
 	return true;
 }
 
