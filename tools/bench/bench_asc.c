@@ -9,6 +9,8 @@
  * switch, no scheduler) and two pthread baselines: a mutex+condvar
  * hand-off and a sched_yield hand-off with both threads pinned to one
  * CPU.  Figures are nanoseconds per switch / hand-off, medians of --runs.
+ * With --full, a sweep of 1 .. nproc VPs and 2 x nproc, two yielding
+ * threads per VP, reports yields per second and the speed-up over one VP.
  *
  * `asx-bench capsule-block` (the paper's Figure 2): 8 threads; phase 1
  * each blocks 1 s (--quick 0.1 s) in a wrapped nanosleep, a barrier, then
@@ -52,20 +54,23 @@ static void *yielder(void *arg)
 		p->t0 = bench_now_ns();
 	for (unsigned long i = 0; i < n; i++)
 		asx_asc_thread_yield();
-	p->t1 = bench_now_ns();		/* the last to finish writes last */
+	__atomic_store_n(&p->t1, bench_now_ns(), __ATOMIC_RELAXED);	/* the last to finish writes last */
 	return NULL;
 }
 
-/* ns per yield of two PRIO threads; @extra: another ASC with a VP exists */
-static double prio_yield(unsigned long n, bool extra)
+/* ns per yield of two PRIO threads; @extra: another ASC with a VP exists;
+ * @sa: the ASC on asx.ko's scheduler activations (one VP, spares parked) */
+static double prio_yield(unsigned long n, bool extra, bool sa)
 {
 	struct asx_asc *a = NULL, *b = NULL;
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_asc_opts o = { .sz = sizeof(o), .nvps = 1,
+				  .activations = sa ? ASX_ASC_ACT_ON : ASX_ASC_ACT_OFF };
 	struct asx_asc_thread *t[2];
 	struct ping p = { .n = n };
 	double r = -1;
 
-	if (asx_asc_create(&a, &asx_asc_prio, NULL))
+	if (asx_asc_create(&a, &asx_asc_prio, &o))
 		return -1;
 	if (extra && asx_asc_create(&b, &asx_asc_edf, NULL))
 		goto out;
@@ -83,6 +88,89 @@ out:
 		asx_asc_destroy(b);
 	asx_asc_destroy(a);
 	return r;
+}
+
+/*
+ * --full: @nvps VPs and 2 x @nvps PRIO threads yielding, @total yields
+ * shared out; yields per second, all threads together.
+ */
+static double prio_yield_sweep(unsigned int nvps, unsigned long total)
+{
+	struct asx_asc *a = NULL;
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_asc_opts o = { .sz = sizeof(o), .nvps = nvps };
+	unsigned int nt = 2 * nvps, k;
+	struct asx_asc_thread **t = calloc(nt, sizeof(*t));
+	struct ping p = { .n = total / nt ? total / nt : 1 };
+	double r = -1;
+
+	if (!t)
+		return -1;
+	if (asx_asc_create(&a, &asx_asc_prio, &o)) {
+		free(t);
+		return -1;
+	}
+	for (k = 0; k < nt; k++)
+		if (asx_asc_thread_spawn(a, &q.qos, yielder, &p, NULL, &t[k]))
+			break;
+	for (unsigned int i = 0; i < k; i++)
+		asx_asc_thread_join(t[i], NULL);
+	if (k == nt)
+		r = (double)(p.n * nt) * 1e9 / (double)(p.t1 - p.t0);
+	asx_asc_destroy(a);
+	free(t);
+	return r;
+}
+
+static int bench_ncpus(void)
+{
+	cpu_set_t set;
+	int c = 0;
+
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		c = CPU_COUNT(&set);
+	return c > 0 ? c : 1;
+}
+
+/* asc-yield --full: VPs 1 .. nproc and 2 x nproc, two threads per VP */
+static int yield_sweep(struct bench_ctx *ctx, unsigned long n)
+{
+	int ncpu = bench_ncpus(), nv = 0, ret = 0;
+	unsigned int vps[66];
+	double *v, one = 0;
+
+	for (int i = 1; i <= ncpu && nv < 64; i++)
+		vps[nv++] = (unsigned int)i;
+	vps[nv++] = 2u * (unsigned int)ncpu;
+	v = calloc((size_t)ctx->runs, sizeof(double));
+	if (!v)
+		return -ENOMEM;
+	bench_say(ctx, "  sweep: PRIO, V VPs, 2 x V threads yielding, %lu yields in all; "
+		  "speed-up = yields/s over one VP's\n", 2 * n);
+	bench_say(ctx, "  %-6s %8s %14s %9s\n", "VPs", "threads", "yields/s", "speed-up");
+	for (int i = 0; i < nv && !ret; i++) {
+		char key[64], b[32];
+		double med;
+
+		for (int r = 0; r < ctx->runs && !ret; r++) {
+			v[r] = prio_yield_sweep(vps[i], 2 * n);
+			if (v[r] < 0)
+				ret = -EIO;
+		}
+		if (ret)
+			break;
+		med = bench_median(v, (size_t)ctx->runs);
+		if (i == 0)
+			one = med;
+		bench_say(ctx, "  %-6u %8u %14s %9.2f\n", vps[i], 2 * vps[i],
+			  bench_si(b, sizeof(b), med), med / one);
+		snprintf(key, sizeof(key), "prio_vp%u_yields_per_s", vps[i]);
+		bench_figure(ctx, key, med, "yields/s");
+		snprintf(key, sizeof(key), "prio_vp%u_speedup", vps[i]);
+		bench_figure(ctx, key, med / one, "");
+	}
+	free(v);
+	return ret;
 }
 
 struct handoff {
@@ -158,9 +246,10 @@ static double pthread_handoff(unsigned long n, void *(*fn)(void *))
 	return (double)(t1 - t0) / (2.0 * (double)n);
 }
 
-enum { Y_PRIO, Y_EXTRA, Y_RAW, Y_COND, Y_YIELD, Y_N };
+enum { Y_PRIO, Y_EXTRA, Y_RAW, Y_COND, Y_YIELD, Y_SA, Y_N };
 static const char *const y_key[Y_N] = {
 	"prio_1vp_ns", "prio_extra_ns", "raw_switch_ns", "pthread_cond_ns", "pthread_yield_ns",
+	"prio_sa_1vp_ns",
 };
 static const char *const y_label[Y_N] = {
 	"PRIO threads, single ASC/VP (lock-free path)",
@@ -168,13 +257,34 @@ static const char *const y_label[Y_N] = {
 	"raw context switch (floor)",
 	"pthreads, mutex+condvar hand-off",
 	"pthreads on one CPU, sched_yield hand-off",
+	"PRIO threads, one VP on activations",
 };
+
+/* median over runs of a[r] / b[r]; the largest in *@worst */
+static double y_paired_ratio(const double *a, const double *b, int runs, double *worst)
+{
+	double *q = calloc((size_t)runs, sizeof(double)), m;
+
+	*worst = 0;
+	if (!q)
+		return 0;
+	for (int r = 0; r < runs; r++) {
+		q[r] = b[r] > 0 ? a[r] / b[r] : 0;
+		if (q[r] > *worst)
+			*worst = q[r];
+	}
+	m = bench_median(q, (size_t)runs);
+	free(q);
+	return m;
+}
 
 static int cmd_asc_yield(struct bench_ctx *ctx, int argc, char **argv)
 {
 	unsigned long n = ctx->quick ? 100000 : 1000000;
 	unsigned long nk = ctx->quick ? 5000 : 50000;	/* kernel hand-offs are slow */
-	double *v[Y_N], med[Y_N];
+	double *v[Y_N], med[Y_N], over_raw[Y_EXTRA + 1], worst_raw[Y_EXTRA + 1], sa_over = 0;
+	double sa_worst = 0;
+	bool sa = asx_sa_probe() == 0;	/* asx.ko loaded: the activations row */
 	int ret = 0;
 
 	(void)argc;
@@ -185,19 +295,28 @@ static int cmd_asc_yield(struct bench_ctx *ctx, int argc, char **argv)
 			ret = -ENOMEM;
 	}
 	for (int r = 0; r < ctx->runs && !ret; r++) {
-		v[Y_PRIO][r] = prio_yield(n, false);
-		v[Y_EXTRA][r] = prio_yield(n, true);
+		v[Y_PRIO][r] = prio_yield(n, false, false);
+		v[Y_EXTRA][r] = prio_yield(n, true, false);
+		if (sa)
+			v[Y_SA][r] = prio_yield(n, false, true);
 		v[Y_RAW][r] = asx__asc_raw_switch_ns(n);
 		v[Y_COND][r] = pthread_handoff(nk, cond_thread);
 		v[Y_YIELD][r] = pthread_handoff(nk, yield_thread);
 		for (int k = 0; k < Y_N; k++)
-			if (v[k][r] < 0)
+			if (v[k][r] < 0 && (k != Y_SA || sa))
 				ret = -EIO;
 	}
 	if (!ret) {
+		/* before the medians: bench_median() sorts in place */
+		for (int k = Y_PRIO; k <= Y_EXTRA; k++)
+			over_raw[k] = y_paired_ratio(v[k], v[Y_RAW], ctx->runs, &worst_raw[k]);
+		if (sa)
+			sa_over = y_paired_ratio(v[Y_SA], v[Y_PRIO], ctx->runs, &sa_worst);
 		bench_say(ctx, "asc-yield: two threads yielding %lu times each (pthreads: %lu "
 			  "hand-offs each), median of %d runs\n", n, nk, ctx->runs);
 		for (int k = 0; k < Y_N; k++) {
+			if (k == Y_SA && !sa)
+				continue;
 			med[k] = bench_median(v[k], (size_t)ctx->runs);
 			bench_say(ctx, "  %-46s %10.1f ns\n", y_label[k], med[k]);
 			bench_figure(ctx, y_key[k], med[k], "ns");
@@ -205,8 +324,25 @@ static int cmd_asc_yield(struct bench_ctx *ctx, int argc, char **argv)
 		bench_say(ctx, "  extra/single %.2fx   condvar/PRIO %.0fx   sched_yield/PRIO %.0fx\n",
 			  med[Y_EXTRA] / med[Y_PRIO], med[Y_COND] / med[Y_PRIO],
 			  med[Y_YIELD] / med[Y_PRIO]);
+		/*
+		 * Over the floor, as the median of the per-run ratios (computed
+		 * above): each run measures PRIO and the raw switch a moment
+		 * apart, so a slow spell of the machine cancels out.
+		 */
+		bench_say(ctx, "  over the raw switch (median of per-run ratios, worst): "
+			  "single %.2fx (%.2fx)   extra %.2fx (%.2fx)\n", over_raw[Y_PRIO],
+			  worst_raw[Y_PRIO], over_raw[Y_EXTRA], worst_raw[Y_EXTRA]);
+		if (sa) {
+			bench_say(ctx, "  activations / without, one VP (median of per-run ratios, "
+				  "worst): %.2fx (%.2fx)\n", sa_over, sa_worst);
+			bench_figure(ctx, "prio_sa_over_1vp", sa_over, "");
+		}
+		bench_figure(ctx, "prio_1vp_over_raw", over_raw[Y_PRIO], "");
+		bench_figure(ctx, "prio_extra_over_raw", over_raw[Y_EXTRA], "");
 		bench_figure(ctx, "prio_extra_over_1vp", med[Y_EXTRA] / med[Y_PRIO], "");
 		bench_figure(ctx, "pthread_cond_over_prio", med[Y_COND] / med[Y_PRIO], "");
+		if (ctx->full)
+			ret = yield_sweep(ctx, n);
 	}
 	for (int k = 0; k < Y_N; k++)
 		free(v[k]);
@@ -214,7 +350,8 @@ static int cmd_asc_yield(struct bench_ctx *ctx, int argc, char **argv)
 }
 
 BENCH_COMMAND(asc_yield, "asc-yield",
-	      "ASC PRIO yield (single VP and locked path) vs raw switch and pthreads",
+	      "ASC PRIO yield (single VP and locked path) vs raw switch and pthreads "
+	      "(--full: a VP-count sweep)",
 	      NULL, cmd_asc_yield)
 
 /* ---------------------------------------------------------------- capsule-block */

@@ -21,7 +21,7 @@
 #include <asx/sync.h>
 #include "bench.h"
 
-#define NTHREADS 2
+#define MAXT 256
 
 enum impl { IMPL_ASX, IMPL_PTHREAD, NIMPL };
 static const char *const impl_name[NIMPL] = { "asx", "pthread" };
@@ -31,6 +31,7 @@ struct shared {
 	pthread_mutex_t pm;
 	int go;			/* 1: start, -1: give up */
 	long n;			/* cycles per thread */
+	int nthreads;
 	unsigned int work;	/* work() units outside the lock */
 	enum impl impl;
 	/* the counter, on its own line away from the locks */
@@ -110,7 +111,7 @@ struct sample {
 
 static int run_once(struct shared *s, enum impl impl, struct sample *out)
 {
-	pthread_t t[NTHREADS];
+	pthread_t t[MAXT];
 	uint64_t t0, t1;
 	long c0, c1;
 	int i, err;
@@ -119,7 +120,7 @@ static int run_once(struct shared *s, enum impl impl, struct sample *out)
 	s->counter = 0;
 	s->go = 0;
 	asx_mutex_init(&s->am);
-	for (i = 0; i < NTHREADS; i++) {
+	for (i = 0; i < s->nthreads; i++) {
 		err = pthread_create(&t[i], NULL, worker, s);
 		if (err) {
 			__atomic_store_n(&s->go, -1, __ATOMIC_RELEASE);
@@ -131,20 +132,21 @@ static int run_once(struct shared *s, enum impl impl, struct sample *out)
 	c0 = csw_now();
 	t0 = bench_now_ns();
 	__atomic_store_n(&s->go, 1, __ATOMIC_RELEASE);
-	for (i = 0; i < NTHREADS; i++)
+	for (i = 0; i < s->nthreads; i++)
 		pthread_join(t[i], NULL);
 	t1 = bench_now_ns();
 	c1 = csw_now();
-	if (s->counter != NTHREADS * s->n)
+	if (s->counter != s->nthreads * s->n)
 		return -EPROTO;		/* the lock did not exclude */
-	out->ops_per_s = (double)(NTHREADS * s->n) * 1e9 / (double)(t1 - t0);
-	out->csw_per_op = (double)(c1 - c0) / (double)(NTHREADS * s->n);
+	out->ops_per_s = (double)(s->nthreads * s->n) * 1e9 / (double)(t1 - t0);
+	out->csw_per_op = (double)(c1 - c0) / (double)(s->nthreads * s->n);
 	return 0;
 }
 
 struct result {
 	double ops_per_s[NIMPL];
 	double csw_per_op[NIMPL];
+	double ratio_med, ratio_min;	/* of the per-run asx / pthread ratios */
 };
 
 static int measure(struct bench_ctx *ctx, struct shared *s, struct result *res)
@@ -169,6 +171,23 @@ static int measure(struct bench_ctx *ctx, struct shared *s, struct result *res)
 			csw[impl][r] = smp.csw_per_op;
 		}
 	}
+	if (!ret) {
+		/* paired ratios first: bench_median() sorts in place */
+		double *q = calloc((size_t)ctx->runs, sizeof(double));
+
+		if (q) {
+			res->ratio_min = 0;
+			for (r = 0; r < ctx->runs; r++) {
+				q[r] = ops[IMPL_ASX][r] / ops[IMPL_PTHREAD][r];
+				if (!r || q[r] < res->ratio_min)
+					res->ratio_min = q[r];
+			}
+			res->ratio_med = bench_median(q, (size_t)ctx->runs);
+			free(q);
+		} else {
+			ret = -ENOMEM;
+		}
+	}
 	for (k = 0; k < NIMPL; k++) {
 		if (!ret) {
 			res->ops_per_s[k] = bench_median(ops[k], (size_t)ctx->runs);
@@ -184,11 +203,11 @@ static void say_row(struct bench_ctx *ctx, const char *label, const struct resul
 {
 	char a[32], p[32];
 
-	bench_say(ctx, "  %-22s %12s %12s %8.2f   %8.4f %8.4f\n", label,
+	bench_say(ctx, "  %-26s %10s %10s %7.2f %6.2f %6.2f  %8.4f %8.4f\n", label,
 		  bench_si(a, sizeof(a), res->ops_per_s[IMPL_ASX]),
 		  bench_si(p, sizeof(p), res->ops_per_s[IMPL_PTHREAD]),
-		  res->ops_per_s[IMPL_ASX] / res->ops_per_s[IMPL_PTHREAD],
-		  res->csw_per_op[IMPL_ASX], res->csw_per_op[IMPL_PTHREAD]);
+		  res->ops_per_s[IMPL_ASX] / res->ops_per_s[IMPL_PTHREAD], res->ratio_med,
+		  res->ratio_min, res->csw_per_op[IMPL_ASX], res->csw_per_op[IMPL_PTHREAD]);
 }
 
 static void report(struct bench_ctx *ctx, const char *prefix, const struct result *res)
@@ -203,14 +222,42 @@ static void report(struct bench_ctx *ctx, const char *prefix, const struct resul
 	}
 	snprintf(key, sizeof(key), "%s_ratio_vs_pthread", prefix);
 	bench_figure(ctx, key, res->ops_per_s[IMPL_ASX] / res->ops_per_s[IMPL_PTHREAD], "");
+	snprintf(key, sizeof(key), "%s_ratio_paired_med", prefix);
+	bench_figure(ctx, key, res->ratio_med, "");
+	snprintf(key, sizeof(key), "%s_ratio_paired_min", prefix);
+	bench_figure(ctx, key, res->ratio_min, "");
+}
+
+/* CPUs this process may run on */
+static int bench_ncpus(void)
+{
+	cpu_set_t set;
+	int c = 0;
+
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		c = CPU_COUNT(&set);
+	return c > 0 ? c : 1;
+}
+
+/* @threads share @total cycles; the work case unless @bare */
+static int row(struct bench_ctx *ctx, struct shared *s, int threads, long total, bool bare,
+	       struct result *res)
+{
+	s->nthreads = threads;
+	s->n = total / threads;
+	if (s->n < 1)
+		s->n = 1;
+	s->work = bare ? 0 : work_units_100ns;
+	return measure(ctx, s, res);
 }
 
 static int bench_mutex(struct bench_ctx *ctx, int argc, char **argv)
 {
 	struct shared *s;
-	struct result tight, loose;
-	long n = ctx->quick ? 200000 : 2000000;
-	int ret;
+	struct result tight, loose, four, over;
+	long n = ctx->quick ? 200000 : 2000000, total;
+	int ncpu = bench_ncpus(), nover, ret;
+	char label[64];
 
 	if (argc > 2 && !strcmp(argv[1], "-n")) {
 		char *end;
@@ -221,38 +268,92 @@ static int bench_mutex(struct bench_ctx *ctx, int argc, char **argv)
 	} else if (argc > 1) {
 		return -EINVAL;
 	}
+	total = 2 * n;
+	nover = 2 * ncpu > MAXT ? MAXT : 2 * ncpu;
 
 	s = aligned_alloc(64, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	memset(s, 0, sizeof(*s));
 	pthread_mutex_init(&s->pm, NULL);
-	s->n = n;
 	calibrate_work();
 
-	bench_say(ctx, "mutex: %d threads x %ld lock/increment/unlock cycles, median of %d runs\n",
-		  NTHREADS, n, ctx->runs);
-	bench_say(ctx, "  %-22s %12s %12s %8s   %8s %8s\n", "case", "asx ops/s",
-		  "pthread ops/s", "ratio", "asx csw", "pth csw");
+	bench_say(ctx, "mutex: %ld lock/increment/unlock cycles shared by the threads, %d CPUs, "
+		  "median of %d runs\n", total, ncpu, ctx->runs);
+	bench_say(ctx, "  %-26s %10s %10s %7s %6s %6s  %8s %8s\n", "case", "asx ops/s",
+		  "pth ops/s", "ratio", "r.med", "r.min", "asx csw", "pth csw");
 
-	s->work = 0;
-	ret = measure(ctx, s, &tight);
+	ret = row(ctx, s, 2, total, true, &tight);
 	if (!ret) {
-		say_row(ctx, "bare critical section", &tight);
-		s->work = work_units_100ns;
-		ret = measure(ctx, s, &loose);
+		say_row(ctx, "2 threads, bare", &tight);
+		ret = row(ctx, s, 2, total, false, &loose);
 	}
 	if (!ret) {
-		say_row(ctx, "+ ~100 ns work outside", &loose);
-		bench_say(ctx, "  (ratio = asx / pthread, higher is better; csw = context switches per op)\n");
+		say_row(ctx, "2 threads, +100 ns work", &loose);
+		ret = row(ctx, s, 4, total, false, &four);
+	}
+	if (!ret) {
+		say_row(ctx, "4 threads, +100 ns work", &four);
+		if (nover != 4)
+			ret = row(ctx, s, nover, total, false, &over);
+		else
+			over = four;
+	}
+	if (!ret) {
+		snprintf(label, sizeof(label), "%d (2 x CPUs), +100 ns work", nover);
+		if (nover != 4)
+			say_row(ctx, label, &over);
+		else
+			bench_say(ctx, "  (4 threads = 2 x CPUs here: the oversubscribed row)\n");
 		report(ctx, "mutex", &tight);
 		report(ctx, "mutex_work", &loose);
+		report(ctx, "mutex4_work", &four);
+		report(ctx, "mutex_over_work", &over);
 	}
+	if (!ret && ctx->full) {
+		/* the sweep: 1 .. ncpu threads and 2 x ncpu, the work case */
+		struct result one, r;
+		int tmax = ncpu > MAXT ? MAXT : ncpu;
+
+		bench_say(ctx, "  sweep, +100 ns work: speed-up = ops/s over one thread's\n");
+		bench_say(ctx, "  %-8s %10s %10s %7s %6s %6s %9s %9s\n", "threads", "asx ops/s",
+			  "pth ops/s", "ratio", "r.med", "r.min", "asx spdup", "pth spdup");
+		for (int t = 1; !ret && t <= tmax + 1; t++) {
+			int nt = t <= tmax ? t : nover;
+			char a[32], p[32], key[64];
+
+			if (t > tmax && nover <= tmax)
+				break;
+			ret = row(ctx, s, nt, total, false, nt == 1 ? &one : &r);
+			if (ret)
+				break;
+			if (nt == 1)
+				r = one;
+			bench_say(ctx, "  %-8d %10s %10s %7.2f %6.2f %6.2f %9.2f %9.2f\n", nt,
+				  bench_si(a, sizeof(a), r.ops_per_s[IMPL_ASX]),
+				  bench_si(p, sizeof(p), r.ops_per_s[IMPL_PTHREAD]),
+				  r.ops_per_s[IMPL_ASX] / r.ops_per_s[IMPL_PTHREAD], r.ratio_med,
+				  r.ratio_min, r.ops_per_s[IMPL_ASX] / one.ops_per_s[IMPL_ASX],
+				  r.ops_per_s[IMPL_PTHREAD] / one.ops_per_s[IMPL_PTHREAD]);
+			snprintf(key, sizeof(key), "mutex_t%d_work", nt);
+			report(ctx, key, &r);
+			snprintf(key, sizeof(key), "mutex_t%d_work_asx_speedup", nt);
+			bench_figure(ctx, key, r.ops_per_s[IMPL_ASX] / one.ops_per_s[IMPL_ASX], "");
+			snprintf(key, sizeof(key), "mutex_t%d_work_pthread_speedup", nt);
+			bench_figure(ctx, key, r.ops_per_s[IMPL_PTHREAD] /
+				     one.ops_per_s[IMPL_PTHREAD], "");
+		}
+	}
+	if (!ret)
+		bench_say(ctx, "  (ratio = asx / pthread of the medians, r.med / r.min = median / "
+			  "minimum of the per-run ratios; higher is better; csw = context "
+			  "switches per op)\n");
 	pthread_mutex_destroy(&s->pm);
 	free(s);
 	return ret;
 }
 
 BENCH_COMMAND(mutex, "mutex",
-	      "adaptive asx_mutex vs pthread_mutex_t, 2 contending threads",
+	      "adaptive asx_mutex vs pthread_mutex_t: 2, 4 and 2 x CPUs threads "
+	      "(--full: a sweep)",
 	      "[-n CYCLES_PER_THREAD]", bench_mutex)

@@ -98,7 +98,19 @@ int asx_asc_create(struct asx_asc **out, const struct asx_asc_policy *pol,
 	pthread_mutex_lock(&asx__sched.cfg);
 	a->next = asx__sched.ascs;
 	asx__sched.ascs = a;
-	if (pol->vp_per_thread || a->sa) {
+	if (a->sa && !pol->vp_per_thread && a->target == 1 && !asx__sched.nvps &&
+	    mode_get() == MODE_SINGLE && a->semantic == ASX_ASC_NONPREEMPTIVE &&
+	    asx__membarrier_ready()) {
+		/*
+		 * Activations on one VP, the only one in the process: its
+		 * spares park in the kernel at once, and the one that takes
+		 * over for it switches to the locked path then, with an
+		 * asymmetric fence (vp.c, asx__sa_wake_mode()).  Until then
+		 * the VP keeps the lock-free single-VP path.
+		 */
+		asx__sched.sa_single = true;
+		__atomic_store_n(&asx__sched.sa_home, a, __ATOMIC_RELAXED);
+	} else if (pol->vp_per_thread || a->sa) {
 		/* VPs come and go with threads (DIRECT), or a spare takes over
 		 * for a blocked VP at any time (activations): the locked path */
 		asx__mode_before_new_vp();
@@ -171,6 +183,8 @@ int asx_asc_destroy(struct asx_asc *a)
 		bool direct = false;
 
 		asx__sched.single = NULL;
+		asx__sched.sa_single = false;
+		__atomic_store_n(&asx__sched.sa_home, NULL, __ATOMIC_RELAXED);
 		for (b = asx__sched.ascs; b; b = b->next) {
 			direct |= b->pol->vp_per_thread || b->sa;
 			spin_lock(&b->lock);

@@ -15,6 +15,14 @@
  *     the single VP acknowledges at its next scheduling point by moving
  *     to MODE_MULTI itself, so it never races with its own lock-free
  *     operation in flight.
+ *   - Activations on one VP (asx__sched.sa_single, vp.c): MODE_SINGLE with
+ *     spares parked in the kernel.  The single VP marks each lock-free
+ *     operation with in_sched (stored before it reads the mode); a VP back
+ *     from the kernel's wait either takes the single VP's place (that one
+ *     is parked: resting) or stores MODE_MULTI, runs membarrier() and waits
+ *     until the single VP is out of the scheduler or resting.  When the
+ *     takeover is over (one VP runs, none blocked), a VP parking gives the
+ *     single-VP path back to the one running.
  *   Policy state other than the run queue (admission, accounting) and the
  *   ASC's VP bookkeeping are always under the ASC's lock.
  *
@@ -138,6 +146,12 @@ struct asx_vp {
 	uint32_t wake;			/* futex: idle until 1 */
 	int state;			/* enum vpstate, under the ASC lock */
 	int in_sched;			/* signal-visible: inside the scheduler */
+	/*
+	 * Set (release) while the VP's loop waits (idle, parked in the
+	 * kernel) or after it exited: it touches no scheduler state then,
+	 * although in_sched stays set.  Read by asx__sa_wake_mode().
+	 */
+	int resting;
 	int nolib;			/* signal-visible: second-level counter */
 	int preempt_pending;
 	int stop;

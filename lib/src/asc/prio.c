@@ -92,17 +92,16 @@ static void prio_enqueue(struct asx_asc *a, struct asx_asc_thread *t)
 	__atomic_store_n(&s->count, s->count + 1, __ATOMIC_RELAXED);
 }
 
-static struct asx_asc_thread *prio_schedule(struct asx_asc *a, struct asx_vp *vp,
-					struct asx_asc_thread *old)
+/* The general case: store @old (may be NULL), take the head of the top level. */
+static __attribute__((noinline)) struct asx_asc_thread *
+schedule_slow(struct prio_state *s, struct asx_asc_thread *old)
 {
-	struct prio_state *s = a->pstate;
 	struct level *l;
 	struct asx_asc_thread *t;
 
-	(void)vp;
 	if (old) {
 		l = level_of(s, old);
-		/* fast path: old is alone at the top, or its level heads the list */
+		/* old is alone in the run queue */
 		if (!s->count)
 			return old;
 		push(l, old);
@@ -119,6 +118,36 @@ static struct asx_asc_thread *prio_schedule(struct asx_asc *a, struct asx_vp *vp
 		}
 	}
 	return NULL;
+}
+
+static struct asx_asc_thread *prio_schedule(struct asx_asc *a, struct asx_vp *vp,
+					struct asx_asc_thread *old)
+{
+	struct prio_state *s = a->pstate;
+	struct level *l;
+	struct asx_asc_thread *t;
+
+	(void)vp;
+	/*
+	 * The yield: old's level is the top one (levels are never freed, so
+	 * one above it would be there even empty): rotate it.  The count
+	 * does not change, nor does anything else.
+	 */
+	l = old ? old->pq : NULL;
+	if (likely(l && l == s->levels && l->prio == old->prio)) {
+		t = l->head;
+		if (!t)
+			return old;	/* alone at the top */
+		l->head = t->rq_next;
+		old->rq_next = NULL;
+		if (l->head)
+			l->tail->rq_next = old;
+		else
+			l->head = old;
+		l->tail = old;
+		return t;
+	}
+	return schedule_slow(s, old);
 }
 
 static unsigned int prio_nrunnable(struct asx_asc *a)

@@ -243,11 +243,31 @@ void asx__wake(struct asx_asc_thread *t)
 	struct vp_todo td = { 0 };
 	int k;
 
-	if (vp && mode_get() == MODE_SINGLE && !t->bound) {
-		/* the only VP: it is us */
-		__atomic_store_n(&t->state, T_READY, __ATOMIC_RELAXED);
-		a->pol->enqueue(a, t);
-		return;
+	if (vp && !t->bound) {
+		/*
+		 * In single-VP mode the run queue is ours without a lock.
+		 * in_sched marks the operation for a spare switching the
+		 * process to the locked path (asx__sa_wake_mode()): set
+		 * before the mode is read, cleared once the queue is left.
+		 * A preemption deferred meanwhile waits for the next check.
+		 */
+		int was = __atomic_load_n(&vp->in_sched, __ATOMIC_RELAXED);
+		bool done = false;
+
+		if (!was)
+			enter_sched(vp);
+		if (mode_get() == MODE_SINGLE) {
+			__atomic_store_n(&t->state, T_READY, __ATOMIC_RELAXED);
+			a->pol->enqueue(a, t);
+			done = true;
+		}
+		if (!was) {
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			__atomic_store_n(&vp->in_sched, 0, __ATOMIC_RELEASE);
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		}
+		if (done)
+			return;
 	}
 	if (vp && mode_get() == MODE_MULTI) {
 		lock_np(&a->lock);
@@ -325,20 +345,25 @@ __attribute__((noinline)) struct asx_asc_thread *asx__vp_handoff(struct asx_vp *
 	return NULL;
 }
 
-/* CPUs this process may run on (cached). */
-static unsigned int ncpus(void)
+/* CPUs this process may run on: ncpus() reads it, the first call fills it. */
+static unsigned int ncpus_cache;
+
+static __attribute__((noinline, cold)) unsigned int ncpus_fill(void)
 {
-	static unsigned int n;
+	cpu_set_t set;
+	int c = 1;
 
-	if (unlikely(!__atomic_load_n(&n, __ATOMIC_RELAXED))) {
-		cpu_set_t set;
-		int c = 1;
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		c = CPU_COUNT(&set);
+	__atomic_store_n(&ncpus_cache, c > 0 ? (unsigned int)c : 1u, __ATOMIC_RELAXED);
+	return __atomic_load_n(&ncpus_cache, __ATOMIC_RELAXED);
+}
 
-		if (!sched_getaffinity(0, sizeof(set), &set))
-			c = CPU_COUNT(&set);
-		__atomic_store_n(&n, c > 0 ? (unsigned int)c : 1u, __ATOMIC_RELAXED);
-	}
-	return __atomic_load_n(&n, __ATOMIC_RELAXED);
+static inline unsigned int ncpus(void)
+{
+	unsigned int n = __atomic_load_n(&ncpus_cache, __ATOMIC_RELAXED);
+
+	return likely(n) ? n : ncpus_fill();
 }
 
 /*
@@ -398,35 +423,22 @@ static __attribute__((noinline)) void yield_slow(struct asx_vp *vp, struct asx_a
 		switch_to(vp, self, next);
 }
 
-void asx_asc_thread_yield(void)
+/*
+ * Everything but the single-VP fast path: DIRECT, the locked path and the
+ * slow one.  Out of line so that the fast path keeps a small frame (this
+ * half needs every callee-saved register).  Entered with in_sched set;
+ * leaves the scheduler itself.
+ */
+static __attribute__((noinline)) void yield_other(struct asx_vp *vp,
+						  struct asx_asc_thread *self)
 {
-	struct asx_vp *vp = asx__tls_vp;
-	struct asx_asc_thread *self, *next;
-	struct asx_asc *a;
+	struct asx_asc *a = self->asc;
+	struct asx_asc_thread *next;
 
-	if (unlikely(!vp || !vp->cur)) {
-		sched_yield();
-		return;
-	}
-	self = vp->cur;
-	a = self->asc;
-	enter_sched(vp);
 	if (unlikely(a->pol->vp_per_thread)) {
 		/* DIRECT: the thread owns its VP; yield it to the OS */
 		mode_locked();
 		sched_yield();
-	} else if (likely(mode_get() == MODE_SINGLE &&
-			  !__atomic_load_n(&a->inbox, __ATOMIC_RELAXED))) {
-		/* the paper's single-VP fast path: no lock, no atomic RMW */
-		next = a->pol->schedule(a, vp, self);
-		if (next != self) {
-			note_switch(vp, a);
-			vp->cur = next;
-			next->vp = vp;
-			struct asx_asc_thread *prev = asx__ctx_switch(&self->ctx, &next->ctx, self);
-
-			finish_switch(prev);
-		}
 	} else if (likely(mode_get() == MODE_MULTI &&
 			  !__atomic_load_n(&vp->passivate, __ATOMIC_RELAXED) &&
 			  !__atomic_load_n(&asx__sched.need_act, __ATOMIC_RELAXED))) {
@@ -469,6 +481,40 @@ void asx_asc_thread_yield(void)
 			sched_yield();
 	} else {
 		yield_slow(vp, self);
+	}
+	leave_sched(self);
+}
+
+/*
+ * The paper's single-VP fast path: no lock, no atomic RMW, and (the rest
+ * being in yield_other()) a frame of one saved register.  The policy's
+ * schedule() is one indirect call; PRIO's answers a yield with one
+ * rotation of its top level.
+ */
+void asx_asc_thread_yield(void)
+{
+	struct asx_vp *vp = asx__tls_vp;
+	struct asx_asc_thread *self, *next, *prev;
+	struct asx_asc *a;
+
+	if (unlikely(!vp || !(self = vp->cur))) {
+		sched_yield();
+		return;
+	}
+	a = self->asc;
+	enter_sched(vp);
+	if (unlikely(mode_get() != MODE_SINGLE || ASX_LOAD_RLX(&a->inbox) ||
+		     a->pol->vp_per_thread)) {
+		yield_other(vp, self);
+		return;
+	}
+	next = a->pol->schedule(a, vp, self);
+	if (likely(next != self)) {
+		note_switch(vp, a);
+		vp->cur = next;
+		next->vp = vp;
+		prev = asx__ctx_switch(&self->ctx, &next->ctx, self);
+		finish_switch(prev);
 	}
 	leave_sched(self);
 }

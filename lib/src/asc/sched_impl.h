@@ -36,6 +36,16 @@ struct sched_state {
 	struct asx_vp *single;		/* the VP when nvps == 1 */
 	uint32_t ack;			/* futex: MODE_REQUEST acknowledged */
 	int need_act;			/* an ASC may lack a running VP */
+	/*
+	 * Activations on the single-VP path (vp.c): MODE_SINGLE although
+	 * spares exist, parked in the kernel; @single is the VP that runs
+	 * threads.  A VP back from the kernel's wait calls asx__sa_wake_mode()
+	 * first.  going_multi: a switch to MODE_MULTI is waiting for @single
+	 * to leave a lock-free operation.
+	 */
+	bool sa_single;
+	int going_multi;
+	struct asx_asc *sa_home;	/* the ASC that may have it back; NULL: none (atomic) */
 };
 extern struct sched_state asx__sched __attribute__((visibility("hidden")));
 
@@ -139,6 +149,15 @@ static inline int activate_locked(struct asx_asc *a, enum vp_event ev, struct as
 int asx__vp_spawn(struct asx_asc *a, struct asx_asc_thread *bound, bool spare, bool park);
 /* asx__sched.cfg held: before a VP is added, leave the single-VP lock-free mode. */
 void asx__mode_before_new_vp(void);
+/* Registers the process for membarrier(PRIVATE_EXPEDITED); true if it can use it. */
+bool asx__membarrier_ready(void);
+/* A VP of an ASC with activations back from the kernel's wait, before it
+ * touches any scheduler state: run on as the single VP, or switch the
+ * process to MODE_MULTI (an asymmetric fence against the single VP). */
+void asx__sa_wake_mode(struct asx_vp *self);
+/* Under @a's lock, @self parking: the takeover over, give the one VP of @a
+ * that runs the single-VP path back. */
+void asx__sa_try_single(struct asx_asc *a, struct asx_vp *self);
 /* Under @a's lock: did a running VP have the CPU for most of the time
  * since the last check?  Re-bases every running VP's mark. */
 bool asx__vps_had_cpu(struct asx_asc *a, uint64_t now);
@@ -208,7 +227,8 @@ static inline void leave_sched(struct asx_asc_thread *self)
 	struct asx_vp *vp = self->vp;
 
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__atomic_store_n(&vp->in_sched, 0, __ATOMIC_RELAXED);
+	/* release: asx__sa_wake_mode() may read it to see us out of the scheduler */
+	__atomic_store_n(&vp->in_sched, 0, __ATOMIC_RELEASE);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (unlikely(__atomic_load_n(&self->utimer_pending, __ATOMIC_RELAXED)))
 		asx__run_utimers(self);
@@ -229,8 +249,9 @@ static inline void enter_sched(struct asx_vp *vp)
  */
 #define note_switch(vp, asc)	ASX_PROBE2(asc_switch, vp, asc)
 
-/* Switch from @self to @next (NULL: the VP's loop) on @vp. */
-static inline void switch_to(struct asx_vp *vp, struct asx_asc_thread *self,
+/* Switch from @self to @next (NULL: the VP's loop) on @vp.  Inlined even
+ * into the locked yield path, where a call would cost a frame of its own. */
+static inline __attribute__((always_inline)) void switch_to(struct asx_vp *vp, struct asx_asc_thread *self,
 			     struct asx_asc_thread *next)
 {
 	struct asx_asc_thread *prev;

@@ -270,7 +270,15 @@ bool asx__sa_park(struct asx_asc *a, struct asx_vp *vp)
 			spin_unlock(&a->lock);
 			return true;
 		}
+		asx__sa_try_single(a, vp);
 	}
+	/*
+	 * Resting from here (asx__sa_wake_mode()): what is left under the
+	 * lock is the VP bookkeeping, and a WAKE posted once the lock is
+	 * dropped may reach a spare before we are in the kernel's wait: it
+	 * should take our place, not switch the process to the locked path.
+	 */
+	__atomic_store_n(&vp->resting, 1, __ATOMIC_RELEASE);
 	excess = sa_excess(a);
 	spin_unlock(&a->lock);
 	ASX_PROBE1(asc_vp_idle, vp);
@@ -282,6 +290,8 @@ bool asx__sa_park(struct asx_asc *a, struct asx_vp *vp)
 		struct timespec dl;
 		int n, k = 0;
 
+		/* from here to asx__sa_wake_mode(): no scheduler state touched */
+		__atomic_store_n(&vp->resting, 1, __ATOMIC_RELEASE);
 		if (excess) {
 			uint64_t d = asx_now_ns() + SA_RETIRE_NS;
 
@@ -296,6 +306,8 @@ bool asx__sa_park(struct asx_asc *a, struct asx_vp *vp)
 
 			nanosleep(&ms, NULL);
 		}
+		/* the single VP may run lock-free: take its place or lock it out */
+		asx__sa_wake_mode(vp);
 		spin_lock(&a->lock);
 		if (n > 0)
 			a->sa_upcalls++;

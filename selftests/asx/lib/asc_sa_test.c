@@ -244,6 +244,42 @@ static void one_blocker(struct __test_metadata *_metadata, enum how how)
 	}
 }
 
+/* a yielder for the single-VP path test */
+static void *yield_some(void *arg)
+{
+	for (long i = 0; i < (long)(uintptr_t)arg; i++)
+		asx_asc_thread_yield();
+	return NULL;
+}
+
+/*
+ * One VP on activations, the process's only one: the lock-free single-VP
+ * path until a spare takes over (an asymmetric fence, Documentation/asc.rst),
+ * then the locked path; the ASC keeps running throughout, and once the VPs
+ * are parked again (the takeover over) the threads still yield.
+ */
+TEST(one_vp_keeps_the_single_vp_path_until_a_takeover)
+{
+	struct asx_asc_thread *t[2];
+	struct asx_asc *a;
+
+	NEED_SA();
+	a = make_asc(1, 8);
+	ASSERT_TRUE(a != NULL);
+	EXPECT_TRUE(asx_asc_single_vp_mode()) TH_LOG("one VP on activations took the locked path");
+	for (int i = 0; i < 2; i++) {
+		t[i] = spawn(a, yield_some, (void *)(uintptr_t)20000);
+		ASSERT_TRUE(t[i] != NULL);
+	}
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(asx_asc_thread_join(t[i], NULL), 0);
+	TH_LOG("after 40000 yields: single-VP mode %d", asx_asc_single_vp_mode());
+	EXPECT_EQ(asx_asc_destroy(a), 0);
+	/* a blocked VP from the single-VP path: a spare takes over */
+	one_blocker(_metadata, BY_PIPE);
+	one_blocker(_metadata, BY_FAULT);
+}
+
 TEST(unwrapped_read_keeps_the_capsule_running)
 {
 	NEED_SA();
