@@ -54,6 +54,9 @@ void bench_figure(struct bench_ctx *ctx, const char *key, double value, const ch
 /* Median of @n values (sorts @v in place). */
 double bench_median(double *v, size_t n);
 
+/* The CPUs this process may run on (its affinity mask), at least 1. */
+int bench_nproc(void);
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t bench_now_ns(void);
 

@@ -122,20 +122,10 @@ static double prio_yield_sweep(unsigned int nvps, unsigned long total)
 	return r;
 }
 
-static int bench_ncpus(void)
-{
-	cpu_set_t set;
-	int c = 0;
-
-	if (!sched_getaffinity(0, sizeof(set), &set))
-		c = CPU_COUNT(&set);
-	return c > 0 ? c : 1;
-}
-
 /* asc-yield --full: VPs 1 .. nproc and 2 x nproc, two threads per VP */
 static int yield_sweep(struct bench_ctx *ctx, unsigned long n)
 {
-	int ncpu = bench_ncpus(), nv = 0, ret = 0;
+	int ncpu = bench_nproc(), nv = 0, ret = 0;
 	unsigned int vps[66];
 	double *v, one = 0;
 

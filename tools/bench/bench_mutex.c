@@ -228,17 +228,6 @@ static void report(struct bench_ctx *ctx, const char *prefix, const struct resul
 	bench_figure(ctx, key, res->ratio_min, "");
 }
 
-/* CPUs this process may run on */
-static int bench_ncpus(void)
-{
-	cpu_set_t set;
-	int c = 0;
-
-	if (!sched_getaffinity(0, sizeof(set), &set))
-		c = CPU_COUNT(&set);
-	return c > 0 ? c : 1;
-}
-
 /* @threads share @total cycles; the work case unless @bare */
 static int row(struct bench_ctx *ctx, struct shared *s, int threads, long total, bool bare,
 	       struct result *res)
@@ -256,7 +245,7 @@ static int bench_mutex(struct bench_ctx *ctx, int argc, char **argv)
 	struct shared *s;
 	struct result tight, loose, four, over;
 	long n = ctx->quick ? 200000 : 2000000, total;
-	int ncpu = bench_ncpus(), nover, ret;
+	int ncpu = bench_nproc(), nover, ret;
 	char label[64];
 
 	if (argc > 2 && !strcmp(argv[1], "-n")) {

@@ -157,8 +157,7 @@ static double touch_once(uint64_t n)
  */
 static int sweep(struct bench_ctx *ctx, uint64_t n)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int top = ncpu > 0 ? (int)ncpu : 1, pts[MAX_WRITERS], npts = 0;
+	int top = bench_nproc(), pts[MAX_WRITERS], npts = 0;
 
 	if (2 * top > MAX_WRITERS)
 		top = MAX_WRITERS / 2;

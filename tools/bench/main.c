@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,16 @@ double bench_median(double *v, size_t n)
 		return NAN;
 	qsort(v, n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int bench_nproc(void)
+{
+	cpu_set_t set;
+	int c = 0;
+
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		c = CPU_COUNT(&set);
+	return c > 0 ? c : 1;
 }
 
 uint64_t bench_now_ns(void)
