@@ -218,11 +218,14 @@ static int enqueue_suspended(struct asx_task *n, struct asx_msg *m, const struct
 	}
 }
 
+static int deliver_wait(struct asx_task *n, struct asx_msg *m, const struct timespec *dl);
+
 static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
 {
 	uint32_t h;
 	int r;
 
+again:
 	__atomic_add_fetch(&n->held_users, 1, __ATOMIC_SEQ_CST);
 	h = __atomic_load_n(&n->held, __ATOMIC_SEQ_CST);
 	while (h == HELD_SUSPEND) {
@@ -260,10 +263,20 @@ static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct time
 	if (h == HELD_NO) {
 		/* released meanwhile */
 		if (ASX_LOAD_ACQ(&n->nthreads) > 0)
-			return asx_task_putq(n, m, dl);
+			return deliver_wait(n, m, dl);
 		return call_put(n, m, dl);
 	}
+	/*
+	 * HELD_CATCHUP when read: the release holds the lock until it is done.
+	 * Under the lock, the state is HELD_NO again, or HELD_SUSPEND if the
+	 * Module was suspended since (set_suspended takes the lock too): then
+	 * this message is held with the rest, not put through a catch-up.
+	 */
 	asx_mutex_lock(&n->catchup);
+	if (__atomic_load_n(&n->held, __ATOMIC_SEQ_CST) == HELD_SUSPEND) {
+		asx_mutex_unlock(&n->catchup);
+		goto again;
+	}
 	catch_up(n);
 	r = call_put(n, m, dl);
 	asx_mutex_unlock(&n->catchup);
@@ -1267,8 +1280,13 @@ static int set_suspended(struct asx_stream *s, struct asx_module *mod, bool on)
 	if (!s)
 		return 0;
 	if (on) {
+		/* under the catch-up locks: no catch-up runs on past it */
+		asx_mutex_lock(&mod->rd.catchup);
 		__atomic_store_n(&mod->rd.held, HELD_SUSPEND, __ATOMIC_SEQ_CST);
+		asx_mutex_unlock(&mod->rd.catchup);
+		asx_mutex_lock(&mod->wr.catchup);
 		__atomic_store_n(&mod->wr.held, HELD_SUSPEND, __ATOMIC_SEQ_CST);
+		asx_mutex_unlock(&mod->wr.catchup);
 	} else {
 		release_held(&mod->rd);
 		release_held(&mod->wr);
