@@ -261,16 +261,25 @@ static void test_flow_control(void **state)
 
 /* ---------------------------------------------------------------- reconfiguration */
 
+/* A Stream with a suspended tally Module "t" holding messages 0..@n-1. */
+static struct asx_stream *suspended_tally(uint32_t n)
+{
+	struct asx_stream *s;
+
+	reset_tally();
+	assert_int_equal(asx_stream_open(&s, NULL), 0);
+	assert_int_equal(asx_stream_push(s, tally("t"), 0, NULL), 0);
+	assert_int_equal(asx_stream_suspend(s, "t"), 0);
+	put_n(s, 0, n);
+	return s;
+}
+
 static void test_remove_suspended_passes_through(void **state)
 {
 	struct asx_stream *s;
 
 	(void)state;
-	reset_tally();
-	assert_int_equal(asx_stream_open(&s, NULL), 0);
-	assert_int_equal(asx_stream_push(s, tally("t"), 0, NULL), 0);
-	assert_int_equal(asx_stream_suspend(s, "t"), 0);
-	put_n(s, 0, 20);
+	s = suspended_tally(20);
 	usleep(10000);
 	assert_none(s);
 	assert_int_equal(asx_stream_remove(s, "t"), 0);
@@ -287,11 +296,7 @@ static void test_replace_suspended(void **state)
 	struct asx_module *np;
 
 	(void)state;
-	reset_tally();
-	assert_int_equal(asx_stream_open(&s, NULL), 0);
-	assert_int_equal(asx_stream_push(s, tally("t"), 0, NULL), 0);
-	assert_int_equal(asx_stream_suspend(s, "t"), 0);
-	put_n(s, 0, 20);
+	s = suspended_tally(20);
 	assert_int_equal(asx_mod_pass(&np, "t"), 0);
 	assert_int_equal(asx_stream_replace(s, "t", np, 0, NULL), 0);
 	assert_false(asx_module_suspended(np));

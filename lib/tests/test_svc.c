@@ -392,39 +392,46 @@ static const char *chain(struct asx_stream *s)
 	return out;
 }
 
-static void roundtrip(struct asx_stream *s, uint32_t v)
+/* Put a message carrying @v through @s. */
+static void put_u32(struct asx_stream *s, uint32_t v)
 {
 	struct asx_msg *m = asx_msg_alloc(8, ASX_MSG_DATA);
-	struct timespec ts;
-	uint32_t got = 0;
 
 	assert_non_null(m);
 	assert_int_equal(asx_msg_append(m, &v, 4), 0);
 	assert_int_equal(asx_stream_put(s, m, 0, NULL), 0);
+}
+
+/* The next message @s gives back carries @v. */
+static void get_u32(struct asx_stream *s, uint32_t v)
+{
+	struct asx_msg *m;
+	struct timespec ts;
+	uint32_t got = 0;
+
 	assert_int_equal(asx_stream_get(s, &m, 0, asx_deadline(&ts, 10 * ASX_NSEC_PER_SEC)), 0);
 	assert_int_equal(asx_msg_read(m, 0, &got, 4), 4);
 	assert_int_equal(got, v);
 	asx_msg_free_chain(m);
 }
 
+static void roundtrip(struct asx_stream *s, uint32_t v)
+{
+	put_u32(s, v);
+	get_u32(s, v);
+}
+
 /* A message put through @s waits in the suspended Module @path until its resume. */
 static void held_then_resumed(struct asx_stream *s, struct asx_svc_repo *r, const char *path,
 			      uint32_t v)
 {
-	struct asx_msg *m = asx_msg_alloc(8, ASX_MSG_DATA);
-	struct timespec ts;
-	uint32_t got = 0;
+	struct asx_msg *m;
 
-	assert_non_null(m);
-	assert_int_equal(asx_msg_append(m, &v, 4), 0);
-	assert_int_equal(asx_stream_put(s, m, 0, NULL), 0);
+	put_u32(s, v);
 	usleep(20000);
 	assert_int_equal(asx_stream_get(s, &m, ASX_STREAM_NOWAIT, NULL), -EWOULDBLOCK);
 	assert_int_equal(asx_svc_resume(r, path), 0);
-	assert_int_equal(asx_stream_get(s, &m, 0, asx_deadline(&ts, 10 * ASX_NSEC_PER_SEC)), 0);
-	assert_int_equal(asx_msg_read(m, 0, &got, 4), 4);
-	assert_int_equal(got, v);
-	asx_msg_free_chain(m);
+	get_u32(s, v);
 }
 
 static void test_streams(void **state)

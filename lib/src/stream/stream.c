@@ -182,6 +182,34 @@ static bool is_held(uint32_t h)
 	return h == HELD_FORCE || h == HELD_PACED;
 }
 
+/* @r from queueing a message on @t: the probe says so when it went in. */
+static int queued(struct asx_task *t, int r)
+{
+	if (r == 0)
+		ASX_PROBE4(stream_enqueue, t, t->mod->name, t->side, asx_msgq_bytes(t->q));
+	return r;
+}
+
+/*
+ * Queue @m on @q, waiting for room until @dl or @slice_ns from now,
+ * whichever comes first.  *@more: only the slice ran out (-ETIMEDOUT with
+ * @dl still ahead), the caller may look around and try again.
+ */
+static int enqueue_slice(struct asx_msgq *q, struct asx_msg *m, const struct timespec *dl,
+			 uint64_t slice_ns, bool *more)
+{
+	struct timespec slice;
+	int r;
+
+	asx_deadline(&slice, slice_ns);
+	if (dl && asx_timespec_ns(dl) < asx_timespec_ns(&slice))
+		r = asx_msgq_enqueue(q, m, 0, dl);
+	else
+		r = asx_msgq_enqueue(q, m, 0, &slice);
+	*more = r == -ETIMEDOUT && !(dl && asx_timespec_ns(dl) <= asx_now_ns());
+	return r;
+}
+
 /*
  * Queue @m on suspended @n, waiting while the queue is full (see
  * HELD_SUSPEND), but not for long while its Stream is being reconfigured:
@@ -194,22 +222,15 @@ static bool is_held(uint32_t h)
 static int enqueue_suspended(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
 {
 	struct asx_stream *s = n->mod->stream;
-	struct timespec slice;
-	bool busy;
+	bool busy, more;
 	int r;
 
 	for (;;) {
 		busy = s && ASX_LOAD_ACQ(&s->cfg_busy);
 		if (busy && (cfg_held || asx_msgq_bytes(n->q) < HELD_SLACK * asx_msgq_hiwat(n->q)))
 			return asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL);
-		asx_deadline(&slice, HELD_PACE_NS);
-		if (dl && asx_timespec_ns(dl) < asx_timespec_ns(&slice))
-			r = asx_msgq_enqueue(n->q, m, 0, dl);
-		else
-			r = asx_msgq_enqueue(n->q, m, 0, &slice);
-		if (r != -ETIMEDOUT)
-			return r;
-		if (dl && asx_timespec_ns(dl) <= asx_now_ns())
+		r = enqueue_slice(n->q, m, dl, HELD_PACE_NS, &more);
+		if (!more)
 			return r;
 		if (__atomic_load_n(&n->held, __ATOMIC_SEQ_CST) != HELD_SUSPEND)
 			return 1;
@@ -223,6 +244,7 @@ static int deliver_wait(struct asx_task *n, struct asx_msg *m, const struct time
 static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
 {
 	uint32_t h;
+	bool more;
 	int r;
 
 again:
@@ -231,33 +253,22 @@ again:
 	while (h == HELD_SUSPEND) {
 		r = enqueue_suspended(n, m, dl);
 		if (r <= 0) {
-			if (r == 0)
-				ASX_PROBE4(stream_enqueue, n, n->mod->name, n->side,
-					   asx_msgq_bytes(n->q));
 			__atomic_sub_fetch(&n->held_users, 1, __ATOMIC_RELEASE);
-			return r;
+			return queued(n, r);
 		}
 		h = __atomic_load_n(&n->held, __ATOMIC_SEQ_CST);
 	}
 	if (is_held(h)) {
-		struct timespec pace;
-
 		if (h == HELD_FORCE ||
 		    asx_msgq_bytes(n->q) < HELD_SLACK * asx_msgq_hiwat(n->q)) {
 			r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL);
 		} else {
-			asx_deadline(&pace, HELD_PACE_NS);
-			if (dl && asx_timespec_ns(dl) < asx_timespec_ns(&pace))
-				r = asx_msgq_enqueue(n->q, m, 0, dl);
-			else
-				r = asx_msgq_enqueue(n->q, m, 0, &pace);
-			if (r == -ETIMEDOUT && !(dl && asx_timespec_ns(dl) <= asx_now_ns()))
+			r = enqueue_slice(n->q, m, dl, HELD_PACE_NS, &more);
+			if (more)
 				r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL);
 		}
-		if (r == 0)
-			ASX_PROBE4(stream_enqueue, n, n->mod->name, n->side, asx_msgq_bytes(n->q));
 		__atomic_sub_fetch(&n->held_users, 1, __ATOMIC_RELEASE);
-		return r;
+		return queued(n, r);
 	}
 	__atomic_sub_fetch(&n->held_users, 1, __ATOMIC_RELEASE);
 	if (h == HELD_NO) {
@@ -291,23 +302,16 @@ again:
  */
 static int deliver_wait(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
 {
-	struct timespec slice;
+	bool more;
 	int r;
 
 	for (;;) {
-		asx_deadline(&slice, SUSPEND_NOTICE_NS);
-		if (dl && asx_timespec_ns(dl) < asx_timespec_ns(&slice))
-			r = asx_msgq_enqueue(n->q, m, 0, dl);
-		else
-			r = asx_msgq_enqueue(n->q, m, 0, &slice);
-		if (r != -ETIMEDOUT || (dl && asx_timespec_ns(dl) <= asx_now_ns()))
-			break;
+		r = enqueue_slice(n->q, m, dl, SUSPEND_NOTICE_NS, &more);
+		if (!more)
+			return queued(n, r);
 		if (ASX_LOAD_ACQ(&n->held))
 			return deliver_held(n, m, dl);
 	}
-	if (r == 0)
-		ASX_PROBE4(stream_enqueue, n, n->mod->name, n->side, asx_msgq_bytes(n->q));
-	return r;
 }
 
 static int deliver(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
@@ -320,11 +324,7 @@ static int deliver(struct asx_task *n, struct asx_msg *m, const struct timespec 
 		return deliver_held(n, m, dl);
 	if (ASX_LOAD_ACQ(&n->nthreads) > 0) {
 		r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_NOWAIT, NULL);
-		if (likely(r == 0))
-			ASX_PROBE4(stream_enqueue, n, n->mod->name, n->side, asx_msgq_bytes(n->q));
-		else if (r == -EWOULDBLOCK)
-			r = deliver_wait(n, m, dl);
-		return r;
+		return r == -EWOULDBLOCK ? deliver_wait(n, m, dl) : queued(n, r);
 	}
 	return call_put(n, m, dl);
 }
@@ -352,26 +352,16 @@ int asx_task_reply(struct asx_task *t, struct asx_msg *m, const struct timespec 
 
 int asx_task_putq(struct asx_task *t, struct asx_msg *m, const struct timespec *deadline)
 {
-	int r;
-
 	if (unlikely(!t || !m))
 		return -EINVAL;
-	r = asx_msgq_enqueue(t->q, m, 0, deadline);
-	if (r == 0)
-		ASX_PROBE4(stream_enqueue, t, t->mod->name, t->side, asx_msgq_bytes(t->q));
-	return r;
+	return queued(t, asx_msgq_enqueue(t->q, m, 0, deadline));
 }
 
 int asx_task_ungetq(struct asx_task *t, struct asx_msg *m)
 {
-	int r;
-
 	if (unlikely(!t || !m))
 		return -EINVAL;
-	r = asx_msgq_enqueue(t->q, m, ASX_MSGQ_HEAD | ASX_MSGQ_FORCE, NULL);
-	if (r == 0)
-		ASX_PROBE4(stream_enqueue, t, t->mod->name, t->side, asx_msgq_bytes(t->q));
-	return r;
+	return queued(t, asx_msgq_enqueue(t->q, m, ASX_MSGQ_HEAD | ASX_MSGQ_FORCE, NULL));
 }
 
 /*

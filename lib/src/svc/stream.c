@@ -288,6 +288,12 @@ int asx__svc_stream_start(struct asx_svc_repo *repo, struct asx__svc_plan *p,
 	return 0;
 }
 
+/* Suspend (@inactive) or resume the Module @name of @stream. */
+static int mod_state(struct asx_stream *stream, const char *name, bool inactive)
+{
+	return inactive ? asx_stream_suspend(stream, name) : asx_stream_resume(stream, name);
+}
+
 /* Index of module @name in @mods, or -1. */
 static long find_mod(const struct asx__svc_mod *mods, size_t n, const char *name)
 {
@@ -349,8 +355,7 @@ int asx__svc_stream_reshape(struct asx_svc_repo *repo, struct asx__svc_plan *p,
 			st->mods[i].kept = true;
 			if (s->mods[k].inactive == d->inactive)
 				continue;
-			r = d->inactive ? asx_stream_suspend(s->stream, d->name) :
-			    asx_stream_resume(s->stream, d->name);
+			r = mod_state(s->stream, d->name, d->inactive);
 			if (r) {
 				asx__svc_say(p, d, r, "stream '%s': module '%s': %s failed: %s",
 					     e->name, d->name, d->inactive ? "suspend" : "resume",
@@ -389,10 +394,7 @@ void asx__svc_stream_unshape(struct asx_svc_repo *repo, struct asx__svc_step *st
 		if (u->what == UNDO_INSERTED) {
 			(void)asx_stream_remove(s->stream, u->name);
 		} else if (u->what == UNDO_STATE) {
-			if (s->mods[u->old].inactive)
-				(void)asx_stream_suspend(s->stream, u->name);
-			else
-				(void)asx_stream_resume(s->stream, u->name);
+			(void)mod_state(s->stream, u->name, s->mods[u->old].inactive);
 		} else {
 			/* a fresh Module of the old definition takes its place again */
 			const struct asx__svc_mod *m = &s->mods[u->old];
@@ -476,8 +478,7 @@ int asx__svc_module_state(struct asx_svc_repo *repo, const char *path, bool on)
 	else if (k >= 0 && s->mods[k].kernel)
 		r = -EOPNOTSUPP;	/* an asx.ko module */
 	else if (k >= 0)
-		r = on ? asx_stream_suspend(s->stream, slash + 1) :
-		    asx_stream_resume(s->stream, slash + 1);
+		r = mod_state(s->stream, slash + 1, on);
 	if (!r)
 		s->mods[k].inactive = on;
 	pthread_mutex_unlock(&repo->lock);
