@@ -273,6 +273,9 @@ $(O)/tests/svc/codec.so: tools/asxd/services/codec.c tools/asxd/services/codec.h
 $(O)/tests/test_svc: $(SVC_TEST_SOS)
 $(O)/tests/test_svc: LDFLAGS_ASX += -rdynamic
 
+# test_mux looks where a message goes at the moment a link sets the upcall.
+$(O)/tests/test_mux: LDFLAGS_ASX += -Wl,--wrap=asx__stream_set_upcall
+
 # Tests link the static library, so they may reach internal symbols too.
 $(O)/tests/%: lib/tests/%.c $(LIB_A) $(wildcard lib/tests/*.h)
 	$(call msg,CC,$@)

@@ -21,6 +21,8 @@
 #include <asx/modules.h>
 #include <asx/mux.h>
 
+#include "stream/stream_impl.h"
+
 #define NCONN 64
 #define NTH 4
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
@@ -189,7 +191,9 @@ static void test_mux_none(void **state) { (void)state; run_strategy(ASX_MAP_NONE
 static void test_mux_mutex(void **state) { (void)state; run_strategy(ASX_MAP_MUTEX); }
 static void test_mux_rwlock(void **state) { (void)state; run_strategy(ASX_MAP_RWLOCK); }
 static void test_mux_rcu(void **state) { (void)state; run_strategy(ASX_MAP_RCU); }
+
 static void test_unlink_delivers_replies_in_flight(void **state);
+static void test_link_calls_up_before_routing_down(void **state);
 
 int main(void)
 {
@@ -199,6 +203,7 @@ int main(void)
 		cmocka_unit_test(test_mux_rwlock),
 		cmocka_unit_test(test_mux_rcu),
 		cmocka_unit_test(test_unlink_delivers_replies_in_flight),
+		cmocka_unit_test(test_link_calls_up_before_routing_down),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
@@ -308,4 +313,79 @@ static void test_unlink_delivers_replies_in_flight(void **state)
 	asx_msg_free_chain(m);
 	asx_mux_destroy(mux);
 	asx_stream_close(low);
+}
+
+/*
+ * Regression: asx_mux_link() published the route down a lower before the
+ * lower's head called up into the mux, so a message routed down and
+ * straight back up in that window stayed in the lower's head queue (the
+ * seeded stress found 5331 of them after a preempted link).  The test is
+ * linked with --wrap=asx__stream_set_upcall: at the moment the link sets
+ * the upcall, the wrapper sends one message for the key being linked and
+ * looks where it went.  Routed down then, it would come back up the
+ * loop-back lower to a head that does not call up yet.
+ */
+void __real_asx__stream_set_upcall(struct asx_stream *s, asx__stream_upcall_fn *fn, void *arg);
+void __wrap_asx__stream_set_upcall(struct asx_stream *s, asx__stream_upcall_fn *fn, void *arg);
+
+static struct asx_stream *probe_up;	/* set: the wrapper sends through it */
+
+void __wrap_asx__stream_set_upcall(struct asx_stream *s, asx__stream_upcall_fn *fn, void *arg)
+{
+	if (probe_up && fn) {
+		struct asx_msg *m = asx_msg_alloc(8, ASX_MSG_DATA);
+		uint32_t v[2] = { 7, 99 };
+
+		if (m) {
+			asx_msg_append(m, v, 8);
+			if (asx_stream_put(probe_up, m, 0, NULL))
+				asx_msg_free_chain(m);
+		}
+	}
+	__real_asx__stream_set_upcall(s, fn, arg);
+}
+
+static void link_probed(bool keyed)
+{
+	struct asx_mux *mux;
+	struct asx_stream *up, *low;
+	struct asx_mux_stats st;
+	struct timespec ts;
+	struct asx_msg *m;
+	uint32_t key = 7, v[2] = { 7, 1 }, stranded = 0;
+
+	assert_int_equal(asx_mux_create(&mux, ASX_MAP_RCU, 4, key_of, NULL), 0);
+	assert_int_equal(asx_mux_open_upper(mux, &key, NULL, &up), 0);
+	assert_int_equal(asx_stream_open(&low, NULL), 0);	/* a loop-back tail */
+	probe_up = up;
+	assert_int_equal(asx_mux_link(mux, low, keyed ? &key : NULL), 0);
+	probe_up = NULL;
+	while (asx_stream_get(low, &m, ASX_STREAM_NOWAIT, NULL) == 0) {
+		stranded++;
+		asx_msg_free_chain(m);
+	}
+	asx_mux_stats(mux, &st);
+	print_message("  %s link: %u stranded at the lower's head, %llu unroutable\n",
+		      keyed ? "keyed" : "default", stranded, (unsigned long long)st.unroutable);
+	assert_int_equal(stranded, 0);
+	/* sent before the route existed: unroutable, counted */
+	assert_int_equal(st.unroutable, 1);
+	/* and once linked, a message goes down and comes back up */
+	m = asx_msg_alloc(8, ASX_MSG_DATA);
+	asx_msg_append(m, v, 8);
+	assert_int_equal(asx_stream_put(up, m, 0, NULL), 0);
+	assert_int_equal(asx_stream_get(up, &m, 0, asx_deadline(&ts, 5000000000ULL)), 0);
+	asx_msg_read(m, 4, &v[1], 4);
+	assert_int_equal(v[1], 1);
+	asx_msg_free_chain(m);
+	assert_int_equal(asx_mux_unlink(mux, low), 0);
+	asx_mux_destroy(mux);
+	asx_stream_close(low);
+}
+
+static void test_link_calls_up_before_routing_down(void **state)
+{
+	(void)state;
+	link_probed(true);
+	link_probed(false);
 }

@@ -65,7 +65,10 @@ ASX_API int asx_mux_close_upper(struct asx_mux *mux, struct asx_stream *upper);
 /*
  * Link @lower under the mux: what reaches its head from below is routed
  * up; messages with @key (NULL: every key without its own lower stream)
- * are routed down it.  0, -EEXIST, -EBUSY (already linked), -EINVAL, -ENOMEM.
+ * are routed down it.  The head calls up before the first message can be
+ * routed down, so nothing that comes straight back stays in @lower's head
+ * queue.  0, -EEXIST, -EBUSY (already linked), -EINVAL, -ENOMEM, -EDEADLK
+ * (called from inside a put()).
  */
 ASX_API int asx_mux_link(struct asx_mux *mux, struct asx_stream *lower, const void *key);
 /*

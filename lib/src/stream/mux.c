@@ -228,13 +228,28 @@ int asx_mux_close_upper(struct asx_mux *mux, struct asx_stream *upper)
 	return 0;
 }
 
+/* @key has a value in @map now (mux->cfg held: nobody binds meanwhile) */
+static bool bound(struct asx_map *map, const void *key)
+{
+	void *v;
+	int r;
+
+	asx__rcu_read_lock();
+	r = asx_map_find(map, key, &v);
+	asx__rcu_read_unlock();
+	return r == 0;
+}
+
 int asx_mux_link(struct asx_mux *mux, struct asx_stream *lower, const void *key)
 {
 	struct lower *l, *it;
+	bool upcalled = false;
 	int r = 0;
 
 	if (!mux || !lower)
 		return -EINVAL;
+	if (asx__rcu_in_reader())
+		return -EDEADLK;	/* a failed bind waits for a grace period */
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
@@ -244,22 +259,35 @@ int asx_mux_link(struct asx_mux *mux, struct asx_stream *lower, const void *key)
 	for (it = mux->lowers; it; it = it->next)
 		if (it->s == lower)
 			r = -EBUSY;
-	if (r == 0 && key) {
+	if (r == 0 && (key ? bound(mux->down, key) : mux->deflt != NULL))
+		r = -EEXIST;
+	if (r)
+		goto out;
+	/*
+	 * The head calls up before the first route leads down @lower: a
+	 * message routed down as soon as the route is published may come
+	 * back up at once, and must not stay in the lower's head queue.
+	 */
+	asx__stream_set_upcall(lower, mux_up, l);
+	if (key) {
 		l->keyed = true;
 		memcpy(l->key, key, mux->key_size);
 		r = asx_map_bind(mux->down, key, l);
-	} else if (r == 0) {
-		if (mux->deflt)
-			r = -EEXIST;
-		else
-			asx__rcu_assign(mux->deflt, l);
+		if (r) {
+			/* no memory: undone, after a grace period below */
+			asx__stream_set_upcall(lower, NULL, NULL);
+			upcalled = true;
+			goto out;
+		}
+	} else {
+		asx__rcu_assign(mux->deflt, l);
 	}
-	if (r == 0) {
-		l->next = mux->lowers;
-		mux->lowers = l;
-		asx__stream_set_upcall(lower, mux_up, l);
-	}
+	l->next = mux->lowers;
+	mux->lowers = l;
+out:
 	asx_mutex_unlock(&mux->cfg);
+	if (r && upcalled)
+		(void)asx__rcu_synchronize();	/* a head may be calling up with @l */
 	if (r)
 		free(l);
 	return r;
