@@ -1275,6 +1275,7 @@ static void test_direct(void **state)
 
 struct ring {
 	int token, n, stop;
+	int compute;		/* atomic: compute 100 us between yields */
 	unsigned long rounds;
 };
 
@@ -1294,6 +1295,8 @@ static void *ring_thread(void *arg)
 			if (!s->me)
 				__atomic_add_fetch(&r->rounds, 1, __ATOMIC_RELAXED);
 		}
+		if (__atomic_load_n(&r->compute, __ATOMIC_RELAXED))
+			busy_ns(100000);
 		asx_asc_thread_yield();
 	}
 	return NULL;
@@ -1372,6 +1375,7 @@ static void test_surplus_vp(void **state)
 	}
 	usleep(50000);		/* a few windows to settle */
 	share = settled_share(a, 1, 200);
+	print_message("  yielding ring: 1 VP running in %.0f%% of samples\n", share * 100);
 	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(asx_asc_thread_join(t[i], NULL), 0);
@@ -1385,10 +1389,49 @@ static void test_surplus_vp(void **state)
 		assert_int_equal(asx_asc_thread_spawn(a, &q.qos, burst_thread, &b, NULL, &t[i]), 0);
 	usleep(20000);
 	share = settled_share(a, 2, 100);
+	print_message("  burst threads: 2 VPs running in %.0f%% of samples\n", share * 100);
 	__atomic_store_n(&b.stop, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(asx_asc_thread_join(t[i], NULL), 0);
 	assert_true(share >= SETTLED);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_threads_ok();
+}
+
+/*
+ * The same threads first only yield to each other (one VP is enough: the
+ * second is given back), then compute 100 us between yields: the second
+ * VP must come back, although no thread becomes runnable (the usual
+ * reason to look for one) and none is spawned.  Regression: a VP given
+ * back as surplus left nothing watching whether the rest kept up, and
+ * the ASC ran on one VP for good.
+ */
+static void test_surplus_vp_comes_back(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_prio, 2, 0);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct ring r = { .n = 4 };
+	struct ring_self rs[4];
+	struct asx_asc_thread *t[4];
+	double one, two;
+
+	for (int i = 0; i < 4; i++) {
+		rs[i].r = &r;
+		rs[i].me = i;
+		assert_int_equal(asx_asc_thread_spawn(a, &q.qos, ring_thread, &rs[i], NULL, &t[i]), 0);
+	}
+	usleep(50000);
+	one = settled_share(a, 1, 200);
+	__atomic_store_n(&r.compute, 1, __ATOMIC_RELAXED);
+	usleep(20000);
+	two = settled_share(a, 2, 100);
+	print_message("  yielding: 1 VP in %.0f%% of samples; computing: 2 VPs in %.0f%%\n",
+		      one * 100, two * 100);
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(asx_asc_thread_join(t[i], NULL), 0);
+	assert_true(two >= SETTLED);
 	assert_int_equal(asx_asc_destroy(a), 0);
 	assert_threads_ok();
 }
@@ -1803,6 +1846,7 @@ int main(void)
 		cmocka_unit_test(test_migration_same_prio),
 		cmocka_unit_test(test_direct),
 		cmocka_unit_test(test_surplus_vp),
+		cmocka_unit_test(test_surplus_vp_comes_back),
 		cmocka_unit_test(test_idle_vps),
 		cmocka_unit_test(test_wait_signal),
 		cmocka_unit_test(test_activation_modes),

@@ -159,21 +159,30 @@ void asx__vp_wake(struct asx_vp *vp)
 	asx_futex_wake(&vp->wake, 1);
 }
 
+/*
+ * Under @a's lock: arm the deferred activation check (asx__activation_check)
+ * unless it is armed, when a VP could be added (one is idle or parked).
+ */
+void asx__act_watch(struct asx_asc *a)
+{
+	if (a->act_armed || !(a->nidle || a->nspare) || a->dying)
+		return;
+	a->act_armed = true;
+	a->act_mark = a->ndispatch;
+	a->act_backoff = 0;
+	asx__vps_had_cpu(a, asx_now_ns());	/* CPU marks */
+	a->act.when = asx_now_ns() + ACT_DELAY_NS;
+	asx__timer_add(&a->act);	/* lock order: ASC, then timers */
+}
+
 int asx__activate_n(struct asx_asc *a, int n, struct asx_asc_thread *t,
 		    struct asx_vp **wk, int max, struct vp_todo *td)
 {
 	int k = 0;
 
 	if (n == ACT_LATER) {
-		if (!a->act_armed && (a->nidle || a->nspare) && !a->dying) {
-			a->act_armed = true;
-			a->act_mark = a->ndispatch;
-			a->act_backoff = 0;
-			asx__vps_had_cpu(a, asx_now_ns());	/* CPU marks */
-			a->act.when = asx_now_ns() + ACT_DELAY_NS;
-			asx__timer_add(&a->act);	/* lock order: ASC, then timers */
-		}
-		n = 0;
+		asx__act_watch(a);
+		return 0;
 	}
 
 	if (t && t->bound) {

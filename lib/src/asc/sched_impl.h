@@ -102,6 +102,18 @@ static inline bool sa_claim_spare(struct asx_asc *a)
 	return true;
 }
 
+/*
+ * Under @a's lock: one more VP runs.  The dispatch window starts again:
+ * it measures how r running VPs keep up (VPEV_WINDOW), and dispatches made
+ * by fewer VPs before it would make a VP just woken look surplus.
+ */
+static inline void vp_now_running(struct asx_asc *a, struct asx_vp *v)
+{
+	v->state = VP_RUNNING;
+	a->win_t0 = asx_now_ns();
+	a->win_d0 = a->ndispatch;
+}
+
 /* Under @a's lock: take an idle VP (@bound, a DIRECT thread's VP, if not NULL). */
 static inline struct asx_vp *idle_take(struct asx_asc *a, struct asx_vp *bound)
 {
@@ -112,7 +124,7 @@ static inline struct asx_vp *idle_take(struct asx_asc *a, struct asx_vp *bound)
 			continue;
 		*pp = v->idle_next;
 		a->nidle--;
-		v->state = VP_RUNNING;
+		vp_now_running(a, v);
 		return v;
 	}
 	return NULL;
@@ -128,6 +140,7 @@ void asx__wake_list(struct asx_vp **wk, int k);
  * wake are returned in @wk (up to @max), the rest to do in *@td (NULL:
  * done here, or left to a sweep).
  */
+void asx__act_watch(struct asx_asc *a);
 int asx__activate_n(struct asx_asc *a, int n, struct asx_asc_thread *t,
 		    struct asx_vp **wk, int max, struct vp_todo *td);
 /* After the lock: what asx__activate_n() left in *@td. */

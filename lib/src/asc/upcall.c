@@ -123,7 +123,7 @@ void asx__sa_leave_self(struct asx_asc *a, struct asx_vp *vp)
 /* Under the lock: spare @self becomes a running VP. */
 static void sa_take_over(struct asx_asc *a, struct asx_vp *self, struct vp_todo *td)
 {
-	self->state = VP_RUNNING;
+	vp_now_running(a, self);
 	a->nspare--;
 	a->sa_takeovers++;
 	if (a->nspare >= a->spare_min)
@@ -249,13 +249,15 @@ static bool sa_excess(const struct asx_asc *a)
 bool asx__sa_park(struct asx_asc *a, struct asx_vp *vp)
 {
 	struct asx_sa_event ev[SA_BATCH];
-	bool excess;
+	bool excess, gave_back = vp->passivate;
 
 	vp->act_cpu = 0;
 	vp->passivate = 0;
 	if (vp->state != VP_SPARE) {
 		vp->state = VP_SPARE;
 		a->nspare++;
+		if (gave_back && a->pol->nrunnable(a))
+			asx__act_watch(a);	/* as vp_idle() */
 		/*
 		 * A VP giving its place back (passivate) races with the
 		 * BLOCKED of another: if that was acted on while we still

@@ -25,6 +25,8 @@
 
 static void vp_idle(struct asx_asc *a, struct asx_vp *vp)
 {
+	bool gave_back = vp->passivate;
+
 	/* under a->lock */
 	vp->state = VP_IDLE;
 	vp->act_cpu = 0;	/* its CPU mark is stale once it runs again */
@@ -32,6 +34,10 @@ static void vp_idle(struct asx_asc *a, struct asx_vp *vp)
 	vp->idle_next = a->idle;
 	a->idle = vp;
 	a->nidle++;
+	/* surplus a moment ago: watch whether the threads left queued turn
+	 * CPU-bound (then the VPs still running no longer keep up) */
+	if (gave_back && a->pol->nrunnable(a))
+		asx__act_watch(a);
 	__atomic_store_n(&vp->wake, 0, __ATOMIC_RELAXED);
 	spin_unlock(&a->lock);
 	ASX_PROBE1(asc_vp_idle, vp);
@@ -473,11 +479,15 @@ uint64_t asx__activation_check(struct asx_asc *a)
 
 	spin_lock(&a->lock);
 	if (!a->dying && a->pol->nrunnable(a) && asc_running(a) < a->target) {
-		/* the running VPs did not get round the queue, although they
-		 * had the CPU: one more */
+		/*
+		 * The running VPs did not get round the queue in ACT_DELAY_NS
+		 * (on average over the span since the last check, which
+		 * backs off), although they had the CPU: one more.
+		 */
+		uint64_t span = now - a->act_t, disp = a->ndispatch - a->act_mark;
 		bool had = asx__vps_had_cpu(a, now);
 
-		if ((a->ndispatch - a->act_mark < a->pol->nrunnable(a) && had) ||
+		if ((disp * ACT_DELAY_NS < a->pol->nrunnable(a) * span && had) ||
 		    asc_running(a) == 0)
 			k = asx__activate_n(a, 1, NULL, wk, 1, NULL);
 		/*
