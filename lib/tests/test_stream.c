@@ -524,6 +524,70 @@ static void test_hipri_and_flush(void **state)
 	asx_sem_destroy(&gt.sem);
 }
 
+/*
+ * A put that waits on a full Task queue for longer than the slices it
+ * waits in (it looks every 10 ms whether the Module was suspended) counts
+ * one full wait in the queue's statistics and the msgq_block_full probe,
+ * not one a slice.
+ */
+struct putter {
+	struct asx_stream *s;
+	int r;
+};
+
+static void *putter_main(void *arg)
+{
+	struct putter *p = arg;
+
+	p->r = asx_stream_put(p->s, mk(1, 3, 40, ASX_MSG_DATA), 0, NULL);
+	return NULL;
+}
+
+static void test_long_full_wait_counts_once(void **state)
+{
+	struct asx_stream *s;
+	struct asx_module *g;
+	struct asx_msgq_stats st;
+	struct putter p;
+	struct gate gt;
+	struct asx_msg *m;
+	struct timespec ts;
+	uint32_t src, seq;
+	pthread_t th;
+
+	(void)state;
+	assert_int_equal(asx_sem_init(&gt.sem, 0), 0);
+	assert_int_equal(asx_stream_open(&s, NULL), 0);
+	assert_int_equal(asx_module_create(&g, "gate", &gate_wr_ops, NULL, &gt), 0);
+	assert_int_equal(asx_stream_push(s, g, 0, NULL), 0);
+	for (uint32_t i = 0; i < 3; i++)	/* 120 bytes: full */
+		assert_int_equal(asx_stream_put(s, mk(1, i, 40, ASX_MSG_DATA), 0, NULL), 0);
+	p = (struct putter){ .s = s };
+	assert_int_equal(pthread_create(&th, NULL, putter_main, &p), 0);
+	do {
+		usleep(1000);
+		asx_msgq_stats(asx_task_queue(asx_module_wr(g)), &st);
+	} while (!st.full_waits);
+	usleep(60000);		/* six slices and more */
+	asx_msgq_stats(asx_task_queue(asx_module_wr(g)), &st);
+	/* let it go before judging: a put left blocked would hold up RCU */
+	asx_sem_post(&gt.sem);
+	pthread_join(th, NULL);
+	print_message("  a put blocked 60 ms: %llu full wait(s)\n",
+		      (unsigned long long)st.full_waits);
+	assert_int_equal(st.full_waits, 1);
+	assert_int_equal(p.r, 0);
+	for (uint32_t i = 0; i < 4; i++) {
+		assert_int_equal(asx_stream_get(s, &m, 0, in_ms(&ts, 5000)), 0);
+		ids(m, &src, &seq);
+		assert_int_equal(seq, i);
+		asx_msg_free_chain(m);
+	}
+	asx_msgq_stats(asx_task_queue(asx_module_wr(g)), &st);
+	assert_int_equal(st.full_waits, 1);
+	asx_stream_close(s);
+}
+
 /* ---------------------------------------------------------------- ungetq, canput_next */
 
 /* A Module without threads whose write-side queue the test uses directly. */
@@ -1027,6 +1091,7 @@ int main(void)
 		cmocka_unit_test(test_task_canput_next),
 		cmocka_unit_test(test_task_canput_next_last_task),
 		cmocka_unit_test(test_flow_control),
+		cmocka_unit_test(test_long_full_wait_counts_once),
 		cmocka_unit_test(test_four_message_based),
 		cmocka_unit_test(test_four_task_based),
 	};

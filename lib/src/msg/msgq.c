@@ -58,7 +58,8 @@
 #define MSGQ_SPIN	32
 #endif
 
-#define MSGQ_FLAGS	(ASX_MSGQ_NOWAIT | ASX_MSGQ_HEAD | ASX_MSGQ_TAIL | ASX_MSGQ_FORCE)
+#define MSGQ_FLAGS	(ASX_MSGQ_NOWAIT | ASX_MSGQ_HEAD | ASX_MSGQ_TAIL | ASX_MSGQ_FORCE | \
+			 ASX__MSGQ_AGAIN)
 
 struct waitq {
 	uint32_t seq;		/* futex word */
@@ -339,8 +340,10 @@ int asx_msgq_enqueue(struct asx_msgq *q, struct asx_msg *m, unsigned int flags,
 			r = -EWOULDBLOCK;
 			goto out_unlock;
 		}
-		q->st.full_waits++;
-		ASX_PROBE1(msgq_block_full, q);
+		if (!(flags & ASX__MSGQ_AGAIN)) {
+			q->st.full_waits++;
+			ASX_PROBE1(msgq_block_full, q);
+		}
 		r = wait_until(q, &q->prod, can_put, deadline);
 		if (r)
 			goto out_unlock;

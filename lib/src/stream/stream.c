@@ -34,6 +34,7 @@
 #include "core/compiler.h"
 #include "core/futex.h"
 #include "core/probes.h"
+#include "msg/msgq_impl.h"
 #include "stream/rcu.h"
 #include "stream/stream_impl.h"
 #include "core/opts.h"
@@ -193,19 +194,21 @@ static int queued(struct asx_task *t, int r)
 /*
  * Queue @m on @q, waiting for room until @dl or @slice_ns from now,
  * whichever comes first.  *@more: only the slice ran out (-ETIMEDOUT with
- * @dl still ahead), the caller may look around and try again.
+ * @dl still ahead), the caller may look around and try again, with
+ * *@more still true: then the queue counts the wait as the same one.
  */
 static int enqueue_slice(struct asx_msgq *q, struct asx_msg *m, const struct timespec *dl,
 			 uint64_t slice_ns, bool *more)
 {
+	unsigned int f = *more ? ASX__MSGQ_AGAIN : 0;
 	struct timespec slice;
 	int r;
 
 	asx_deadline(&slice, slice_ns);
 	if (dl && asx_timespec_ns(dl) < asx_timespec_ns(&slice))
-		r = asx_msgq_enqueue(q, m, 0, dl);
+		r = asx_msgq_enqueue(q, m, f, dl);
 	else
-		r = asx_msgq_enqueue(q, m, 0, &slice);
+		r = asx_msgq_enqueue(q, m, f, &slice);
 	*more = r == -ETIMEDOUT && !(dl && asx_timespec_ns(dl) <= asx_now_ns());
 	return r;
 }
@@ -222,7 +225,7 @@ static int enqueue_slice(struct asx_msgq *q, struct asx_msg *m, const struct tim
 static int enqueue_suspended(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
 {
 	struct asx_stream *s = n->mod->stream;
-	bool busy, more;
+	bool busy, more = false;
 	int r;
 
 	for (;;) {
@@ -244,7 +247,7 @@ static int deliver_wait(struct asx_task *n, struct asx_msg *m, const struct time
 static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
 {
 	uint32_t h;
-	bool more;
+	bool more = false;
 	int r;
 
 again:
@@ -302,7 +305,7 @@ again:
  */
 static int deliver_wait(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
 {
-	bool more;
+	bool more = false;
 	int r;
 
 	for (;;) {
