@@ -58,8 +58,7 @@
 #define MSGQ_SPIN	32
 #endif
 
-#define MSGQ_FLAGS	(ASX_MSGQ_NOWAIT | ASX_MSGQ_HEAD | ASX_MSGQ_TAIL | ASX_MSGQ_FORCE | \
-			 ASX__MSGQ_AGAIN)
+#define MSGQ_FLAGS	(ASX_MSGQ_NOWAIT | ASX_MSGQ_HEAD | ASX_MSGQ_TAIL | ASX_MSGQ_FORCE)
 
 struct waitq {
 	uint32_t seq;		/* futex word */
@@ -314,8 +313,8 @@ static int maybe_unblock(struct asx_msgq *q)
 
 /* ---- public ---- */
 
-int asx_msgq_enqueue(struct asx_msgq *q, struct asx_msg *m, unsigned int flags,
-		     const struct timespec *deadline)
+static int enqueue(struct asx_msgq *q, struct asx_msg *m, unsigned int flags,
+		   const struct timespec *deadline, bool again)
 {
 	asx_msgq_notify_fn *fn;
 	uint32_t e = 0;
@@ -340,7 +339,7 @@ int asx_msgq_enqueue(struct asx_msgq *q, struct asx_msg *m, unsigned int flags,
 			r = -EWOULDBLOCK;
 			goto out_unlock;
 		}
-		if (!(flags & ASX__MSGQ_AGAIN)) {
+		if (!again) {
 			q->st.full_waits++;
 			ASX_PROBE1(msgq_block_full, q);
 		}
@@ -376,6 +375,18 @@ int asx_msgq_enqueue(struct asx_msgq *q, struct asx_msg *m, unsigned int flags,
 out_unlock:
 	asx_mutex_unlock(&q->lock);
 	return r;
+}
+
+int asx_msgq_enqueue(struct asx_msgq *q, struct asx_msg *m, unsigned int flags,
+		     const struct timespec *deadline)
+{
+	return enqueue(q, m, flags, deadline, false);
+}
+
+int asx__msgq_enqueue_again(struct asx_msgq *q, struct asx_msg *m, unsigned int flags,
+			    const struct timespec *deadline)
+{
+	return enqueue(q, m, flags, deadline, true);
 }
 
 int asx_msgq_dequeue(struct asx_msgq *q, struct asx_msg **mp, unsigned int flags,

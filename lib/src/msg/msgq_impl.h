@@ -14,11 +14,12 @@
 #include <asx/msgq.h>
 
 /*
- * asx_msgq_enqueue() flag, libasx only: the same put waiting again after
- * a wait of its own ran out (a sliced wait, stream.c).  Not counted as a
- * new full wait (stats.full_waits, the msgq_block_full probe).
+ * asx_msgq_enqueue() for the same put waiting again after a wait of its
+ * own ran out (a sliced wait, stream.c): not counted as a new full wait
+ * (stats.full_waits, the msgq_block_full probe).
  */
-#define ASX__MSGQ_AGAIN	0x100u
+int asx__msgq_enqueue_again(struct asx_msgq *q, struct asx_msg *m, unsigned int flags,
+			    const struct timespec *deadline);
 
 /* Install @fn/@arg; returns the epoch of the calls that took the old hook. */
 uint32_t asx__msgq_swap_notify(struct asx_msgq *q, asx_msgq_notify_fn *fn, void *arg);

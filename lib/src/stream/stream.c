@@ -200,15 +200,16 @@ static int queued(struct asx_task *t, int r)
 static int enqueue_slice(struct asx_msgq *q, struct asx_msg *m, const struct timespec *dl,
 			 uint64_t slice_ns, bool *more)
 {
-	unsigned int f = *more ? ASX__MSGQ_AGAIN : 0;
+	int (*enq)(struct asx_msgq *, struct asx_msg *, unsigned int, const struct timespec *) =
+		*more ? asx__msgq_enqueue_again : asx_msgq_enqueue;
 	struct timespec slice;
 	int r;
 
 	asx_deadline(&slice, slice_ns);
 	if (dl && asx_timespec_ns(dl) < asx_timespec_ns(&slice))
-		r = asx_msgq_enqueue(q, m, f, dl);
+		r = enq(q, m, 0, dl);
 	else
-		r = asx_msgq_enqueue(q, m, f, &slice);
+		r = enq(q, m, 0, &slice);
 	*more = r == -ETIMEDOUT && !(dl && asx_timespec_ns(dl) <= asx_now_ns());
 	return r;
 }
