@@ -9,7 +9,10 @@
  * run message-based or task-based alike.
  *
  *   pass      passes everything on, both ways.
- *   counter   counts messages and bytes per direction (asx_mod_counter_read).
+ *   counter   counts messages and bytes per direction (asx_mod_counter_read):
+ *             a message is counted before it is passed on, so whoever has
+ *             it next (a Module below, a reader at the head) finds it
+ *             counted; one the next Module refuses is taken off again.
  *   framer    write side: prepends a 4-byte big-endian length to each
  *             message; read side (deframer): reassembles frames from a
  *             byte stream cut anywhere, one message per frame, the prefix

@@ -87,15 +87,23 @@ int asx_mod_loopback(struct asx_module **out, const char *name)
 
 /* ---------------------------------------------------------------- counter */
 
+/*
+ * Counted before it is passed on, so that whoever has the message next
+ * (a Module below, the reader at the head) finds it counted; taken back
+ * if the next Module refuses it.
+ */
 static int count_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl,
 		     uint64_t *msgs, uint64_t *bytes)
 {
 	size_t len = asx_msg_length(m);
-	int r = asx_task_put_next(t, m, dl);
+	int r;
 
-	if (r == 0) {
-		__atomic_fetch_add(msgs, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(bytes, len, __ATOMIC_RELAXED);
+	__atomic_fetch_add(msgs, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(bytes, len, __ATOMIC_RELAXED);
+	r = asx_task_put_next(t, m, dl);
+	if (r) {
+		__atomic_fetch_sub(msgs, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(bytes, len, __ATOMIC_RELAXED);
 	}
 	return r;
 }
