@@ -210,12 +210,18 @@ static void test_lockstat(void **state)
 	assert_int_equal(ls.waits, 0);
 
 	/* on: the mutex and the rwlock are held 20 ms while the thread
-	 * wants them, and the main thread waits on the condition */
+	 * wants them, and the main thread waits on the condition; the 20 ms
+	 * on the mutex start once the thread sleeps on it (word 2: a slow
+	 * start on a loaded host must not find it free) */
 	h.flag = 0;
 	asx__lockstat_enable(true);
 	asx_mutex_lock(&h.m);
 	asx_rwlock_wrlock(&h.rw);
 	assert_int_equal(pthread_create(&th, NULL, contend_mutex, &h), 0);
+	for (int i = 0; __atomic_load_n(&h.m.word, __ATOMIC_RELAXED) != 2; i++) {
+		assert_true(i < 60000);		/* a minute */
+		usleep(1000);
+	}
 	usleep(20000);
 	asx_mutex_unlock(&h.m);
 	usleep(20000);
@@ -227,8 +233,6 @@ static void test_lockstat(void **state)
 	assert_int_equal(pthread_join(th, NULL), 0);
 	asx__lockstat_enable(false);
 	asx__lockstat_read(&ls);
-	/* the thread may find the mutex free by the time it asks (a very
-	 * slow start): then only the rwlock was contended */
 	assert_true(ls.contended >= 1);
 	assert_true(ls.acquire_ns >= 10000000ull);
 	if (ls.waits)
