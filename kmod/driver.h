@@ -49,7 +49,7 @@ static inline bool asx_drv_ctl(struct asx_queue *q, struct asx_msg *mp)
 /* Passes @mp on if nothing waits here and the queue ahead takes it, else queues it. */
 static inline void asx_drv_forward(struct asx_queue *q, struct asx_msg *mp)
 {
-	if (asx_hipri(mp) || (asx_queue_idle(q) && asx_canputnext(q)))
+	if (asx_hipri(mp) || (__asx_queue_idle(q) && asx_canputnext(q)))
 		asx_putnext(q, mp);
 	else
 		asx_putq(q, mp);

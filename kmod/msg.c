@@ -56,7 +56,7 @@ struct stash {
 static DEFINE_PER_CPU(struct stash, page_stash);
 static DEFINE_PER_CPU(struct stash, mdb_stash);
 
-static void *stash_get(struct stash __percpu *pcs)
+static __always_inline void *stash_get(struct stash __percpu *pcs)
 {
 	struct stash *s = get_cpu_ptr(pcs);
 	void *p = s->n ? s->obj[--s->n] : NULL;
@@ -66,7 +66,7 @@ static void *stash_get(struct stash __percpu *pcs)
 }
 
 /* Returns @p if the stash is full. */
-static void *stash_put(struct stash __percpu *pcs, void *p)
+static __always_inline void *stash_put(struct stash __percpu *pcs, void *p)
 {
 	struct stash *s = get_cpu_ptr(pcs);
 
@@ -92,14 +92,14 @@ static void data_page_put(void *p)
 		free_page((unsigned long)p);
 }
 
-static struct asx_mdb *mdb_alloc(gfp_t gfp)
+static __always_inline struct asx_mdb *mdb_alloc(gfp_t gfp)
 {
 	struct asx_mdb *o = stash_get(&mdb_stash);
 
 	return o ? o : kmem_cache_alloc(mdb_cache, gfp);
 }
 
-static void mdb_free(struct asx_mdb *o)
+static __always_inline void mdb_free(struct asx_mdb *o)
 {
 	o = stash_put(&mdb_stash, o);
 	if (o)
@@ -274,7 +274,7 @@ static void budgets_free(void)
 	}
 }
 
-static struct asx_mdb *mdb_new(gfp_t gfp)
+static __always_inline struct asx_mdb *mdb_new(gfp_t gfp)
 {
 	struct asx_mdb *o;
 

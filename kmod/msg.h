@@ -26,4 +26,10 @@ int asx_msg_charge(struct asx_budget *b, struct asx_msg *mp);
 
 void asx_freemsg_list(struct list_head *list);
 
+/* asx_msgdsize() without the call for the usual one-block message. */
+static inline size_t asx_msg_size(const struct asx_msg *mp)
+{
+	return likely(!mp->cont) ? asx_blen(mp) : asx_msgdsize(mp);
+}
+
 #endif /* _ASX_MSG_H */

@@ -41,15 +41,7 @@ static void srv_work_fn(struct work_struct *work)
  */
 bool asx_queue_idle(struct asx_queue *q)
 {
-	u32 n = READ_ONCE(q->nmsgs);
-
-	/*
-	 * The service procedure marks itself busy before it takes a message
-	 * off, so seeing the queue empty and then not busy means nothing taken
-	 * earlier is still on its way.
-	 */
-	smp_rmb();
-	return !n && !(READ_ONCE(q->flags) & ASX_QSRVBUSY);
+	return __asx_queue_idle(q);
 }
 EXPORT_SYMBOL_GPL(asx_queue_idle);
 
@@ -118,9 +110,9 @@ static void q_insert(struct asx_queue *q, struct asx_msg *mp, bool front)
 	list_add_tail(&mp->list, &q->msgs);
 }
 
-static void q_unlink(struct asx_queue *q, struct asx_msg *mp)
+static __always_inline void q_unlink(struct asx_queue *q, struct asx_msg *mp)
 {
-	size_t n = asx_msgdsize(mp);
+	size_t n = asx_msg_size(mp);
 
 	lockdep_assert_held(&q->lock);
 	list_del_init(&mp->list);
@@ -166,9 +158,9 @@ static void back_enable(struct asx_queue *q)
 	rcu_read_unlock();
 }
 
-static void __putq(struct asx_queue *q, struct asx_msg *mp, bool front)
+static __always_inline void __putq(struct asx_queue *q, struct asx_msg *mp, bool front)
 {
-	size_t n = asx_msgdsize(mp);
+	size_t n = asx_msg_size(mp);
 	bool enable = false;
 
 	spin_lock(&q->lock);
@@ -298,16 +290,35 @@ void asx_qenable(struct asx_queue *q)
 EXPORT_SYMBOL_GPL(asx_qenable);
 
 /*
+ * A put procedure runs inside its caller's RCU read-side section, and so
+ * does every step it takes: a section of its own would only nest. Under
+ * preemptible RCU entering one is a call each way, at every step of every
+ * message, so a step opens one only when none is open.
+ */
+static __always_inline bool q_rcu_enter(void)
+{
+	if (IS_ENABLED(CONFIG_PREEMPT_RCU) && rcu_preempt_depth() > 0)
+		return false;
+	rcu_read_lock();
+	return true;
+}
+
+static __always_inline void q_rcu_exit(bool entered)
+{
+	if (entered)
+		rcu_read_unlock();
+}
+
+/*
  * Can a message be put on @q? Looks at the nearest queue from @q on that has
  * a service procedure (or ends the chain); if it is full, marks it so that it
- * back-enables us once it drains below its low water mark.
+ * back-enables us once it drains below its low water mark. Under RCU.
  */
-bool asx_canput(struct asx_queue *q)
+static bool q_canput(struct asx_queue *q)
 {
 	struct asx_queue *n;
 	bool ok = true;
 
-	rcu_read_lock();
 	while (!READ_ONCE(q->qi)->srv && (n = rcu_dereference(q->next)))
 		q = n;
 	if (READ_ONCE(q->flags) & ASX_QFULL) {
@@ -318,49 +329,64 @@ bool asx_canput(struct asx_queue *q)
 		}
 		spin_unlock(&q->lock);
 	}
-	rcu_read_unlock();
+	return ok;
+}
+
+bool asx_canput(struct asx_queue *q)
+{
+	bool rcu = q_rcu_enter();
+	bool ok;
+
+	ok = q_canput(q);
+	q_rcu_exit(rcu);
 	return ok;
 }
 EXPORT_SYMBOL_GPL(asx_canput);
 
+/* One RCU section for the step and the walk: this runs for every message. */
 bool asx_canputnext(struct asx_queue *q)
 {
+	bool rcu = q_rcu_enter();
 	struct asx_queue *n;
 	bool ok = true;
 
-	rcu_read_lock();
 	n = rcu_dereference(q->next);
 	if (n)
-		ok = asx_canput(n);
-	rcu_read_unlock();
+		ok = q_canput(n);
+	q_rcu_exit(rcu);
 	return ok;
 }
 EXPORT_SYMBOL_GPL(asx_canputnext);
 
-/* Calls @q's put procedure. */
-void asx_put(struct asx_queue *q, struct asx_msg *mp)
+static __always_inline void q_put(struct asx_queue *q, struct asx_msg *mp)
 {
 	/* A statistic: a lost increment under contention is acceptable. */
 	WRITE_ONCE(q->puts, q->puts + 1);
 	trace_asx_put(q, mp);
 	READ_ONCE(q->qi)->put(q, mp);
 }
+
+/* Calls @q's put procedure. */
+void asx_put(struct asx_queue *q, struct asx_msg *mp)
+{
+	q_put(q, mp);
+}
 EXPORT_SYMBOL_GPL(asx_put);
 
 /* Passes @mp to the queue after @q; at the end of a cut chain it is dropped. */
 void asx_putnext(struct asx_queue *q, struct asx_msg *mp)
 {
+	bool rcu = q_rcu_enter();
 	struct asx_queue *n;
 
-	rcu_read_lock();
 	n = rcu_dereference(q->next);
-	if (n) {
-		asx_put(n, mp);
+	if (likely(n)) {
+		q_put(n, mp);
 	} else {
 		atomic64_inc(&q->drops);
 		asx_freemsg(mp);
 	}
-	rcu_read_unlock();
+	q_rcu_exit(rcu);
 }
 EXPORT_SYMBOL_GPL(asx_putnext);
 

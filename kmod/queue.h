@@ -32,4 +32,18 @@ struct asx_msg *asx_rmvq_match(struct asx_queue *q, u32 flags, u8 band);
 bool asx_queue_match(struct asx_queue *q, u32 flags, u8 band);
 void asx_queue_drained(struct asx_queue *q);
 
+/* asx_queue_idle(), inline for the drivers' put procedures (see queue.c). */
+static inline bool __asx_queue_idle(struct asx_queue *q)
+{
+	u32 n = READ_ONCE(q->nmsgs);
+
+	/*
+	 * The service procedure marks itself busy before it takes a message
+	 * off, so seeing the queue empty and then not busy means nothing taken
+	 * earlier is still on its way.
+	 */
+	smp_rmb();
+	return !n && !(READ_ONCE(q->flags) & ASX_QSRVBUSY);
+}
+
 #endif /* _ASX_QUEUE_H */

@@ -559,9 +559,11 @@ ssize_t asx_stream_read(struct file *file, char __user *buf, size_t count, loff_
 	if (asx_stream_linked(st))
 		return -EINVAL;
 again:
-	ret = asx_head_wait_readable(st, nonblock);
-	if (ret)
-		return ret;
+	if (!readable(st)) {
+		ret = asx_head_wait_readable(st, nonblock);
+		if (ret)
+			return ret;
+	}
 	if (mutex_lock_interruptible(&st->rlock))
 		return -ERESTARTSYS;
 	if (test_bit(ASX_ST_ERROR, &st->flags)) {
@@ -591,7 +593,7 @@ again:
 					continue;
 			}
 		}
-		size = asx_msgdsize(mp);
+		size = asx_msg_size(mp);
 		if (!size && done) {
 			asx_putbq(q, mp);
 			break;
@@ -630,9 +632,12 @@ ssize_t asx_stream_write(struct file *file, const char __user *buf, size_t count
 	if (!count && !(READ_ONCE(st->wopt) & ASX_SNDZERO))
 		return 0;
 	do {
-		ret = asx_head_wait_writable(st, nonblock);
-		if (ret)
-			break;
+		/* No hangup, no error and room below: the usual case, checked once. */
+		if (unlikely(READ_ONCE(st->flags)) || !asx_canputnext(&st->hwq)) {
+			ret = asx_head_wait_writable(st, nonblock);
+			if (ret)
+				break;
+		}
 		n = min_t(size_t, count - done, ASX_MAX_WRITE);
 		mp = asx_allocb(n, GFP_KERNEL_ACCOUNT);
 		if (!mp) {
