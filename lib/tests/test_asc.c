@@ -1351,6 +1351,20 @@ static double settled_share(struct asx_asc *a, unsigned int n, int ms)
 	return best;
 }
 
+/* Four PRIO threads of @a in ring @r, then 50 ms to settle. */
+static void ring_start(struct asx_asc *a, struct ring *r, struct ring_self rs[4],
+		       struct asx_asc_thread *t[4])
+{
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+
+	for (int i = 0; i < 4; i++) {
+		rs[i].r = r;
+		rs[i].me = i;
+		assert_int_equal(asx_asc_thread_spawn(a, &q.qos, ring_thread, &rs[i], NULL, &t[i]), 0);
+	}
+	usleep(50000);
+}
+
 /*
  * A ring of threads that only yield to each other on a 2-VP PRIO ASC:
  * the second VP is surplus (it only adds cross-CPU traffic), and the
@@ -1368,12 +1382,7 @@ static void test_surplus_vp(void **state)
 	struct asx_asc_thread *t[4];
 	double share;
 
-	for (int i = 0; i < 4; i++) {
-		rs[i].r = &r;
-		rs[i].me = i;
-		assert_int_equal(asx_asc_thread_spawn(a, &q.qos, ring_thread, &rs[i], NULL, &t[i]), 0);
-	}
-	usleep(50000);		/* a few windows to settle */
+	ring_start(a, &r, rs, t);		/* a few windows to settle */
 	share = settled_share(a, 1, 200);
 	print_message("  yielding ring: 1 VP running in %.0f%% of samples\n", share * 100);
 	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
@@ -1410,18 +1419,12 @@ static void test_surplus_vp_comes_back(void **state)
 {
 	(void)state;
 	struct asx_asc *a = mk_asc(&asx_asc_prio, 2, 0);
-	struct asx_prio_qos q = ASX_PRIO_QOS(0);
 	struct ring r = { .n = 4 };
 	struct ring_self rs[4];
 	struct asx_asc_thread *t[4];
 	double one, two;
 
-	for (int i = 0; i < 4; i++) {
-		rs[i].r = &r;
-		rs[i].me = i;
-		assert_int_equal(asx_asc_thread_spawn(a, &q.qos, ring_thread, &rs[i], NULL, &t[i]), 0);
-	}
-	usleep(50000);
+	ring_start(a, &r, rs, t);
 	one = settled_share(a, 1, 200);
 	__atomic_store_n(&r.compute, 1, __ATOMIC_RELAXED);
 	usleep(20000);
