@@ -290,26 +290,6 @@ void asx_qenable(struct asx_queue *q)
 EXPORT_SYMBOL_GPL(asx_qenable);
 
 /*
- * A put procedure runs inside its caller's RCU read-side section, and so
- * does every step it takes: a section of its own would only nest. Under
- * preemptible RCU entering one is a call each way, at every step of every
- * message, so a step opens one only when none is open.
- */
-static __always_inline bool q_rcu_enter(void)
-{
-	if (IS_ENABLED(CONFIG_PREEMPT_RCU) && rcu_preempt_depth() > 0)
-		return false;
-	rcu_read_lock();
-	return true;
-}
-
-static __always_inline void q_rcu_exit(bool entered)
-{
-	if (entered)
-		rcu_read_unlock();
-}
-
-/*
  * Can a message be put on @q? Looks at the nearest queue from @q on that has
  * a service procedure (or ends the chain); if it is full, marks it so that it
  * back-enables us once it drains below its low water mark. Under RCU.
@@ -334,11 +314,11 @@ static bool q_canput(struct asx_queue *q)
 
 bool asx_canput(struct asx_queue *q)
 {
-	bool rcu = q_rcu_enter();
 	bool ok;
 
+	rcu_read_lock();
 	ok = q_canput(q);
-	q_rcu_exit(rcu);
+	rcu_read_unlock();
 	return ok;
 }
 EXPORT_SYMBOL_GPL(asx_canput);
@@ -346,14 +326,14 @@ EXPORT_SYMBOL_GPL(asx_canput);
 /* One RCU section for the step and the walk: this runs for every message. */
 bool asx_canputnext(struct asx_queue *q)
 {
-	bool rcu = q_rcu_enter();
 	struct asx_queue *n;
 	bool ok = true;
 
+	rcu_read_lock();
 	n = rcu_dereference(q->next);
 	if (n)
 		ok = q_canput(n);
-	q_rcu_exit(rcu);
+	rcu_read_unlock();
 	return ok;
 }
 EXPORT_SYMBOL_GPL(asx_canputnext);
@@ -376,9 +356,9 @@ EXPORT_SYMBOL_GPL(asx_put);
 /* Passes @mp to the queue after @q; at the end of a cut chain it is dropped. */
 void asx_putnext(struct asx_queue *q, struct asx_msg *mp)
 {
-	bool rcu = q_rcu_enter();
 	struct asx_queue *n;
 
+	rcu_read_lock();
 	n = rcu_dereference(q->next);
 	if (likely(n)) {
 		q_put(n, mp);
@@ -386,7 +366,7 @@ void asx_putnext(struct asx_queue *q, struct asx_msg *mp)
 		atomic64_inc(&q->drops);
 		asx_freemsg(mp);
 	}
-	q_rcu_exit(rcu);
+	rcu_read_unlock();
 }
 EXPORT_SYMBOL_GPL(asx_putnext);
 
