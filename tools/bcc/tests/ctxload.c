@@ -48,12 +48,22 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
+static int started;	/* yielders running, atomic */
+
 static void *yielder(void *arg)
 {
 	long i;
 
 	(void)arg;
 	vp_tid = gettid();
+	/*
+	 * Both first: on a slow host (the VM) the first could otherwise make
+	 * all its yields alone, to itself (no switch), before the second is
+	 * spawned.  A yield with nobody else to run switches nothing.
+	 */
+	__atomic_add_fetch(&started, 1, __ATOMIC_RELAXED);
+	while (__atomic_load_n(&started, __ATOMIC_RELAXED) < 2)
+		asx_asc_thread_yield();
 	for (i = 0; i < yields; i++)
 		asx_asc_thread_yield();
 	return NULL;
