@@ -161,17 +161,21 @@ void asx__vp_wake(struct asx_vp *vp)
 
 /*
  * Under @a's lock: arm the deferred activation check (asx__activation_check)
- * unless it is armed, when a VP could be added (one is idle or parked).
+ * unless it is armed, when threads are queued and a VP could be added (one
+ * is idle or parked).
  */
 void asx__act_watch(struct asx_asc *a)
 {
-	if (a->act_armed || !(a->nidle || a->nspare) || a->dying)
+	uint64_t now;
+
+	if (a->act_armed || !(a->nidle || a->nspare) || a->dying || !a->pol->nrunnable(a))
 		return;
+	now = asx_now_ns();
 	a->act_armed = true;
 	a->act_mark = a->ndispatch;
 	a->act_backoff = 0;
-	asx__vps_had_cpu(a, asx_now_ns());	/* CPU marks */
-	a->act.when = asx_now_ns() + ACT_DELAY_NS;
+	asx__vps_had_cpu(a, now);	/* CPU marks */
+	a->act.when = now + ACT_DELAY_NS;
 	asx__timer_add(&a->act);	/* lock order: ASC, then timers */
 }
 

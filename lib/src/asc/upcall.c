@@ -256,7 +256,7 @@ bool asx__sa_park(struct asx_asc *a, struct asx_vp *vp)
 	if (vp->state != VP_SPARE) {
 		vp->state = VP_SPARE;
 		a->nspare++;
-		if (gave_back && a->pol->nrunnable(a))
+		if (gave_back)
 			asx__act_watch(a);	/* as vp_idle() */
 		/*
 		 * A VP giving its place back (passivate) races with the

@@ -36,7 +36,7 @@ static void vp_idle(struct asx_asc *a, struct asx_vp *vp)
 	a->nidle++;
 	/* surplus a moment ago: watch whether the threads left queued turn
 	 * CPU-bound (then the VPs still running no longer keep up) */
-	if (gave_back && a->pol->nrunnable(a))
+	if (gave_back)
 		asx__act_watch(a);
 	__atomic_store_n(&vp->wake, 0, __ATOMIC_RELAXED);
 	spin_unlock(&a->lock);

@@ -243,7 +243,7 @@ static bool bound(struct asx_map *map, const void *key)
 int asx_mux_link(struct asx_mux *mux, struct asx_stream *lower, const void *key)
 {
 	struct lower *l, *it;
-	bool upcalled = false;
+	bool undone = false;
 	int r = 0;
 
 	if (!mux || !lower)
@@ -276,7 +276,7 @@ int asx_mux_link(struct asx_mux *mux, struct asx_stream *lower, const void *key)
 		if (r) {
 			/* no memory: undone, after a grace period below */
 			asx__stream_set_upcall(lower, NULL, NULL);
-			upcalled = true;
+			undone = true;
 			goto out;
 		}
 	} else {
@@ -286,7 +286,7 @@ int asx_mux_link(struct asx_mux *mux, struct asx_stream *lower, const void *key)
 	mux->lowers = l;
 out:
 	asx_mutex_unlock(&mux->cfg);
-	if (r && upcalled)
+	if (undone)
 		(void)asx__rcu_synchronize();	/* a head may be calling up with @l */
 	if (r)
 		free(l);

@@ -200,16 +200,13 @@ static int queued(struct asx_task *t, int r)
 static int enqueue_slice(struct asx_msgq *q, struct asx_msg *m, const struct timespec *dl,
 			 uint64_t slice_ns, bool *more)
 {
-	int (*enq)(struct asx_msgq *, struct asx_msg *, unsigned int, const struct timespec *) =
-		*more ? asx__msgq_enqueue_again : asx_msgq_enqueue;
 	struct timespec slice;
+	const struct timespec *until;
 	int r;
 
 	asx_deadline(&slice, slice_ns);
-	if (dl && asx_timespec_ns(dl) < asx_timespec_ns(&slice))
-		r = enq(q, m, 0, dl);
-	else
-		r = enq(q, m, 0, &slice);
+	until = dl && asx_timespec_ns(dl) < asx_timespec_ns(&slice) ? dl : &slice;
+	r = *more ? asx__msgq_enqueue_again(q, m, 0, until) : asx_msgq_enqueue(q, m, 0, until);
 	*more = r == -ETIMEDOUT && !(dl && asx_timespec_ns(dl) <= asx_now_ns());
 	return r;
 }
