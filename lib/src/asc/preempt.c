@@ -80,6 +80,17 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/*
+ * errno is the VP's (its kernel thread's), and a thread preempted here may
+ * come back on another VP; __errno_location() is declared const, so the
+ * compiler may reuse the address it returned before the switch.  The
+ * restore asks afresh.
+ */
+static __attribute__((noipa)) void errno_set(int e)
+{
+	errno = e;
+}
+
 static void preempt_handler(int sig, siginfo_t *si, void *uc_)
 {
 	struct asx_vp *vp = asx__tls_vp;
@@ -109,13 +120,23 @@ static void preempt_handler(int sig, siginfo_t *si, void *uc_)
 	}
 	ASX_PROBE1(asc_preempt, vp->cur);
 	asx_asc_thread_yield();
-	errno = saved;
+	errno_set(saved);
 }
 
 void asx__preempt_check(struct asx_vp *vp)
 {
+	struct asx_asc_thread *cur = vp->cur;
+
+	/*
+	 * Not while the thread is on its way to block (->switching set, it
+	 * may be on a wait queue or have a wake-up armed): a yield now
+	 * would queue it to run while a waker may queue it again.  The
+	 * tick stays pending: the next check after it runs again takes it.
+	 */
+	if (!cur || __atomic_load_n(&cur->switching, __ATOMIC_RELAXED))
+		return;
 	__atomic_store_n(&vp->preempt_pending, 0, __ATOMIC_RELAXED);
-	if (vp->cur && !__atomic_load_n(&vp->nolib, __ATOMIC_RELAXED) &&
+	if (!__atomic_load_n(&vp->nolib, __ATOMIC_RELAXED) &&
 	    !__atomic_load_n(&vp->in_sched, __ATOMIC_RELAXED))
 		asx_asc_thread_yield();
 }
@@ -133,9 +154,16 @@ static void sig_setup(void)
 	dl_iterate_phdr(phdr_cb, NULL);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = preempt_handler;
-	/* NODEFER: the handler switches threads and may not return for a
-	 * while; the next thread must stay preemptible */
-	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER | SA_ONSTACK;
+	/*
+	 * NODEFER: the handler switches threads and may not return for a
+	 * while; the next thread must stay preemptible.  No SA_ONSTACK: the
+	 * handler's frame must be on the preempted thread's own stack, which
+	 * it keeps while switched out.  An alternate signal stack (the
+	 * sanitisers install one per kernel thread) is the VP's, shared by
+	 * every thread it runs: the next thread preempted there would
+	 * overwrite the frame.
+	 */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
 	sigaction(PREEMPT_SIG, &sa, NULL);
 }

@@ -210,12 +210,14 @@ void asx_asc_thread_exit(void *ret)
 static void thread_end(struct asx_asc_thread *self)
 {
 	struct asx_asc *a = self->asc;
-	struct asx_vp *vp = self->vp;
+	struct asx_vp *vp;
 	struct asx_asc_thread *next = NULL;
 	bool locked;
 
 	for (int i = 0; i < ASX_ASC_THREAD_TIMERS; i++)
 		asx__timer_del(&self->utimers[i].node);
+	/* after the last point that may take a preemption (and move us) */
+	vp = self->vp;
 	enter_sched(vp);
 	spin_lock(&a->lock);
 	a->pol->leave(a, self);
@@ -336,17 +338,26 @@ int asx_asc_thread_change(struct asx_asc *to, const struct asx_qos *qos)
 	}
 	if (to->pol->vp_per_thread || from->pol->vp_per_thread)
 		return -EOPNOTSUPP;
-	lock_np(&to->lock);
+	/*
+	 * Not preemptible until we are off this VP: a preemption between
+	 * leaving @from and the switch would queue us in @from again (PRIO
+	 * would cache one of its levels in us), then we would be queued in
+	 * @to as well.
+	 */
+	np_enter();
+	spin_lock(&to->lock);
 	r = to->pol->admit(to, self, qos, false);
 	if (!r)
 		to->nthreads++;
-	unlock_np(&to->lock);
-	if (r)
+	spin_unlock(&to->lock);
+	if (r) {
+		np_leave(true);
 		return r;
-	lock_np(&from->lock);
+	}
+	spin_lock(&from->lock);
 	from->pol->leave(from, self);
 	from->nthreads--;
-	unlock_np(&from->lock);
+	spin_unlock(&from->lock);
 	ASX_PROBE3(asc_migrate, from, to, self);
 	/* leave this VP and become runnable in @to: like blocking, and the
 	 * wake-up is ours to give */
@@ -356,6 +367,7 @@ int asx_asc_thread_change(struct asx_asc *to, const struct asx_qos *qos)
 	bool locked;
 
 	enter_sched(vp);
+	np_leave(false);	/* in_sched holds preemption off from here */
 	__atomic_store_n(&self->state, T_BLOCKED, __ATOMIC_RELAXED);
 	locked = mode_locked();
 	if (locked)

@@ -550,26 +550,30 @@ void asx__vp_blocked(void)
 	a = vp->asc;
 	if (a->sa)
 		return;	/* asx.ko reports the sleep if there is one */
+	/*
+	 * Not preemptible from here until asx__vp_unblocked(): a preemption
+	 * taken on the way would move the thread to another VP and leave
+	 * this one counted blocked while it runs other threads, and one
+	 * taken while the VP counts as blocked would do the same.
+	 */
+	np_enter();
 	if (mode_get() != MODE_MULTI) {
 		/* the only VP: others may need to run while we block, and from
 		 * now on pthreads outside may make a spare, so lock */
-		np_enter();
 		pthread_mutex_lock(&asx__sched.cfg);
 		mode_locked();
 		__atomic_store_n(&asx__sched.mode, MODE_MULTI, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&asx__sched.cfg);
-		np_leave(true);
 	}
-	lock_np(&a->lock);
+	spin_lock(&a->lock);
 	asx__inbox_drain(a);
 	vp->state = VP_BLOCKED;
 	a->nblocked++;
 	k = activate_locked(a, VPEV_BLOCKED, NULL, wk, 2, &td);
-	unlock_np(&a->lock);
+	spin_unlock(&a->lock);
 	ASX_PROBE2(asc_vp_blocked, a, vp);
 	asx__wake_list(wk, k);
 	asx__vp_todo_run(a, &td);
-	__atomic_store_n(&vp->nolib, vp->nolib + 1, __ATOMIC_RELAXED);
 }
 
 void asx__vp_unblocked(void)
@@ -583,14 +587,15 @@ void asx__vp_unblocked(void)
 	a = vp->asc;
 	if (a->sa)
 		return;
-	__atomic_store_n(&vp->nolib, vp->nolib - 1, __ATOMIC_RELAXED);
-	lock_np(&a->lock);
+	/* still not preemptible (asx__vp_blocked()) until the books agree */
+	spin_lock(&a->lock);
 	vp->state = VP_RUNNING;
 	a->nblocked--;
 	n = a->pol->activation(a, VPEV_UNBLOCKED);
 	if (n < 0)
 		vp->passivate = 1;	/* at our next scheduling point */
-	unlock_np(&a->lock);
+	spin_unlock(&a->lock);
+	np_leave(true);
 	ASX_PROBE2(asc_vp_unblocked, a, vp);
 	if (n < 0)
 		asx_asc_thread_yield();
