@@ -456,12 +456,6 @@ static __attribute__((noinline)) void yield_other(struct asx_vp *vp,
 			  !__atomic_load_n(&vp->passivate, __ATOMIC_RELAXED) &&
 			  !__atomic_load_n(&asx__sched.need_act, __ATOMIC_RELAXED))) {
 		/* the locked path: one spinlock round trip */
-		if (!a->pol->nrunnable(a) && !__atomic_load_n(&a->inbox, __ATOMIC_RELAXED)) {
-			/* nothing else to run here: let the OS run other VPs */
-			sched_yield();
-			leave_sched(self);
-			return;
-		}
 		bool crowded;
 
 		__atomic_store_n(&self->switching, 1, __ATOMIC_RELAXED);
@@ -478,19 +472,21 @@ static __attribute__((noinline)) void yield_other(struct asx_vp *vp,
 		} else {
 			next = a->pol->schedule(a, vp, self);
 		}
-		crowded = asc_running(a) > ncpus();
+		/*
+		 * With more running VPs than CPUs, a VP whose thread others
+		 * wait for may be off the CPU while ours spin through
+		 * user-level switches for a whole OS timeslice: every few
+		 * yields let the OS run the other VPs.  Nothing else to run
+		 * here: let the OS run other VPs at once.
+		 */
+		crowded = next == self ? !a->pol->nrunnable(a) :
+			  (++vp->nyield & 3) == 0 && asc_running(a) > ncpus();
 		spin_unlock(&a->lock);
 		if (next == self)
 			__atomic_store_n(&self->switching, 0, __ATOMIC_RELAXED);
 		else
 			switch_to(vp, self, next);
-		/*
-		 * With more running VPs than CPUs, a VP whose thread others
-		 * wait for may be off the CPU while ours spin through
-		 * user-level switches for a whole OS timeslice: every few
-		 * yields let the OS run the other VPs.
-		 */
-		if (unlikely(crowded) && (++self->vp->nyield & 3) == 0)
+		if (unlikely(crowded))
 			sched_yield();
 	} else {
 		yield_slow(vp, self);
