@@ -10,7 +10,8 @@
 #      build takes long, later runs find it in the cache)
 #   2. builds asx.ko and asx_rot13.ko against it, from a copy of kmod/ and
 #      uapi/ in build/kmod-debug/ (kmod/ keeps the Debian kernel's build)
-#   3. builds the selftests (make selftests)
+#   3. builds the selftests and the tools (make selftests tools: proc_test
+#      runs asxctl)
 #   4. boots the debug kernel with those modules (tools/vm/asx-vm --debug)
 #      and runs CMD there, by default the whole suite, each test with a
 #      300 s timeout (ASX_DEBUG_TEST_TIMEOUT) instead of 30 s:
@@ -70,7 +71,8 @@ make -C "$kdir" M="$top/$mirror" modules > "$mirror/build.log" 2>&1 || {
 	echo "$prog: FAIL: asx.ko does not build against the debug kernel" >&2
 	exit 1
 }
-make -s selftests || { echo "$prog: FAIL: make selftests" >&2; exit 1; }
+# the tools too: proc_test runs build/bin/asxctl against the module
+make -s selftests tools || { echo "$prog: FAIL: make selftests tools" >&2; exit 1; }
 
 # The debug kernel is several times slower: each test gets 300 s, not 30 s.
 [ $# -gt 0 ] || set -- env ASX_TEST_TIMEOUT="${ASX_DEBUG_TEST_TIMEOUT:-300}" \
