@@ -133,10 +133,10 @@ void asx__preempt_check(struct asx_vp *vp)
 	 * would queue it to run while a waker may queue it again.  The
 	 * tick stays pending: the next check after it runs again takes it.
 	 */
-	if (!cur || __atomic_load_n(&cur->switching, __ATOMIC_RELAXED))
+	if (cur && __atomic_load_n(&cur->switching, __ATOMIC_RELAXED))
 		return;
 	__atomic_store_n(&vp->preempt_pending, 0, __ATOMIC_RELAXED);
-	if (!__atomic_load_n(&vp->nolib, __ATOMIC_RELAXED) &&
+	if (cur && !__atomic_load_n(&vp->nolib, __ATOMIC_RELAXED) &&
 	    !__atomic_load_n(&vp->in_sched, __ATOMIC_RELAXED))
 		asx_asc_thread_yield();
 }
