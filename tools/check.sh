@@ -151,12 +151,17 @@ stage_lib() {
 # test_reactor (measures heap use with mallinfo, which valgrind's
 # allocator does not fill in), and the slow suites (stream, stream_dyn,
 # mux: 15-90 s each under valgrind; svc: 150 s, its writers run until
-# 1,000 reconfigurations are done).
+# 1,000 reconfigurations are done).  --fair-sched=yes: valgrind runs one
+# thread at a time, and its default lock hands the CPU back to the thread
+# that just let it go, so a thread that never blocks (test_sync's hog
+# readers) kept the main thread out of pthread_create() for minutes: one
+# run of test_sync took 4 s, another over 600 s.  With the fair lock, 4 to
+# 8 s, beside two CPU hogs.
 leak_vg_tests=(test_msg test_msgq test_map test_sa test_ipc test_ipc_netns test_sync test_thread test_svc_conf
 	       test_xdr test_xdr_module)
 stage_leak() {
-	local bin name vg=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite
-			   --error-exitcode=97)
+	local bin name vg=(valgrind -q --fair-sched=yes --leak-check=full
+			   --errors-for-leak-kinds=definite --error-exitcode=97)
 	note "leak checks, message cache on (LSan: whole suite; valgrind: ${leak_vg_tests[*]})"
 	if ! make -s -j"$jobs" SAN=asan tests || ! make -s -j"$jobs" tests; then
 		fail "leak: build"
