@@ -52,6 +52,17 @@
 
 #define TLS_IE __attribute__((tls_model("initial-exec")))
 
+/*
+ * errno is the VP's (its kernel thread's), and a user thread may come back
+ * from a switch, or from a preemption, on another VP; __errno_location()
+ * is declared const, so within one function the compiler may reuse the
+ * address it returned before the switch.  Every errno access after a
+ * possible switch goes through these, which ask afresh (defined in io.c,
+ * not inlined, not analysed across the call).
+ */
+int asx__errno_get(void);	/* io.c */
+void asx__errno_set(int e);
+
 enum { MODE_SINGLE = 0, MODE_MULTI = 1, MODE_REQUEST = 2 };
 
 enum tstate { T_NEW, T_READY, T_RUNNING, T_BLOCKED, T_DEAD };

@@ -23,26 +23,26 @@
 
 #include "asc/asc_impl.h"
 
-/*
- * errno is the VP's (a pthread's), and a user thread may come back from a
- * switch on another VP; __errno_location() is declared const, so within
- * one function the compiler may reuse the address it returned before the
- * switch.  Every errno access after a possible switch goes through these,
- * which ask afresh.
- */
-static __attribute__((noipa)) int get_errno(void)
+/* asc_impl.h says why; gcc's noipa also keeps LTO from seeing through them */
+#if defined(__clang__)
+#define ASX__NOIPA __attribute__((noinline))
+#else
+#define ASX__NOIPA __attribute__((noipa))
+#endif
+
+ASX__NOIPA int asx__errno_get(void)
 {
 	return errno;
 }
 
-static __attribute__((noipa)) void set_errno(int e)
+ASX__NOIPA void asx__errno_set(int e)
 {
 	errno = e;
 }
 
 static bool would_block(void)
 {
-	int e = get_errno();
+	int e = asx__errno_get();
 
 	return e == EAGAIN || e == EWOULDBLOCK;
 }
@@ -62,7 +62,7 @@ static int park(int fd, short ev)
 	int r = asx_asc_thread_wait_fd(fd, ev, NULL);
 
 	if (r < 0) {
-		set_errno(-r);
+		asx__errno_set(-r);
 		return -1;
 	}
 	return 0;
@@ -75,7 +75,7 @@ ssize_t asx_asc_read(int fd, void *buf, size_t n)
 			return -1;
 		ssize_t r = read(fd, buf, n);
 
-		if (r >= 0 || get_errno() != EAGAIN || !asx__self())
+		if (r >= 0 || asx__errno_get() != EAGAIN || !asx__self())
 			return r;
 		/* non-blocking descriptor raced with another reader: wait again */
 		if (park(fd, POLLIN))
@@ -90,7 +90,7 @@ ssize_t asx_asc_write(int fd, const void *buf, size_t n)
 			return -1;
 		ssize_t r = write(fd, buf, n);
 
-		if (r >= 0 || get_errno() != EAGAIN || !asx__self())
+		if (r >= 0 || asx__errno_get() != EAGAIN || !asx__self())
 			return r;
 		if (park(fd, POLLOUT))
 			return -1;
@@ -143,9 +143,9 @@ int asx_asc_connect(int fd, const struct sockaddr *addr, socklen_t len)
 
 	asx_asc_blocking_begin();
 	r = connect(fd, addr, len);
-	e = get_errno();
+	e = asx__errno_get();
 	asx_asc_blocking_end();
-	set_errno(e);
+	asx__errno_set(e);
 	return r;
 }
 
@@ -160,9 +160,9 @@ int asx_asc_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		return r;
 	asx_asc_blocking_begin();
 	r = poll(fds, n, timeout_ms);
-	e = get_errno();
+	e = asx__errno_get();
 	asx_asc_blocking_end();
-	set_errno(e);
+	asx__errno_set(e);
 	return r;
 }
 
@@ -172,8 +172,8 @@ int asx_asc_nanosleep(const struct timespec *req, struct timespec *rem)
 
 	asx_asc_blocking_begin();
 	r = nanosleep(req, rem);
-	e = get_errno();
+	e = asx__errno_get();
 	asx_asc_blocking_end();
-	set_errno(e);
+	asx__errno_set(e);
 	return r;
 }

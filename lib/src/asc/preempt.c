@@ -80,17 +80,6 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-/*
- * errno is the VP's (its kernel thread's), and a thread preempted here may
- * come back on another VP; __errno_location() is declared const, so the
- * compiler may reuse the address it returned before the switch.  The
- * restore asks afresh.
- */
-static __attribute__((noipa)) void errno_set(int e)
-{
-	errno = e;
-}
-
 static void preempt_handler(int sig, siginfo_t *si, void *uc_)
 {
 	struct asx_vp *vp = asx__tls_vp;
@@ -120,7 +109,7 @@ static void preempt_handler(int sig, siginfo_t *si, void *uc_)
 	}
 	ASX_PROBE1(asc_preempt, vp->cur);
 	asx_asc_thread_yield();
-	errno_set(saved);
+	asx__errno_set(saved);
 }
 
 void asx__preempt_check(struct asx_vp *vp)
