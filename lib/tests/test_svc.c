@@ -143,8 +143,9 @@ static void test_static_services(void **state)
 	(void)state;
 	assert_int_equal(asx_svc_register(r, "Mgr", make_st), -EEXIST);
 	assert_int_equal(asx_svc_register(r, "9bad", make_st), -EINVAL);
-	assert_int_equal(apply(r, "static Mgr \"-d 'a b'\"\nstatic Other inactive", 0, err), -EINVAL);
-	assert_string_equal(err, "t.conf:2:14: expected a directive (dynamic, static, remove, suspend, resume, stream or include), found 'inactive'");
+	assert_int_equal(apply(r, "static Mgr \"-d 'a b'\"\nstatic Other inactive inactive", 0, err),
+			 -EINVAL);
+	assert_string_equal(err, "t.conf:2:23: expected a directive (dynamic, static, remove, suspend, resume, stream or include), found 'inactive'");
 	assert_string_equal(events(), "");
 	assert_int_equal(apply(r, "static Mgr \"-d 'a b'\"\nstatic Other\nsuspend Other", 0, err), 0);
 	assert_string_equal(events(), "init Mgr argc=3 -d; init Other argc=1; suspend Other");
@@ -432,6 +433,81 @@ static void held_then_resumed(struct asx_stream *s, struct asx_svc_repo *r, cons
 	assert_int_equal(asx_stream_get(s, &m, ASX_STREAM_NOWAIT, NULL), -EWOULDBLOCK);
 	assert_int_equal(asx_svc_resume(r, path), 0);
 	get_u32(s, v);
+}
+
+/* The Modules of S, bottom first, as asx_svc_find() describes them. */
+static const char *mods_of(struct asx_svc_repo *r, const char *name)
+{
+	static struct asx_svc_info in;
+
+	assert_int_equal(asx_svc_find(r, name, &in), 0);
+	return in.desc;
+}
+
+/* "suspend STREAM/MODULE" and "resume STREAM/MODULE" in a configuration */
+static void test_module_directives(void **state)
+{
+	struct asx_svc_repo *r = repo_with_statics();
+	struct asx_stream *s, *s2;
+	char err[256];
+
+	(void)state;
+	/* after the Stream's definition: the Module starts suspended */
+	assert_int_equal(apply(r, "static Mgr\nstream S { static pass static counter }\n"
+			       "suspend S/counter\n", 0, err), 0);
+	assert_string_equal(mods_of(r, "S"), "Stream, modules bottom first: pass counter(suspended)");
+	assert_int_equal(asx_svc_stream(r, "S", &s), 0);
+	held_then_resumed(s, r, "S/counter", 1);
+	/* alone, on a running Stream: in place, in the file's order */
+	assert_int_equal(apply(r, "suspend S/pass\nsuspend S/counter\nresume S/pass", 0, err), 0);
+	assert_string_equal(events(), "init Mgr argc=1");
+	assert_string_equal(mods_of(r, "S"), "Stream, modules bottom first: pass counter(suspended)");
+	assert_int_equal(asx_svc_stream(r, "S", &s2), 0);
+	assert_ptr_equal(s2, s);
+	held_then_resumed(s, r, "S/counter", 2);
+	/* undone with the rest of a transaction that fails */
+	assert_int_equal(apply(r, "suspend S/pass\nsuspend Mgr\nstatic Unknown", 0, err), -ENOENT);
+	assert_string_equal(err, "t.conf:3:1: static service 'Unknown': the program registered no factory of that name (asx_svc_register())");
+	assert_string_equal(mods_of(r, "S"), "Stream, modules bottom first: pass counter");
+	assert_string_equal(events(), "suspend Mgr; resume Mgr");
+	roundtrip(s, 3);
+	/* a reload: the Stream as its entry says, then as the directive after it says */
+	assert_int_equal(apply(r, "static Mgr\nstream S { static pass static counter inactive }\n"
+			       "resume S/counter\nsuspend S/pass", ASX_SVC_RELOAD, err), 0);
+	assert_string_equal(mods_of(r, "S"), "Stream, modules bottom first: pass(suspended) counter");
+	held_then_resumed(s, r, "S/pass", 4);
+	/* a later definition overrides an earlier directive */
+	assert_int_equal(apply(r, "suspend S/counter\nstream S { static pass static counter }",
+			       0, err), 0);
+	assert_string_equal(mods_of(r, "S"), "Stream, modules bottom first: pass counter");
+	roundtrip(s, 5);
+	/* a new Stream with a module suspended by a directive */
+	assert_int_equal(apply(r, "stream N { static counter }\nsuspend N/counter", 0, err), 0);
+	assert_string_equal(mods_of(r, "N"), "Stream, modules bottom first: counter(suspended)");
+	/* errors: said where, and nothing changes */
+	assert_int_equal(apply(r, "resume N/counter\nsuspend S/nope", 0, err), -ENOENT);
+	assert_string_equal(err, "t.conf:2:1: cannot suspend 'S/nope': stream 'S' has no module 'nope'");
+	assert_string_equal(mods_of(r, "N"), "Stream, modules bottom first: counter(suspended)");
+	assert_int_equal(apply(r, "resume T/counter", 0, err), -ENOENT);
+	assert_string_equal(err, "t.conf:1:1: cannot resume 'T/counter': no stream 'T'");
+	assert_int_equal(apply(r, "suspend Mgr/counter", 0, err), -EMEDIUMTYPE);
+	assert_string_equal(err, "t.conf:1:1: cannot suspend 'Mgr/counter': 'Mgr' is a service, not a stream");
+	assert_int_equal(apply(r, "static Other\nsuspend Other/x", 0, err), -EMEDIUMTYPE);
+	assert_string_equal(err, "t.conf:2:1: cannot suspend 'Other/x': 'Other' is a service, not a stream");
+	assert_int_equal(apply(r, "suspend N/counter", ASX_SVC_RELOAD, err), -ENOENT);
+	assert_string_equal(err, "t.conf:1:1: cannot suspend 'N/counter': no stream 'N'");
+	/* an asx.ko module: refused before anything is opened */
+	assert_int_equal(apply(r, "stream K kernel { kernel pass static counter }\nsuspend K/pass",
+			       0, err), -EOPNOTSUPP);
+	assert_string_equal(err, "t.conf:2:1: cannot suspend 'K/pass': it is an asx.ko module; only user-space modules can be suspended");
+	assert_string_equal(running(r), "Mgr:a S:a N:a");
+	assert_string_equal(events(), "");
+	/* a static service may start suspended, too */
+	assert_int_equal(apply(r, "static Other inactive \"-v\"", 0, err), 0);
+	assert_string_equal(events(), "init Other argc=2 -v; suspend Other");
+	assert_string_equal(running(r), "Mgr:a S:a N:a Other:s");
+	asx_svc_repo_destroy(r);
+	assert_string_equal(events(), "fini Other; fini Mgr");
 }
 
 static void test_streams(void **state)
@@ -824,6 +900,7 @@ int main(void)
 		cmocka_unit_test(test_transaction),
 		cmocka_unit_test(test_reload_file),
 		cmocka_unit_test(test_streams),
+		cmocka_unit_test(test_module_directives),
 		cmocka_unit_test(test_stream_reconfig_under_load),
 		cmocka_unit_test(test_codec_stream),
 		cmocka_unit_test(test_arguments),

@@ -201,10 +201,57 @@ static void test_errors(void **state)
 		assert_int_equal(asx__svc_parse_mem("t.conf", nul, sizeof(nul) - 1, &c, &e), -EINVAL);
 		assert_string_equal(e.msg, "t.conf:1:1: the file holds a NUL byte (not a text file?)");
 	}
+	bad("suspend \"S\"", "t.conf:1:9: expected the name of a service, or STREAM/MODULE, found a quoted string");
+	bad("suspend S/", "t.conf:1:9: expected STREAM/MODULE (a stream's name, '/', the name of one of its modules), found 'S/'");
+	bad("resume /m", "t.conf:1:8: expected STREAM/MODULE (a stream's name, '/', the name of one of its modules), found '/m'");
+	bad("suspend 9S/m",
+	    "t.conf:1:9: '9S' is not a valid name (a letter or '_', then letters, digits, '_', '.' or '-')");
+	bad("resume S/a/b",
+	    "t.conf:1:10: 'a/b' is not a valid name (a letter or '_', then letters, digits, '_', '.' or '-')");
+	bad("remove S/m",
+	    "t.conf:1:8: 'remove' takes the name of a service, not a module: to take a module out of a stream, define the stream without it");
+	bad("static a inactive active", "t.conf:1:19: expected a directive (dynamic, static, remove, suspend, resume, stream or include), found 'active'");
 	/* remove / suspend / resume may name what is configured */
 	asx__svc_conf_free(ok("static a\nsuspend a\nresume a\nremove a"));
 	/* a 63-byte name is fine */
 	asx__svc_conf_free(ok("static aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+}
+
+/* suspend/resume STREAM/MODULE, and a static service started suspended */
+static void test_module_targets(void **state)
+{
+	struct asx__svc_conf *c;
+	const struct asx__svc_ent *e;
+
+	(void)state;
+	c = ok("stream S { static a }\nsuspend S/a\n  resume S.x/b-2\nsuspend T\n"
+	       "static U inactive \"-x\"\nstatic V active\n");
+	e = c->head;
+	assert_string_equal(e->mod, "");
+	e = e->next;
+	assert_int_equal(e->dir, ASX__SVC_SUSPEND);
+	assert_string_equal(e->name, "S");
+	assert_string_equal(e->mod, "a");
+	assert_int_equal(e->loc.line, 2);
+	assert_int_equal(e->loc.col, 1);
+	e = e->next;
+	assert_int_equal(e->dir, ASX__SVC_RESUME);
+	assert_string_equal(e->name, "S.x");
+	assert_string_equal(e->mod, "b-2");
+	assert_int_equal(e->loc.col, 3);
+	e = e->next;
+	assert_int_equal(e->dir, ASX__SVC_SUSPEND);
+	assert_string_equal(e->name, "T");
+	assert_string_equal(e->mod, "");
+	e = e->next;
+	assert_int_equal(e->dir, ASX__SVC_STATIC);
+	assert_true(e->inactive);
+	assert_string_equal(e->args, "-x");
+	e = e->next;
+	assert_false(e->inactive);
+	assert_null(e->args);
+	assert_null(e->next);
+	asx__svc_conf_free(c);
 }
 
 static char dir[] = "/tmp/asx-svc-conf-XXXXXX";
@@ -336,6 +383,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_directive),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_module_targets),
 		cmocka_unit_test(test_includes),
 		cmocka_unit_test(test_split_args),
 	};

@@ -225,32 +225,67 @@ static bool is_word(const struct parser *ps, const char *w)
 
 /* ---------------------------------------------------------------- parser */
 
-static int take_name(struct parser *ps, const char *thing, char *out)
+/* Is @p[0..n) a name: a letter or '_', then letters, digits, '_', '.' or '-'? */
+static bool valid_name(const char *p, size_t n)
 {
-	const char *p = ps->t.p;
-
-	if (ps->t.kind != T_WORD)
-		return expected(ps, thing);
-	if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == '_'))
-		goto bad;
-	for (size_t i = 1; i < ps->t.n; i++) {
+	if (!n || !((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == '_'))
+		return false;
+	for (size_t i = 1; i < n; i++) {
 		char c = p[i];
 
 		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
 		      c == '_' || c == '.' || c == '-'))
-			goto bad;
+			return false;
 	}
-	if (ps->t.n >= ASX__SVC_NAME_MAX)
-		return fail(ps, ps->t.line, ps->t.col, -EINVAL,
+	return true;
+}
+
+/* Check @n bytes at @p as a name (reported at @col) and copy them to @out. */
+static int copy_name(struct parser *ps, const char *p, size_t n, unsigned int col, char *out)
+{
+	if (!valid_name(p, n))
+		return fail(ps, ps->t.line, col, -EINVAL,
+			    "'%.*s' is not a valid name (a letter or '_', then letters, digits, '_', '.' or '-')",
+			    (int)(n > 40 ? 40 : n), p);
+	if (n >= ASX__SVC_NAME_MAX)
+		return fail(ps, ps->t.line, col, -EINVAL,
 			    "the name '%.20s...' is %zu bytes long; at most %d are allowed",
-			    p, ps->t.n, ASX__SVC_NAME_MAX - 1);
-	memcpy(out, p, ps->t.n);
-	out[ps->t.n] = '\0';
-	return next(ps);
-bad:
-	return fail(ps, ps->t.line, ps->t.col, -EINVAL,
-		    "'%.*s' is not a valid name (a letter or '_', then letters, digits, '_', '.' or '-')",
-		    (int)(ps->t.n > 40 ? 40 : ps->t.n), p);
+			    p, n, ASX__SVC_NAME_MAX - 1);
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return 0;
+}
+
+static int take_name(struct parser *ps, const char *thing, char *out)
+{
+	int r;
+
+	if (ps->t.kind != T_WORD)
+		return expected(ps, thing);
+	r = copy_name(ps, ps->t.p, ps->t.n, ps->t.col, out);
+	return r ? r : next(ps);
+}
+
+/*
+ * The target of suspend/resume: a service NAME, or STREAM/MODULE, one
+ * Module of a Stream (@mod gets the Module's name, "" for a service).
+ */
+static int take_target(struct parser *ps, char *name, char *mod)
+{
+	const char *slash = ps->t.kind == T_WORD ? memchr(ps->t.p, '/', ps->t.n) : NULL;
+	size_t n;
+	int r;
+
+	mod[0] = '\0';
+	if (!slash)
+		return take_name(ps, "the name of a service, or STREAM/MODULE", name);
+	n = (size_t)(slash - ps->t.p);
+	if (!n || n + 1 == ps->t.n)
+		return expected(ps, "STREAM/MODULE (a stream's name, '/', the name of one of its modules)");
+	r = copy_name(ps, ps->t.p, n, ps->t.col, name);
+	if (!r)
+		r = copy_name(ps, slash + 1, ps->t.n - n - 1, ps->t.col + (unsigned int)n + 1, mod);
+	return r ? r : next(ps);
 }
 
 /* A word or a quoted string, copied. */
@@ -283,6 +318,15 @@ static int take_args(struct parser *ps, struct asx__svc_ent *e)
 		return 0;
 	e->args = ps->t.str;
 	ps->t.str = NULL;
+	return next(ps);
+}
+
+/* An optional "active" or "inactive" (starts suspended). */
+static int take_state(struct parser *ps, struct asx__svc_ent *e)
+{
+	if (!is_word(ps, "active") && !is_word(ps, "inactive"))
+		return 0;
+	e->inactive = is_word(ps, "inactive");
 	return next(ps);
 }
 
@@ -337,13 +381,8 @@ static int parse_dynamic(struct parser *ps, struct asx__svc_ent *e, bool in_stre
 		r = take_punct(ps, ')', "')' (a factory takes no arguments here: its parameters go in a quoted string)");
 	if (r)
 		return r;
-	if (is_word(ps, "active") || is_word(ps, "inactive")) {
-		e->inactive = is_word(ps, "inactive");
-		r = next(ps);
-		if (r)
-			return r;
-	}
-	return take_args(ps, e);
+	r = take_state(ps, e);
+	return r ? r : take_args(ps, e);
 }
 
 static struct asx__svc_ent *new_ent(struct parser *ps)
@@ -422,16 +461,13 @@ static int parse_stream(struct parser *ps, struct asx__svc_ent *s)
 				r = take_name(ps, m.dir == ASX__SVC_KERNEL ?
 					      "an asx.ko module's name after 'kernel'" :
 					      "a module name after 'static'", m.name);
-			if (!r && (is_word(ps, "active") || is_word(ps, "inactive"))) {
-				if (m.dir == ASX__SVC_KERNEL)
-					r = fail(ps, ps->t.line, ps->t.col, -EINVAL,
-						 "asx.ko module '%s' cannot be suspended: only user-space modules can be 'inactive'",
-						 m.name);
-				else
-					m.inactive = is_word(ps, "inactive");
-				if (!r)
-					r = next(ps);
-			}
+			if (!r && m.dir == ASX__SVC_KERNEL &&
+			    (is_word(ps, "active") || is_word(ps, "inactive")))
+				r = fail(ps, ps->t.line, ps->t.col, -EINVAL,
+					 "asx.ko module '%s' cannot be suspended: only user-space modules can be 'inactive'",
+					 m.name);
+			if (!r)
+				r = take_state(ps, &m);
 			if (!r)
 				r = take_args(ps, &m);
 		} else {
@@ -651,14 +687,22 @@ static int parse_text(struct parser *ps)
 			if (!r)
 				r = take_name(ps, "a service name after 'static'", e->name);
 			if (!r)
+				r = take_state(ps, e);
+			if (!r)
 				r = take_args(ps, e);
-		} else if (is_word(ps, "remove") || is_word(ps, "suspend") ||
-			   is_word(ps, "resume")) {
-			e->dir = is_word(ps, "remove") ? ASX__SVC_REMOVE :
-				 is_word(ps, "suspend") ? ASX__SVC_SUSPEND : ASX__SVC_RESUME;
+		} else if (is_word(ps, "remove")) {
+			e->dir = ASX__SVC_REMOVE;
 			r = next(ps);
+			if (!r && ps->t.kind == T_WORD && memchr(ps->t.p, '/', ps->t.n))
+				r = fail(ps, ps->t.line, ps->t.col, -EINVAL,
+					 "'remove' takes the name of a service, not a module: to take a module out of a stream, define the stream without it");
 			if (!r)
 				r = take_name(ps, "the name of a service", e->name);
+		} else if (is_word(ps, "suspend") || is_word(ps, "resume")) {
+			e->dir = is_word(ps, "suspend") ? ASX__SVC_SUSPEND : ASX__SVC_RESUME;
+			r = next(ps);
+			if (!r)
+				r = take_target(ps, e->name, e->mod);
 		} else if (is_word(ps, "stream")) {
 			r = next(ps);
 			if (!r)

@@ -23,10 +23,10 @@
 
 enum asx__svc_dir {
 	ASX__SVC_DYNAMIC = 1,	/* dynamic NAME TYPE * PATH:FACTORY() [state] ["args"] */
-	ASX__SVC_STATIC,	/* static NAME ["args"] */
+	ASX__SVC_STATIC,	/* static NAME [state] ["args"] */
 	ASX__SVC_REMOVE,	/* remove NAME */
-	ASX__SVC_SUSPEND,	/* suspend NAME */
-	ASX__SVC_RESUME,	/* resume NAME */
+	ASX__SVC_SUSPEND,	/* suspend NAME, or suspend STREAM/MODULE */
+	ASX__SVC_RESUME,	/* resume NAME, or resume STREAM/MODULE */
 	ASX__SVC_STREAM,	/* stream NAME [kernel "driver"] { entries } */
 	ASX__SVC_KERNEL,	/* (in a stream) kernel NAME: an asx.ko module */
 };
@@ -46,6 +46,8 @@ struct asx__svc_ent {
 	enum asx__svc_dir dir;
 	enum asx__svc_type type;	/* dynamic only */
 	char name[ASX__SVC_NAME_MAX];
+	char mod[ASX__SVC_NAME_MAX];	/* suspend/resume STREAM/MODULE: the
+					 * Module (name is the Stream); else "" */
 	char *path;		/* dynamic: the shared object */
 	char *factory;		/* dynamic: its factory symbol */
 	char *args;		/* the quoted parameters, or NULL */

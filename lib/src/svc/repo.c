@@ -243,11 +243,21 @@ static int plan(struct asx_svc_repo *repo, const struct asx__svc_conf *c, unsign
 		case ASX__SVC_REMOVE:
 		case ASX__SVC_SUSPEND:
 		case ASX__SVC_RESUME:
+			if (e->mod[0] && (!st || st->act == STOP))
+				return asx__svc_say(p, e, -ENOENT, "cannot %s '%s/%s': no stream '%s'",
+					   e->dir == ASX__SVC_SUSPEND ? "suspend" : "resume",
+					   e->name, e->mod, e->name);
 			if (!st || st->act == STOP)
 				return asx__svc_say(p, e, -ENOENT, "no service '%s' to %s", e->name,
 					   e->dir == ASX__SVC_REMOVE ? "remove" :
 					   e->dir == ASX__SVC_SUSPEND ? "suspend" : "resume");
-			if (e->dir == ASX__SVC_REMOVE) {
+			if (e->mod[0]) {
+				int r = asx__svc_stream_mod_state(p, st, e);
+
+				if (r)
+					return r;
+				st->why = e;
+			} else if (e->dir == ASX__SVC_REMOVE) {
 				st->act = STOP;
 				st->def = NULL;
 			} else {
@@ -579,6 +589,13 @@ static int apply(struct asx_svc_repo *repo, const struct asx__svc_conf *c, const
 	if (!r)
 		commit(repo, &p);
 	pthread_mutex_unlock(&repo->lock);
+	while (p.owned) {
+		struct asx__svc_ent *made = p.owned;
+
+		p.owned = made->next;
+		free(made->mods);
+		free(made);
+	}
 	free(p.order);
 	free(p.v);
 	free(dir);

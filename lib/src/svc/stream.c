@@ -124,6 +124,82 @@ static int copy_mods(struct asx__svc_plan *p, const struct asx__svc_ent *e,
 	return 0;
 }
 
+/* The definition a running Module came from (@d borrows @m's strings). */
+static void def_of_mod(const struct asx__svc_mod *m, struct asx__svc_ent *d)
+{
+	*d = (struct asx__svc_ent){
+		.dir = m->kernel ? ASX__SVC_KERNEL : m->dynamic ? ASX__SVC_DYNAMIC : ASX__SVC_STATIC,
+		.type = ASX__SVC_T_MODULE, .path = m->library, .factory = m->factory,
+		.args = m->args, .inactive = m->inactive,
+	};
+	strcpy(d->name, m->name);
+}
+
+/*
+ * "suspend STREAM/MODULE" (@e) in a configuration: @st's Stream is to have
+ * that Module suspended (resumed), the rest as it is defined so far in the
+ * file, or as it runs.  The plan makes that definition (borrowing strings
+ * from the one it copies) and owns it; the step then starts, keeps or
+ * reshapes the Stream as for any definition, a state change being done in
+ * place and undone with the rest of a failed transaction.
+ */
+int asx__svc_stream_mod_state(struct asx__svc_plan *p, struct asx__svc_step *st,
+			      const struct asx__svc_ent *e)
+{
+	const struct asx__svc_ent *d = st->def;
+	const struct asx_svc *s = st->old;
+	const char *what = e->dir == ASX__SVC_SUSPEND ? "suspend" : "resume";
+	struct asx__svc_ent *c;
+	size_t n = d ? d->nmods : s->nmods;
+	long k = -1;
+
+	if (d ? d->dir != ASX__SVC_STREAM : s->kind != ASX__SVC_STREAMK)
+		return asx__svc_say(p, e, -EMEDIUMTYPE,
+				    "cannot %s '%s/%s': '%s' is a service, not a stream", what,
+				    e->name, e->mod, e->name);
+	c = calloc(1, sizeof(*c));
+	if (c)
+		c->mods = calloc(n + 1, sizeof(*c->mods));
+	if (!c || !c->mods) {
+		free(c);
+		return asx__svc_say(p, e, -ENOMEM, "out of memory");
+	}
+	if (d) {
+		*c = (struct asx__svc_ent){ .dir = d->dir, .kernel = d->kernel,
+					    .driver = d->driver, .mods = c->mods };
+		memcpy(c->mods, d->mods, n * sizeof(*c->mods));
+	} else {
+		*c = (struct asx__svc_ent){ .dir = ASX__SVC_STREAM, .kernel = s->kernel,
+					    .driver = s->driver, .mods = c->mods };
+		for (size_t i = 0; i < n; i++) {
+			def_of_mod(&s->mods[i], &c->mods[i]);
+			c->mods[i].loc = e->loc;
+		}
+	}
+	strcpy(c->name, e->name);
+	c->nmods = n;
+	c->loc = d ? d->loc : e->loc;
+	c->next = p->owned;
+	p->owned = c;
+	for (size_t i = 0; i < n && k < 0; i++)
+		if (!strcmp(c->mods[i].name, e->mod))
+			k = (long)i;
+	if (k < 0)
+		return asx__svc_say(p, e, -ENOENT, "cannot %s '%s/%s': stream '%s' has no module '%s'",
+				    what, e->name, e->mod, e->name, e->mod);
+	if (c->mods[k].dir == ASX__SVC_KERNEL)
+		return asx__svc_say(p, e, -EOPNOTSUPP,
+				    "cannot %s '%s/%s': it is an asx.ko module; only user-space modules can be suspended",
+				    what, e->name, e->mod);
+	c->mods[k].inactive = e->dir == ASX__SVC_SUSPEND;
+	st->def = c;
+	if (s && s->kind == ASX__SVC_STREAMK)
+		st->act = asx__svc_stream_same(s, c) ? KEEP : RESHAPE;
+	if (st->act == KEEP)
+		st->def = NULL;
+	return 0;
+}
+
 /* Make the Module @d defines; a dynamic one's library handle goes to *dl. */
 static int make_mod(struct asx_svc_repo *repo, struct asx__svc_plan *p, const char *stream,
 		    const struct asx__svc_ent *d, void **dl, struct asx_module **out)
@@ -398,14 +474,11 @@ void asx__svc_stream_unshape(struct asx_svc_repo *repo, struct asx__svc_step *st
 		} else {
 			/* a fresh Module of the old definition takes its place again */
 			const struct asx__svc_mod *m = &s->mods[u->old];
-			struct asx__svc_ent d = { .dir = m->dynamic ? ASX__SVC_DYNAMIC : ASX__SVC_STATIC,
-						  .type = ASX__SVC_T_MODULE, .path = m->library,
-						  .factory = m->factory, .args = m->args,
-						  .inactive = m->inactive };
+			struct asx__svc_ent d;
 			struct asx_module *mod;
 			void *dl;
 
-			strcpy(d.name, m->name);
+			def_of_mod(m, &d);
 			if (!make_mod(repo, &quiet, s->name, &d, &dl, &mod))
 				(void)place(&quiet, s->stream, s->name, &d, mod, m->name, NULL);
 			/* the old list still holds its own reference to the library */

@@ -93,6 +93,8 @@ struct asx__svc_plan {
 	size_t n;
 	struct asx__svc_step **order;	/* the steps by seq: the file's order */
 	const char *confdir;		/* for relative library paths */
+	struct asx__svc_ent *owned;	/* definitions the plan made (linked by next;
+					 * strings borrowed): asx__svc_stream_mod_state() */
 	char *err;
 	size_t errlen;
 };
@@ -123,6 +125,9 @@ void asx__svc_stream_unshape(struct asx_svc_repo *repo, struct asx__svc_step *st
 void asx__svc_stream_commit(struct asx__svc_step *st);
 void asx__svc_stream_stop(struct asx_svc *s);
 void asx__svc_mods_free(struct asx__svc_mod *mods, size_t n);
+/* Plan "suspend/resume STREAM/MODULE" @e for @st's Stream. */
+int asx__svc_stream_mod_state(struct asx__svc_plan *p, struct asx__svc_step *st,
+			      const struct asx__svc_ent *e);
 /* "STREAM/MODULE": suspend (@on) or resume a Module of a running Stream. */
 int asx__svc_module_state(struct asx_svc_repo *repo, const char *path, bool on);
 
