@@ -4,6 +4,7 @@
  * remove its services, or to reload its svc.conf (protocol: svcproto.h).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +52,11 @@ static void print_row(char *line)
 	for (int i = 0; i < 6; i++)
 		if (f[i])
 			svcp_unescape(f[i]);
+	bool stream = f[2] && !strcmp(f[2], "=");
+
 	printf("%-16s %-9s %s%s%s%s%s%s\n", f[0], f[1] ? f[1] : "?",
-	       f[2] && strcmp(f[2], "-") ? f[2] : "(linked in)", f[3] ? ":" : "", f[3] ? f[3] : "",
+	       stream ? "stream" : f[2] && strcmp(f[2], "-") ? f[2] : "(linked in)",
+	       f[3] && !stream ? ":" : "", f[3] && !stream ? f[3] : "",
 	       f[4] && *f[4] ? " \"" : "", f[4] && *f[4] ? f[4] : "", f[4] && *f[4] ? "\"" : "");
 	if (f[5] && *f[5])
 		printf("%16s   %s\n", "", f[5]);

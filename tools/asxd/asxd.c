@@ -204,10 +204,13 @@ static void do_list(int fd, struct asx_svc_repo *repo)
 	snprintf(hdr, sizeof(hdr), "%s %d ok\n", SVCP_MAGIC, SVCP_VERSION);
 	reply(fd, hdr);
 	for (int i = 0; i < got; i++) {
+		struct asx_stream *s;
+		/* a Stream of svc.conf has no library: "=" tells it from a linked-in service */
+		bool stream = !asx_svc_stream(repo, in[i].name, &s);
 		const char *f[6] = {
 			in[i].name, in[i].state == ASX_SVC_ACTIVE ? "active" : "suspended",
-			in[i].library ? in[i].library : "-", in[i].factory, in[i].args,
-			in[i].desc,
+			stream ? "=" : in[i].library ? in[i].library : "-", in[i].factory,
+			in[i].args, in[i].desc,
 		};
 		char line[4096];
 		size_t len = 0;

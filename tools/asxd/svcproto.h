@@ -15,8 +15,8 @@
  *	ASX-SVC 1 error ERRNO MESSAGE\n
  *
  * and closes.  list's data lines are six tab-separated fields: name, state
- * (active or suspended), library ("-" if linked in), factory, parameters
- * and the info line, with tab, newline and backslash written \t, \n, \\.
+ * (active or suspended), library ("-" if linked in, "=" for a Stream made
+ * by a "stream" directive), factory, parameters and the info line, with tab, newline and backslash written \t, \n, \\.
  * A peer whose uid is neither root's nor asxd's is refused (SO_PEERCRED).
  */
 #ifndef ASX_TOOLS_SVCPROTO_H

@@ -103,7 +103,7 @@ tap_expect "an unknown command" 2 "unknown command 'bogus'" -- svc bogus
 # the example Stream (framer, checksum, codec.so's XDR Module): one Module suspended
 write_conf "$p1" "stream Codec { static framer static cksum dynamic Xdr Module * $codec_so:asx_codec_xdr() }\n"
 tap_expect "a reload adds the example Stream" 0 'reloaded' -- svc reload
-tap_expect "list shows its Modules" 0 '^Codec +active ' 'modules bottom first: framer cksum Xdr$' -- svc list
+tap_expect "list shows its Modules" 0 '^Codec +active +stream$' 'modules bottom first: framer cksum Xdr$' -- svc list
 tap_expect "suspend STREAM/MODULE" 0 '' -- svc suspend Codec/cksum
 tap_expect "list shows the Module suspended" 0 'framer cksum\(suspended\) Xdr' -- svc list
 tap_expect "suspend of an unknown Module" 1 'suspend Codec/nope: no such service' -- \
