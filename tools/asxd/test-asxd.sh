@@ -112,6 +112,12 @@ tap_expect "resume STREAM/MODULE" 0 '' -- svc resume Codec/cksum
 write_conf "$p1" "stream Codec { static framer static cksum inactive dynamic Xdr Module * $codec_so:asx_codec_xdr() }\n"
 tap_expect "a reload that says inactive suspends it" 0 'reloaded' -- svc reload
 tap_expect "... in place" 0 'framer cksum\(suspended\) Xdr' -- svc list
+write_conf "$p1" "stream Codec { static framer static cksum dynamic Xdr Module * $codec_so:asx_codec_xdr() }\nresume Codec/cksum\nsuspend Codec/Xdr\n"
+tap_expect "a reload with suspend/resume STREAM/MODULE directives" 0 'reloaded' -- svc reload
+tap_expect "... sets both in place" 0 'framer cksum Xdr\(suspended\)$' -- svc list
+write_conf "$p1" "stream Codec { static framer static cksum }\nsuspend Codec/nope\n"
+tap_expect "a directive naming no module is refused" 1 ":4:1: cannot suspend 'Codec/nope': stream 'Codec' has no module 'nope'" -- svc reload
+tap_expect "... and the Stream runs as it was" 0 'framer cksum Xdr\(suspended\)$' -- svc list
 write_conf "$p1"
 tap_expect "a reload without it removes the Stream" 0 'reloaded' -- svc reload
 tap_expect "... and the service still answers" 0 '^four-a$' -- ask "$p1" four-a
