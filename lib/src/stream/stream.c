@@ -1202,9 +1202,11 @@ static int remove_locked(struct asx_stream *s, struct asx_module *mod)
 {
 	if (!mod || mod == s->head || mod == s->tail)
 		return -ENOENT;
-	if (ASX_LOAD_ACQ(&mod->wr.nthreads) > 0 || ASX_LOAD_ACQ(&mod->rd.nthreads) > 0) {
+	if (ASX_LOAD_ACQ(&mod->wr.nthreads) > 0 || ASX_LOAD_ACQ(&mod->rd.nthreads) > 0 ||
+	    mod->suspended) {
 		/*
-		 * What it still has queued must not be overtaken by what no
+		 * What it still has queued (a task-based Module's queue, or
+		 * what a suspended one holds) must not be overtaken by what no
 		 * longer passes through it: a pass-through stand-in replaces
 		 * it (held until it has drained, see replace) and then leaves
 		 * (nothing queued there once released).  Without memory for
