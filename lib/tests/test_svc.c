@@ -233,8 +233,14 @@ static void test_load_failures(void **state)
 		  "service 'X': a quote in its parameters is not closed" },
 		{ "dynamic X Service_Object * %s/svc_a.so:make_plain() inactive", -EOPNOTSUPP,
 		  "service 'X' cannot be suspended (it has no suspend operation)" },
-		{ "dynamic X Module * %s/svc_a.so:make_counter()", -EOPNOTSUPP,
-		  "'X': a Module outside a stream is not supported yet (write it in a 'stream' block)" },
+		{ "dynamic X Module * %s/svc_a.so:make_counter()", -EINVAL,
+		  "a Module runs in a Stream: make 'X' an entry of 'stream NAME { ... }'" },
+		{ "stream S { dynamic M Module * %s/svc_a.so:make_counter() }", -ENOEXEC,
+		  "module 'M': make_counter in %s/svc_a.so is a service factory (ASX_SVC_FACTORY()), not a Module factory: load it as a 'Service_Object', or define it with ASX_SVC_MODULE_FACTORY()" },
+		{ "stream S { dynamic M Module * %s/svc_a.so:make_unstamped() }", -ENOEXEC,
+		  "module 'M': make_unstamped in %s/svc_a.so has no ABI stamp (define it with ASX_SVC_MODULE_FACTORY())" },
+		{ "dynamic X Service_Object * %s/svc_mod.so:make_pass()", -ENOEXEC,
+		  "service 'X': make_pass in %s/svc_mod.so is a Module factory (ASX_SVC_MODULE_FACTORY()), not a service factory: load it as a 'Module' in a stream, or define it with ASX_SVC_FACTORY()" },
 		{ "stream S kernel \"nodriver\" { kernel pass }", -ENOENT,
 		  "stream 'S': cannot open a kernel Stream with driver 'nodriver' on /dev/asx (is asx.ko loaded?): No such file or directory" },
 		{ "stream S { static nosuch }", -ENOENT,
@@ -257,11 +263,13 @@ static void test_load_failures(void **state)
 		snprintf(conf, sizeof(conf), "dynamic Good Service_Object * %s/svc_a.so:make_counter()\n%s\n",
 			 sodir, def);
 		assert_int_equal(apply(r, conf, 0, err), cases[i].err);
-		snprintf(want, sizeof(want), "t.conf:2:%d: %s", strstr(def, "nosuch") ? 12 : 1, msg);
+		snprintf(want, sizeof(want), "t.conf:2:%d: %s",
+			 strstr(def, "{ dynamic") || strstr(def, "nosuch") ? 12 :
+			 strstr(def, "X Module") ? 11 : 1, msg);
 		if (strcmp(err, want))
 			fail_msg("case %zu:\nwanted: %s\n   got: %s", i, want, err);
 		if (!strncmp(def, "remove", 6) || !strncmp(def, "suspend", 7) ||
-		    strstr(def, "Module"))
+		    strstr(def, "X Module"))
 			assert_string_equal(events(), "");	/* refused before anything ran */
 		else if (strstr(def, "'open") || strstr(def, "inactive"))
 			assert_true(strncmp(events(), "init Good ; ", 12) == 0);

@@ -52,7 +52,7 @@ static void test_every_directive(void **state)
 	(void)state;
 	c = ok("# a comment\n"
 	       "dynamic Logger Service_Object * ./liblog.so:make_logger() \"-p 2010\"\n"
-	       "dynamic Quiet Module liblog.so:make_quiet() inactive # no star, no args\n"
+	       "dynamic Quiet Service_Object liblog.so:make_quiet() inactive # no star, no args\n"
 	       "dynamic Spaced Service_Object * \"/opt/my libs/x.so\" : make_x ( ) active \"a\"\n"
 	       "static Svc_Manager \"-d -p 4911\"\n"
 	       "static Bare\n"
@@ -63,7 +63,7 @@ static void test_every_directive(void **state)
 	       "  static framer inactive \"-m 4096\"\n"
 	       "  dynamic Xdr Module * libxdrmod.so:make_xdr()\n"
 	       "}\n"
-	       "stream K kernel \"pipe\" { kernel pass kernel count \"-v\" static cksum }\n"
+	       "stream K kernel \"pipe\" { kernel pass kernel count static cksum \"-v\" }\n"
 	       "stream K2 kernel { }\n");
 	assert_int_equal(c->n, 11);
 	assert_int_equal(c->nfiles, 1);
@@ -79,7 +79,7 @@ static void test_every_directive(void **state)
 	assert_int_equal(e->loc.line, 2);
 	assert_int_equal(e->loc.col, 1);
 	e = e->next;
-	assert_int_equal(e->type, ASX__SVC_T_MODULE);
+	assert_int_equal(e->type, ASX__SVC_T_OBJECT);
 	assert_string_equal(e->path, "liblog.so");
 	assert_true(e->inactive);
 	assert_null(e->args);
@@ -123,7 +123,8 @@ static void test_every_directive(void **state)
 	assert_int_equal(e->nmods, 3);
 	assert_int_equal(e->mods[0].dir, ASX__SVC_KERNEL);
 	assert_string_equal(e->mods[0].name, "pass");
-	assert_string_equal(e->mods[1].args, "-v");
+	assert_null(e->mods[1].args);
+	assert_string_equal(e->mods[2].args, "-v");
 	assert_int_equal(e->mods[2].dir, ASX__SVC_STATIC);
 	e = e->next;
 	assert_true(e->kernel);
@@ -148,17 +149,19 @@ static void test_errors(void **state)
 	bad("dynamic 9x Module a.so:f()",
 	    "t.conf:1:9: '9x' is not a valid name (a letter or '_', then letters, digits, '_', '.' or '-')");
 	bad("dynamic x Thing a.so:f()",
-	    "t.conf:1:11: expected the service's type, 'Service_Object' or 'Module', found 'Thing'");
-	bad("dynamic x Module * :f()",
-	    "t.conf:1:20: expected the shared object's path (as in lib.so:factory()), found ':'");
-	bad("dynamic x Module * a.so f()",
-	    "t.conf:1:25: expected ':' and the factory function after the shared object's path, found 'f'");
-	bad("dynamic x Module * a.so:()",
-	    "t.conf:1:25: expected the factory function's name after ':', found '('");
-	bad("dynamic x Module * a.so:1f()", "t.conf:1:25: the factory '1f' is not a C identifier");
-	bad("dynamic x Module * a.so:f", "t.conf:1:26: expected '()' after the factory function's name, found the end of the file");
-	bad("dynamic x Module * a.so:f(\"-a\")",
-	    "t.conf:1:27: expected ')' (a factory takes no arguments here: its parameters go in a quoted string), found a quoted string");
+	    "t.conf:1:11: expected the service's type, 'Service_Object', found 'Thing'");
+	bad("\ndynamic Tap Module * a.so:f()",
+	    "t.conf:2:13: a Module runs in a Stream: make 'Tap' an entry of 'stream NAME { ... }'");
+	bad("dynamic x Service_Object * :f()",
+	    "t.conf:1:28: expected the shared object's path (as in lib.so:factory()), found ':'");
+	bad("dynamic x Service_Object * a.so f()",
+	    "t.conf:1:33: expected ':' and the factory function after the shared object's path, found 'f'");
+	bad("dynamic x Service_Object * a.so:()",
+	    "t.conf:1:33: expected the factory function's name after ':', found '('");
+	bad("dynamic x Service_Object * a.so:1f()", "t.conf:1:33: the factory '1f' is not a C identifier");
+	bad("dynamic x Service_Object * a.so:f", "t.conf:1:34: expected '()' after the factory function's name, found the end of the file");
+	bad("dynamic x Service_Object * a.so:f(\"-a\")",
+	    "t.conf:1:35: expected ')' (a factory takes no arguments here: its parameters go in a quoted string), found a quoted string");
 	bad("static", "t.conf:1:7: expected a service name after 'static', found the end of the file");
 	bad("remove \"x\"", "t.conf:1:8: expected the name of a service, found a quoted string");
 	bad("Dynamic x", "t.conf:1:1: expected a directive (dynamic, static, remove, suspend, resume, stream or include), found 'Dynamic'");
@@ -183,9 +186,11 @@ static void test_errors(void **state)
 	bad("stream s kernel { kernel }", "t.conf:1:26: expected an asx.ko module's name after 'kernel', found '}'");
 	bad("stream s kernel { kernel pass inactive }",
 	    "t.conf:1:31: asx.ko module 'pass' cannot be suspended: only user-space modules can be 'inactive'");
+	bad("stream s kernel { kernel pass \"-v\" }",
+	    "t.conf:1:31: asx.ko module 'pass' takes no parameters (a kernel Stream's modules are pushed as they are)");
 	bad("stream s { static up inactive inactive }",
 	    "t.conf:1:31: expected a module ('dynamic', 'static' or 'kernel') or '}', found 'inactive'");
-	bad("static a\ndynamic a Module x.so:f()", "t.conf:2:1: 'a' is already configured at t.conf:1:1");
+	bad("static a\ndynamic a Service_Object x.so:f()", "t.conf:2:1: 'a' is already configured at t.conf:1:1");
 	bad("stream a { }\nstatic a", "t.conf:2:1: 'a' is already configured at t.conf:1:1");
 	bad("static aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
 	    "t.conf:1:8: the name 'aaaaaaaaaaaaaaaaaaaa...' is 64 bytes long; at most 63 are allowed");

@@ -147,7 +147,8 @@ static int listen_on(const char *path)
 			return -1;
 	}
 	{
-		mode_t old = umask(077);	/* only the owner (and root) may connect */
+		/* 0600: only the owner (and root) may connect */
+		mode_t old = umask(0177);
 		int r = bind(fd, (struct sockaddr *)&a, sizeof(a));
 
 		umask(old);
@@ -257,6 +258,52 @@ static void reload(struct asx_svc_repo *repo, int client)
 	}
 }
 
+/* Why @cmd of @name (a service, or STREAM/MODULE) failed with @r, in words. */
+static const char *why(struct asx_svc_repo *repo, const char *cmd, const char *name, int r)
+{
+	static char buf[256];
+	const char *slash = strchr(name, '/');
+	const char *done = !strcmp(cmd, "suspend") ? "suspended" : "resumed";
+	struct asx_stream *s;
+	char stream[ASX_SVC_NAME_MAX];
+	int kind;
+
+	if (!slash) {
+		if (r == -ENOENT)
+			return "no such service";
+		if (r == -EOPNOTSUPP && !asx_svc_stream(repo, name, &s)) {
+			snprintf(buf, sizeof(buf),
+				 "a Stream cannot be %s as a whole: %s one of its modules (%s/MODULE)",
+				 done, cmd, name);
+			return buf;
+		}
+		if (r == -EOPNOTSUPP) {
+			snprintf(buf, sizeof(buf), "the service has no %s operation", cmd);
+			return buf;
+		}
+		return strerror(-r);
+	}
+	snprintf(stream, sizeof(stream), "%.*s", (int)(slash - name), name);
+	kind = asx_svc_stream(repo, stream, &s);
+	if (!strcmp(cmd, "remove"))
+		snprintf(buf, sizeof(buf),
+			 "a module is not removed by name: reload a file whose stream '%s' lacks it",
+			 stream);
+	else if (kind == -ENOENT)
+		snprintf(buf, sizeof(buf), "no stream '%s'", stream);
+	else if (kind == -EMEDIUMTYPE)
+		snprintf(buf, sizeof(buf), "'%s' is a service, not a stream", stream);
+	else if (r == -ENOENT)
+		snprintf(buf, sizeof(buf), "stream '%s' has no module '%s'", stream, slash + 1);
+	else if (r == -EOPNOTSUPP)
+		snprintf(buf, sizeof(buf),
+			 "'%s' is an asx.ko module; only user-space modules can be %s", slash + 1,
+			 done);
+	else
+		return strerror(-r);
+	return buf;
+}
+
 static void serve(int lfd, struct asx_svc_repo *repo)
 {
 	struct timeval tv = { .tv_sec = 2 };
@@ -315,10 +362,9 @@ static void serve(int lfd, struct asx_svc_repo *repo)
 		r = !strcmp(cmd, "suspend") ? asx_svc_suspend(repo, name) :
 		    !strcmp(cmd, "resume") ? asx_svc_resume(repo, name) : asx_svc_remove(repo, name);
 		if (r) {
-			char msg[160];
+			char msg[320];
 
-			snprintf(msg, sizeof(msg), "%s %s: %s", cmd, name,
-				 r == -ENOENT ? "no such service" : strerror(-r));
+			snprintf(msg, sizeof(msg), "%s %s: %s", cmd, name, why(repo, cmd, name, r));
 			reply_error(fd, -r, msg);
 		} else {
 			char ok[32];
@@ -388,14 +434,21 @@ int main(int argc, char **argv)
 		logmsg("cannot start: %s", strerror(errno));
 		return 1;
 	}
-	r = asx_svc_apply_file(repo, config, ASX_SVC_RELOAD, err, sizeof(err));
-	if (r) {
-		logmsg("%s", err);
+	/*
+	 * The socket first: a second asxd on it stops here, before it starts
+	 * (and finalises) every service for nothing.  Clients that connect
+	 * meanwhile wait in the backlog until the services run.
+	 */
+	lfd = listen_on(sock);
+	if (lfd < 0) {
 		asx_svc_repo_destroy(repo);
 		return 1;
 	}
-	lfd = listen_on(sock);
-	if (lfd < 0) {
+	r = asx_svc_apply_file(repo, config, ASX_SVC_RELOAD, err, sizeof(err));
+	if (r) {
+		logmsg("%s", err);
+		close(lfd);
+		unlink(sock);
 		asx_svc_repo_destroy(repo);
 		return 1;
 	}

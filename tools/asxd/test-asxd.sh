@@ -106,8 +106,15 @@ tap_expect "a reload adds the example Stream" 0 'reloaded' -- svc reload
 tap_expect "list shows its Modules" 0 '^Codec +active +stream$' 'modules bottom first: framer cksum Xdr$' -- svc list
 tap_expect "suspend STREAM/MODULE" 0 '' -- svc suspend Codec/cksum
 tap_expect "list shows the Module suspended" 0 'framer cksum\(suspended\) Xdr' -- svc list
-tap_expect "suspend of an unknown Module" 1 'suspend Codec/nope: no such service' -- \
+tap_expect "suspend of an unknown Module" 1 "suspend Codec/nope: stream 'Codec' has no module 'nope'" -- \
 	svc suspend Codec/nope
+tap_expect "suspend of a module of no stream" 1 "suspend Nope/x: no stream 'Nope'" -- svc suspend Nope/x
+tap_expect "suspend of a module of a service" 1 "suspend Echo/x: 'Echo' is a service, not a stream" -- \
+	svc suspend Echo/x
+tap_expect "remove of a module" 1 "remove Codec/cksum: a module is not removed by name" -- \
+	svc remove Codec/cksum
+tap_expect "suspend of a whole Stream" 1 "suspend Codec: a Stream cannot be suspended as a whole: suspend one of its modules \\(Codec/MODULE\\)" -- \
+	svc suspend Codec
 tap_expect "resume STREAM/MODULE" 0 '' -- svc resume Codec/cksum
 write_conf "$p1" "stream Codec { static framer static cksum inactive dynamic Xdr Module * $codec_so:asx_codec_xdr() }\n"
 tap_expect "a reload that says inactive suspends it" 0 'reloaded' -- svc reload
@@ -137,7 +144,14 @@ write_conf "$p1"
 tap_expect "asxctl svc reload" 0 'reloaded' -- svc reload
 tap_expect "... serves the file's port" 0 '^five$' -- ask "$p1" five
 
+# a second asxd with the same file while Echo holds its port: refused for
+# the socket, before it tries to start Echo a second time
+tap_expect "a second asxd on the same socket is refused, services untouched" 1 \
+	'another asxd is listening' -- "$asxd" -f "$conf" -s "$sock"
+tap_expect "... and the first one still serves" 0 '^six$' -- ask "$p1" six
+
 # another uid: the socket's mode keeps it out; opened up, SO_PEERCRED does
+tap_expect "the socket's mode is 0600" 0 '^600$' -- stat -c %a "$sock"
 tap_expect "nobody cannot reach the socket" 3 'cannot reach asxd' -- \
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$ctl" svc -s "$sock" list
 chmod 666 "$sock"
@@ -146,8 +160,6 @@ tap_expect "nobody is refused by uid" 1 'permission denied: uid 65534' -- \
 
 tap_expect "remove" 0 '' -- svc remove Echo
 tap_expect "list is empty" 0 '^$' -- svc list
-tap_expect "a second asxd on the same socket is refused" 1 'another asxd is listening' -- \
-	"$asxd" -f "$conf" -s "$sock"
 kill -TERM "$pid"
 wait "$pid"
 rc=$?

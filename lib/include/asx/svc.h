@@ -91,7 +91,10 @@ typedef int asx_svc_module_fn(struct asx_module **out, const char *name);
  *
  * Besides the function it defines make_logger_asx_svc_abi, the ABI stamp
  * the loader checks: a factory without a stamp, or with another ABI, is
- * refused with a message that says so.
+ * refused with a message that says so.  A Module factory's stamp has
+ * another name (fn_asx_svc_module_abi), so that one kind of factory named
+ * where the other is wanted is refused too, not called with the wrong
+ * arguments.
  */
 #define ASX_SVC_FACTORY(fn)                                                  \
 	ASX_API extern const unsigned int fn##_asx_svc_abi;                  \
@@ -101,8 +104,8 @@ typedef int asx_svc_module_fn(struct asx_module **out, const char *name);
 
 /* The same for a Module factory in a shared object ("dynamic NAME Module * lib.so:fn()"). */
 #define ASX_SVC_MODULE_FACTORY(fn)                                           \
-	ASX_API extern const unsigned int fn##_asx_svc_abi;                  \
-	ASX_API const unsigned int fn##_asx_svc_abi = ASX_SVC_ABI;           \
+	ASX_API extern const unsigned int fn##_asx_svc_module_abi;           \
+	ASX_API const unsigned int fn##_asx_svc_module_abi = ASX_SVC_ABI;    \
 	ASX_API asx_svc_module_fn fn;                                        \
 	ASX_API int fn
 

@@ -353,11 +353,15 @@ static int parse_dynamic(struct parser *ps, struct asx__svc_ent *e, bool in_stre
 		return r;
 	if (is_word(ps, "Service_Object") && !in_stream) {
 		e->type = ASX__SVC_T_OBJECT;
-	} else if (is_word(ps, "Module")) {
+	} else if (is_word(ps, "Module") && in_stream) {
 		e->type = ASX__SVC_T_MODULE;
+	} else if (is_word(ps, "Module")) {
+		return fail(ps, ps->t.line, ps->t.col, -EINVAL,
+			    "a Module runs in a Stream: make '%s' an entry of 'stream NAME { ... }'",
+			    e->name);
 	} else {
 		return expected(ps, in_stream ? "'Module' (a Stream holds Modules)" :
-				"the service's type, 'Service_Object' or 'Module'");
+				"the service's type, 'Service_Object'");
 	}
 	r = next(ps);
 	if (!r && ps->t.kind == '*')
@@ -465,6 +469,10 @@ static int parse_stream(struct parser *ps, struct asx__svc_ent *s)
 			    (is_word(ps, "active") || is_word(ps, "inactive")))
 				r = fail(ps, ps->t.line, ps->t.col, -EINVAL,
 					 "asx.ko module '%s' cannot be suspended: only user-space modules can be 'inactive'",
+					 m.name);
+			if (!r && m.dir == ASX__SVC_KERNEL && ps->t.kind == T_STRING)
+				r = fail(ps, ps->t.line, ps->t.col, -EINVAL,
+					 "asx.ko module '%s' takes no parameters (a kernel Stream's modules are pushed as they are)",
 					 m.name);
 			if (!r)
 				r = take_state(ps, &m);

@@ -224,10 +224,7 @@ static int plan(struct asx_svc_repo *repo, const struct asx__svc_conf *c, unsign
 		switch (e->dir) {
 		case ASX__SVC_DYNAMIC:
 		case ASX__SVC_STATIC:
-			if (e->dir == ASX__SVC_DYNAMIC && e->type != ASX__SVC_T_OBJECT)
-				return asx__svc_say(p, e, -EOPNOTSUPP,
-					   "'%s': a Module outside a stream is not supported yet (write it in a 'stream' block)",
-					   e->name);
+			/* (a Module outside a stream does not parse) */
 			if (!st) {
 				st = &p->v[p->n++];
 				strcpy(st->name, e->name);
@@ -333,11 +330,24 @@ static char *lib_path(struct asx__svc_plan *p, const char *path)
 	return s;
 }
 
+/* Does @dl hold a stamp for @factory as the other kind (@module: a Module factory)? */
+static bool other_kind(void *dl, const char *factory, bool module)
+{
+	char *stamp = NULL;
+	bool found;
+
+	if (asprintf(&stamp, "%s_asx_svc%s_abi", factory, module ? "_module" : "") < 0)
+		return false;
+	found = dlsym(dl, stamp) != NULL;
+	free(stamp);
+	return found;
+}
+
 int asx__svc_load(struct asx__svc_plan *p, const struct asx__svc_ent *e, void **dl, void **fn)
 {
 	const char *what = e->type == ASX__SVC_T_MODULE ? "module" : "service";
-	const char *macro = e->type == ASX__SVC_T_MODULE ? "ASX_SVC_MODULE_FACTORY" :
-			    "ASX_SVC_FACTORY";
+	bool module = e->type == ASX__SVC_T_MODULE;
+	const char *macro = module ? "ASX_SVC_MODULE_FACTORY" : "ASX_SVC_FACTORY";
 	const unsigned int *abi;
 	char *stamp = NULL, *path;
 	const char *why;
@@ -357,10 +367,17 @@ int asx__svc_load(struct asx__svc_plan *p, const struct asx__svc_ent *e, void **
 	if (!*fn)
 		return asx__svc_say(p, e, -ENOENT, "%s '%s': %s has no function %s", what, e->name,
 				    e->path, e->factory);
-	if (asprintf(&stamp, "%s_asx_svc_abi", e->factory) < 0)
+	if (asprintf(&stamp, "%s_asx_svc%s_abi", e->factory, module ? "_module" : "") < 0)
 		return asx__svc_say(p, e, -ENOMEM, "out of memory");
 	abi = dlsym(*dl, stamp);
 	free(stamp);
+	if (!abi && other_kind(*dl, e->factory, !module))
+		return asx__svc_say(p, e, -ENOEXEC,
+				    "%s '%s': %s in %s is a %s factory (%s()), not a %s factory: load it as %s, or define it with %s()",
+				    what, e->name, e->factory, e->path, module ? "service" : "Module",
+				    module ? "ASX_SVC_FACTORY" : "ASX_SVC_MODULE_FACTORY",
+				    module ? "Module" : "service",
+				    module ? "a 'Service_Object'" : "a 'Module' in a stream", macro);
 	if (!abi)
 		return asx__svc_say(p, e, -ENOEXEC,
 				    "%s '%s': %s in %s has no ABI stamp (define it with %s())",

@@ -307,11 +307,8 @@ static int open_stream(struct asx__svc_plan *p, const struct asx__svc_ent *e, st
 	for (size_t i = 0; !r && i < e->nmods && e->mods[i].dir == ASX__SVC_KERNEL; i++) {
 		const struct asx__svc_ent *d = &e->mods[i];
 
-		if (d->args)
-			r = asx__svc_say(p, d, -EINVAL,
-					 "stream '%s': kernel module '%s' takes no parameters", e->name,
-					 d->name);
-		else if ((r = asx_kstream_push(ks, d->name)))
+		/* (parameters on a kernel entry do not parse) */
+		if ((r = asx_kstream_push(ks, d->name)))
 			asx__svc_say(p, d, r, "stream '%s': cannot push asx.ko module '%s': %s",
 				     e->name, d->name, strerror(-r));
 	}
