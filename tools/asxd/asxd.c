@@ -362,7 +362,7 @@ static void serve(int lfd, struct asx_svc_repo *repo)
 		r = !strcmp(cmd, "suspend") ? asx_svc_suspend(repo, name) :
 		    !strcmp(cmd, "resume") ? asx_svc_resume(repo, name) : asx_svc_remove(repo, name);
 		if (r) {
-			char msg[320];
+			char msg[400];	/* cmd, name (at most 96) and why() (at most 255) */
 
 			snprintf(msg, sizeof(msg), "%s %s: %s", cmd, name, why(repo, cmd, name, r));
 			reply_error(fd, -r, msg);
