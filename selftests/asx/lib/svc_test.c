@@ -100,10 +100,10 @@ TEST(kernel_stream_from_svc_conf)
 				     sizeof(err)), 0) TH_LOG("%s", err);
 	ASSERT_EQ(asx_svc_stream(repo, "K", &s), 0);
 	EXPECT_EQ(roundtrip(s, 2000), 0);
-	/* kernel modules take no parameters; an unknown one is named */
+	/* kernel modules take no parameters (a syntax error); an unknown one is named */
 	EXPECT_EQ(asx_svc_apply_text(repo, "k.conf", "stream L kernel { kernel pass \"-x\" }", 0, err,
 				     sizeof(err)), -EINVAL);
-	EXPECT_STREQ(err, "k.conf:1:19: stream 'L': kernel module 'pass' takes no parameters");
+	EXPECT_STREQ(err, "k.conf:1:31: asx.ko module 'pass' takes no parameters (a kernel Stream's modules are pushed as they are)");
 	EXPECT_EQ(asx_svc_apply_text(repo, "k.conf", "stream L kernel { kernel nosuchmod }", 0, err,
 				     sizeof(err)), -ENOENT);
 	EXPECT_STREQ(err, "k.conf:1:19: stream 'L': cannot push asx.ko module 'nosuchmod': No such file or directory");
