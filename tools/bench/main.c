@@ -267,8 +267,9 @@ static int take_global_opts(struct bench_ctx *ctx, int *argc, char **argv)
  * `all` prints a progress line per command on stderr.  What is left is
  * estimated from these typical durations (seconds with the default
  * workloads and --runs 3, as `make demo` runs them, on 2 busy CPUs; arch
- * took 25-60 s there, well inside its 150 s budget), scaled by how long the commands run so far took against
- * theirs, so --quick, --full and a faster machine estimate themselves.
+ * took 25-60 s there, well inside its 150 s budget), scaled by how long
+ * the commands run so far took against theirs, so --quick, --full and a
+ * faster machine estimate themselves.
  * A command not listed counts as TYPICAL_OTHER_S.
  */
 static const struct {

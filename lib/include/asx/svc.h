@@ -155,8 +155,9 @@ ASX_API int asx_svc_register_module(struct asx_svc_repo *repo, const char *name,
  * replaces it (the new one is started before the old one is stopped).
  * Either way a definition gives the service its state: active, or
  * suspended if it says "inactive"; suspend and resume directives then
- * change it ("suspend STREAM/MODULE": one Module of a Stream).  With ASX_SVC_RELOAD the text is the whole configuration: a
- * running service it does not define is removed.
+ * change it ("suspend STREAM/MODULE": one Module of a Stream).  With
+ * ASX_SVC_RELOAD the text is the whole configuration: a running service
+ * it does not define is removed.
  *
  * All or nothing: on failure nothing has changed and @err (if not NULL)
  * holds one line, "file:line:column: message" (an error in the text, or

@@ -330,17 +330,21 @@ static char *lib_path(struct asx__svc_plan *p, const char *path)
 	return s;
 }
 
-/* Does @dl hold a stamp for @factory as the other kind (@module: a Module factory)? */
-static bool other_kind(void *dl, const char *factory, bool module)
+/*
+ * The ABI stamp of @factory in @dl as a Module (@module) or a service
+ * factory defines it (ASX_SVC_MODULE_FACTORY, ASX_SVC_FACTORY): *abi, NULL
+ * if there is none.  -ENOMEM or 0.
+ */
+static int stamp_of(void *dl, const char *factory, bool module, const unsigned int **abi)
 {
 	char *stamp = NULL;
-	bool found;
 
+	*abi = NULL;
 	if (asprintf(&stamp, "%s_asx_svc%s_abi", factory, module ? "_module" : "") < 0)
-		return false;
-	found = dlsym(dl, stamp) != NULL;
+		return -ENOMEM;
+	*abi = dlsym(dl, stamp);
 	free(stamp);
-	return found;
+	return 0;
 }
 
 int asx__svc_load(struct asx__svc_plan *p, const struct asx__svc_ent *e, void **dl, void **fn)
@@ -348,9 +352,9 @@ int asx__svc_load(struct asx__svc_plan *p, const struct asx__svc_ent *e, void **
 	const char *what = e->type == ASX__SVC_T_MODULE ? "module" : "service";
 	bool module = e->type == ASX__SVC_T_MODULE;
 	const char *macro = module ? "ASX_SVC_MODULE_FACTORY" : "ASX_SVC_FACTORY";
-	const unsigned int *abi;
-	char *stamp = NULL, *path;
+	const unsigned int *abi, *other;
 	const char *why;
+	char *path;
 
 	path = lib_path(p, e->path);
 	if (!path)
@@ -367,11 +371,9 @@ int asx__svc_load(struct asx__svc_plan *p, const struct asx__svc_ent *e, void **
 	if (!*fn)
 		return asx__svc_say(p, e, -ENOENT, "%s '%s': %s has no function %s", what, e->name,
 				    e->path, e->factory);
-	if (asprintf(&stamp, "%s_asx_svc%s_abi", e->factory, module ? "_module" : "") < 0)
+	if (stamp_of(*dl, e->factory, module, &abi))
 		return asx__svc_say(p, e, -ENOMEM, "out of memory");
-	abi = dlsym(*dl, stamp);
-	free(stamp);
-	if (!abi && other_kind(*dl, e->factory, !module))
+	if (!abi && !stamp_of(*dl, e->factory, !module, &other) && other)
 		return asx__svc_say(p, e, -ENOEXEC,
 				    "%s '%s': %s in %s is a %s factory (%s()), not a %s factory: load it as %s, or define it with %s()",
 				    what, e->name, e->factory, e->path, module ? "service" : "Module",
