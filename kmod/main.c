@@ -44,7 +44,6 @@ const struct file_operations asx_fops = {
 	.poll		= asx_stream_poll,
 	.unlocked_ioctl	= asx_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
-	.llseek		= no_llseek,
 };
 
 static struct miscdevice asx_miscdev = {

@@ -11,8 +11,8 @@
  */
 
 #include "asx_api.h"
+#include "compat.h"
 
-#include <asm/unaligned.h>
 
 struct csum_priv {
 	atomic64_t computed;

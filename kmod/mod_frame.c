@@ -9,8 +9,8 @@
  */
 
 #include "asx_api.h"
+#include "compat.h"
 
-#include <asm/unaligned.h>
 
 #define ASX_FRAME_MAX	BIT(20)
 

@@ -43,6 +43,7 @@
 #include "sa.h"
 #include "uarg.h"
 #include "trace.h"
+#include "compat.h"
 
 #include <linux/anon_inodes.h>
 #include <linux/bitmap.h>
@@ -217,8 +218,8 @@ static bool sa_execd(const struct sa_member *m)
  * between set_current_state() and schedule()), and one with a signal
  * pending was put back to TASK_RUNNING. Kernels with delayed dequeue (EEVDF,
  * 6.12 on) may leave a sleeping task on the run queue (se.sched_delayed):
- * there on_rq alone does not tell a sleep from a preemption and the test
- * must look at sched_delayed as well.
+ * there on_rq alone does not tell a sleep from a preemption, and
+ * asx_task_runnable() (compat.h) looks at sched_delayed as well.
  */
 static void sa_sched_out(struct preempt_notifier *pn, struct task_struct *next)
 {
@@ -235,7 +236,7 @@ static void sa_sched_out(struct preempt_notifier *pn, struct task_struct *next)
 		irq_work_queue(&sa_reap_iw);
 		return;
 	}
-	if (state == TASK_RUNNING || READ_ONCE(m->task->on_rq) || m->parked || sa_execd(m))
+	if (state == TASK_RUNNING || asx_task_runnable(m->task) || m->parked || sa_execd(m))
 		return;
 	g = rcu_dereference_sched(m->grp);
 	if (!g)
@@ -770,7 +771,6 @@ static const struct file_operations sa_fops = {
 	.poll		= sa_poll,
 	.unlocked_ioctl	= sa_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
-	.llseek		= no_llseek,
 };
 
 /*

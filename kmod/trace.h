@@ -15,6 +15,7 @@
 #define _ASX_TRACE_H
 
 #include "asx_api.h"
+#include "compat.h"
 
 #include <linux/tracepoint.h>
 
@@ -31,7 +32,7 @@ TRACE_EVENT(asx_put,
 	),
 	TP_fast_assign(
 		__entry->stream = q->st ? q->st->id : 0;
-		__assign_str(name, q->name);
+		asx_assign_str(name, q->name);
 		__entry->side = q->side;
 		__entry->type = mp->type;
 		__entry->band = mp->band;
@@ -59,7 +60,7 @@ DECLARE_EVENT_CLASS(asx_msgq_class,
 		__entry->queue = q;
 		__entry->msg = mp;
 		__entry->stream = q->st ? q->st->id : 0;
-		__assign_str(name, q->name);
+		asx_assign_str(name, q->name);
 		__entry->side = q->side;
 		__entry->len = asx_msgdsize(mp);
 		__entry->nmsgs = q->nmsgs;
@@ -93,7 +94,7 @@ DECLARE_EVENT_CLASS(asx_queue_class,
 	TP_fast_assign(
 		__entry->queue = q;
 		__entry->stream = q->st ? q->st->id : 0;
-		__assign_str(name, q->name);
+		asx_assign_str(name, q->name);
 		__entry->side = q->side;
 		__entry->count = q->count;
 		__entry->nmsgs = q->nmsgs;

@@ -10,8 +10,9 @@
 #   - a file has no layer in the table below (a new file must be placed),
 #   - a file includes a header of a higher layer than its own,
 #   - headers include each other in a circle (also within one layer),
-#   - a module (mod_*.c, test/*.c) includes anything of DIR but asx_api.h:
-#     the built-in modules are built as an out-of-tree module would be,
+#   - a module (mod_*.c, test/*.c) includes anything of DIR but asx_api.h
+#     and compat.h: the built-in modules are built as an out-of-tree module
+#     would be (which brings its own compat.h, or none),
 #   - a quoted include names no file of DIR (except <uapi> linux/asx.h).
 # Documentation/kmod.rst describes the layers; stream.h has the lock order.
 set -uo pipefail
@@ -27,7 +28,7 @@ esac
 # below. sa.c (scheduler activations) stands beside the Streams: it needs
 # only the tracepoints, uarg.h and sa.h.
 declare -A layer=(
-	[asx_api.h]=0 [uarg.h]=0 [sa.h]=0
+	[asx_api.h]=0 [compat.h]=0 [uarg.h]=0 [sa.h]=0
 	[msg.h]=1 [msg.c]=1
 	[queue.h]=2 [queue.c]=2 [registry.h]=2 [registry.c]=2 [trace.h]=2 [sa.c]=2
 	[stream.h]=3 [stream.c]=3 [trace.c]=3
@@ -67,8 +68,9 @@ for path in "${files[@]}"; do
 		[ -n "$inc" ] || continue
 		[ "$inc" = linux/asx.h ] && continue		# the UAPI
 		if [ -n "$module" ]; then
-			[ "$inc" = asx_api.h ] ||
-				fault "$rel: a module includes \"$inc\"; it may include only asx_api.h"
+			[ "$inc" = asx_api.h ] || [ "$inc" = compat.h ] ||
+				fault "$rel: a module includes \"$inc\"; it may include only" \
+					"asx_api.h and compat.h"
 			continue
 		fi
 		if [ ! -f "$dir/$inc" ]; then
@@ -119,4 +121,4 @@ if [ "$faults" -gt 0 ]; then
 	exit 1
 fi
 echo "kmod-layers: $checked files, one-way (msg < queue < stream < driver < main;" \
-	"modules see asx_api.h alone)"
+	"modules see asx_api.h and compat.h alone)"
