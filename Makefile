@@ -5,9 +5,12 @@
 #   make [all]        libasx (shared + static), tools, benchmarks, asx.ko
 #   make lib          build/lib/libasx.so.0 and build/lib/libasx.a
 #   make tools        build/bin/* (asx-bench, ...)
-#   make kmod         kmod/asx.ko against KDIR (default: the Debian kernel in /boot)
+#   make kmod         kmod/asx.ko against KDIR (default: the first kernel of the tested
+#                     matrix installed: 6.1, 6.12, 6.12-rt; KVER= or KDIR= to choose)
 #   make check        every test: CMocka suite plain, ASan+UBSan and TSan,
-#                     the kernel selftests in the test VM, the install test
+#                     the kernel selftests in the test VM on each kernel of the
+#                     matrix, the install test
+#   make check-kernels  the kernel selftests alone (KERNELS="6.12 6.12-rt": some)
 #   make check-debug  the kernel selftests in a debug kernel (KASAN, lockdep,
 #                     kmemleak, ...; not in `check`: the kernel's first build is long)
 #   make demo         build everything, run the benchmark suite, write build/demo/report.html
@@ -150,15 +153,18 @@ SELFTEST_LIB_SRCS := $(sort $(wildcard selftests/asx/lib/*_test.c))
 SELFTEST_BINS += $(SELFTEST_LIB_SRCS:selftests/asx/lib/%.c=$(O)/selftests/%)
 
 # ---------------------------------------------------------------- kernel
-# The kernel we build for is the one the test VM boots: the newest
-# /boot/vmlinuz-VER that has a matching /lib/modules/VER/build.
-KVER ?= $(shell tools/vm/asx-vm --kver 2>/dev/null)
-KDIR ?= /lib/modules/$(KVER)/build
+# The kernel we build for is the one the test VM boots: the first of the
+# tested matrix (6.1, 6.12, 6.12-rt) that has both /boot/vmlinuz-VER and
+# /lib/modules/VER/build (tools/vm/asx-vm --kver; installing another kernel
+# does not change it). KVER=VER or KDIR=DIR choose another; ASX_VM_KVER=NAME
+# one of the matrix by name (ASX_VM_KVER=6.12-rt).
+KVER ?= $(shell ASX_VM_KVER='$(ASX_VM_KVER)' tools/vm/asx-vm --kver 2>/dev/null)
+KDIR ?= $(if $(KVER),/lib/modules/$(KVER)/build)
 
 DEPFLAGS = -MMD -MP
 
 .PHONY: fuzz fuzz-replay all lib tools bench kmod check check-lib check-lib-plain check-lib-asan \
-        check-lib-tsan check-kmod check-debug check-install check-tools demo install uninstall \
+        check-lib-tsan check-kmod check-kernels check-debug check-install check-tools demo install uninstall \
         style setup clean selftests kselftest-headers tests bcc-tests dkms-src FORCE
 
 all: lib tools selftests kmod
@@ -356,9 +362,14 @@ dkms-src:
 		! -name '*.mod.c' -exec install -D -m 0644 {} $(DKMS_SRC)/{} \;
 
 kmod:
+	@if [ -z "$(KDIR)" ]; then \
+		ASX_VM_KVER='$(ASX_VM_KVER)' tools/vm/asx-vm --kver >/dev/null; \
+		echo "kmod: no kernel to build for; pass KVER= or KDIR=" >&2; exit 1; \
+	fi
 	@test -d "$(KDIR)" || { echo "kmod: no kernel build tree at '$(KDIR)';" \
 		"run 'make setup' or pass KDIR=" >&2; exit 1; }
-	$(Q)$(MAKE) -C $(KDIR) M=$(TOP) $(if $(V),V=$(V)) modules
+	$(Q)$(MAKE) -C $(KDIR) M=$(TOP) $(if $(V),V=$(V)) \
+		$(if $(ASX_WERROR),ASX_WERROR=$(ASX_WERROR)) modules
 
 # ---------------------------------------------------------------- checks
 check: setup
@@ -370,6 +381,10 @@ check-lib:
 	$(Q)tools/check.sh lib-plain lib-asan lib-tsan
 check-kmod: setup
 	$(Q)tools/check.sh kmod
+# the selftests on the kernels of the matrix named in KERNELS (default: all
+# three), e.g. make check-kernels KERNELS=6.12-rt
+check-kernels: setup
+	$(Q)ASX_KERNELS='$(KERNELS)' tools/check.sh kmod
 check-install:
 	$(Q)tools/check.sh install
 # Not part of `check`: the selftests in a KASAN/lockdep/kmemleak kernel built
@@ -377,7 +392,16 @@ check-install:
 check-debug: setup
 	$(Q)tools/vm/check-debug.sh
 
-demo: setup all
+# The experiment suite needs no asx.ko: the module is built if it can be, and
+# otherwise one line says why the kernel half was left out.
+demo: setup lib tools
+	$(Q)mkdir -p build/demo; if $(MAKE) -s kmod > build/demo/kmod.log 2>&1; then \
+		echo "demo: asx.ko built for $(KVER) (kmod/asx.ko)"; \
+	else \
+		echo "demo: asx.ko left out, the suite needs none:" \
+			"$$(grep -m1 -iE 'error|no kernel|kmod:' build/demo/kmod.log ||" \
+			"tail -n 1 build/demo/kmod.log) (build/demo/kmod.log)"; \
+	fi
 	$(Q)tools/demo.sh $(DEMO_FLAGS)
 
 # ---------------------------------------------------------------- install

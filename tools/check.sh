@@ -25,9 +25,12 @@
 #   style       checkpatch.pl --no-tree on kmod/ and uapi/; asx.ko's includes one-way
 #               (tools/kmod-layers.sh: no circle, no layer including a higher one)
 #   dkms        asx.ko built through dkms (dkms.conf) against the installed headers
+#               of each kernel of the matrix
 #   deb         the Debian packages (debian/): built, lintian, a program against
 #               libasx-dev, asx-lockstat from asx-tools (tools/deb-test.sh)
-#   kmod        asx.ko + selftests in the test VM (tools/vm/asx-vm), the libasx ones
+#   kmod        on each kernel of the matrix (6.1, 6.12, 6.12-rt; ASX_KERNELS="NAME..."
+#               for some): asx.ko built with warnings as errors, the selftests in the
+#               test VM booting that kernel (tools/vm/asx-vm), the libasx ones
 #               (selftests/asx/lib) also under ASan+UBSan and TSan; the runners' own
 #               tests (tools/vm/selftest.sh, selftests/asx/run_all_selftest.sh)
 #   bcc         the bcc tools (tools/bcc) in the test VM, each against a workload
@@ -38,7 +41,7 @@
 # Every stage that cannot run fails the check and says why: nothing is
 # skipped silently.  The last line is "check: N passed, N failed", where
 # N counts test cases (CMocka tests, selftests) and stage-level checks.
-# Environment: CHECK_JOBS (make -j, default nproc), V=1.
+# Environment: CHECK_JOBS (make -j, default nproc), V=1, ASX_KERNELS (kmod, dkms).
 set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -413,8 +416,12 @@ stage_style() {
 }
 
 stage_dkms() {
-	note "asx.ko through dkms"
-	if tools/dkms-test.sh; then pass; else fail "dkms: add/build (see above)"; fi
+	local kernels name ver
+	kernels=$(matrix_kernels) || { fail "dkms: the kernel matrix (see above)"; return; }
+	while read -r name ver; do
+		note "asx.ko through dkms for $name ($ver)"
+		if tools/dkms-test.sh "$ver"; then pass; else fail "dkms[$name]: add/build (see above)"; fi
+	done <<<"$kernels"
 }
 
 stage_deb() {
@@ -425,10 +432,33 @@ stage_deb() {
 		fail "deb: tools/deb-test.sh ended without its summary"
 }
 
+# The kernels of the tested matrix to run on, "NAME VER" a line: all of
+# them, or those named in ASX_KERNELS (make check-kernels KERNELS=...). A
+# kernel of the matrix that is not installed fails the stage: nothing is
+# skipped silently.
+matrix_kernels() {
+	local all n v want found
+	all=$(tools/vm/asx-vm --kernels 2>&1) || { echo "$all" >&2; return 1; }
+	want=${ASX_KERNELS:-6.1 6.12 6.12-rt}
+	for n in $want; do
+		found=
+		while read -r k v; do
+			[ "$k" = "$n" ] && found=$v
+		done <<<"$all"
+		if [ -z "$found" ]; then
+			echo "no kernel '$n' of the matrix installed (present: $(echo $all));" \
+				"run tools/setup.sh" >&2
+			return 1
+		fi
+		echo "$n $found"
+	done
+}
+
 stage_kmod() {
-	local out=$log/selftests.log rc
+	local out rc kernels name ver
 	note "asx.ko in the test VM"
-	if ! make -s kmod selftests || ! make -s SAN=asan selftests || ! make -s SAN=tsan selftests
+	if ! make -s kmod ASX_WERROR=y || ! make -s selftests || ! make -s SAN=asan selftests ||
+	   ! make -s SAN=tsan selftests
 	then
 		fail "kmod: build"
 		return
@@ -443,19 +473,36 @@ stage_kmod() {
 	done
 	if tools/vm/selftest.sh; then pass; else fail "kmod: VM runner self-test"; fi
 	if selftests/asx/run_all_selftest.sh; then pass; else fail "kmod: run_all.sh self-test"; fi
-	# the suite takes about 90 s; a hung guest should not hold CI for the default 900 s
-	tools/vm/asx-vm --timeout 480 -- sh -c 'selftests/asx/run_all.sh build/selftests; a=$?;
+	kernels=$(matrix_kernels) || { fail "kmod: the kernel matrix (see above)"; return; }
+	while read -r name ver; do
+		kmod_on "$name" "$ver"
+	done <<<"$kernels"
+}
+
+# kmod_on NAME VER: asx.ko built for VER (warnings are errors), and both
+# selftest sets in a VM that boots it. Each kernel's run is about 3 minutes
+# on an idle 2-CPU host (Documentation/testing.rst); a hung guest should not
+# hold CI for asx-vm's default 900 s.
+kmod_on() {
+	local name=$1 ver=$2 out=$log/selftests-$1.log rc bin test
+	note "asx.ko on $name ($ver)"
+	if ! tools/vm/kmod-build.sh --werror "/lib/modules/$ver/build" "build/kmod/$ver"; then
+		fail "kmod[$name]: asx.ko does not build for $ver"
+		return
+	fi
+	ASX_VM_KVER=$ver tools/vm/asx-vm --kmod "build/kmod/$ver/kmod" --timeout 600 \
+		--keep-dmesg "$log/dmesg-$name.txt" -- sh -c \
+		'selftests/asx/run_all.sh build/selftests; a=$?;
 		selftests/asx/run_all.sh build/selftests-san; b=$?; [ $a -eq 0 ] && [ $b -eq 0 ]' \
 		2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	# both sets' "selftests: N passed, N failed" lines, summed
-	if ! tally kmod selftests "$out" "$rc" 2 selftests:; then
+	if ! tally "kmod[$name]" selftests "$out" "$rc" 2 selftests:; then
 		# CI may show only the end of the output: say here where it stopped.
-		local bin test
 		bin=$(sed -n 's/^# selftests: asx: //p' "$out" | tail -n 1)
 		# kselftest_harness.h's "#  RUN           FIXTURE.TEST ..."
 		test=$(sed -n 's/^#  RUN  *\(.*\) \.\.\.$/\1/p' "$out" | tail -n 1)
-		fail "kmod: the VM did not run both selftest sets (exit $rc; last started:
+		fail "kmod[$name]: the VM did not run both selftest sets (exit $rc; last started:
     ${bin:-no selftest binary} ${test:+/ $test}; see above)"
 	fi
 }

@@ -34,6 +34,11 @@ pkgs=(
 	build-essential gcc clang make pkg-config git
 	libcmocka-dev liburcu-dev systemtap-sdt-dev libtirpc-dev
 	linux-headers-amd64 linux-image-amd64 kmod
+	# the tested kernel matrix (Documentation/kmod.rst, "Kernels"): Debian 12's
+	# 6.1 above, and the 6.12 and 6.12 PREEMPT_RT kernels Debian ships for it
+	# (bookworm-security and -backports; the kernel of Debian 13 too)
+	linux-image-6.12-amd64 linux-headers-6.12-amd64
+	linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64
 	qemu-system-x86 busybox-static
 	python3 python3-venv python3-pip python3-bpfcc bpfcc-tools bpftrace python3-matplotlib
 	valgrind linux-source-6.1 xz-utils iproute2 libclang-rt-14-dev dkms man-db
