@@ -19,6 +19,7 @@ ctl=$b/bin/asxctl
 echo_so=$b/lib/asx/services/echo.so
 codec_so=$b/lib/asx/services/codec.so
 . "$top/tools/lib/tap-expect.sh"
+. "$top/tools/lib/nobody.sh"
 
 for f in "$asxd" "$ctl" "$echo_so" "$codec_so"; do
 	[ -e "$f" ] || { echo "test-asxd.sh: $f not built (make tools)" >&2; exit 2; }
@@ -150,13 +151,18 @@ tap_expect "a second asxd on the same socket is refused, services untouched" 1 \
 	'another asxd is listening' -- "$asxd" -f "$conf" -s "$sock"
 tap_expect "... and the first one still serves" 0 '^six$' -- ask "$p1" six
 
-# another uid: the socket's mode keeps it out; opened up, SO_PEERCRED does
+# another uid: the socket's mode keeps it out; opened up, SO_PEERCRED does.
+# nobody runs a copy of asxctl with libasx beside it ($ORIGIN/../lib): the
+# build may be in a directory nobody cannot enter (a clone in /root).
 tap_expect "the socket's mode is 0600" 0 '^600$' -- stat -c %a "$sock"
+nobody_ctl=$dir/nobody/bin/asxctl
+nobody_stage "$dir/nobody/bin" "$ctl" && nobody_stage "$dir/nobody/lib" "$b"/lib/libasx.so*
+tap_expect "nobody can run a copy of asxctl" 0 'asxctl' -- nobody_run "$nobody_ctl" --help
 tap_expect "nobody cannot reach the socket" 3 'cannot reach asxd' -- \
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$ctl" svc -s "$sock" list
+	nobody_run "$nobody_ctl" svc -s "$sock" list
 chmod 666 "$sock"
 tap_expect "nobody is refused by uid" 1 'permission denied: uid 65534' -- \
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$ctl" svc -s "$sock" list
+	nobody_run "$nobody_ctl" svc -s "$sock" list
 
 tap_expect "remove" 0 '' -- svc remove Echo
 tap_expect "list is empty" 0 '^$' -- svc list
