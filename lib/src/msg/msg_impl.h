@@ -41,6 +41,8 @@ static inline struct asx__msg_priv *asx__msgp(const struct asx_msg *m)
 
 struct asx__msg_cache_stats {
 	bool on;		/* the cache is in use */
+	size_t thread_max;	/* bound of a thread's cache, bytes */
+	size_t depot_max;	/* bound of the shared depot, bytes */
 	uint64_t blocks;	/* cached-size blocks from malloc() not yet freed */
 	uint64_t bytes;		/* their sizes, header included */
 	uint64_t depot_blocks;	/* of those, in the shared depot */
