@@ -34,6 +34,9 @@ struct asx__msg_priv {
 _Static_assert(sizeof(struct asx__msg_priv) <= sizeof(((struct asx_msg *)0)->asx__priv),
 	       "a message's private state outgrows struct asx_msg");
 
+/* asx__flags: a high-priority message counted by the queue it is on (msgq.c) */
+#define ASX__MSG_QHIPRI	0x1u
+
 static inline struct asx__msg_priv *asx__msgp(const struct asx_msg *m)
 {
 	return (struct asx__msg_priv *)(void *)&((struct asx_msg *)m)->asx__priv;
