@@ -316,6 +316,24 @@ stage_tools() {
 		fi
 		port=$((port + 1))
 	done
+	# asx-ttcp -u: datagrams longer than the receiver's -l are cut and
+	# counted, as classic ttcp reads them, with either implementation
+	for impl in raw asx; do
+		build/bin/asx-ttcp -r -u -l 1000 -p "$port" --impl=$impl --timeout=20000 \
+			>"$log/ttcp-r.log" 2>&1 &
+		rpid=$!
+		sleep 0.5
+		if build/bin/asx-ttcp -t -u -l 3000 -n 32 -p "$port" --impl=$impl 127.0.0.1 \
+			>"$log/ttcp-t.log" 2>&1 && wait $rpid &&
+		   grep -Eq 'ttcp-r: [1-9][0-9]* datagrams longer than -l 1000' "$log/ttcp-r.log"; then
+			pass
+		else
+			cat "$log/ttcp-t.log" "$log/ttcp-r.log"
+			fail "tools: asx-ttcp -u --impl=$impl truncates a longer datagram and counts it"
+			kill $rpid 2>/dev/null
+		fi
+		port=$((port + 1))
+	done
 	if ! build/bin/asx-bench --quick --runs 1 --json all >"$out"; then
 		fail "tools: asx-bench --quick all failed"
 		return
