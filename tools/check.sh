@@ -274,6 +274,28 @@ stage_abi() {
 	fi
 }
 
+# ttcp_pair PORT IMPL PATTERN WHAT RARGS TARGS: an asx-ttcp receiver
+# (RARGS) and transmitter (TARGS) over loopback; passes when both exit 0
+# and the receiver's output matches PATTERN (grep -E).
+ttcp_pair() {
+	local port=$1 impl=$2 pattern=$3 what=$4 rpid
+	# shellcheck disable=SC2086
+	build/bin/asx-ttcp -r $5 -p "$port" --impl="$impl" --timeout=20000 \
+		>"$log/ttcp-r.log" 2>&1 &
+	rpid=$!
+	sleep 0.5	# UDP: the receiver binds before the first datagram
+	# shellcheck disable=SC2086
+	if build/bin/asx-ttcp -t $6 -p "$port" --impl="$impl" 127.0.0.1 \
+		>"$log/ttcp-t.log" 2>&1 && wait $rpid &&
+	   grep -Eq "$pattern" "$log/ttcp-r.log"; then
+		pass
+	else
+		cat "$log/ttcp-t.log" "$log/ttcp-r.log"
+		fail "tools: asx-ttcp $what"
+		kill $rpid 2>/dev/null
+	fi
+}
+
 stage_tools() {
 	local out=$log/bench.json
 	note "asx-bench smoke run"
@@ -302,22 +324,17 @@ stage_tools() {
 	else
 		fail "tools: asx-bench COMMAND --quick --runs=1 --json"
 	fi
-	# asx-ttcp: one transfer over loopback with each implementation
-	local impl port=$((20000 + RANDOM % 20000)) rpid
+	# asx-ttcp: one transfer over loopback with each implementation; and
+	# -u datagrams longer than the receiver's -l are cut and counted, as
+	# classic ttcp reads them, with either implementation
+	local impl port=$((20000 + RANDOM % 20000))
 	for impl in raw asx; do
-		build/bin/asx-ttcp -r -p "$port" -n 64 --impl=$impl --timeout=20000 \
-			>"$log/ttcp-r.log" 2>&1 &
-		rpid=$!
-		if build/bin/asx-ttcp -t -p "$port" -n 64 --impl=$impl 127.0.0.1 \
-			>"$log/ttcp-t.log" 2>&1 && wait $rpid &&
-		   grep -q '524288 bytes' "$log/ttcp-r.log"; then
-			pass
-		else
-			cat "$log/ttcp-t.log" "$log/ttcp-r.log"
-			fail "tools: asx-ttcp --impl=$impl loopback transfer"
-			kill $rpid 2>/dev/null
-		fi
-		port=$((port + 1))
+		ttcp_pair $port $impl '524288 bytes' "--impl=$impl loopback transfer" \
+			"-n 64" "-n 64"
+		ttcp_pair $((port + 1)) $impl 'ttcp-r: [1-9][0-9]* datagrams longer than -l 1000' \
+			"-u --impl=$impl truncates a longer datagram and counts it" \
+			"-u -l 1000" "-u -l 3000 -n 32"
+		port=$((port + 2))
 	done
 	if ! build/bin/asx-bench --quick --runs 1 --json all >"$out"; then
 		fail "tools: asx-bench --quick all failed"

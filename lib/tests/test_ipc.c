@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -780,6 +781,110 @@ static void test_pass_handle_spipe(void **state)
 	asx_lsock_stream_close(&b);
 }
 
+/* Open descriptors of this process (/proc/self/fd), or -1. */
+static int open_fds(void)
+{
+	char path[64];
+	int fd, n = 0;
+
+	for (fd = 0; fd < 4096; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if (access(path, F_OK) == 0)
+			n++;
+	}
+	return n;
+}
+
+/* Send @n descriptors (all @fd) in one SCM_RIGHTS message with one byte. */
+static void send_rights(int sock, int fd, int n)
+{
+	static union {
+		char buf[CMSG_SPACE(sizeof(int) * 253)];
+		struct cmsghdr align;
+	} ctl;
+	char byte = 0;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			     .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n) };
+	struct cmsghdr *cm;
+	int i;
+
+	memset(&ctl, 0, sizeof(ctl));
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
+	for (i = 0; i < n; i++)
+		memcpy(CMSG_DATA(cm) + (size_t)i * sizeof(int), &fd, sizeof(int));
+	assert_int_equal(sendmsg(sock, &mh, MSG_NOSIGNAL), 1);
+}
+
+/*
+ * Issue 27: a message carrying several descriptors gives the first and
+ * closes the others, for any number the kernel passes (SCM_MAX_FD, 253);
+ * before, 16 or more were refused with -EBADMSG.  No descriptor may leak
+ * either way, and the one returned is the one sent.
+ */
+static void test_recv_handle_many_rights(void **state)
+{
+	static const int counts[] = { 1, 2, 8, 9, 15, 16, 64, 253 };
+	struct asx_lsock_stream a, b;
+	struct stat want, got;
+	struct timespec dl;
+	int p[2], fd, before, after;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(fstat(p[0], &want), 0);
+	assert_int_equal(asx_lsock_stream_pair(&a, &b), 0);
+	before = open_fds();
+	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		send_rights(asx_handle(&a), p[0], counts[i]);
+		fd = asx_lsock_stream_recv_handle(&b, in_ms(&dl, 2000));
+		print_message("%d descriptors in one message: recv_handle %d, %d open (%d before)\n",
+			      counts[i], fd, open_fds() - (fd >= 0), before);
+		assert_true(fd >= 0);
+		assert_int_equal(fstat(fd, &got), 0);
+		assert_int_equal(got.st_ino, want.st_ino);
+		assert_int_equal(got.st_dev, want.st_dev);
+		assert_int_equal(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+		close(fd);
+		after = open_fds();
+		assert_int_equal(after, before);
+	}
+	asx_lsock_stream_close(&a);
+	asx_lsock_stream_close(&b);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* As documented: on a non-blocking socket without a deadline, _n does not wait. */
+static void test_n_nonblocking_no_deadline(void **state)
+{
+	struct asx_lsock_stream a, b;
+	struct timespec dl;
+	char buf[16];
+	size_t done = 99;
+
+	(void)state;
+	assert_int_equal(asx_lsock_stream_pair(&a, &b), 0);
+	assert_int_equal(fcntl(asx_handle(&b), F_SETFL, fcntl(asx_handle(&b), F_GETFL) | O_NONBLOCK),
+			 0);
+	assert_int_equal(asx_sock_stream_send_n(&a.stream, "abc", 3, NULL, NULL), 3);
+	assert_int_equal(asx_sock_stream_recv_n(&b.stream, buf, 10, NULL, &done), -EAGAIN);
+	assert_int_equal(done, 3);
+	assert_memory_equal(buf, "abc", 3);
+	/* with a deadline it waits for the rest */
+	assert_int_equal(asx_sock_stream_send_n(&a.stream, "defghij", 7, NULL, NULL), 7);
+	assert_int_equal(asx_sock_stream_recv_n(&b.stream, buf, 7, in_ms(&dl, 2000), &done), 7);
+	assert_int_equal(asx_sock_stream_recv_n(&b.stream, buf, 1, in_ms(&dl, 20), &done),
+			 -ETIMEDOUT);
+	assert_int_equal(done, 0);
+	asx_lsock_stream_close(&a);
+	asx_lsock_stream_close(&b);
+}
+
 static void test_pass_handle_lsock_acceptor(void **state)
 {
 	struct asx_lsock_acceptor acc;
@@ -1005,6 +1110,8 @@ int main(void)
 		cmocka_unit_test(test_cdgram_refused),
 		cmocka_unit_test(test_echo_unix_dgram),
 		cmocka_unit_test(test_pass_handle_spipe),
+		cmocka_unit_test(test_recv_handle_many_rights),
+		cmocka_unit_test(test_n_nonblocking_no_deadline),
 		cmocka_unit_test(test_pass_handle_lsock_acceptor),
 		cmocka_unit_test(test_pass_handle_dgram),
 		cmocka_unit_test(test_pipe_fifo),

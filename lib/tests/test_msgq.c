@@ -7,6 +7,7 @@
  * Helper threads never call cmocka's assert_* (it longjmps); they record
  * what they saw and the main thread asserts.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -529,6 +530,70 @@ static void test_hipri_bypasses_flow_control(void **state)
 	asx_msgq_destroy(q);
 }
 
+/*
+ * Issue 27: high-priority messages skip flow control, so a queue nobody
+ * reads took any number of them.  A queue holds at most its bound of them
+ * (default 16, as asx.ko); past it an enqueue fails with -ENOBUFS, is
+ * counted, and the caller keeps the message.  FORCE (a put back) is not
+ * refused; normal messages are not affected; a slot comes back when one
+ * is taken or flushed.
+ */
+static void test_hipri_bound(void **state)
+{
+	struct asx_msgq *q = NULL;
+	struct asx_msgq_stats st;
+	struct asx_msg *m;
+	uint32_t i;
+
+	(void)state;
+	assert_int_equal(asx_msgq_create(&q, 0, 0), 0);
+	assert_int_equal(asx_msgq_hipri_max(q), ASX_MSGQ_DEFAULT_HIPRI_MAX);
+	assert_int_equal(ASX_MSGQ_DEFAULT_HIPRI_MAX, 16);
+	for (i = 0; i < 16; i++)
+		assert_int_equal(asx_msgq_enqueue(q, mk(60, i % 2 ? ASX_MSG_PCPROTO : ASX_MSG_PCUSER,
+							0, i), 0, NULL), 0);
+	for (i = 0; i < 3; i++) {
+		m = mk(60, ASX_MSG_PCPROTO, 0, 100 + i);
+		assert_int_equal(asx_msgq_enqueue(q, m, ASX_MSGQ_NOWAIT, NULL), -ENOBUFS);
+		assert_int_equal(asx_msgq_enqueue(q, m, 0, NULL), -ENOBUFS);	/* never waits */
+		asx_msg_free(m);
+	}
+	assert_int_equal(asx_msgq_enqueue(q, mk(10, ASX_MSG_DATA, 0, 200), 0, NULL), 0);
+	assert_int_equal(asx_msgq_enqueue(q, mk(10, ASX_MSG_FLUSH, 0, 300),
+					  ASX_MSGQ_FORCE | ASX_MSGQ_HEAD, NULL), 0);
+	asx_msgq_stats(q, &st);
+	assert_int_equal(st.hipri_refused, 6);
+	assert_int_equal(asx_msgq_count(q), 18);
+	/* 17 queued now (FORCE counts): two must go before one more fits */
+	assert_int_equal(get_tag(q), 300);
+	m = mk(10, ASX_MSG_HANGUP, 0, 400);
+	assert_int_equal(asx_msgq_enqueue(q, m, 0, NULL), -ENOBUFS);
+	assert_int_equal(get_tag(q), 0);
+	assert_int_equal(asx_msgq_enqueue(q, m, 0, NULL), 0);
+	/* a type changed while queued does not confuse the count */
+	assert_int_equal(asx_msgq_peek(q, &m), 0);
+	m->type = ASX_MSG_DATA;
+	assert_int_equal(asx_msgq_flush(q), 17);
+	for (i = 0; i < 16; i++)
+		assert_int_equal(asx_msgq_enqueue(q, mk(1, ASX_MSG_IOCACK, 0, i), 0, NULL), 0);
+	m = mk(1, ASX_MSG_IOCACK, 0, 16);
+	assert_int_equal(asx_msgq_enqueue(q, m, 0, NULL), -ENOBUFS);
+	/* a larger bound takes effect at once; 0 is refused */
+	assert_int_equal(asx_msgq_set_hipri_max(q, 0), -EINVAL);
+	assert_int_equal(asx_msgq_set_hipri_max(q, 1000), 0);
+	assert_int_equal(asx_msgq_enqueue(q, m, 0, NULL), 0);
+	for (i = 17; i < 1000; i++)
+		assert_int_equal(asx_msgq_enqueue(q, mk(1, ASX_MSG_IOCACK, 0, i), 0, NULL), 0);
+	m = mk(1, ASX_MSG_IOCACK, 0, 1000);
+	assert_int_equal(asx_msgq_enqueue(q, m, 0, NULL), -ENOBUFS);
+	asx_msg_free(m);
+	for (i = 0; i < 1000; i++)
+		assert_int_equal(get_tag(q), i);
+	asx_msgq_stats(q, &st);
+	assert_int_equal(st.hipri_refused, 9);
+	asx_msgq_destroy(q);
+}
+
 struct notify_state {
 	struct asx_msgq *q;
 	int calls;
@@ -820,6 +885,7 @@ int main(void)
 		cmocka_unit_test(test_water_mark_hysteresis),
 		cmocka_unit_test(test_set_water_wakes),
 		cmocka_unit_test(test_hipri_bypasses_flow_control),
+		cmocka_unit_test(test_hipri_bound),
 		cmocka_unit_test(test_notify_hook),
 		cmocka_unit_test(test_set_notify_waits_for_running_hook),
 		cmocka_unit_test(test_stress_4x4),

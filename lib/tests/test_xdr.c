@@ -434,8 +434,59 @@ ASX_XDR_RECORD_STATIC(big_rec, struct big,
 	ASX_XDR_FIELD_STRING(struct big, name),
 	ASX_XDR_FIELD_OPTIONAL(struct big, origin, point_rec, has_origin),
 	ASX_XDR_FIELD_UNION(struct big, shape.u, shape.kind, shape_un),
-	{ .offset = offsetof(struct big, pts), .type = ASX_XDR_STRUCT, .count = 3,
-	  .sub.rec = &point_rec });
+	ASX_XDR_FIELD_STRUCT_ARRAY(struct big, pts, point_rec));
+
+/* Arrays of records by macro, byte-exact with libtirpc's xdr_vector and xdr_array. */
+struct poly {
+	struct point box[2];
+	uint32_t npts;
+	struct point pts[4];
+};
+
+ASX_XDR_RECORD_STATIC(poly_rec, struct poly,
+	ASX_XDR_FIELD_STRUCT_ARRAY(struct poly, box, point_rec),
+	ASX_XDR_FIELD_STRUCT_VARRAY(struct poly, pts, point_rec, npts));
+
+static bool_t tirpc_point(XDR *t, struct point *p);
+
+static void test_record_arrays_of_records(void **state)
+{
+	struct poly in = { { { 1, -2 }, { 3, 4 } }, 3, { { 5, 6 }, { -7, 8 }, { 9, 10 } } };
+	struct poly out;
+	unsigned char a[128], b[128];
+	char *pp = (char *)in.pts;
+	u_int n = in.npts;
+	struct asx_xdr x;
+	XDR t;
+	size_t len;
+
+	(void)state;
+	asx_xdr_mem_encoder(&x, a, sizeof(a));
+	assert_int_equal(asx_xdr_record(&x, &poly_rec, &in), 0);
+	len = (size_t)asx_xdr_pos(&x);
+	assert_int_equal(len, 4 * (4 + 1 + 6));
+	xdrmem_create(&t, (char *)b, sizeof(b), XDR_ENCODE);
+	assert_true(xdr_vector(&t, (char *)in.box, 2, sizeof(struct point), (xdrproc_t)tirpc_point));
+	assert_true(xdr_array(&t, &pp, &n, 4, sizeof(struct point), (xdrproc_t)tirpc_point));
+	assert_int_equal(xdr_getpos(&t), len);
+	xdr_destroy(&t);
+	assert_memory_equal(a, b, len);
+
+	memset(&out, 0xa5, sizeof(out));
+	asx_xdr_mem_decoder(&x, a, len);
+	assert_int_equal(asx_xdr_record(&x, &poly_rec, &out), 0);
+	assert_int_equal(out.npts, 3);
+	assert_memory_equal(out.box, in.box, sizeof(in.box));
+	assert_memory_equal(out.pts, in.pts, 3 * sizeof(struct point));
+
+	/* a count above the capacity (4) is refused both ways */
+	a[16 + 3] = 5;
+	asx_xdr_mem_decoder(&x, a, sizeof(a));
+	assert_int_equal(asx_xdr_record(&x, &poly_rec, &out), -EMSGSIZE);
+	in.npts = 5;
+	asx_xdr_mem_encoder(&x, a, sizeof(a));
+	assert_int_equal(asx_xdr_record(&x, &poly_rec, &in), -EMSGSIZE);
+}
 
 static bool_t tirpc_point(XDR *t, struct point *p)
 {
@@ -1568,6 +1619,7 @@ int main(void)
 		cmocka_unit_test(test_var_array_match_tirpc),
 		cmocka_unit_test(test_record_mem_bounded),
 		cmocka_unit_test(test_record_mem_growing),
+		cmocka_unit_test(test_record_arrays_of_records),
 		cmocka_unit_test(test_pointer_round_trip),
 		cmocka_unit_test(test_pointer_bad_input),
 		cmocka_unit_test(test_pointer_list),

@@ -361,6 +361,9 @@ int main(int argc, char **argv)
 	fprintf(stderr, "ttcp-%c: %llu bytes in %.6f real seconds = %.2f %s/sec +++\n", tag,
 		(unsigned long long)bytes, secs, in_unit((double)bytes / secs, fmt),
 		unit_name(fmt));
+	if (conn.truncated)
+		fprintf(stderr, "ttcp-%c: %llu datagrams longer than -l %zu, truncated to it\n", tag,
+			(unsigned long long)conn.truncated, c.buflen);
 	if (verbose) {
 		fprintf(stderr, "ttcp-%c: %llu I/O calls, msec/call = %.4f, calls/sec = %.2f\n", tag,
 			(unsigned long long)calls, calls ? secs * 1e3 / (double)calls : 0.0,
@@ -373,11 +376,12 @@ int main(int argc, char **argv)
 		       "\"proto\": \"%s\", \"buflen\": %zu, \"nbuf\": %ld, \"sockbuf\": %d, "
 		       "\"nodelay\": %s, \"bytes\": %llu, \"calls\": %llu, \"seconds\": %.6f, "
 		       "\"bytes_per_sec\": %.1f, \"mbit_per_sec\": %.3f, \"user_s\": %.3f, "
-		       "\"sys_s\": %.3f}\n",
+		       "\"sys_s\": %.3f, \"truncated\": %llu}\n",
 		       c.transmit ? "transmit" : "receive", ops->name, c.udp ? "udp" : "tcp",
 		       c.buflen, c.nbuf, c.sockbuf, c.nodelay ? "true" : "false",
 		       (unsigned long long)bytes, (unsigned long long)calls, secs,
-		       (double)bytes / secs, (double)bytes * 8 / secs / 1e6, u1 - u0, s1 - s0);
+		       (double)bytes / secs, (double)bytes * 8 / secs / 1e6, u1 - u0, s1 - s0,
+		       (unsigned long long)conn.truncated);
 out:
 	free(buf);
 	return r ? 1 : 0;

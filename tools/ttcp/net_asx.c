@@ -161,11 +161,18 @@ static ssize_t asx_recv(struct ttcp_conn *conn, void *buf, size_t len)
 {
 	struct asx_conn *a = conn->priv;
 	struct timespec dl;
+	ssize_t n;
 
 	if (a->kind == K_STREAM)
 		return asx_sock_stream_recv(&a->stream, buf, len, NULL);
-	return asx_sock_dgram_recv(&a->dgram, buf, len, NULL,
-				   asx_deadline(&dl, (uint64_t)TTCP_UDP_IDLE_MS * 1000000));
+	n = asx_sock_dgram_recv(&a->dgram, buf, len, NULL,
+				asx_deadline(&dl, (uint64_t)TTCP_UDP_IDLE_MS * 1000000));
+	if (n == -EMSGSIZE) {
+		/* received, cut to @len: count it and go on, as ttcp does */
+		conn->truncated++;
+		n = (ssize_t)len;
+	}
+	return n;
 }
 
 static void asx_close(struct ttcp_conn *conn)

@@ -203,15 +203,20 @@ static ssize_t raw_send(struct ttcp_conn *conn, const void *buf, size_t len)
 	return (ssize_t)len;
 }
 
+/* A datagram longer than @len is cut to it, as read() does, and counted. */
 static ssize_t raw_recv(struct ttcp_conn *conn, void *buf, size_t len)
 {
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t n;
 
 	do {
-		n = read(conn->fd, buf, len);
+		n = recvmsg(conn->fd, &mh, 0);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return (errno == EAGAIN || errno == EWOULDBLOCK) ? -ETIMEDOUT : -errno;
+	if (mh.msg_flags & MSG_TRUNC)
+		conn->truncated++;
 	return n;
 }
 

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct ttcp_conf {
@@ -32,6 +33,7 @@ struct ttcp_conf {
 struct ttcp_conn {
 	int fd;			/* raw back end */
 	void *priv;		/* asx back end: its typed objects */
+	uint64_t truncated;	/* UDP: datagrams longer than -l, cut to it */
 };
 
 struct ttcp_ops {

@@ -2,8 +2,9 @@
 /*
  * asx/modules.h - reusable Stream Modules.
  *
- * Each constructor returns a new Module (asx/stream.h) named @name, ready
- * to push, or NULL (bad name, short memory).  The Modules only touch
+ * Each factory makes a new Module (asx/stream.h) named @name, ready to
+ * push, into *@out and returns 0, or -EINVAL (@out NULL, a bad name) or
+ * -ENOMEM, leaving *@out as it was (see below).  The Modules only touch
  * ASX_MSG_DATA messages; every other type passes through unchanged.  They
  * are safe with any number of threads putting on either side at once and
  * run message-based or task-based alike.

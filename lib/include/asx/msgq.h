@@ -82,6 +82,8 @@ struct asx_msgq;
 
 #define ASX_MSGQ_DEFAULT_HIWAT	(64 * 1024)
 #define ASX_MSGQ_DEFAULT_LOWAT	(16 * 1024)
+/* High-priority messages a queue holds at once (as asx.ko's ASX_MAX_HIPRI_QUEUED). */
+#define ASX_MSGQ_DEFAULT_HIPRI_MAX	16
 
 typedef void asx_msgq_notify_fn(struct asx_msgq *q, void *arg);
 
@@ -98,7 +100,11 @@ ASX_API void asx_msgq_destroy(struct asx_msgq *q);
 /*
  * Put the message chain @m on the queue (ownership passes on success).
  * @flags: ASX_MSGQ_NOWAIT, at most one of ASX_MSGQ_HEAD / ASX_MSGQ_TAIL,
- * ASX_MSGQ_FORCE.  0, -EINVAL, -EWOULDBLOCK, -ETIMEDOUT, -ESHUTDOWN, -EINTR.
+ * ASX_MSGQ_FORCE.  0, -EINVAL, -EWOULDBLOCK, -ETIMEDOUT, -ESHUTDOWN, -EINTR,
+ * or -ENOBUFS: @m is high priority (never held back by flow control) and
+ * the queue already holds its bound of them (asx_msgq_set_hipri_max(),
+ * default ASX_MSGQ_DEFAULT_HIPRI_MAX; counted in stats.hipri_refused).
+ * ASX_MSGQ_FORCE is neither held back nor refused.
  */
 ASX_API int asx_msgq_enqueue(struct asx_msgq *q, struct asx_msg *m, unsigned int flags,
 			     const struct timespec *deadline);
@@ -155,6 +161,13 @@ ASX_API size_t asx_msgq_lowat(const struct asx_msgq *q);
 ASX_API int asx_msgq_set_water(struct asx_msgq *q, size_t hiwat, size_t lowat);
 ASX_API int asx_msgq_set_hiwat(struct asx_msgq *q, size_t hiwat);
 ASX_API int asx_msgq_set_lowat(struct asx_msgq *q, size_t lowat);
+/*
+ * The most high-priority messages the queue holds at once: past it an
+ * enqueue of one (without ASX_MSGQ_FORCE) fails with -ENOBUFS.  @max >= 1
+ * (SIZE_MAX: no bound); 0 or -EINVAL.  Messages already queued stay.
+ */
+ASX_API int asx_msgq_set_hipri_max(struct asx_msgq *q, size_t max);
+ASX_API size_t asx_msgq_hipri_max(const struct asx_msgq *q);
 
 /* Install (or with NULL remove) the enqueue notification. */
 ASX_API void asx_msgq_set_notify(struct asx_msgq *q, asx_msgq_notify_fn *fn, void *arg);
@@ -166,6 +179,7 @@ struct asx_msgq_stats {
 	uint64_t full_waits;	/* enqueues that found the queue full and waited */
 	uint64_t empty_waits;	/* dequeues that found the queue empty and waited */
 	uint64_t sleeps;	/* times a waiter slept in the kernel */
+	uint64_t hipri_refused;	/* high-priority enqueues refused (-ENOBUFS) by the bound */
 };
 
 /* Counters since creation. */

@@ -199,7 +199,10 @@ ASX_API ssize_t asx_sock_stream_recv(struct asx_sock_stream *s, void *buf, size_
  * Loop over short writes/reads and EINTR until all @len bytes moved.
  * Returns @len; recv_n returns less (possibly 0) if the peer closed first;
  * a negative errno on error or -ETIMEDOUT at @deadline.  @done (may be
- * NULL) always receives the number of bytes moved.
+ * NULL) always receives the number of bytes moved.  On a non-blocking
+ * socket (ASX_SOCK_NONBLOCK, or O_NONBLOCK set otherwise) with @deadline
+ * NULL nothing waits: a step that would block returns -EAGAIN at once,
+ * with *@done what moved before it; pass a deadline to wait for the rest.
  */
 ASX_API ssize_t asx_sock_stream_send_n(struct asx_sock_stream *s, const void *buf, size_t len,
 				       const struct timespec *deadline, size_t *done);
@@ -307,7 +310,9 @@ ASX_API int asx_lsock_stream_close(struct asx_lsock_stream *s);
  * Pass an open descriptor to the peer (SCM_RIGHTS with one data byte);
  * the peer gets a new descriptor, close-on-exec, for the same open file.
  * recv_handle returns it (>= 0), -ECONNRESET at end of stream, -EBADMSG
- * if the message carried no descriptor, -ETIMEDOUT at @deadline.
+ * if the message carried no descriptor, -ETIMEDOUT at @deadline.  A message
+ * with several descriptors (up to the kernel's 253) gives the first; the
+ * others are closed, never left open in the receiver.
  */
 ASX_API int asx_lsock_stream_send_handle(struct asx_lsock_stream *s, int fd,
 					 const struct timespec *deadline);

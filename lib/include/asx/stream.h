@@ -251,6 +251,10 @@ struct asx_stream_opts {
 	char **argv;
 	size_t head_hiwat;		/* the head's read queue (0: defaults) */
 	size_t head_lowat;
+	size_t head_hipri_max;		/* high-priority messages the head's read
+					 * queue holds unread; more get -ENOBUFS
+					 * (0: ASX_MSGQ_DEFAULT_HIPRI_MAX, 16;
+					 * SIZE_MAX: no bound) */
 };
 
 /* 0 and *@sp, or -EINVAL, -E2BIG, -ENOMEM, or the driver's open() error. */
@@ -274,7 +278,9 @@ ASX_API void asx_stream_shutdown(struct asx_stream *s);
  * Send @m (data or control, any type) down the stream from the head, in
  * the caller's thread as far as the first task-based Task (or the tail).
  * 0, -EINVAL, -EWOULDBLOCK (NOWAIT and flow-controlled), -ETIMEDOUT,
- * -ESHUTDOWN; on error @m is still the caller's.
+ * -ESHUTDOWN, -ENOBUFS (@m is high priority and a queue on its way holds
+ * its bound of them unread: see asx_msgq_set_hipri_max()); on error @m is
+ * still the caller's.
  */
 ASX_API int asx_stream_put(struct asx_stream *s, struct asx_msg *m, unsigned int flags,
 			   const struct timespec *deadline);

@@ -497,6 +497,13 @@ struct asx_xdr_union {
 	{ .offset = offsetof(S, m), .type = ASX_XDR_STRING, .count = sizeof(((S *)0)->m) }
 #define ASX_XDR_FIELD_STRUCT(S, m, r)					\
 	{ .offset = offsetof(S, m), .type = ASX_XDR_STRUCT, .count = 1, .sub.rec = &(r) }
+/* Arrays of records of type r: fixed (every element of m[]), and variable with count n. */
+#define ASX_XDR_FIELD_STRUCT_ARRAY(S, m, r)				\
+	{ .offset = offsetof(S, m), .type = ASX_XDR_STRUCT,		\
+	  .count = ASX__XDR_MEMBER_COUNT(S, m), .sub.rec = &(r) }
+#define ASX_XDR_FIELD_STRUCT_VARRAY(S, m, r, n)				\
+	{ .offset = offsetof(S, m), .type = ASX_XDR_STRUCT, .flags = ASX_XDR_F_VAR, \
+	  .count = ASX__XDR_MEMBER_COUNT(S, m), .aux = offsetof(S, n), .sub.rec = &(r) }
 /* Optional member m (inline storage) present when the bool member p is true. */
 #define ASX_XDR_FIELD_OPTIONAL(S, m, r, p)				\
 	{ .offset = offsetof(S, m), .type = ASX_XDR_STRUCT, .flags = ASX_XDR_F_OPT, \

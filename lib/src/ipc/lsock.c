@@ -5,9 +5,11 @@
  *
  * A descriptor travels as SCM_RIGHTS ancillary data on a one-byte message.
  * The receiver asks for MSG_CMSG_CLOEXEC so the new descriptor is never
- * leaked across an exec in another thread, and room for several rights:
- * if a peer sends more than one descriptor the extras are closed rather
- * than leaked, and a truncated control part (MSG_CTRUNC) is an error.
+ * leaked across an exec in another thread, and room for as many rights as
+ * one message can carry: if a peer sends more than one descriptor the
+ * first is kept and the extras are closed rather than leaked, and a
+ * truncated control part (MSG_CTRUNC: another control message beside
+ * them) is an error, every descriptor that came closed.
  */
 #include <errno.h>
 #include <string.h>
@@ -17,7 +19,8 @@
 #include "ipc/ipc.h"
 #include "core/probes.h"
 
-#define MAX_RIGHTS 8
+/* Linux's SCM_MAX_FD: the most descriptors one message can carry. */
+#define MAX_RIGHTS 253
 
 int asx__ipc_send_fd(int sock, int fd, const struct asx_addr *to, const struct timespec *deadline)
 {

@@ -25,6 +25,7 @@
  * take a reference to a block they cannot reach.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,15 +54,29 @@ struct asx_datab {
 /*
  * Block cache.  Allocations of asx_msg_alloc() with a buffer of up to
  * 64 KB come in power-of-two size classes and are recycled: a freed
- * block goes to its thread's cache; a cache that grows past CACHE_MAX
- * hands a batch of BATCH blocks to a shared depot (one lock round trip
- * per batch), and a thread whose cache is empty takes a batch from there
+ * block goes to its thread's cache; a cache that grows past its bound
+ * hands a batch of blocks to a shared depot (one lock round trip per
+ * batch), and a thread whose cache is empty takes a batch from there
  * before it calls malloc().  So a producer thread that allocates and a
  * consumer thread that frees trade whole batches instead of contending on
  * the C library's arena lock for every message.  A thread's cache goes
  * to the depot when the thread exits, and at process exit the depot and
  * the exiting thread's cache go back to malloc(), so that a leak checker
  * sees every block freed.
+ *
+ * Bounds, in bytes (headers included): a thread's cache holds at most
+ * thread_max bytes in all (ASX_MSG_CACHE_THREAD, default 1 MiB), and at
+ * most CACHE_MAX blocks of one class; the depot at most depot_max bytes
+ * (ASX_MSG_CACHE_DEPOT, default 8 MiB), of which one class may take a
+ * quarter.  A class's batch is half of what a thread may keep of it, so
+ * a batch of 64 KB blocks is 7 blocks where one of 4 KB blocks is 32.
+ * A block that fits nowhere goes back to malloc(); and each time
+ * TRIM_BYTES have gone back that way, malloc_trim() hands the free pages
+ * of the C library's heaps back to the system, so that memory a burst of
+ * large messages took does not stay resident after they are freed.
+ * Both bounds are checked where the cache grows: a free, and a batch
+ * taken from the depot (which first makes room by handing other classes
+ * on), so a thread's cache never holds more than thread_max bytes.
  *
  * The cache is on unless built with AddressSanitizer, where its default is
  * off so that ASan's quarantine catches use-after-free of a message at
@@ -91,13 +106,17 @@ struct asx_datab {
 
 #define CLS_MIN_SHIFT	8		/* 256 bytes */
 #define NCLS		9		/* .. 64 KB */
-#define CACHE_MAX	64
-#define BATCH		32
+#define CACHE_MAX	64		/* blocks of one class in a thread's cache */
+#define BATCH		32		/* blocks in a batch, at most */
 #define DEPOT_MAX	32		/* batches per class kept in the depot */
+#define THREAD_BYTES	((size_t)1 << 20)
+#define DEPOT_BYTES	((size_t)8 << 20)
+#define TRIM_BYTES	((size_t)4 << 20)
 
 struct free_blk {
 	struct free_blk *next;		/* within a cache or a batch */
 	struct free_blk *next_batch;	/* depot: batches of one class */
+	uint32_t nblk;			/* depot: blocks in this batch */
 };
 
 /*
@@ -111,27 +130,68 @@ enum { TC_NEW, TC_LIVE, TC_DEAD };
 struct tcache {
 	struct free_blk *head[NCLS];
 	uint32_t n[NCLS];
+	size_t bytes;			/* in all classes */
 	uint8_t state;
 };
 
 static __thread struct tcache tcache;
 static struct asx_mutex depot_lock = ASX_MUTEX_INITIALIZER;
 static struct free_blk *depot[NCLS];
-static uint32_t depot_n[NCLS];
+static uint32_t depot_n[NCLS];		/* batches */
+static size_t depot_cls_bytes[NCLS];
+static size_t depot_bytes;
 static pthread_key_t tcache_key;
 static pthread_once_t tcache_once = PTHREAD_ONCE_INIT;
 static bool tcache_key_ok;
-static bool cache_on = !MSG_ASAN;	/* written only before main() */
+/* written only before main() */
+static bool cache_on = !MSG_ASAN;
+static size_t thread_max = THREAD_BYTES, depot_max = DEPOT_BYTES;
+static uint32_t cls_lim[NCLS];		/* blocks of a class a thread keeps */
+static uint32_t cls_batch[NCLS];	/* blocks in a batch of that class */
 static uint64_t blk_live[NCLS];		/* blocks from malloc() not yet freed */
+static size_t released;			/* bytes back to malloc() since the last trim */
 
 #define CLS_BYTES(c)	(EMB_HDR + ((size_t)1 << (CLS_MIN_SHIFT + (c))))
+
+/* A byte count from the environment: digits, then K, M or G (binary); or @dflt. */
+static size_t env_bytes(const char *name, size_t dflt)
+{
+	const char *s = getenv(name);
+	unsigned long long v;
+	char *end;
+	int shift = 0;
+
+	if (!s || *s < '0' || *s > '9')
+		return dflt;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	switch (*end) {
+	case 'K': case 'k': shift = 10; end++; break;
+	case 'M': case 'm': shift = 20; end++; break;
+	case 'G': case 'g': shift = 30; end++; break;
+	}
+	if (errno || *end || v > (SIZE_MAX >> shift))
+		return dflt;
+	return (size_t)v << shift;
+}
 
 __attribute__((constructor)) static void cache_env(void)
 {
 	const char *s = getenv("ASX_MSG_CACHE");
+	size_t lim;
+	int c;
 
 	if (s && (!strcmp(s, "0") || !strcmp(s, "1")))
 		cache_on = *s == '1';
+	thread_max = env_bytes("ASX_MSG_CACHE_THREAD", THREAD_BYTES);
+	depot_max = env_bytes("ASX_MSG_CACHE_DEPOT", DEPOT_BYTES);
+	for (c = 0; c < NCLS; c++) {
+		lim = thread_max / CLS_BYTES(c);
+		cls_lim[c] = lim < CACHE_MAX ? (uint32_t)lim : CACHE_MAX;
+		cls_batch[c] = cls_lim[c] / 2 < BATCH ? cls_lim[c] / 2 : BATCH;
+		if (!cls_batch[c])
+			cls_batch[c] = 1;
+	}
 }
 
 /* A link of a cached block (poisoned the rest of the time under ASan). */
@@ -152,17 +212,50 @@ static void link_store(struct free_blk **l, struct free_blk *n)
 	blk_poison(l, sizeof(*l));
 }
 
-/* Give the blocks of list @b (class @c) back to malloc(). */
+static uint32_t nblk_load(struct free_blk *b)
+{
+	uint32_t n;
+
+	blk_unpoison(&b->nblk, sizeof(b->nblk));
+	n = b->nblk;
+	blk_poison(&b->nblk, sizeof(b->nblk));
+	return n;
+}
+
+static void nblk_store(struct free_blk *b, uint32_t n)
+{
+	blk_unpoison(&b->nblk, sizeof(b->nblk));
+	b->nblk = n;
+	blk_poison(&b->nblk, sizeof(b->nblk));
+}
+
+/* The C library's free pages back to the system. */
+static void trim(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
+
+/*
+ * Give the blocks of list @b (class @c) back to malloc(), and the free
+ * pages to the system once TRIM_BYTES have gone back so.
+ */
 static void blk_release_list(int c, struct free_blk *b)
 {
 	struct free_blk *n;
+	size_t bytes = 0;
 
 	for (; b; b = n) {
 		n = link_load(&b->next);
 		blk_unpoison(b, CLS_BYTES(c));
 		free(b);
 		__atomic_sub_fetch(&blk_live[c], 1, __ATOMIC_RELAXED);
+		bytes += CLS_BYTES(c);
 	}
+	if (bytes && __atomic_add_fetch(&released, bytes, __ATOMIC_RELAXED) >= TRIM_BYTES &&
+	    __atomic_exchange_n(&released, 0, __ATOMIC_RELAXED) >= TRIM_BYTES)
+		trim();
 }
 
 static int size_class(size_t size)
@@ -176,32 +269,90 @@ static int size_class(size_t size)
 	return c;
 }
 
-/* Give a batch (@b, linked through next) to the depot, or back to malloc. */
-static void depot_put(int c, struct free_blk *b)
+/*
+ * Give a batch (@b, @nblk blocks linked through next) to the depot if it
+ * fits the depot's bounds, else back to malloc.
+ */
+static void depot_put(int c, struct free_blk *b, uint32_t nblk)
 {
+	size_t bytes = nblk * CLS_BYTES(c);
+
 	asx_mutex_lock(&depot_lock);
-	if (depot_n[c] < DEPOT_MAX) {
+	if (depot_n[c] < DEPOT_MAX && depot_bytes + bytes <= depot_max &&
+	    depot_cls_bytes[c] + bytes <= depot_max / 4) {
 		link_store(&b->next_batch, depot[c]);
+		nblk_store(b, nblk);
 		depot[c] = b;
 		depot_n[c]++;
+		depot_cls_bytes[c] += bytes;
+		depot_bytes += bytes;
 		b = NULL;
 	}
 	asx_mutex_unlock(&depot_lock);
 	blk_release_list(c, b);
 }
 
-static struct free_blk *depot_get(int c)
+/* A batch of class @c and its number of blocks in *@nblk, or NULL. */
+static struct free_blk *depot_get(int c, uint32_t *nblk)
 {
 	struct free_blk *b;
+	size_t bytes;
 
 	asx_mutex_lock(&depot_lock);
 	b = depot[c];
 	if (b) {
 		depot[c] = link_load(&b->next_batch);
+		*nblk = nblk_load(b);
+		bytes = *nblk * CLS_BYTES(c);
 		depot_n[c]--;
+		depot_cls_bytes[c] -= bytes;
+		depot_bytes -= bytes;
 	}
 	asx_mutex_unlock(&depot_lock);
 	return b;
+}
+
+/* Hand the @k (at most) most recently freed blocks of class @c to the depot. */
+static void tcache_spill(int c, uint32_t k)
+{
+	struct free_blk *batch = tcache.head[c], *b = batch;
+	uint32_t i;
+
+	if (k > tcache.n[c])
+		k = tcache.n[c];
+	for (i = 1; i < k; i++)
+		b = link_load(&b->next);
+	tcache.head[c] = link_load(&b->next);
+	link_store(&b->next, NULL);
+	tcache.n[c] -= k;
+	tcache.bytes -= k * CLS_BYTES(c);
+	depot_put(c, batch, k);
+}
+
+/*
+ * Bring the thread's cache within its bounds: class @c to its block limit,
+ * then batches of the class holding most bytes (@c last) until the cache
+ * holds at most thread_max bytes.
+ */
+static void tcache_trim(int c)
+{
+	size_t most, have;
+	int i, big;
+
+	if (tcache.n[c] > cls_lim[c])
+		tcache_spill(c, cls_batch[c]);
+	while (tcache.bytes > thread_max) {
+		big = c;
+		most = 0;
+		for (i = 0; i < NCLS; i++) {
+			have = tcache.n[i] * CLS_BYTES(i);
+			if (i != c && have > most) {
+				most = have;
+				big = i;
+			}
+		}
+		tcache_spill(big, cls_batch[big]);
+	}
 }
 
 /* At thread exit: the cache goes to the depot, and stays unused. */
@@ -214,11 +365,12 @@ static void tcache_flush(void *unused)
 	tcache.state = TC_DEAD;
 	for (c = 0; c < NCLS; c++) {
 		b = tcache.head[c];
+		if (b)
+			depot_put(c, b, tcache.n[c]);
 		tcache.head[c] = NULL;
 		tcache.n[c] = 0;
-		if (b)
-			depot_put(c, b);
 	}
+	tcache.bytes = 0;
 }
 
 /*
@@ -237,6 +389,8 @@ __attribute__((destructor)) static void cache_fini(void)
 		b = depot[c];
 		depot[c] = NULL;
 		depot_n[c] = 0;
+		depot_bytes -= depot_cls_bytes[c];
+		depot_cls_bytes[c] = 0;
 		asx_mutex_unlock(&depot_lock);
 		for (; b; b = n) {
 			n = link_load(&b->next_batch);
@@ -267,8 +421,7 @@ static bool tcache_register(void)
 
 static void blk_free(void *mem, int c)
 {
-	struct free_blk *b = mem, *batch;
-	uint32_t i;
+	struct free_blk *b = mem;
 
 	blk_poison(mem, CLS_BYTES(c));
 	if (unlikely(tcache.state != TC_LIVE) && !tcache_register()) {
@@ -278,32 +431,25 @@ static void blk_free(void *mem, int c)
 	}
 	link_store(&b->next, tcache.head[c]);
 	tcache.head[c] = b;
-	if (++tcache.n[c] <= CACHE_MAX)
-		return;
-	/* hand the BATCH most recently freed blocks to the depot */
-	batch = tcache.head[c];
-	b = batch;
-	for (i = 1; i < BATCH; i++)
-		b = link_load(&b->next);
-	tcache.head[c] = link_load(&b->next);
-	link_store(&b->next, NULL);
-	tcache.n[c] -= BATCH;
-	depot_put(c, batch);
+	tcache.bytes += CLS_BYTES(c);
+	if (unlikely(++tcache.n[c] > cls_lim[c] || tcache.bytes > thread_max))
+		tcache_trim(c);
 }
 
 /* A block of class @c; under ASan, poisoned whole (the caller unpoisons). */
 static void *blk_alloc(int c)
 {
-	struct free_blk *b = tcache.head[c], *p;
+	struct free_blk *b = tcache.head[c];
 	uint32_t n = 0;
 
 	if (likely(b)) {
 		tcache.head[c] = link_load(&b->next);
 		tcache.n[c]--;
+		tcache.bytes -= CLS_BYTES(c);
 		return b;
 	}
 	/* the cache gets blocks from here on: it must go back at thread exit */
-	b = unlikely(tcache.state != TC_LIVE) && !tcache_register() ? NULL : depot_get(c);
+	b = unlikely(tcache.state != TC_LIVE) && !tcache_register() ? NULL : depot_get(c, &n);
 	if (!b) {
 		b = malloc(CLS_BYTES(c));
 		if (b)
@@ -312,9 +458,10 @@ static void *blk_alloc(int c)
 	}
 	/* keep all but the first of the batch */
 	tcache.head[c] = link_load(&b->next);
-	for (p = tcache.head[c]; p; p = link_load(&p->next))
-		n++;
-	tcache.n[c] += n;
+	tcache.n[c] = n - 1;
+	tcache.bytes += (n - 1) * CLS_BYTES(c);
+	if (tcache.bytes > thread_max)
+		tcache_trim(c);
 	return b;
 }
 
@@ -326,6 +473,8 @@ void asx__msg_cache_stats(struct asx__msg_cache_stats *st)
 
 	memset(st, 0, sizeof(*st));
 	st->on = cache_on;
+	st->thread_max = thread_max;
+	st->depot_max = depot_max;
 	for (c = 0; c < NCLS; c++) {
 		n = __atomic_load_n(&blk_live[c], __ATOMIC_RELAXED);
 		st->blocks += n;

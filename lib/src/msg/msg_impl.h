@@ -34,6 +34,9 @@ struct asx__msg_priv {
 _Static_assert(sizeof(struct asx__msg_priv) <= sizeof(((struct asx_msg *)0)->asx__priv),
 	       "a message's private state outgrows struct asx_msg");
 
+/* asx__flags: a high-priority message counted by the queue it is on (msgq.c) */
+#define ASX__MSG_QHIPRI	0x1u
+
 static inline struct asx__msg_priv *asx__msgp(const struct asx_msg *m)
 {
 	return (struct asx__msg_priv *)(void *)&((struct asx_msg *)m)->asx__priv;
@@ -41,6 +44,8 @@ static inline struct asx__msg_priv *asx__msgp(const struct asx_msg *m)
 
 struct asx__msg_cache_stats {
 	bool on;		/* the cache is in use */
+	size_t thread_max;	/* bound of a thread's cache, bytes */
+	size_t depot_max;	/* bound of the shared depot, bytes */
 	uint64_t blocks;	/* cached-size blocks from malloc() not yet freed */
 	uint64_t bytes;		/* their sizes, header included */
 	uint64_t depot_blocks;	/* of those, in the shared depot */

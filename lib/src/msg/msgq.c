@@ -72,6 +72,8 @@ struct asx_msgq {
 	struct asx_msg *last_hipri;	/* end of the high-priority run, or NULL */
 	size_t bytes;
 	size_t count;
+	size_t hipri;			/* high-priority messages queued */
+	size_t hipri_max;		/* more are refused (ASX_MSGQ_FORCE aside) */
 	size_t hiwat, lowat;
 	uint32_t full;			/* flow-controlled */
 	uint32_t active;
@@ -123,7 +125,8 @@ int asx_msgq_create(struct asx_msgq **out, size_t hiwat, size_t lowat)
 		return -EINVAL;
 	if (posix_memalign((void **)&q, 64, sizeof(*q)))
 		return -ENOMEM;
-	*q = (struct asx_msgq){ .hiwat = hiwat, .lowat = lowat, .active = 1 };
+	*q = (struct asx_msgq){ .hiwat = hiwat, .lowat = lowat, .active = 1,
+				.hipri_max = ASX_MSGQ_DEFAULT_HIPRI_MAX };
 	asx_mutex_init(&q->lock);
 	*out = q;
 	return 0;
@@ -271,6 +274,10 @@ static void unlink_msg(struct asx_msgq *q, struct asx_msg *m)
 		q->tail = asx__msgp(m)->prev;
 	if (q->last_hipri == m)
 		q->last_hipri = NULL;
+	if (m->asx__flags & ASX__MSG_QHIPRI) {
+		m->asx__flags &= (uint16_t)~ASX__MSG_QHIPRI;
+		q->hipri--;
+	}
 	asx__msgp(m)->next = asx__msgp(m)->prev = NULL;
 	ASX_STORE_RLX(&q->bytes, q->bytes - asx__msgp(m)->qbytes);
 	ASX_STORE_RLX(&q->count, q->count - 1);
@@ -280,6 +287,14 @@ static void insert(struct asx_msgq *q, struct asx_msg *m, unsigned int flags)
 {
 	bool hipri = asx_msg_is_hipri(m);
 	struct asx_msg *p;
+
+	/* counted as queued until unlinked, whatever its type is by then */
+	if (hipri) {
+		m->asx__flags |= ASX__MSG_QHIPRI;
+		q->hipri++;
+	} else {
+		m->asx__flags &= (uint16_t)~ASX__MSG_QHIPRI;
+	}
 
 	if (flags & ASX_MSGQ_HEAD) {
 		insert_after(q, NULL, m);
@@ -346,6 +361,12 @@ static int enqueue(struct asx_msgq *q, struct asx_msg *m, unsigned int flags,
 		r = wait_until(q, &q->prod, can_put, deadline);
 		if (r)
 			goto out_unlock;
+	} else if (unlikely(q->hipri >= q->hipri_max) && !(flags & ASX_MSGQ_FORCE) &&
+		   asx_msg_is_hipri(m)) {
+		/* flow control does not hold these back: a bound does (as in asx.ko) */
+		q->st.hipri_refused++;
+		r = -ENOBUFS;
+		goto out_unlock;
 	}
 
 	asx__msgp(m)->qbytes = len;
@@ -601,6 +622,21 @@ int asx_msgq_set_lowat(struct asx_msgq *q, size_t lowat)
 	if (lowat == (size_t)-1)
 		return -EINVAL;
 	return set_water(q, (size_t)-1, lowat);
+}
+
+int asx_msgq_set_hipri_max(struct asx_msgq *q, size_t max)
+{
+	if (!q || !max)
+		return -EINVAL;
+	asx_mutex_lock(&q->lock);
+	ASX_STORE_RLX(&q->hipri_max, max);
+	asx_mutex_unlock(&q->lock);
+	return 0;
+}
+
+size_t asx_msgq_hipri_max(const struct asx_msgq *q)
+{
+	return ASX_LOAD_RLX(&q->hipri_max);
 }
 
 uint32_t asx__msgq_swap_notify(struct asx_msgq *q, asx_msgq_notify_fn *fn, void *arg)

@@ -877,6 +877,8 @@ int asx_stream_open(struct asx_stream **sp, const struct asx_stream_opts *opts)
 	if ((o.head_hiwat || o.head_lowat) &&
 	    (r = asx_msgq_set_water(s->head->rd.q, o.head_hiwat, o.head_lowat)))
 		goto err_head;
+	if (o.head_hipri_max && (r = asx_msgq_set_hipri_max(s->head->rd.q, o.head_hipri_max)))
+		goto err_head;
 	switch (o.tail) {
 	case ASX_STREAM_LOOP:
 		r = asx_module_create(&tail, "loop", &asx__loop_wr_ops, NULL, NULL);
