@@ -65,7 +65,7 @@ write_conf() {
 
 echo "TAP version 13"
 write_conf "$p1"
-tap_expect "asxd -t accepts a good file" 0 'syntax ok' -- "$asxd" -t -f "$conf"
+tap_expect "asxd -t accepts a good file" 0 ': ok \(parsed and planned' -- "$asxd" -t -f "$conf"
 printf 'dynamic Echo Service_Object * %s:asx_echo_make(\n' "$echo_so" > "$dir/bad.conf"
 tap_expect "asxd -t names the line and column of an error" 1 \
 	"bad.conf:2:1: expected '\\)'" -- "$asxd" -t -f "$dir/bad.conf"
