@@ -475,7 +475,7 @@ static void test_bounds(void **state)
 		for (int i = 0; i < 64; i++)
 			snprintf(text + strlen(text), 32, f < 4 ? "include \"b%d.conf\"\n" : "# %d\n",
 				 f + 1);
-		snprintf(name, sizeof(name), "b%d.conf", f);
+		snprintf(name, sizeof(name), "b%d.conf", f & 7);
 		put(name, text);
 	}
 	free(text);
