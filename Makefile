@@ -104,6 +104,7 @@ ASXD      := $(O)/bin/asxd
 # installed in SVCDIR; they take libasx's symbols from the program
 SVC_SRCS  := $(sort $(wildcard tools/asxd/services/*.c))
 SVC_SOS   := $(SVC_SRCS:tools/asxd/services/%.c=$(O)/lib/asx/services/%.so)
+ASXD_TEST_SOS := $(patsubst tools/asxd/test/%.c,$(O)/asxd/test/%.so,$(sort $(wildcard tools/asxd/test/*.c)))
 
 ASXCTL_SRCS := $(sort $(wildcard tools/asxctl/*.c)) tools/asxd/svcproto.c
 ASXCTL_OBJS := $(ASXCTL_SRCS:%.c=$(OBJ)/%.o)
@@ -114,7 +115,8 @@ ASXCTL      := $(if $(ASXCTL_SRCS),$(O)/bin/asxctl)
 BCC_TOOLS   := $(sort $(filter-out %.txt,$(wildcard tools/bcc/asx-*)))
 BCC_MANS    := $(sort $(wildcard tools/bcc/man/*.8))
 # man pages: tools/man/NAME.SECTION, installed in MANDIR/manSECTION
-MANS        := $(sort $(wildcard tools/man/*.[1-8]) $(BCC_MANS))
+GEN_MANS    := $(patsubst tools/man/%.in,$(O)/man/%,$(sort $(wildcard tools/man/*.[1-8].in)))
+MANS        := $(sort $(wildcard tools/man/*.[1-8]) $(BCC_MANS) $(GEN_MANS))
 LOCKLOAD    := $(O)/bcc/lockload
 CTXLOAD     := $(O)/bcc/ctxload
 QLOAD       := $(O)/bcc/qload
@@ -170,7 +172,8 @@ DEPFLAGS = -MMD -MP
 all: lib tools selftests kmod
 
 lib: $(LIB_SO) $(LIB_A) $(O)/lib/libasx.so $(O)/lib/libasx.pc
-tools: $(BENCH) $(TTCP) $(ASXCTL) $(ASXD) $(SVC_SOS) $(O)/asxd/asxd.service $(O)/asxd/svc.conf
+tools: $(BENCH) $(TTCP) $(ASXCTL) $(ASXD) $(SVC_SOS) $(O)/asxd/asxd.service $(O)/asxd/svc.conf \
+       $(ASXD_TEST_SOS) $(GEN_MANS)
 bcc-tests: $(LOCKLOAD) $(CTXLOAD) $(QLOAD)
 bench: $(BENCH)
 tests: $(TEST_BINS)
@@ -243,6 +246,20 @@ $(ASXD): $(ASXD_OBJS) $(LIB_SO)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -o $@ $(ASXD_OBJS) -L$(O)/lib -l:libasx.so.$(SOVERSION) \
 		$(TOOL_RPATH) $(LDFLAGS_ASX) -lpthread
+
+# services only tools/asxd/test-asxd.sh loads (not installed)
+$(O)/asxd/test/%.so: tools/asxd/test/%.c lib/include/asx/svc.h
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS_ASX) $(CFLAGS_ASX) -fPIC -shared -o $@ $< $(LDFLAGS_ASX)
+
+# man pages that name installed paths: made from NAME.SECTION.in with this
+# build's PREFIX, SYSCONFDIR, SVCDIR, DATADIR
+$(O)/man/%: tools/man/%.in Makefile FORCE
+	@mkdir -p $(@D)
+	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		-e 's|@SVCDIR@|$(SVCDIR)|g' -e 's|@DATADIR@|$(DATADIR)|g' $< > $@.tmp && \
+		{ cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
 
 $(O)/lib/asx/services/%.so: tools/asxd/services/%.c $(wildcard tools/asxd/services/*.h) \
 		lib/include/asx/svc.h

@@ -376,7 +376,43 @@ static void test_reload_file(void **state)
 	/* the flags are checked */
 	assert_int_equal(asx_svc_apply_file(r, path, 0x80, err, sizeof(err)), -EINVAL);
 	assert_int_equal(asx_svc_apply_file(r, "/nonexistent/svc.conf", 0, err, sizeof(err)), -ENOENT);
-	assert_string_equal(err, "/nonexistent/svc.conf: No such file or directory");
+	assert_string_equal(err, "/nonexistent/svc.conf:1:1: No such file or directory");
+
+	/*
+	 * asx_svc_check: a dry run.  A good file is planned and checked, and
+	 * nothing is loaded, started or changed.
+	 */
+	put(path, "static Mgr\ndynamic A Service_Object * lib/svc_a.so:make_counter()\n"
+		  "stream S { static counter }\nsuspend Mgr\n");
+	assert_int_equal(asx_svc_check(r, path, ASX_SVC_RELOAD, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	assert_string_equal(events(), "");
+	assert_string_equal(running(r), "");
+	/* what the plan finds: naming what is not there */
+	put(path, "static Mgr\nremove A\n");
+	assert_int_equal(asx_svc_check(r, path, ASX_SVC_RELOAD, err, sizeof(err)), -ENOENT);
+	snprintf(text, sizeof(text), "%s:2:1: no service 'A' to remove", path);
+	assert_string_equal(err, text);
+	/* a static service nobody registered, an unknown Module, a missing library */
+	put(path, "static Mgr\nstatic Nobody\n");
+	assert_int_equal(asx_svc_check(r, path, ASX_SVC_RELOAD, err, sizeof(err)), -ENOENT);
+	snprintf(text, sizeof(text),
+		 "%s:2:1: static service 'Nobody': the program registered no factory of that name (asx_svc_register())",
+		 path);
+	assert_string_equal(err, text);
+	put(path, "stream S { static counter static nomod }\n");
+	assert_int_equal(asx_svc_check(r, path, ASX_SVC_RELOAD, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, ":1:27: stream 'S': no module 'nomod'"));
+	put(path, "dynamic A Service_Object * lib/none.so:make_counter()\n");
+	assert_int_equal(asx_svc_check(r, path, ASX_SVC_RELOAD, err, sizeof(err)), -ENOENT);
+	snprintf(text, sizeof(text), "%s:1:1: service 'A': cannot load lib/none.so: No such file or directory",
+		 path);
+	assert_string_equal(err, text);
+	/* and the syntax, as asx_svc_check_file() */
+	put(path, "statik A\n");
+	assert_int_equal(asx_svc_check(r, path, ASX_SVC_RELOAD, err, sizeof(err)), -EINVAL);
+	assert_int_equal(asx_svc_check(r, path, 0x80, err, sizeof(err)), -EINVAL);
+	assert_string_equal(events(), "");
 	asx_svc_repo_destroy(r);
 	snprintf(text, sizeof(text), "rm -rf %s", dir);
 	assert_int_equal(system(text), 0);

@@ -2,7 +2,10 @@
 /*
  * test_svc_conf.c - the svc.conf parser: every directive, every error with
  * its file:line:column message, includes (relative, nested, cycles, depth),
- * limits, and the parameter splitter.
+ * limits, and the parameter splitter.  Inputs that once wedged a reader
+ * (a FIFO, an include bomb) and the parser's cost (linear: a file at the
+ * 1 MiB limit parses in milliseconds) run under an alarm() watchdog, so a
+ * regression fails instead of hanging.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -12,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -280,6 +285,7 @@ static void test_includes(void **state)
 	char path[256], want[512];
 
 	(void)state;
+	strcpy(dir, "/tmp/asx-svc-conf-XXXXXX");
 	assert_non_null(mkdtemp(dir));
 	assert_int_equal(mkdir(strcat(strcpy(path, dir), "/sub"), 0700), 0);
 	put("main.conf", "static first\ninclude \"sub/a.conf\"\nstatic last\n");
@@ -320,27 +326,42 @@ static void test_includes(void **state)
 		 "%s/sub/b.conf:1:1: '../main.conf' includes itself (it is already being read)", dir);
 	assert_string_equal(e.msg, want);
 
-	/* depth: a file including itself under another name each time */
+	/*
+	 * depth: a file including itself under another name each time.  The
+	 * top file and ASX__SVC_INCLUDE_DEPTH nested includes are fine...
+	 */
 	for (int i = 0; i < ASX__SVC_INCLUDE_DEPTH + 2; i++) {
 		char name[32], text[64];
 
 		snprintf(name, sizeof(name), "d%d.conf", i);
-		snprintf(text, sizeof(text), "include \"d%d.conf\"\n", i + 1);
+		if (i == ASX__SVC_INCLUDE_DEPTH)
+			snprintf(text, sizeof(text), "static deepest\n");
+		else
+			snprintf(text, sizeof(text), "include \"d%d.conf\"\n", i + 1);
 		put(name, text);
 	}
 	snprintf(path, sizeof(path), "%s/d0.conf", dir);
+	assert_int_equal(asx__svc_parse_file(path, &c, &e), 0);
+	assert_int_equal(c->nfiles, ASX__SVC_INCLUDE_DEPTH + 1);
+	assert_string_equal(c->head->name, "deepest");
+	asx__svc_conf_free(c);
+	/* ... one more is not */
+	snprintf(want, sizeof(want), "include \"d%d.conf\"\n", ASX__SVC_INCLUDE_DEPTH + 1);
+	snprintf(path, sizeof(path), "d%d.conf", ASX__SVC_INCLUDE_DEPTH);
+	put(path, want);
+	snprintf(path, sizeof(path), "%s/d0.conf", dir);
 	assert_int_equal(asx__svc_parse_file(path, &c, &e), -ELOOP);
-	snprintf(want, sizeof(want), "%s/d%d.conf:1:1: includes nest deeper than %d files", dir,
-		 ASX__SVC_INCLUDE_DEPTH - 1, ASX__SVC_INCLUDE_DEPTH);
+	snprintf(want, sizeof(want), "%s/d%d.conf:1:1: includes nest deeper than %d levels", dir,
+		 ASX__SVC_INCLUDE_DEPTH, ASX__SVC_INCLUDE_DEPTH);
 	assert_string_equal(e.msg, want);
 
-	/* the top file missing */
+	/* the top file missing: file:line:column too */
 	snprintf(path, sizeof(path), "%s/none.conf", dir);
 	assert_int_equal(asx__svc_parse_file(path, &c, &e), -ENOENT);
-	snprintf(want, sizeof(want), "%s: No such file or directory", path);
+	snprintf(want, sizeof(want), "%s:1:1: No such file or directory", path);
 	assert_string_equal(e.msg, want);
 
-	/* too large */
+	/* too large: the top file, and an included one */
 	{
 		FILE *f;
 
@@ -351,7 +372,16 @@ static void test_includes(void **state)
 			fputs("# padding line.\n", f);	/* 16 bytes */
 		fclose(f);
 		assert_int_equal(asx__svc_parse_file(path, &c, &e), -EFBIG);
-		assert_non_null(strstr(e.msg, "more than the 1048576 a file may have"));
+		snprintf(want, sizeof(want), "%s:1:1: %u bytes, more than the 1048576 a file may have",
+			 path, ASX__SVC_FILE_MAX + 16);
+		assert_string_equal(e.msg, want);
+		put("inc-big.conf", "static x\n  include \"big.conf\"\n");
+		snprintf(path, sizeof(path), "%s/inc-big.conf", dir);
+		assert_int_equal(asx__svc_parse_file(path, &c, &e), -EFBIG);
+		snprintf(want, sizeof(want),
+			 "%s:2:3: cannot include 'big.conf': %u bytes, more than the 1048576 a file may have",
+			 path, ASX__SVC_FILE_MAX + 16);
+		assert_string_equal(e.msg, want);
 	}
 	assert_int_equal(system(strcat(strcpy(want, "rm -rf "), dir)), 0);
 }
@@ -383,6 +413,182 @@ static void test_split_args(void **state)
 	assert_int_equal(asx__svc_split_args("svc", "a 'b", &n, &v), -EINVAL);
 }
 
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A FIFO, as the top file or included: refused at once, never opened blocking. */
+static void test_not_regular(void **state)
+{
+	struct asx__svc_conf *c;
+	struct asx__svc_err e;
+	char path[256], want[512];
+
+	(void)state;
+	alarm(30);	/* the watchdog: the blocking open of a FIFO never returned */
+	strcpy(dir, "/tmp/asx-svc-conf-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/p.fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(asx__svc_parse_file(path, &c, &e), -EINVAL);
+	snprintf(want, sizeof(want), "%s:1:1: not a regular file", path);
+	assert_string_equal(e.msg, want);
+	put("main.conf", "static a\ninclude \"p.fifo\"\n");
+	snprintf(path, sizeof(path), "%s/main.conf", dir);
+	assert_int_equal(asx__svc_parse_file(path, &c, &e), -EINVAL);
+	snprintf(want, sizeof(want), "%s:2:1: cannot include 'p.fifo': not a regular file", path);
+	assert_string_equal(e.msg, want);
+	/* a directory, a character device */
+	assert_int_equal(asx__svc_parse_file(dir, &c, &e), -EINVAL);
+	assert_int_equal(asx__svc_parse_file("/dev/null", &c, &e), -EINVAL);
+	assert_string_equal(e.msg, "/dev/null:1:1: not a regular file");
+	alarm(0);
+	assert_int_equal(system(strcat(strcpy(want, "rm -rf "), dir)), 0);
+}
+
+/*
+ * The include bomb: 5 small files, each including the next 64 times (16.7
+ * million reads unbounded).  The whole load is bounded: at most
+ * ASX__SVC_INCLUDES_MAX includes, ASX__SVC_TOTAL_MAX bytes.
+ */
+static void test_bounds(void **state)
+{
+	struct asx__svc_conf *c;
+	struct asx__svc_err e;
+	char path[256], want[512], *text;
+	double t0;
+
+	(void)state;
+	alarm(60);
+	strcpy(dir, "/tmp/asx-svc-conf-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	text = malloc(64 * 32 + 1);
+	assert_non_null(text);
+	for (int f = 0; f < 5; f++) {
+		char name[16];
+
+		text[0] = '\0';
+		for (int i = 0; i < 64; i++)
+			snprintf(text + strlen(text), 32, f < 4 ? "include \"b%d.conf\"\n" : "# %d\n",
+				 f + 1);
+		snprintf(name, sizeof(name), "b%d.conf", f & 7);
+		put(name, text);
+	}
+	free(text);
+	snprintf(path, sizeof(path), "%s/b0.conf", dir);
+	t0 = now();
+	assert_int_equal(asx__svc_parse_file(path, &c, &e), -E2BIG);
+	print_message("include bomb refused in %.3f s: %s\n", now() - t0, e.msg);
+	/*
+	 * Include 1025: after b0->b1 and b1->b2, groups of 65 (b2->b3, then
+	 * b3->b4 64 times): 1023 = 15 * 65 + 48, the 47th include of b3's 16th
+	 * reading.
+	 */
+	snprintf(want, sizeof(want),
+		 "%s/b3.conf:47:1: more than %d includes in one configuration (repeats count each time)",
+		 dir, ASX__SVC_INCLUDES_MAX);
+	assert_string_equal(e.msg, want);
+
+	/* ASX__SVC_INCLUDES_MAX distinct includes are fine, one more is not */
+	{
+		size_t n = ASX__SVC_INCLUDES_MAX;
+		char *big = malloc(n * 24 + 32);
+		size_t len = 0;
+
+		assert_non_null(big);
+		put("leaf.conf", "# nothing\n");
+		for (size_t i = 0; i < n; i++)
+			len += (size_t)sprintf(big + len, "include \"leaf.conf\"\n");
+		put("many.conf", big);
+		snprintf(path, sizeof(path), "%s/many.conf", dir);
+		assert_int_equal(asx__svc_parse_file(path, &c, &e), 0);
+		assert_int_equal(c->nfiles, n + 1);
+		asx__svc_conf_free(c);
+		strcpy(big + len, "static x include \"leaf.conf\"\n");
+		put("many.conf", big);
+		assert_int_equal(asx__svc_parse_file(path, &c, &e), -E2BIG);
+		snprintf(want, sizeof(want),
+			 "%s:%zu:10: more than %d includes in one configuration (repeats count each time)",
+			 path, n + 1, ASX__SVC_INCLUDES_MAX);
+		assert_string_equal(e.msg, want);
+		free(big);
+	}
+
+	/* bytes: files of almost 1 MiB each, until the load has read 4 MiB */
+	{
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/mb.conf", dir);
+		f = fopen(path, "w");
+		assert_non_null(f);
+		for (unsigned int i = 0; i < ASX__SVC_FILE_MAX / 16 - 1; i++)
+			fputs("# padding line.\n", f);	/* 16 bytes */
+		fclose(f);
+		put("four.conf", "include \"mb.conf\"\ninclude \"mb.conf\"\ninclude \"mb.conf\"\n"
+		    "include \"mb.conf\"\n");
+		snprintf(path, sizeof(path), "%s/four.conf", dir);
+		assert_int_equal(asx__svc_parse_file(path, &c, &e), -EFBIG);
+		snprintf(want, sizeof(want),
+			 "%s:4:1: cannot include 'mb.conf': its %u bytes would make the configuration more than the %u bytes one load may read in all",
+			 path, ASX__SVC_FILE_MAX - 16, ASX__SVC_TOTAL_MAX);
+		assert_string_equal(e.msg, want);
+	}
+	alarm(0);
+	assert_int_equal(system(strcat(strcpy(want, "rm -rf "), dir)), 0);
+}
+
+/*
+ * Linear: a file at the 1 MiB limit, ~75,000 directives (21 s for 40,000
+ * when every directive walked the list), and one Stream of ~80,000 Modules.
+ * The bound is generous for a loaded machine or a sanitizer; a quadratic
+ * parser takes minutes.
+ */
+static void test_linear(void **state)
+{
+	size_t cap = ASX__SVC_FILE_MAX, len = 0, n = 0;
+	char *text = malloc(cap + 64);
+	struct asx__svc_conf *c;
+	struct asx__svc_err e;
+	double t0, t;
+
+	(void)state;
+	assert_non_null(text);
+	alarm(120);
+	while (len + 16 < cap)
+		len += (size_t)sprintf(text + len, "static s%zu\n", n++);
+	t0 = now();
+	assert_int_equal(asx__svc_parse_mem("big.conf", text, len, &c, &e), 0);
+	t = now() - t0;
+	assert_int_equal(c->n, n);
+	asx__svc_conf_free(c);
+	print_message("%zu directives (%zu bytes) parsed in %.3f s\n", n, len, t);
+	assert_true(t < 10.0);
+
+	len = (size_t)sprintf(text, "stream S {\n");
+	n = 0;
+	while (len + 20 < cap)
+		len += (size_t)sprintf(text + len, "static m%zu\n", n++);
+	len += (size_t)sprintf(text + len, "}\n");
+	t0 = now();
+	assert_int_equal(asx__svc_parse_mem("big.conf", text, len, &c, &e), 0);
+	t = now() - t0;
+	assert_int_equal(c->head->nmods, n);
+	asx__svc_conf_free(c);
+	print_message("a Stream of %zu modules parsed in %.3f s\n", n, t);
+	assert_true(t < 10.0);
+	/* a duplicate at the end is still found, with the first one's line */
+	len -= 2;
+	len += (size_t)sprintf(text + len, "static m7\n}\n");
+	assert_int_equal(asx__svc_parse_mem("big.conf", text, len, &c, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "module 'm7' is already in Stream 'S' (at line 9)"));
+	alarm(0);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -391,6 +597,9 @@ int main(void)
 		cmocka_unit_test(test_module_targets),
 		cmocka_unit_test(test_includes),
 		cmocka_unit_test(test_split_args),
+		cmocka_unit_test(test_not_regular),
+		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_linear),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

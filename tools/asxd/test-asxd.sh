@@ -6,7 +6,12 @@
 # connection until resume, remove, reload of a changed file (SIGHUP and
 # asxctl), a bad file refused with the old configuration still serving,
 # a peer of another uid refused, SIGTERM stopping cleanly (exit 0: under
-# ASan that includes no leak).  Run as root (the uid check needs nobody).
+# ASan that includes no leak).  Inputs that once wedged asxd: a FIFO
+# included (by -t and by a reload), an include bomb; and a reload that is
+# legitimately slow (a service whose init sleeps): asxctl must still answer
+# and SIGTERM must end asxd within its --stop-timeout.  Every wait is
+# bounded, so a wedged asxd fails the checks instead of hanging the run.
+# Run as root (the uid check needs nobody).
 #
 # Usage: tools/asxd/test-asxd.sh [BUILD_DIR]   (default build; build/asan too)
 # TAP output; the last line is "asxd-test: N passed, N failed".
@@ -18,10 +23,11 @@ asxd=$b/bin/asxd
 ctl=$b/bin/asxctl
 echo_so=$b/lib/asx/services/echo.so
 codec_so=$b/lib/asx/services/codec.so
+slow_so=$b/asxd/test/slow.so
 . "$top/tools/lib/tap-expect.sh"
 . "$top/tools/lib/nobody.sh"
 
-for f in "$asxd" "$ctl" "$echo_so" "$codec_so"; do
+for f in "$asxd" "$ctl" "$echo_so" "$codec_so" "$slow_so"; do
 	[ -e "$f" ] || { echo "test-asxd.sh: $f not built (make tools)" >&2; exit 2; }
 done
 dir=$(mktemp -d)
@@ -41,7 +47,8 @@ s = [socket.socket() for _ in range(2)]
 for x in s: x.bind(("127.0.0.1", 0))
 print(*[x.getsockname()[1] for x in s])')
 
-svc() { "$ctl" svc -s "$sock" "$@"; }
+# (bounded: an asxd that stops answering fails a check, it does not hang the run)
+svc() { timeout 20 "$ctl" svc -s "$sock" "$@"; }
 # send LINE to PORT, print the answer (within SECONDS, default 5)
 ask() {
 	python3 - "$1" "$2" "${3:-5}" <<'EOF'
@@ -66,12 +73,44 @@ write_conf() {
 
 echo "TAP version 13"
 write_conf "$p1"
-tap_expect "asxd -t accepts a good file" 0 'syntax ok' -- "$asxd" -t -f "$conf"
+tap_expect "asxd -t accepts a good file" 0 ': ok \(parsed and planned' -- "$asxd" -t -f "$conf"
 printf 'dynamic Echo Service_Object * %s:asx_echo_make(\n' "$echo_so" > "$dir/bad.conf"
 tap_expect "asxd -t names the line and column of an error" 1 \
 	"bad.conf:2:1: expected '\\)'" -- "$asxd" -t -f "$dir/bad.conf"
 tap_expect "asxd refuses to start on a bad file" 1 "bad.conf:2:1:" -- \
 	"$asxd" -f "$dir/bad.conf" -s "$sock"
+# -t is a dry run: what the plan finds, without loading anything
+printf 'remove Nope\n' > "$dir/dry.conf"
+tap_expect "asxd -t plans: a remove of nothing" 1 "dry.conf:1:1: no service 'Nope' to remove" -- \
+	"$asxd" -t -f "$dir/dry.conf"
+printf 'static Nobody_Registered\n' > "$dir/dry.conf"
+tap_expect "asxd -t: a static service asxd does not have" 1 \
+	"dry.conf:1:1: static service 'Nobody_Registered': the program registered no factory" -- \
+	"$asxd" -t -f "$dir/dry.conf"
+printf 'dynamic X Service_Object * ./nothing-here.so:f()\n' > "$dir/dry.conf"
+tap_expect "asxd -t: a library that is not there" 1 \
+	"dry.conf:1:1: service 'X': cannot load ./nothing-here.so: No such file or directory" -- \
+	"$asxd" -t -f "$dir/dry.conf"
+printf 'stream S { static framer static nosuch }\n' > "$dir/dry.conf"
+tap_expect "asxd -t: an unknown static Module" 1 "dry.conf:1:26: stream 'S': no module 'nosuch'" -- \
+	"$asxd" -t -f "$dir/dry.conf"
+tap_expect "asxd -t: a missing file, with file:line:column" 1 "none.conf:1:1: No such file or directory" -- \
+	"$asxd" -t -f "$dir/none.conf"
+# a FIFO, included or as the file itself: refused at once (a blocking open wedged it)
+mkfifo "$dir/p.fifo"
+printf 'include "p.fifo"\n' > "$dir/fifo.conf"
+tap_expect "asxd -t on a file including a FIFO" 1 "fifo.conf:1:1: cannot include 'p.fifo': not a regular file" -- \
+	timeout 20 "$asxd" -t -f "$dir/fifo.conf"
+tap_expect "asxd -t on a FIFO" 1 "p.fifo:1:1: not a regular file" -- timeout 20 "$asxd" -t -f "$dir/p.fifo"
+# the include bomb: 5 files, each including the next 64 times (16.7 M reads unbounded)
+for i in 0 1 2 3 4; do
+	for _ in $(seq 64); do
+		if [ "$i" -lt 4 ]; then echo "include \"bomb$((i + 1)).conf\""; else echo "# leaf"; fi
+	done > "$dir/bomb$i.conf"
+done
+tap_expect "asxd -t on an include bomb stops at the bound" 1 \
+	"bomb3.conf:47:1: more than 1024 includes in one configuration" -- \
+	timeout 20 "$asxd" -t -f "$dir/bomb0.conf"
 tap_expect "asxd --help" 0 'Usage: asxd' -- "$asxd" --help
 tap_expect "asxd with a stray argument" 2 "unexpected argument 'x'" -- "$asxd" x
 
@@ -164,6 +203,14 @@ chmod 666 "$sock"
 tap_expect "nobody is refused by uid" 1 'permission denied: uid 65534' -- \
 	nobody_run "$nobody_ctl" svc -s "$sock" list
 
+# a reload that includes a FIFO is refused; asxd goes on serving
+write_conf "$p1" 'include "p.fifo"\n'
+kill -HUP "$pid"
+tap_expect "a SIGHUP reload including a FIFO is refused, logged" 0 "cannot include 'p.fifo': not a regular file" -- \
+	sh -c "for i in \$(seq 100); do grep -q 'p.fifo' '$log' && break; sleep 0.1; done; cat '$log'"
+tap_expect "... and asxd still answers" 0 "^Echo +active" -- svc list
+write_conf "$p1"
+
 tap_expect "remove" 0 '' -- svc remove Echo
 tap_expect "list is empty" 0 '^$' -- svc list
 kill -TERM "$pid"
@@ -173,6 +220,37 @@ pid=
 tap_expect "SIGTERM stops asxd with status 0 (no leak under ASan)" 0 'stopped' -- \
 	sh -c "cat '$log'; exit $rc"
 tap_expect "the socket is gone" 0 '' -- test ! -e "$sock"
+
+# A legitimately slow reload (Slow's init sleeps 60 s): the socket and the
+# signals stay served, and SIGTERM ends asxd within its --stop-timeout.
+sock2=$dir/slow.sock
+log2=$dir/slow.log
+printf 'dynamic Echo Service_Object * %s:asx_echo_make() "-a 127.0.0.1:%s"\n' "$echo_so" "$p2" > "$dir/slow.conf"
+"$asxd" -f "$dir/slow.conf" -s "$sock2" -T 3 >"$log2" 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -qF "control socket" "$log2" && break; sleep 0.1; done
+printf 'dynamic Slow Service_Object * %s:asx_test_slow() "60"\n' "$slow_so" >> "$dir/slow.conf"
+kill -HUP "$pid"
+sleep 2
+tap_expect "during a slow reload asxctl answers at once: busy, and for how long" 1 \
+	'busy: a reload of .*slow.conf has been running for [0-9.]+ s' -- \
+	timeout 10 "$ctl" svc -s "$sock2" list
+tap_expect "... and the running service still serves" 0 '^slow$' -- ask "$p2" slow
+t0=$(date +%s.%N)
+kill -TERM "$pid"
+# the bound is 3 s; 20 s of slack for a loaded machine, far below the 60 s init
+timeout 25 tail --pid="$pid" -f /dev/null
+waited=$?
+wait "$pid"
+rc=$?
+pid=
+took=$(echo "$(date +%s.%N) - $t0" | bc)
+echo "# SIGTERM during the slow reload: asxd exited $rc after $took s"
+tap_expect "SIGTERM during a slow reload ends asxd within its bound" 0 '' -- test "$waited" = 0
+tap_expect "... with status 1, saying the services were not finalised" 0 \
+	'still running 3 s after the signal: exiting without finalising the services' -- \
+	sh -c "cat '$log2'; exit $((rc == 1 ? 0 : 1))"
+tap_expect "... and its socket is gone" 0 '' -- test ! -e "$sock2"
 
 echo "1..$tap_n"
 echo "asxd-test: $((tap_n - tap_fails)) passed, $tap_fails failed"

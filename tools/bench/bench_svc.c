@@ -10,6 +10,11 @@
  * sequence number), and the p99 and worst latency of the messages that
  * were in the Stream while a replace ran (the stall a replace causes),
  * beside the p99 latency of the baseline.
+ *
+ * Then the cost of reading a configuration at the 1 MiB file limit: the
+ * time asx_svc_check_file() takes to parse one of ~75,000 directives, and
+ * asx_svc_check() (`asxd -t`: parse, plan, check) one of ~42,000 Streams
+ * (a quadratic parser once took ~80 s for the first).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <asx/msg.h>
@@ -213,6 +219,76 @@ out:
 	return ret;
 }
 
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Write a file of just under 1 MiB of @fmt lines (numbered); NULL on failure. */
+static char *big_conf(const char *fmt, size_t *lines)
+{
+	char *path = strdup("/tmp/asx-bench-svc-XXXXXX");
+	size_t len = 0;
+	FILE *f;
+	int fd;
+
+	*lines = 0;
+	if (!path || (fd = mkstemp(path)) < 0 || !(f = fdopen(fd, "w"))) {
+		free(path);
+		return NULL;
+	}
+	while (len + 64 < (1u << 20)) {
+		int n = fprintf(f, fmt, *lines);
+
+		if (n < 0)
+			break;
+		len += (size_t)n;
+		++*lines;
+	}
+	if (fclose(f)) {
+		unlink(path);
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
+/* Seconds to parse (@check: and plan and check) a 1 MiB svc.conf, median of the runs. */
+static int bench_parse(struct bench_ctx *ctx, bool check, double *out)
+{
+	size_t lines;
+	char *path = big_conf(check ? "stream s%zu { static pass }\n" : "static s%zu\n", &lines);
+	double *t = calloc((size_t)ctx->runs, sizeof(double));
+	struct asx_svc_repo *repo = NULL;
+	char err[256];
+	int ret = path && t ? asx_svc_repo_create(&repo) : -ENOMEM;
+
+	for (int i = 0; !ret && i < ctx->runs; i++) {
+		double t0 = mono();
+
+		ret = check ? asx_svc_check(repo, path, ASX_SVC_RELOAD, err, sizeof(err)) :
+		      asx_svc_check_file(path, err, sizeof(err));
+		t[i] = mono() - t0;
+		if (ret)
+			fprintf(stderr, "asx-bench svc: %s\n", err);
+	}
+	if (!ret) {
+		*out = bench_median(t, (size_t)ctx->runs);
+		bench_say(ctx, "a 1 MiB svc.conf of %zu %s: %s in %.3f s (median of %d)\n", lines,
+			  check ? "Streams" : "directives",
+			  check ? "asx_svc_check (asxd -t)" : "asx_svc_check_file", *out, ctx->runs);
+	}
+	asx_svc_repo_destroy(repo);
+	if (path)
+		unlink(path);
+	free(path);
+	free(t);
+	return ret;
+}
+
 static int bench_svc(struct bench_ctx *ctx, int argc, char **argv)
 {
 	double rate = 10, secs = ctx->quick ? 0.5 : 2.0;
@@ -293,6 +369,15 @@ static int bench_svc(struct bench_ctx *ctx, int argc, char **argv)
 	if (lost) {
 		fprintf(stderr, "asx-bench svc: %llu messages lost\n", (unsigned long long)lost);
 		ret = -EIO;
+	}
+	if (!ret) {
+		double parse = 0, check = 0;
+
+		ret = bench_parse(ctx, false, &parse);
+		if (!ret)
+			ret = bench_parse(ctx, true, &check);
+		bench_figure(ctx, "svc_parse_1mib_s", parse, "s");
+		bench_figure(ctx, "svc_check_1mib_s", check, "s");
 	}
 out:
 	asx_svc_repo_destroy(repo);

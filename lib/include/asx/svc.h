@@ -177,6 +177,23 @@ ASX_API int asx_svc_apply_text(struct asx_svc_repo *repo, const char *name, cons
 ASX_API int asx_svc_check_file(const char *path, char *err, size_t errlen);
 
 /*
+ * A dry run of asx_svc_apply_file(@repo, @path, @flags) (what `asxd -t`
+ * does): the file is parsed and its directives are planned against what
+ * runs in @repo, as applying would plan them (a remove, suspend or resume
+ * of a service or Module that is not there, a reorder of a running
+ * Stream's Modules, ... are refused with the message applying would give);
+ * then every service and Module that would start is checked as far as
+ * that needs no loading: a static one must be registered (or a built-in
+ * Module), a dynamic one's library, if its path has a '/', must be a
+ * readable regular file, a kernel Stream needs /dev/asx.  Nothing is
+ * loaded, started or changed: a library's factory, its ABI stamp and a
+ * service's init are checked only by applying.  0 or -errno, with the
+ * first error in @err as "file:line:column: message".
+ */
+ASX_API int asx_svc_check(struct asx_svc_repo *repo, const char *path, unsigned int flags,
+			  char *err, size_t errlen);
+
+/*
  * Act on one service by name: -ENOENT if there is none.  Suspend and
  * resume also take "STREAM/MODULE", a user-space Module of a configured
  * Stream, which then holds its messages until resumed (asx_stream_suspend;

@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,16 +31,32 @@ struct tok {
 	unsigned int line, col;
 };
 
-struct parser {
+/* What one load (a file and what it includes) shares. */
+struct load {
 	struct asx__svc_conf *conf;
 	struct asx__svc_err *err;
+	const struct asx__svc_io *io;
+	struct asx__svc_ent **tail;	/* where the next directive goes */
+	/* the definitions (dynamic, static, stream) by name */
+	const struct asx__svc_ent **defv;
+	size_t ndef, defcap;
+	struct asx__svc_names defs;
+	size_t bytes;			/* read, all files (ASX__SVC_TOTAL_MAX) */
+	unsigned int includes;		/* followed (ASX__SVC_INCLUDES_MAX) */
+	struct {			/* the files being read, outermost first */
+		const char *name;
+		unsigned long long id[2];
+	} chain[ASX__SVC_INCLUDE_DEPTH + 1];
+};
+
+struct parser {
+	struct load *ld;
 	const char *file;	/* the name in messages (conf-owned) */
 	const char *s;
 	size_t len, pos;
 	unsigned int line, col;
 	struct tok t;		/* the current token */
-	int depth;
-	const char **chain;	/* the files being read, outermost first */
+	int depth;		/* 0: the top file */
 };
 
 static int fail(struct parser *ps, unsigned int line, unsigned int col, int err,
@@ -53,15 +68,15 @@ static int fail(struct parser *ps, unsigned int line, unsigned int col, int err,
 	va_list ap;
 	int n;
 
-	if (ps->err->err)
-		return ps->err->err;	/* the first error is the one reported */
-	n = snprintf(ps->err->msg, sizeof(ps->err->msg), "%s:%u:%u: ", ps->file, line, col);
-	if (n < 0 || (size_t)n >= sizeof(ps->err->msg))
+	if (ps->ld->err->err)
+		return ps->ld->err->err;	/* the first error is the one reported */
+	n = snprintf(ps->ld->err->msg, sizeof(ps->ld->err->msg), "%s:%u:%u: ", ps->file, line, col);
+	if (n < 0 || (size_t)n >= sizeof(ps->ld->err->msg))
 		n = 0;
 	va_start(ap, fmt);
-	vsnprintf(ps->err->msg + n, sizeof(ps->err->msg) - (size_t)n, fmt, ap);
+	vsnprintf(ps->ld->err->msg + n, sizeof(ps->ld->err->msg) - (size_t)n, fmt, ap);
 	va_end(ap);
-	ps->err->err = err;
+	ps->ld->err->err = err;
 	return err;
 }
 
@@ -420,10 +435,19 @@ static void free_ent(struct asx__svc_ent *e)
 	free(e);
 }
 
+static const char *mod_name(const void *ctx, size_t i)
+{
+	return ((const struct asx__svc_ent *)ctx)->mods[i].name;
+}
+
+static int parse_modules(struct parser *ps, struct asx__svc_ent *s,
+			 struct asx__svc_names *names);
+
 /* stream NAME [kernel ["driver"]] { entry... } */
 static int parse_stream(struct parser *ps, struct asx__svc_ent *s)
 {
-	size_t user = SIZE_MAX;		/* the first user-space module */
+	/* the Stream's modules by name: one lookup per entry, not a walk */
+	struct asx__svc_names names = { .name = mod_name, .ctx = s };
 	int r;
 
 	s->dir = ASX__SVC_STREAM;
@@ -442,6 +466,18 @@ static int parse_stream(struct parser *ps, struct asx__svc_ent *s)
 		       "'{' and the Stream's modules (or 'kernel' for a Stream over asx.ko)");
 	if (r)
 		return r;
+	r = parse_modules(ps, s, &names);
+	asx__svc_names_free(&names);
+	return r;
+}
+
+static int parse_modules(struct parser *ps, struct asx__svc_ent *s,
+			 struct asx__svc_names *names)
+{
+	size_t user = SIZE_MAX;		/* the first user-space module */
+	size_t cap = 0;
+	int r = 0;
+
 	while (ps->t.kind != '}') {
 		struct asx__svc_ent m = { .loc = { ps->file, ps->t.line, ps->t.col } };
 		struct asx__svc_ent *grown;
@@ -487,17 +523,24 @@ static int parse_stream(struct parser *ps, struct asx__svc_ent *s)
 			free(m.args);
 			return r;
 		}
-		for (size_t i = 0; i < s->nmods; i++)
-			if (!strcmp(s->mods[i].name, m.name))
-				r = fail(ps, m.loc.line, m.loc.col, -EINVAL,
-					 "module '%s' is already in Stream '%s' (at line %u)",
-					 m.name, s->name, s->mods[i].loc.line);
+		size_t dup = asx__svc_names_find(names, m.name);
+
+		if (dup != SIZE_MAX)
+			r = fail(ps, m.loc.line, m.loc.col, -EINVAL,
+				 "module '%s' is already in Stream '%s' (at line %u)",
+				 m.name, s->name, s->mods[dup].loc.line);
 		if (!r && m.dir == ASX__SVC_KERNEL && user != SIZE_MAX)
 			r = fail(ps, m.loc.line, m.loc.col, -EINVAL,
 				 "kernel module '%s' cannot sit above user-space module '%s' (line %u): modules are listed bottom first, kernel ones first",
 				 m.name, s->mods[user].name, s->mods[user].loc.line);
-		grown = r ? NULL : realloc(s->mods, (s->nmods + 1) * sizeof(*s->mods));
-		if (!grown) {
+		grown = s->mods;
+		if (!r && s->nmods == cap) {
+			/* doubling: appending stays linear in all */
+			grown = realloc(s->mods, (cap ? 2 * cap : 4) * sizeof(*s->mods));
+			if (grown)
+				cap = cap ? 2 * cap : 4;
+		}
+		if (r || !grown) {
 			free(m.path);
 			free(m.factory);
 			free(m.args);
@@ -507,93 +550,161 @@ static int parse_stream(struct parser *ps, struct asx__svc_ent *s)
 		if (m.dir != ASX__SVC_KERNEL && user == SIZE_MAX)
 			user = s->nmods;
 		s->mods[s->nmods++] = m;
+		if (asx__svc_names_add(names, s->nmods - 1))
+			return fail(ps, m.loc.line, m.loc.col, -ENOMEM, "out of memory");
 	}
 	return next(ps);
 }
 
 static int parse_text(struct parser *ps);
 
-static int read_whole(const char *path, char **text, size_t *len, char *why, size_t n)
-{
-	struct stat st;
-	ssize_t got;
-	size_t have = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+/* ------------------------------------------------------------ the files */
 
-	if (fd < 0 || fstat(fd, &st)) {
-		snprintf(why, n, "%s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
+static int fs_open(void *ctx, const char *path, struct asx__svc_file *f)
+{
+	/* never blocks: not on a FIFO without a writer, not on a terminal */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+
+	(void)ctx;
+	if (fd < 0)
 		return -errno;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(why, n, "not a regular file");
-		close(fd);
-		return -EINVAL;
-	}
-	if ((uintmax_t)st.st_size > ASX__SVC_FILE_MAX) {
-		snprintf(why, n, "%jd bytes, more than the %u a file may have",
-			 (intmax_t)st.st_size, ASX__SVC_FILE_MAX);
-		close(fd);
-		return -EFBIG;
-	}
-	*text = malloc((size_t)st.st_size + 1);
-	if (!*text) {
-		close(fd);
-		snprintf(why, n, "out of memory");
-		return -ENOMEM;
-	}
-	/* read to the end, not to st_size: the file may change under us */
-	while ((got = read(fd, *text + have, (size_t)st.st_size + 1 - have)) > 0) {
-		have += (size_t)got;
-		if (have > (size_t)st.st_size) {
-			snprintf(why, n, "the file grew while it was read");
-			got = -1;
-			errno = EAGAIN;
-			break;
-		}
-	}
-	close(fd);
-	if (got < 0) {
+	if (fstat(fd, &st)) {
 		int e = errno;
 
-		if (e != EAGAIN)
-			snprintf(why, n, "%s", strerror(e));
-		free(*text);
+		close(fd);
 		return -e;
+	}
+	f->regular = S_ISREG(st.st_mode);
+	f->size = st.st_size < 0 ? 0 : (uintmax_t)st.st_size > SIZE_MAX ? SIZE_MAX :
+		  (size_t)st.st_size;
+	f->id[0] = (unsigned long long)st.st_dev;
+	f->id[1] = (unsigned long long)st.st_ino;
+	f->h = (void *)(intptr_t)fd;
+	return 0;
+}
+
+static int fs_read(void *ctx, struct asx__svc_file *f, char *buf, size_t cap, size_t *len)
+{
+	int fd = (int)(intptr_t)f->h;
+	size_t have = 0;
+	char extra;
+
+	(void)ctx;
+	/* to the end, not to st_size: the file may change under us */
+	for (;;) {
+		ssize_t got = read(fd, have < cap ? buf + have : &extra, have < cap ? cap - have : 1);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		if (!got)
+			break;
+		if (have >= cap)
+			return -EFBIG;
+		have += (size_t)got;
 	}
 	*len = have;
 	return 0;
 }
 
-/* Remember @name as one of the conf's files; returns the conf's copy. */
-static const char *keep_file(struct parser *ps, const char *name)
+static void fs_close(void *ctx, struct asx__svc_file *f)
 {
-	char **grown = realloc(ps->conf->files, (ps->conf->nfiles + 1) * sizeof(char *));
+	(void)ctx;
+	close((int)(intptr_t)f->h);
+}
+
+const struct asx__svc_io asx__svc_io_files = {
+	.open = fs_open, .read = fs_read, .close = fs_close,
+};
+
+/*
+ * Read @path whole through the load's reader, within the limits of one
+ * file and of the whole load.  0 and *text (NUL-terminated), *len, *id; or
+ * -errno with the reason in @why.
+ */
+static int read_whole(struct load *ld, const char *path, char **text, size_t *len,
+		      unsigned long long id[2], char *why, size_t n)
+{
+	struct asx__svc_file f = { 0 };
+	int r = ld->io->open(ld->io->ctx, path, &f);
+
+	*text = NULL;
+	if (r) {
+		snprintf(why, n, "%s", strerror(-r));
+		return r;
+	}
+	id[0] = f.id[0];
+	id[1] = f.id[1];
+	if (!f.regular) {
+		snprintf(why, n, "not a regular file");
+		r = -EINVAL;
+	} else if (f.size > ASX__SVC_FILE_MAX) {
+		snprintf(why, n, "%zu bytes, more than the %u a file may have", f.size,
+			 ASX__SVC_FILE_MAX);
+		r = -EFBIG;
+	} else if (f.size > ASX__SVC_TOTAL_MAX - ld->bytes) {
+		snprintf(why, n, "its %zu bytes would make the configuration more than the %u bytes one load may read in all",
+			 f.size, ASX__SVC_TOTAL_MAX);
+		r = -EFBIG;
+	} else if (!(*text = malloc(f.size + 1))) {
+		snprintf(why, n, "out of memory");
+		r = -ENOMEM;
+	} else {
+		r = ld->io->read(ld->io->ctx, &f, *text, f.size, len);
+		if (r == -EFBIG)
+			snprintf(why, n, "the file grew while it was read");
+		else if (r)
+			snprintf(why, n, "%s", strerror(-r));
+	}
+	ld->io->close(ld->io->ctx, &f);
+	if (r) {
+		free(*text);
+		*text = NULL;
+		return r;
+	}
+	(*text)[*len] = '\0';
+	ld->bytes += *len;
+	return 0;
+}
+
+/* Remember @name as one of the conf's files; returns the conf's copy. */
+static const char *keep_file(struct load *ld, const char *name)
+{
+	char **grown = realloc(ld->conf->files, (ld->conf->nfiles + 1) * sizeof(char *));
 	char *copy = strdup(name);
 
 	if (grown)
-		ps->conf->files = grown;
+		ld->conf->files = grown;
 	if (!grown || !copy) {
 		free(copy);
 		return NULL;
 	}
-	ps->conf->files[ps->conf->nfiles++] = copy;
+	ld->conf->files[ld->conf->nfiles++] = copy;
 	return copy;
 }
 
-static int parse_one(struct parser *ps, const char *name, const char *text, size_t len)
+/* Parse @text as the file @name, @depth includes below the top file. */
+static int parse_one(struct load *ld, int depth, const char *name, const unsigned long long id[2],
+		     const char *text, size_t len)
 {
 	struct parser sub = {
-		.conf = ps->conf, .err = ps->err, .s = text, .len = len, .line = 1, .col = 1,
-		.depth = ps->depth + 1, .chain = ps->chain,
+		.ld = ld, .s = text, .len = len, .line = 1, .col = 1, .depth = depth,
 	};
 	int r;
 
-	sub.file = keep_file(ps, name);
-	if (!sub.file)
-		return fail(ps, ps->t.line, ps->t.col, -ENOMEM, "out of memory");
-	ps->chain[sub.depth] = sub.file;
+	sub.file = keep_file(ld, name);
+	if (!sub.file) {
+		ld->err->err = -ENOMEM;
+		snprintf(ld->err->msg, sizeof(ld->err->msg), "%s: out of memory", name);
+		return -ENOMEM;
+	}
+	ld->chain[depth].name = sub.file;
+	ld->chain[depth].id[0] = id[0];
+	ld->chain[depth].id[1] = id[1];
+	if (len && memchr(text, '\0', len))
+		return fail(&sub, 1, 1, -EINVAL, "the file holds a NUL byte (not a text file?)");
 	r = next(&sub);
 	if (!r)
 		r = parse_text(&sub);
@@ -604,9 +715,11 @@ static int parse_one(struct parser *ps, const char *name, const char *text, size
 /* include "path": relative to the including file's directory */
 static int parse_include(struct parser *ps, unsigned int line, unsigned int col)
 {
+	struct load *ld = ps->ld;
 	char *rel = NULL, *path = NULL, *text = NULL, why[160] = "";
 	const char *slash = strrchr(ps->file, '/');
-	size_t len;
+	unsigned long long id[2];
+	size_t len = 0;
 	int r;
 
 	r = take_text(ps, "the file to include, in quotes", &rel);
@@ -620,27 +733,33 @@ static int parse_include(struct parser *ps, unsigned int line, unsigned int col)
 		r = fail(ps, line, col, -ENOMEM, "out of memory");
 		goto out;
 	}
-	if (ps->depth + 1 >= ASX__SVC_INCLUDE_DEPTH) {
-		r = fail(ps, line, col, -ELOOP, "includes nest deeper than %d files",
+	if (ps->depth >= ASX__SVC_INCLUDE_DEPTH) {
+		r = fail(ps, line, col, -ELOOP, "includes nest deeper than %d levels",
 			 ASX__SVC_INCLUDE_DEPTH);
 		goto out;
 	}
-	for (int i = 0; i <= ps->depth; i++) {
-		char a[PATH_MAX], b[PATH_MAX];
-
-		if (!strcmp(ps->chain[i], path) ||
-		    (realpath(ps->chain[i], a) && realpath(path, b) && !strcmp(a, b))) {
+	if (ld->includes >= ASX__SVC_INCLUDES_MAX) {
+		r = fail(ps, line, col, -E2BIG,
+			 "more than %d includes in one configuration (repeats count each time)",
+			 ASX__SVC_INCLUDES_MAX);
+		goto out;
+	}
+	ld->includes++;
+	r = read_whole(ld, path, &text, &len, id, why, sizeof(why));
+	/* a cycle, however spelt: the same name, or the same file */
+	for (int i = 0; i <= ps->depth && r != -ENOENT; i++)
+		if (!strcmp(ld->chain[i].name, path) ||
+		    (!r && (id[0] || id[1]) && ld->chain[i].id[0] == id[0] &&
+		     ld->chain[i].id[1] == id[1])) {
 			r = fail(ps, line, col, -ELOOP,
 				 "'%s' includes itself (it is already being read)", rel);
 			goto out;
 		}
-	}
-	r = read_whole(path, &text, &len, why, sizeof(why));
 	if (r) {
 		r = fail(ps, line, col, r, "cannot include '%s': %s", rel, why);
 		goto out;
 	}
-	r = parse_one(ps, path, text, len);
+	r = parse_one(ld, ps->depth + 1, path, id, text, len);
 out:
 	free(text);
 	free(path);
@@ -648,23 +767,41 @@ out:
 	return r;
 }
 
-static const struct asx__svc_ent *find_def(const struct asx__svc_conf *c, const char *name)
+static const char *def_name(const void *ctx, size_t i)
 {
-	for (const struct asx__svc_ent *e = c->head; e; e = e->next)
-		if ((e->dir == ASX__SVC_DYNAMIC || e->dir == ASX__SVC_STATIC ||
-		     e->dir == ASX__SVC_STREAM) && !strcmp(e->name, name))
-			return e;
-	return NULL;
+	return ((const struct load *)ctx)->defv[i]->name;
 }
 
-static void append(struct asx__svc_conf *c, struct asx__svc_ent *e)
+static const struct asx__svc_ent *find_def(const struct load *ld, const char *name)
 {
-	struct asx__svc_ent **pp = &c->head;
+	size_t i = asx__svc_names_find(&ld->defs, name);
 
-	while (*pp)
-		pp = &(*pp)->next;
-	*pp = e;
-	c->n++;
+	return i == SIZE_MAX ? NULL : ld->defv[i];
+}
+
+static int append(struct parser *ps, struct asx__svc_ent *e)
+{
+	struct load *ld = ps->ld;
+
+	if (e->dir == ASX__SVC_DYNAMIC || e->dir == ASX__SVC_STATIC || e->dir == ASX__SVC_STREAM) {
+		if (ld->ndef == ld->defcap) {
+			size_t cap = ld->defcap ? 2 * ld->defcap : 16;
+			const struct asx__svc_ent **v = realloc(ld->defv, cap * sizeof(*v));
+
+			if (!v)
+				return fail(ps, e->loc.line, e->loc.col, -ENOMEM, "out of memory");
+			ld->defv = v;
+			ld->defcap = cap;
+		}
+		ld->defv[ld->ndef] = e;
+		if (asx__svc_names_add(&ld->defs, ld->ndef))
+			return fail(ps, e->loc.line, e->loc.col, -ENOMEM, "out of memory");
+		ld->ndef++;
+	}
+	*ld->tail = e;
+	ld->tail = &e->next;
+	ld->conf->n++;
+	return 0;
 }
 
 static int parse_text(struct parser *ps)
@@ -684,7 +821,7 @@ static int parse_text(struct parser *ps)
 		}
 		e = new_ent(ps);
 		if (!e)
-			return ps->err->err;
+			return ps->ld->err->err;
 		if (is_word(ps, "dynamic")) {
 			r = next(ps);
 			if (!r)
@@ -718,16 +855,17 @@ static int parse_text(struct parser *ps)
 		} else {
 			r = expected(ps, "a directive (dynamic, static, remove, suspend, resume, stream or include)");
 		}
-		prev = r ? NULL : find_def(ps->conf, e->name);
+		prev = r ? NULL : find_def(ps->ld, e->name);
 		if (prev && e->dir != ASX__SVC_REMOVE && e->dir != ASX__SVC_SUSPEND &&
 		    e->dir != ASX__SVC_RESUME)
 			r = fail(ps, line, col, -EINVAL, "'%s' is already configured at %s:%u:%u",
 				 e->name, prev->loc.file, prev->loc.line, prev->loc.col);
+		if (!r)
+			r = append(ps, e);
 		if (r) {
-			free_ent(e);
+			free_ent(e);	/* (append() links it only when nothing failed) */
 			return r;
 		}
-		append(ps->conf, e);
 	}
 	return r;
 }
@@ -748,62 +886,159 @@ void asx__svc_conf_free(struct asx__svc_conf *conf)
 	free(conf);
 }
 
-int asx__svc_parse_mem(const char *name, const char *text, size_t len,
-		       struct asx__svc_conf **out, struct asx__svc_err *err)
+/*
+ * One load: the top file @name, from @text if @path is NULL, else read
+ * from @path through @io (whose errors, about the file as a whole, are
+ * reported at its line 1, column 1).
+ */
+static int load(const char *name, const char *path, const char *text, size_t len,
+		const struct asx__svc_io *io, struct asx__svc_conf **out,
+		struct asx__svc_err *err)
 {
-	const char *chain[ASX__SVC_INCLUDE_DEPTH];
+	static const unsigned long long none[2];
 	struct asx__svc_err dummy;
-	struct parser top = { .file = name, .depth = -1, .chain = chain };
+	struct load *ld;
+	char *owned = NULL, why[160] = "";
+	unsigned long long id[2] = { 0, 0 };
 	int r;
 
 	if (!err)
 		err = &dummy;
 	memset(err, 0, sizeof(*err));
-	if (!out || !name || (!text && len))
+	if (!out || !name || (!path && !text && len))
 		return -EINVAL;
 	*out = NULL;
-	top.err = err;
-	top.conf = calloc(1, sizeof(*top.conf));
-	if (!top.conf)
+	ld = calloc(1, sizeof(*ld));
+	if (!ld)
 		return -ENOMEM;
-	if (len > ASX__SVC_FILE_MAX)
-		r = fail(&top, 1, 1, -EFBIG, "%zu bytes, more than the %u a file may have",
-			 len, ASX__SVC_FILE_MAX);
-	else if (len && memchr(text, '\0', len))
-		r = fail(&top, 1, 1, -EINVAL, "the file holds a NUL byte (not a text file?)");
-	else
-		r = parse_one(&top, name, text, len);
-	if (r) {
-		asx__svc_conf_free(top.conf);
-		return r;
+	ld->conf = calloc(1, sizeof(*ld->conf));
+	if (!ld->conf) {
+		free(ld);
+		return -ENOMEM;
 	}
-	*out = top.conf;
-	return 0;
+	ld->err = err;
+	ld->io = io ? io : &asx__svc_io_files;
+	ld->tail = &ld->conf->head;
+	ld->defs.name = def_name;
+	ld->defs.ctx = ld;
+	if (path) {
+		r = read_whole(ld, path, &owned, &len, id, why, sizeof(why));
+		text = owned;
+	} else {
+		r = len > ASX__SVC_FILE_MAX ? -EFBIG : 0;
+		if (r)
+			snprintf(why, sizeof(why), "%zu bytes, more than the %u a file may have", len,
+				 ASX__SVC_FILE_MAX);
+		else
+			ld->bytes = len;
+	}
+	if (r) {
+		err->err = r;
+		snprintf(err->msg, sizeof(err->msg), "%s:1:1: %s", name, why);
+	} else {
+		r = parse_one(ld, 0, name, path ? id : none, text, len);
+	}
+	free(owned);
+	asx__svc_names_free(&ld->defs);
+	free(ld->defv);
+	if (r)
+		asx__svc_conf_free(ld->conf);
+	else
+		*out = ld->conf;
+	free(ld);
+	return r;
+}
+
+int asx__svc_parse_mem_io(const char *name, const char *text, size_t len,
+			  const struct asx__svc_io *io, struct asx__svc_conf **out,
+			  struct asx__svc_err *err)
+{
+	return load(name, NULL, text, len, io, out, err);
+}
+
+int asx__svc_parse_mem(const char *name, const char *text, size_t len,
+		       struct asx__svc_conf **out, struct asx__svc_err *err)
+{
+	return load(name, NULL, text, len, NULL, out, err);
+}
+
+int asx__svc_parse_file_io(const char *path, const struct asx__svc_io *io,
+			   struct asx__svc_conf **out, struct asx__svc_err *err)
+{
+	if (!path) {
+		if (err)
+			memset(err, 0, sizeof(*err));
+		return -EINVAL;
+	}
+	return load(path, path, NULL, 0, io, out, err);
 }
 
 int asx__svc_parse_file(const char *path, struct asx__svc_conf **out,
 			struct asx__svc_err *err)
 {
-	struct asx__svc_err dummy;
-	char *text = NULL, why[160] = "";
-	size_t len = 0;
-	int r;
+	return asx__svc_parse_file_io(path, NULL, out, err);
+}
 
-	if (!err)
-		err = &dummy;
-	memset(err, 0, sizeof(*err));
-	if (!out || !path)
-		return -EINVAL;
-	*out = NULL;
-	r = read_whole(path, &text, &len, why, sizeof(why));
-	if (r) {
-		snprintf(err->msg, sizeof(err->msg), "%s: %s", path, why);
-		err->err = r;
-		return r;
+/* ---------------------------------------------------------------- names */
+
+static size_t name_hash(const char *s)
+{
+	size_t h = 14695981039346656037ull & SIZE_MAX;	/* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * (size_t)1099511628211ull;
+	return h;
+}
+
+size_t asx__svc_names_find(const struct asx__svc_names *t, const char *name)
+{
+	if (!t->cap)
+		return SIZE_MAX;
+	for (size_t k = name_hash(name) & (t->cap - 1);; k = (k + 1) & (t->cap - 1)) {
+		size_t v = t->slot[k];
+
+		if (!v)
+			return SIZE_MAX;
+		if (!strcmp(t->name(t->ctx, v - 1), name))
+			return v - 1;
 	}
-	r = asx__svc_parse_mem(path, text, len, out, err);
-	free(text);
-	return r;
+}
+
+static void names_put(size_t *slot, size_t cap, size_t h, size_t v)
+{
+	size_t k = h & (cap - 1);
+
+	while (slot[k])
+		k = (k + 1) & (cap - 1);
+	slot[k] = v;
+}
+
+int asx__svc_names_add(struct asx__svc_names *t, size_t i)
+{
+	if (2 * (t->n + 1) > t->cap) {	/* at most half full */
+		size_t cap = t->cap ? 2 * t->cap : 16;
+		size_t *slot = calloc(cap, sizeof(*slot));
+
+		if (!slot)
+			return -ENOMEM;
+		for (size_t k = 0; k < t->cap; k++)
+			if (t->slot[k])
+				names_put(slot, cap, name_hash(t->name(t->ctx, t->slot[k] - 1)),
+					  t->slot[k]);
+		free(t->slot);
+		t->slot = slot;
+		t->cap = cap;
+	}
+	names_put(t->slot, t->cap, name_hash(t->name(t->ctx, i)), i + 1);
+	t->n++;
+	return 0;
+}
+
+void asx__svc_names_free(struct asx__svc_names *t)
+{
+	free(t->slot);
+	t->slot = NULL;
+	t->cap = t->n = 0;
 }
 
 int asx__svc_split_args(const char *argv0, const char *args, int *argc, char ***argv)

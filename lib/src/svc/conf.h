@@ -17,8 +17,11 @@
 #include <stddef.h>
 
 #define ASX__SVC_NAME_MAX	64	/* a service or module name, with its NUL */
-#define ASX__SVC_INCLUDE_DEPTH	16	/* nested includes */
+#define ASX__SVC_INCLUDE_DEPTH	16	/* includes nested below the top file */
 #define ASX__SVC_FILE_MAX	(1u << 20)	/* bytes in one file */
+/* One load (a file and all it includes, repeats counted each time): */
+#define ASX__SVC_TOTAL_MAX	(4u << 20)	/* bytes read in all */
+#define ASX__SVC_INCLUDES_MAX	1024	/* include directives followed */
 #define ASX__SVC_ERR_MAX	512
 
 enum asx__svc_dir {
@@ -74,6 +77,35 @@ struct asx__svc_err {
 	int err;			/* -EINVAL (syntax), -ENOENT, -ELOOP, ... */
 };
 
+/*
+ * How the parser reads files (the top one of asx__svc_parse_file() and
+ * every include): the default reads the file system; the fuzzer gives an
+ * in-memory one.  open() must not block (a FIFO, a terminal): it only says
+ * what the file is; the parser reads only regular files, and only after it
+ * has checked their size against the limits.
+ */
+struct asx__svc_file {
+	bool regular;		/* a regular file (nothing else is read) */
+	size_t size;		/* its size when opened */
+	unsigned long long id[2];	/* identity (device, inode), or 0,0: unknown */
+	void *h;		/* the reader's */
+};
+
+struct asx__svc_io {
+	/* Open @path without blocking: 0 and *f, or -errno. */
+	int (*open)(void *ctx, const char *path, struct asx__svc_file *f);
+	/*
+	 * Read @f (a regular file) whole into @buf, at most @cap bytes: 0 and
+	 * *len, -EFBIG if there are more than @cap, or -errno.
+	 */
+	int (*read)(void *ctx, struct asx__svc_file *f, char *buf, size_t cap, size_t *len);
+	void (*close)(void *ctx, struct asx__svc_file *f);
+	void *ctx;
+};
+
+/* The file system, opened with O_NONBLOCK | O_NOCTTY | O_CLOEXEC. */
+extern const struct asx__svc_io asx__svc_io_files;
+
 /* Parse @path (and what it includes).  0 and *out, or -errno and @err. */
 int asx__svc_parse_file(const char *path, struct asx__svc_conf **out,
 			struct asx__svc_err *err);
@@ -83,7 +115,31 @@ int asx__svc_parse_file(const char *path, struct asx__svc_conf **out,
  */
 int asx__svc_parse_mem(const char *name, const char *text, size_t len,
 		       struct asx__svc_conf **out, struct asx__svc_err *err);
+/* The same, with includes (and, for _io_file, @path itself) read through @io. */
+int asx__svc_parse_mem_io(const char *name, const char *text, size_t len,
+			  const struct asx__svc_io *io, struct asx__svc_conf **out,
+			  struct asx__svc_err *err);
+int asx__svc_parse_file_io(const char *path, const struct asx__svc_io *io,
+			   struct asx__svc_conf **out, struct asx__svc_err *err);
 void asx__svc_conf_free(struct asx__svc_conf *conf);
+
+/*
+ * A hash index of names, for lookups in constant time: it holds indexes
+ * into the caller's array, and name(ctx, i) gives item i's name (so the
+ * array may move as it grows).
+ */
+struct asx__svc_names {
+	size_t *slot;		/* index + 1; 0: empty */
+	size_t cap, n;
+	const char *(*name)(const void *ctx, size_t i);
+	const void *ctx;
+};
+
+/* Add item @i (whose name is not in @t yet).  0 or -ENOMEM. */
+int asx__svc_names_add(struct asx__svc_names *t, size_t i);
+/* The index of the item called @name, or SIZE_MAX. */
+size_t asx__svc_names_find(const struct asx__svc_names *t, const char *name);
+void asx__svc_names_free(struct asx__svc_names *t);
 
 /*
  * Split a directive's parameter string into words as a shell would split

@@ -19,12 +19,15 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <asx/svc.h>
 
@@ -169,12 +172,29 @@ int asx__svc_say(struct asx__svc_plan *p, const struct asx__svc_ent *e, int r,
 	return r;
 }
 
+static const char *step_name(const void *ctx, size_t i)
+{
+	return ((const struct asx__svc_plan *)ctx)->v[i].name;
+}
+
+/* The step of @name (a lookup, not a walk: a plan is linear in its file). */
 static struct asx__svc_step *step_of(struct asx__svc_plan *p, const char *name)
 {
-	for (size_t i = 0; i < p->n; i++)
-		if (!strcmp(p->v[i].name, name))
-			return &p->v[i];
-	return NULL;
+	size_t i = asx__svc_names_find(&p->names, name);
+
+	return i == SIZE_MAX ? NULL : &p->v[i];
+}
+
+/* A new step for @name, indexed; NULL if out of memory. */
+static struct asx__svc_step *new_step(struct asx__svc_plan *p, const char *name)
+{
+	struct asx__svc_step *st = &p->v[p->n];
+
+	strcpy(st->name, name);
+	if (asx__svc_names_add(&p->names, p->n))
+		return NULL;
+	p->n++;
+	return st;
 }
 
 /* Does the running @s have exactly the definition @e? */
@@ -208,10 +228,13 @@ static int plan(struct asx_svc_repo *repo, const struct asx__svc_conf *c, unsign
 	p->v = calloc(nsvc + c->n + 1, sizeof(*p->v));
 	if (!p->v)
 		return asx__svc_say(p, NULL, -ENOMEM, "out of memory");
+	p->names.name = step_name;
+	p->names.ctx = p;
 	for (struct asx_svc *s = repo->svcs; s; s = s->next) {
-		struct asx__svc_step *st = &p->v[p->n++];
+		struct asx__svc_step *st = new_step(p, s->name);
 
-		strcpy(st->name, s->name);
+		if (!st)
+			return asx__svc_say(p, NULL, -ENOMEM, "out of memory");
 		st->old = s;
 		st->act = (flags & ASX_SVC_RELOAD) ? STOP : KEEP;
 		st->want = s->state;
@@ -225,10 +248,8 @@ static int plan(struct asx_svc_repo *repo, const struct asx__svc_conf *c, unsign
 		case ASX__SVC_DYNAMIC:
 		case ASX__SVC_STATIC:
 			/* (a Module outside a stream does not parse) */
-			if (!st) {
-				st = &p->v[p->n++];
-				strcpy(st->name, e->name);
-			}
+			if (!st && !(st = new_step(p, e->name)))
+				return asx__svc_say(p, NULL, -ENOMEM, "out of memory");
 			st->def = e;
 			st->act = st->old && same_def(st->old, e) ? KEEP : START;
 			if (st->act == KEEP)
@@ -265,10 +286,8 @@ static int plan(struct asx_svc_repo *repo, const struct asx__svc_conf *c, unsign
 			st->seq = ++seq;
 			break;
 		case ASX__SVC_STREAM:
-			if (!st) {
-				st = &p->v[p->n++];
-				strcpy(st->name, e->name);
-			}
+			if (!st && !(st = new_step(p, e->name)))
+				return asx__svc_say(p, NULL, -ENOMEM, "out of memory");
 			st->def = e;
 			if (!st->old || st->old->kind != ASX__SVC_STREAMK)
 				st->act = START;
@@ -344,6 +363,33 @@ static int stamp_of(void *dl, const char *factory, bool module, const unsigned i
 		return -ENOMEM;
 	*abi = dlsym(dl, stamp);
 	free(stamp);
+	return 0;
+}
+
+int asx__svc_check_lib(struct asx__svc_plan *p, const struct asx__svc_ent *e)
+{
+	const char *what = e->type == ASX__SVC_T_MODULE ? "module" : "service";
+	char *path;
+	struct stat st;
+	int fd, r = 0;
+
+	if (!strchr(e->path, '/'))
+		return 0;	/* searched as dlopen() searches: found only by loading */
+	path = lib_path(p, e->path);
+	if (!path)
+		return asx__svc_say(p, e, -ENOMEM, "out of memory");
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st))
+		r = -errno;
+	else if (!S_ISREG(st.st_mode))
+		r = -EINVAL;
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	if (r)
+		return asx__svc_say(p, e, r == -EINVAL ? -ENOENT : r, "%s '%s': cannot load %s: %s",
+				    what, e->name, e->path,
+				    r == -EINVAL ? "not a regular file" : strerror(-r));
 	return 0;
 }
 
@@ -590,6 +636,20 @@ static void commit(struct asx_svc_repo *repo, struct asx__svc_plan *p)
 			stop_svc(p->v[i].old);
 }
 
+static void plan_free(struct asx__svc_plan *p)
+{
+	while (p->owned) {
+		struct asx__svc_ent *made = p->owned;
+
+		p->owned = made->next;
+		free(made->mods);
+		free(made);
+	}
+	free(p->order);
+	free(p->v);
+	asx__svc_names_free(&p->names);
+}
+
 static int apply(struct asx_svc_repo *repo, const struct asx__svc_conf *c, const char *name,
 		 unsigned int flags, char *err, size_t errlen)
 {
@@ -608,15 +668,7 @@ static int apply(struct asx_svc_repo *repo, const struct asx__svc_conf *c, const
 	if (!r)
 		commit(repo, &p);
 	pthread_mutex_unlock(&repo->lock);
-	while (p.owned) {
-		struct asx__svc_ent *made = p.owned;
-
-		p.owned = made->next;
-		free(made->mods);
-		free(made);
-	}
-	free(p.order);
-	free(p.v);
+	plan_free(&p);
 	free(dir);
 	return r;
 }
@@ -676,6 +728,73 @@ int asx_svc_check_file(const char *path, char *err, size_t errlen)
 	r = asx__svc_parse_file(path, &c, &pe);
 	if (r && err && errlen)
 		snprintf(err, errlen, "%s", pe.msg);
+	asx__svc_conf_free(c);
+	return r;
+}
+
+/* Dry run: could the plan's steps start, as far as that is known without loading? */
+static int dry_run(struct asx_svc_repo *repo, struct asx__svc_plan *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		const struct asx__svc_step *st = p->order[i];
+		const struct asx__svc_ent *e = st->def;
+		asx_svc_factory_fn *fn = NULL;
+		int r = 0;
+
+		if ((st->act != START && st->act != RESHAPE) || !e)
+			continue;
+		if (e->dir == ASX__SVC_STREAM) {
+			r = asx__svc_stream_check(repo, p, e);
+		} else if (e->dir == ASX__SVC_DYNAMIC) {
+			r = asx__svc_check_lib(p, e);
+		} else {
+			for (struct asx__svc_reg *g = repo->regs; g && !fn; g = g->next)
+				if (g->factory && !strcmp(g->name, e->name))
+					fn = g->factory;
+			if (!fn)
+				r = asx__svc_say(p, e, -ENOENT,
+						 "static service '%s': the program registered no factory of that name (asx_svc_register())",
+						 e->name);
+		}
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+int asx_svc_check(struct asx_svc_repo *repo, const char *path, unsigned int flags,
+		  char *err, size_t errlen)
+{
+	struct asx__svc_plan p = { .err = err, .errlen = errlen };
+	struct asx__svc_conf *c = NULL;
+	struct asx__svc_err pe;
+	const char *slash;
+	char *dir = NULL;
+	int r;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!repo || !path || (flags & ~ASX_SVC_RELOAD))
+		return -EINVAL;
+	r = asx__svc_parse_file(path, &c, &pe);
+	if (r) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s", pe.msg);
+		return r;
+	}
+	slash = strrchr(path, '/');
+	if (slash && !(dir = strndup(path, (size_t)(slash - path)))) {
+		asx__svc_conf_free(c);
+		return -ENOMEM;
+	}
+	p.confdir = dir;
+	pthread_mutex_lock(&repo->lock);
+	r = plan(repo, c, flags, &p);
+	if (!r)
+		r = dry_run(repo, &p);
+	pthread_mutex_unlock(&repo->lock);
+	plan_free(&p);
+	free(dir);
 	asx__svc_conf_free(c);
 	return r;
 }

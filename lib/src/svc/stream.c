@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <asx/kstream.h>
 #include <asx/modules.h>
@@ -200,6 +201,48 @@ int asx__svc_stream_mod_state(struct asx__svc_plan *p, struct asx__svc_step *st,
 	return 0;
 }
 
+/* A registered or built-in Module factory called @name, or NULL. */
+static asx_svc_module_fn *module_fn(struct asx_svc_repo *repo, const char *name)
+{
+	for (struct asx__svc_reg *g = repo->regs; g; g = g->next)
+		if (g->module && !strcmp(g->name, name))
+			return g->module;
+	for (size_t i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++)
+		if (!strcmp(builtins[i].name, name))
+			return builtins[i].fn;
+	return NULL;
+}
+
+static int no_module(struct asx__svc_plan *p, const char *stream, const struct asx__svc_ent *d)
+{
+	return asx__svc_say(p, d, -ENOENT,
+			    "stream '%s': no module '%s' (built in: pass, counter, framer, cksum; others with asx_svc_register_module())",
+			    stream, d->name);
+}
+
+int asx__svc_stream_check(struct asx_svc_repo *repo, struct asx__svc_plan *p,
+			  const struct asx__svc_ent *e)
+{
+	int r = 0;
+
+	if (e->kernel && access(ASX_KSTREAM_DEV, R_OK | W_OK)) {
+		r = -errno;
+		return asx__svc_say(p, e, r,
+				    "stream '%s': cannot open a kernel Stream with driver '%s' on "
+				    ASX_KSTREAM_DEV " (is asx.ko loaded?): %s",
+				    e->name, driver_of(e), strerror(-r));
+	}
+	for (size_t i = 0; !r && i < e->nmods; i++) {
+		const struct asx__svc_ent *d = &e->mods[i];
+
+		if (d->dir == ASX__SVC_STATIC && !module_fn(repo, d->name))
+			r = no_module(p, e->name, d);
+		else if (d->dir == ASX__SVC_DYNAMIC)
+			r = asx__svc_check_lib(p, d);
+	}
+	return r;
+}
+
 /* Make the Module @d defines; a dynamic one's library handle goes to *dl. */
 static int make_mod(struct asx_svc_repo *repo, struct asx__svc_plan *p, const char *stream,
 		    const struct asx__svc_ent *d, void **dl, struct asx_module **out)
@@ -211,16 +254,9 @@ static int make_mod(struct asx_svc_repo *repo, struct asx__svc_plan *p, const ch
 	*out = NULL;
 	*dl = NULL;
 	if (d->dir == ASX__SVC_STATIC) {
-		for (struct asx__svc_reg *g = repo->regs; g && !fn; g = g->next)
-			if (g->module && !strcmp(g->name, d->name))
-				fn = g->module;
-		for (size_t i = 0; !fn && i < sizeof(builtins) / sizeof(builtins[0]); i++)
-			if (!strcmp(builtins[i].name, d->name))
-				fn = builtins[i].fn;
+		fn = module_fn(repo, d->name);
 		if (!fn)
-			return asx__svc_say(p, d, -ENOENT,
-					    "stream '%s': no module '%s' (built in: pass, counter, framer, cksum; others with asx_svc_register_module())",
-					    stream, d->name);
+			return no_module(p, stream, d);
 	} else {
 		r = asx__svc_load(p, d, dl, &sym);
 		if (r)

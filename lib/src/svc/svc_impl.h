@@ -91,6 +91,7 @@ struct asx__svc_step {
 struct asx__svc_plan {
 	struct asx__svc_step *v;
 	size_t n;
+	struct asx__svc_names names;	/* the steps by name */
 	struct asx__svc_step **order;	/* the steps by seq: the file's order */
 	const char *confdir;		/* for relative library paths */
 	struct asx__svc_ent *owned;	/* definitions the plan made (linked by next;
@@ -111,6 +112,9 @@ static inline const char *asx__svc_args(const struct asx__svc_ent *e)
 /* dlopen @e's library (relative to the plan's directory) and find @e's factory, checked. */
 int asx__svc_load(struct asx__svc_plan *p, const struct asx__svc_ent *e, void **dl, void **fn);
 
+/* Without loading it: is @e's library (if its path has a '/') a readable regular file? */
+int asx__svc_check_lib(struct asx__svc_plan *p, const struct asx__svc_ent *e);
+
 /* Register a service (@f) or Module (@m) factory under @name. */
 int asx__svc_register(struct asx_svc_repo *repo, const char *name, asx_svc_factory_fn *f,
 		      asx_svc_module_fn *m);
@@ -124,6 +128,9 @@ int asx__svc_stream_reshape(struct asx_svc_repo *repo, struct asx__svc_plan *p,
 void asx__svc_stream_unshape(struct asx_svc_repo *repo, struct asx__svc_step *st);
 void asx__svc_stream_commit(struct asx__svc_step *st);
 void asx__svc_stream_stop(struct asx_svc *s);
+/* Dry run: can the Stream @e defines be made (asx_svc_check)? */
+int asx__svc_stream_check(struct asx_svc_repo *repo, struct asx__svc_plan *p,
+			  const struct asx__svc_ent *e);
 void asx__svc_mods_free(struct asx__svc_mod *mods, size_t n);
 /* Plan "suspend/resume STREAM/MODULE" @e for @st's Stream. */
 int asx__svc_stream_mod_state(struct asx__svc_plan *p, struct asx__svc_step *st,
