@@ -26,8 +26,6 @@
 #include <string.h>
 #include <pthread.h>
 #include <fcntl.h>
-#include <signal.h>
-#include <stdio.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +46,7 @@
 #define SEQMSG_PROTO_EVERY 7
 #define SEQMSG_LEN(seq) (16 + (seq) % 200)
 #include "seqmsg.h"
+#include "joinwd.h"
 #define SLOW_FIRST 3000		/* the reader dawdles over these */
 
 /* ---------------------------------------------------------------- mapping */
@@ -214,6 +213,17 @@ static struct asx_stream *span_open(int rfd, int wfd, struct asx_module **drvp)
 	return s;
 }
 
+/* Two Streams joined by a socketpair. */
+static void span_pair(struct asx_stream **a, struct asx_module **da, struct asx_stream **b,
+		      struct asx_module **db)
+{
+	int sv[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	*a = span_open(sv[0], sv[0], da);
+	*b = span_open(sv[1], sv[1], db);
+}
+
 /* @a and @b: the descriptors of the two Streams (read, write). */
 static void run_pair(int ar, int aw, int br, int bw)
 {
@@ -308,12 +318,9 @@ static void test_fd_types(void **state)
 	struct asx_stream *a, *b;
 	struct timespec dl;
 	struct asx_msg *m;
-	int sv[2];
 
 	(void)state;
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-	a = span_open(sv[0], sv[0], &da);
-	b = span_open(sv[1], sv[1], &db);
+	span_pair(&a, &da, &b, &db);
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		m = asx_msg_alloc(4, types[i]);
 		asx_msg_append(m, "abcd", 4);
@@ -365,22 +372,6 @@ static void test_fd_types(void **state)
 #define GONE_ROUNDS 20
 #endif
 #define GONE_WRITERS 3
-#define WATCHDOG_S 60		/* generous: the host is shared and may be slow */
-
-/* Join @t, or end the test run: a hang is a failure, never a wait for ever. */
-static void join_or_die(pthread_t t, const char *what)
-{
-	struct timespec dl;
-
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += WATCHDOG_S;
-	if (pthread_timedjoin_np(t, NULL, &dl)) {
-		fprintf(stderr, "watchdog: %s did not return in %d s (deadlock)\n", what,
-			WATCHDOG_S);
-		_exit(1);
-	}
-}
-
 static uint64_t load64(const uint64_t *p)
 {
 	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
@@ -500,7 +491,7 @@ static void wait_blocked(struct gone_writer *w, int n)
 {
 	for (int i = 0; i < n; i++) {
 		for (int ms = 0; !load64(&w[i].blocked); ms++) {
-			if (ms > WATCHDOG_S * 1000)
+			if (ms > JOINWD_S * 1000)
 				fail_msg("writer %d never met flow control", i);
 			usleep(1000);
 		}
@@ -711,12 +702,9 @@ static void test_fd_frame_bounds(void **state)
 	struct timespec dl;
 	struct asx_msg *m, *d;
 	unsigned char *ctl;
-	int sv[2];
 
 	(void)state;
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-	a = span_open(sv[0], sv[0], &da);
-	b = span_open(sv[1], sv[1], &db);
+	span_pair(&a, &da, &b, &db);
 	ctl = malloc(ASX_FD_CTL_MAX + 1);
 	assert_non_null(ctl);
 	for (size_t i = 0; i <= ASX_FD_CTL_MAX; i++)

@@ -17,8 +17,6 @@
 #include <string.h>
 #include <stdlib.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -26,6 +24,7 @@
 #include <asx/stream.h>
 #include <asx/sync.h>
 
+#include "joinwd.h"
 #include "srcseq.h"
 
 /* The full run; sanitizers are 5-20x slower on 2 shared cores. */
@@ -539,7 +538,6 @@ static const struct asx_task_ops gate_wr_ops = { .open = gate_open, .svc = gate_
 
 #define GP_N		2000
 #define GP_CLOSES	3
-#define GP_WATCHDOG_S	60	/* generous: the host is shared and may be slow */
 
 struct gp_writer {
 	struct asx_stream *s;
@@ -590,19 +588,6 @@ static void *gp_closer_main(void *arg)
 	return NULL;
 }
 
-static void gp_join_or_die(pthread_t t, const char *what)
-{
-	struct timespec dl;
-
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += GP_WATCHDOG_S;
-	if (pthread_timedjoin_np(t, NULL, &dl)) {
-		fprintf(stderr, "watchdog: %s did not return in %d s (deadlock)\n", what,
-			GP_WATCHDOG_S);
-		_exit(1);
-	}
-}
-
 enum gp_where {
 	GP_SVC_QUEUE,	/* a task-based Module's full queue, from the outermost put */
 	GP_HEAD_NESTED,	/* the head's full queue, from inside the loop's put */
@@ -640,13 +625,13 @@ static void gp_run(enum gp_where where)
 	}
 	assert_int_equal(pthread_create(&wt, NULL, gp_writer_main, &w), 0);
 	for (int ms = 0; !__atomic_load_n(&w.refused, __ATOMIC_ACQUIRE); ms++) {
-		if (ms > GP_WATCHDOG_S * 1000)
+		if (ms > JOINWD_S * 1000)
 			fail_msg("the writer never met flow control");
 		usleep(1000);
 	}
 	usleep(100 * 1000);	/* it waits inside its put by now */
 	assert_int_equal(pthread_create(&ct, NULL, gp_closer_main, NULL), 0);
-	gp_join_or_die(ct, "asx_stream_close() of another Stream");
+	join_or_die(ct, "asx_stream_close() of another Stream");
 	if (where == GP_SVC_QUEUE)
 		asx_sem_post(&g->sem);
 	for (seq = 0; seq < GP_N; seq++) {
@@ -657,7 +642,7 @@ static void gp_run(enum gp_where where)
 		asx_msg_free_chain(m);
 		assert_int_equal(got, seq);	/* nothing lost, duplicated or reordered */
 	}
-	gp_join_or_die(wt, "the writer");
+	join_or_die(wt, "the writer");
 	assert_int_equal(w.ret, 0);
 	assert_int_equal(asx_stream_get(w.s, &m, ASX_STREAM_NOWAIT, NULL), -EWOULDBLOCK);
 	asx_stream_close(w.s);
