@@ -750,6 +750,42 @@ static void test_fd_frame_bounds(void **state)
 }
 
 
+/* The kstream driver refuses at put time what the kernel never takes. */
+static void test_kstream_driver_bounds(void **state)
+{
+	ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_DRIVER);
+	struct asx_kstream *ks;
+	struct asx_module *drv;
+	struct asx_stream *s;
+	struct asx_msg *m;
+	int p[2];
+
+	(void)state;
+	/* no asx.ko here: a pipe stands in (its ioctls fail, so nothing
+	 * moves), which is enough for what is refused before any ioctl */
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	assert_int_equal(asx_kstream_attach(&ks, p[0], true), 0);
+	assert_int_equal(asx_kstream_driver(&drv, NULL, ks, ASX_DRIVER_OWN), 0);
+	o.driver = drv;
+	assert_int_equal(asx_stream_open(&s, &o), 0);
+	m = asx_msg_alloc(ASX_MAX_CTL + 1, ASX_MSG_PROTO);
+	assert_non_null(m);
+	m->wr += ASX_MAX_CTL + 1;
+	assert_int_equal(asx_stream_put(s, m, 0, NULL), -EMSGSIZE);
+	asx_msg_free_chain(m);
+	m = asx_msg_alloc(ASX_MAX_DATA + 1, ASX_MSG_DATA);
+	assert_non_null(m);
+	m->wr += ASX_MAX_DATA + 1;
+	assert_int_equal(asx_stream_put(s, m, 0, NULL), -EMSGSIZE);
+	asx_msg_free_chain(m);
+	m = asx_msg_alloc(ASX_MAX_CTL, ASX_MSG_PROTO);
+	assert_non_null(m);
+	m->wr += ASX_MAX_CTL;
+	assert_int_equal(asx_stream_put(s, m, 0, NULL), 0);	/* within bounds: taken */
+	asx_stream_close(s);
+	close(p[1]);
+}
+
 /* A driver never given to a Stream is freed with its descriptors. */
 static void test_fd_driver_destroy(void **state)
 {
@@ -774,6 +810,7 @@ int main(void)
 		cmocka_unit_test(test_fd_socketpair),
 		cmocka_unit_test(test_fd_pipes),
 		cmocka_unit_test(test_fd_frame_bounds),
+		cmocka_unit_test(test_kstream_driver_bounds),
 		cmocka_unit_test(test_fd_peer_socket_gone),
 		cmocka_unit_test(test_fd_peer_pipe_gone),
 		cmocka_unit_test(test_fd_close_while_writer_blocked),
