@@ -611,6 +611,7 @@ static void gp_run(enum gp_where where)
 	struct timespec dl;
 	struct asx_msg *m;
 	pthread_t wt, ct;
+	uint64_t t0;
 	uint32_t seq;
 
 	assert_int_equal(asx_stream_open(&w.s, &o), 0);
@@ -630,8 +631,13 @@ static void gp_run(enum gp_where where)
 		usleep(1000);
 	}
 	usleep(100 * 1000);	/* it waits inside its put by now */
+	t0 = asx_now_ns();
 	assert_int_equal(pthread_create(&ct, NULL, gp_closer_main, NULL), 0);
 	join_or_die(ct, "asx_stream_close() of another Stream");
+	print_message("# %d opens and closes of another Stream: %.1f ms; head queue %zu bytes "
+		      "(high water mark %zu)\n", GP_CLOSES, (asx_now_ns() - t0) / 1e6,
+		      asx_msgq_bytes(asx_stream_head_queue(w.s)),
+		      asx_msgq_hiwat(asx_stream_head_queue(w.s)));
 	if (where == GP_SVC_QUEUE)
 		asx_sem_post(&g->sem);
 	for (seq = 0; seq < GP_N; seq++) {
