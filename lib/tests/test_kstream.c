@@ -693,6 +693,18 @@ static void test_fd_peer_pipe_gone(void **state)
 	asx_stream_close(a);
 }
 
+/* Put one block of @type and @len bytes into @s: it returns @want (not 0: still ours). */
+static void put_sized(struct asx_stream *s, unsigned int type, size_t len, int want)
+{
+	struct asx_msg *m = asx_msg_alloc(len, type);
+
+	assert_non_null(m);
+	m->wr += len;
+	assert_int_equal(asx_stream_put(s, m, 0, NULL), want);
+	if (want)
+		asx_msg_free_chain(m);
+}
+
 /* The frame's bounds (kstream.rst): refused at put time, not dropped on the way. */
 static void test_fd_frame_bounds(void **state)
 {
@@ -736,19 +748,13 @@ static void test_fd_frame_bounds(void **state)
 		asx_msg_free_chain(m);
 	}
 	free(ctl);
-	/* longer than a frame carries */
-	m = asx_msg_alloc(ASX_FD_FRAME_MAX + 1, ASX_MSG_DATA);
-	assert_non_null(m);
-	m->wr += ASX_FD_FRAME_MAX + 1;
-	assert_int_equal(asx_stream_put(a, m, 0, NULL), -EMSGSIZE);
-	asx_msg_free_chain(m);
+	put_sized(a, ASX_MSG_DATA, ASX_FD_FRAME_MAX + 1, -EMSGSIZE);	/* past a frame */
 	assert_int_equal(asx_driver_stats(da, &st), 0);
 	assert_int_equal(st.drops, 0);
 	assert_int_equal(st.down_msgs, 1);
 	asx_stream_close(a);
 	asx_stream_close(b);
 }
-
 
 /* The kstream driver refuses at put time what the kernel never takes. */
 static void test_kstream_driver_bounds(void **state)
@@ -757,7 +763,6 @@ static void test_kstream_driver_bounds(void **state)
 	struct asx_kstream *ks;
 	struct asx_module *drv;
 	struct asx_stream *s;
-	struct asx_msg *m;
 	int p[2];
 
 	(void)state;
@@ -768,20 +773,9 @@ static void test_kstream_driver_bounds(void **state)
 	assert_int_equal(asx_kstream_driver(&drv, NULL, ks, ASX_DRIVER_OWN), 0);
 	o.driver = drv;
 	assert_int_equal(asx_stream_open(&s, &o), 0);
-	m = asx_msg_alloc(ASX_MAX_CTL + 1, ASX_MSG_PROTO);
-	assert_non_null(m);
-	m->wr += ASX_MAX_CTL + 1;
-	assert_int_equal(asx_stream_put(s, m, 0, NULL), -EMSGSIZE);
-	asx_msg_free_chain(m);
-	m = asx_msg_alloc(ASX_MAX_DATA + 1, ASX_MSG_DATA);
-	assert_non_null(m);
-	m->wr += ASX_MAX_DATA + 1;
-	assert_int_equal(asx_stream_put(s, m, 0, NULL), -EMSGSIZE);
-	asx_msg_free_chain(m);
-	m = asx_msg_alloc(ASX_MAX_CTL, ASX_MSG_PROTO);
-	assert_non_null(m);
-	m->wr += ASX_MAX_CTL;
-	assert_int_equal(asx_stream_put(s, m, 0, NULL), 0);	/* within bounds: taken */
+	put_sized(s, ASX_MSG_PROTO, ASX_MAX_CTL + 1, -EMSGSIZE);
+	put_sized(s, ASX_MSG_DATA, ASX_MAX_DATA + 1, -EMSGSIZE);
+	put_sized(s, ASX_MSG_PROTO, ASX_MAX_CTL, 0);	/* within bounds: taken */
 	asx_stream_close(s);
 	close(p[1]);
 }
