@@ -8,6 +8,11 @@
  * loss, duplication, order per band, type, band and control parts, with
  * the writers seen to block on flow control that came across the
  * descriptor; high-priority and application types; hang-up at close.
+ * Then the far end going away: closing one Stream while a writer of the
+ * other waits on flow control (issue 27: a deadlock), and in a loop with
+ * several writers; a peer that is a bare socket or pipe vanishing (the
+ * process lives, one HANGUP comes up); the frame's bounds, refused at
+ * put time.
  * selftests/asx/lib/kstream_test.c does the same over a kernel Stream.
  *
  * Helper threads never call cmocka's assert_* (it longjmps); they record
@@ -22,6 +27,7 @@
 #include <pthread.h>
 #include <fcntl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -40,6 +46,7 @@
 #define SEQMSG_PROTO_EVERY 7
 #define SEQMSG_LEN(seq) (16 + (seq) % 200)
 #include "seqmsg.h"
+#include "joinwd.h"
 #define SLOW_FIRST 3000		/* the reader dawdles over these */
 
 /* ---------------------------------------------------------------- mapping */
@@ -206,6 +213,17 @@ static struct asx_stream *span_open(int rfd, int wfd, struct asx_module **drvp)
 	return s;
 }
 
+/* Two Streams joined by a socketpair. */
+static void span_pair(struct asx_stream **a, struct asx_module **da, struct asx_stream **b,
+		      struct asx_module **db)
+{
+	int sv[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	*a = span_open(sv[0], sv[0], da);
+	*b = span_open(sv[1], sv[1], db);
+}
+
 /* @a and @b: the descriptors of the two Streams (read, write). */
 static void run_pair(int ar, int aw, int br, int bw)
 {
@@ -300,12 +318,9 @@ static void test_fd_types(void **state)
 	struct asx_stream *a, *b;
 	struct timespec dl;
 	struct asx_msg *m;
-	int sv[2];
 
 	(void)state;
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-	a = span_open(sv[0], sv[0], &da);
-	b = span_open(sv[1], sv[1], &db);
+	span_pair(&a, &da, &b, &db);
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		m = asx_msg_alloc(4, types[i]);
 		asx_msg_append(m, "abcd", 4);
@@ -349,6 +364,422 @@ static void test_fd_types(void **state)
 	asx_stream_close(a);
 }
 
+/* ---------------------------------------------------------------- the far end going away */
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define GONE_ROUNDS 6
+#else
+#define GONE_ROUNDS 20
+#endif
+#define GONE_WRITERS 3
+static uint64_t load64(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+/* A writer that puts numbered messages into a Stream until told to stop. */
+struct gone_writer {
+	struct asx_stream *s;
+	uint32_t id;
+	int *stop;
+	uint64_t accepted;	/* atomic: puts that took their message */
+	uint64_t blocked;	/* atomic: NOWAIT puts refused, before a blocking put */
+	int ret;
+};
+
+static struct asx_msg *tagged(uint32_t id, uint32_t seq)
+{
+	struct asx_msg *m = asx_msg_alloc(512, ASX_MSG_DATA);
+
+	if (m) {
+		memset(m->wr, 0x5a, 512);
+		memcpy(m->wr, &id, 4);
+		memcpy(m->wr + 4, &seq, 4);
+		m->wr += 512;
+	}
+	return m;
+}
+
+static void *gone_writer_main(void *arg)
+{
+	struct gone_writer *w = arg;
+	struct asx_msg *m;
+	int r;
+
+	for (uint32_t seq = 0; !__atomic_load_n(w->stop, __ATOMIC_ACQUIRE); seq++) {
+		m = tagged(w->id, seq);
+		if (!m) {
+			w->ret = -ENOMEM;
+			return NULL;
+		}
+		r = asx_stream_put(w->s, m, ASX_STREAM_NOWAIT, NULL);
+		if (r == -EWOULDBLOCK) {
+			__atomic_fetch_add(&w->blocked, 1, __ATOMIC_RELEASE);
+			r = asx_stream_put(w->s, m, 0, NULL);	/* no deadline */
+		}
+		if (r) {
+			asx_msg_free_chain(m);
+			w->ret = r;
+			return NULL;
+		}
+		__atomic_fetch_add(&w->accepted, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/* B's reader: takes @quota messages (or until shut down), checking them. */
+struct gone_reader {
+	struct asx_stream *s;
+	uint32_t quota;
+	uint32_t next[GONE_WRITERS];	/* the seq expected next from each writer */
+	uint32_t got, bad, gaps;
+	int ret;
+};
+
+static void *gone_reader_main(void *arg)
+{
+	struct gone_reader *rd = arg;
+	struct asx_msg *m;
+	uint32_t id, seq;
+	int r;
+
+	while (rd->got < rd->quota) {
+		r = asx_stream_get(rd->s, &m, 0, NULL);
+		if (r) {
+			rd->ret = r;	/* -ESHUTDOWN: B is being closed */
+			return NULL;
+		}
+		if (m->type != ASX_MSG_DATA || asx_msg_length(m) != 512) {
+			rd->bad++;
+		} else {
+			memcpy(&id, m->rd, 4);
+			memcpy(&seq, m->rd + 4, 4);
+			if (id >= GONE_WRITERS)
+				rd->bad++;
+			else if (seq != rd->next[id]++)
+				rd->gaps++;	/* lost, duplicated or out of order */
+		}
+		rd->got++;
+		asx_msg_free_chain(m);
+	}
+	return NULL;
+}
+
+struct closer {
+	struct asx_stream *s;
+	struct asx_module *drv;		/* its counters into st before the close */
+	struct asx_driver_stats st;
+	pthread_t reader;
+	bool has_reader;
+};
+
+static void *closer_main(void *arg)
+{
+	struct closer *c = arg;
+
+	asx_stream_shutdown(c->s);
+	if (c->has_reader)
+		pthread_join(c->reader, NULL);
+	if (c->drv)
+		(void)asx_driver_stats(c->drv, &c->st);
+	asx_stream_close(c->s);
+	return NULL;
+}
+
+/* Wait until every writer of @w has been refused by flow control once. */
+static void wait_blocked(struct gone_writer *w, int n)
+{
+	for (int i = 0; i < n; i++) {
+		for (int ms = 0; !load64(&w[i].blocked); ms++) {
+			if (ms > JOINWD_S * 1000)
+				fail_msg("writer %d never met flow control", i);
+			usleep(1000);
+		}
+	}
+	usleep(100 * 1000);	/* and is waiting inside its put by now */
+}
+
+/* A's messages up to its HANGUP (exactly one, then nothing): 0 on success. */
+static int expect_one_hangup(struct asx_stream *s)
+{
+	struct timespec dl;
+	struct asx_msg *m;
+	int hangups = 0, r;
+
+	for (;;) {
+		r = asx_stream_get(s, &m, 0, asx_deadline(&dl, 10 * ASX_NSEC_PER_SEC));
+		if (r)
+			return r;
+		if (m->type == ASX_MSG_HANGUP)
+			hangups++;
+		asx_msg_free_chain(m);
+		if (hangups)
+			break;
+	}
+	usleep(200 * 1000);
+	r = asx_stream_get(s, &m, ASX_STREAM_NOWAIT, NULL);
+	if (r == 0) {
+		asx_msg_free_chain(m);
+		return -EEXIST;		/* a second message after the HANGUP */
+	}
+	return r == -EWOULDBLOCK ? 0 : r;
+}
+
+static void small_socketpair(int sv[2])
+{
+	int sz = 16384;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	for (int i = 0; i < 2; i++) {
+		setsockopt(sv[i], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+		setsockopt(sv[i], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	}
+}
+
+/*
+ * One round: A and B joined by a socketpair, @nw writers into A, B's
+ * reader takes @quota messages and stops (B's head fills, then the
+ * socket, then A's queue: the writers wait inside their puts).  Other
+ * Streams are opened and closed meanwhile (each close waits for grace
+ * periods), then B is shut down and closed: every close returns, the
+ * writers' puts return, A gets one HANGUP, and what B's reader got is a
+ * gap-free prefix of each writer's messages.
+ */
+static void gone_round(int nw, uint32_t quota, int others)
+{
+	struct gone_writer w[GONE_WRITERS];
+	struct gone_reader rd = { .quota = quota };
+	struct asx_driver_stats sa;
+	struct closer c = { 0 };
+	struct asx_module *da;
+	struct asx_stream *a;
+	pthread_t wt[GONE_WRITERS], ct;
+	uint64_t accepted = 0;
+	int stop = 0, sv[2];
+
+	small_socketpair(sv);
+	a = span_open(sv[0], sv[0], &da);
+	c.s = span_open(sv[1], sv[1], &c.drv);
+	rd.s = c.s;
+	assert_int_equal(pthread_create(&c.reader, NULL, gone_reader_main, &rd), 0);
+	c.has_reader = true;
+	for (int i = 0; i < nw; i++) {
+		w[i] = (struct gone_writer){ .s = a, .id = (uint32_t)i, .stop = &stop };
+		assert_int_equal(pthread_create(&wt[i], NULL, gone_writer_main, &w[i]), 0);
+	}
+	wait_blocked(w, nw);
+	for (int i = 0; i < others; i++) {
+		/* a close elsewhere waits for grace periods: the writers give way */
+		ASX_OPTS(struct asx_stream_opts, lo, .tail = ASX_STREAM_LOOP);
+		struct closer oc = { 0 };
+
+		assert_int_equal(asx_stream_open(&oc.s, &lo), 0);
+		assert_int_equal(pthread_create(&ct, NULL, closer_main, &oc), 0);
+		join_or_die(ct, "asx_stream_close() of an unrelated Stream");
+	}
+	assert_int_equal(pthread_create(&ct, NULL, closer_main, &c), 0);
+	join_or_die(ct, "asx_stream_shutdown()+asx_stream_close() of B");
+	/* B's descriptor is closed: A's writes fail, its queue drains, its
+	 * reader sees end of file; one HANGUP comes up A */
+	assert_int_equal(expect_one_hangup(a), 0);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < nw; i++) {
+		join_or_die(wt[i], "a writer blocked by flow control");
+		assert_int_equal(w[i].ret, 0);
+		accepted += w[i].accepted;
+	}
+	assert_int_equal(asx_driver_stats(da, &sa), 0);
+	asx_stream_close(a);
+	assert_true(rd.ret == 0 || rd.ret == -ESHUTDOWN);
+	assert_int_equal(rd.bad, 0);
+	assert_int_equal(rd.gaps, 0);
+	assert_true(rd.got <= c.st.up_msgs);
+	assert_true(c.st.up_msgs <= sa.down_msgs);
+	assert_true(sa.down_msgs + sa.drops <= accepted);
+	for (int i = 0; i < nw; i++)
+		assert_true(rd.next[i] <= w[i].accepted);
+}
+
+/* Issue 27, bug 1: closing B must not wait for A's writer, nor it for B. */
+static void test_fd_close_while_writer_blocked(void **state)
+{
+	(void)state;
+	gone_round(1, 0, 0);
+}
+
+static void test_fd_close_while_writers_blocked_stress(void **state)
+{
+	unsigned int seed = (unsigned int)time(NULL);
+
+	(void)state;
+	print_message("# seed %u\n", seed);
+	srand(seed);
+	for (int i = 0; i < GONE_ROUNDS; i++)
+		gone_round(1 + i % GONE_WRITERS, (uint32_t)(rand() % 3000), i % 3);
+}
+
+/* Issue 27, bug 2: a bare peer going away is a HANGUP, never a SIGPIPE. */
+static void put_until_hangup(struct asx_stream *a, struct asx_module *drv)
+{
+	struct asx_driver_stats st;
+	struct asx_msg *m;
+	int r, got = 0;
+
+	for (int i = 0; i < 5000 && !got; i++) {
+		m = tagged(0, (uint32_t)i);
+		assert_non_null(m);
+		r = asx_stream_put(a, m, ASX_STREAM_NOWAIT, NULL);
+		if (r)
+			asx_msg_free_chain(m);
+		r = asx_stream_get(a, &m, ASX_STREAM_NOWAIT, NULL);
+		if (r == 0) {
+			assert_int_equal(m->type, ASX_MSG_HANGUP);
+			asx_msg_free_chain(m);
+			got = 1;
+		}
+		usleep(2000);
+	}
+	assert_true(got);
+	assert_int_equal(asx_driver_stats(drv, &st), 0);
+	print_message("# hangup after %llu sent, %llu dropped\n",
+		      (unsigned long long)st.down_msgs, (unsigned long long)st.drops);
+	usleep(200 * 1000);
+	r = asx_stream_get(a, &m, ASX_STREAM_NOWAIT, NULL);
+	if (r == 0)
+		asx_msg_free_chain(m);
+	assert_int_equal(r, -EWOULDBLOCK);	/* one HANGUP, not two */
+}
+
+static void test_fd_peer_socket_gone(void **state)
+{
+	struct asx_module *drv;
+	struct asx_stream *a;
+	int sv[2];
+
+	(void)state;
+	small_socketpair(sv);
+	a = span_open(sv[0], sv[0], &drv);
+	close(sv[1]);
+	put_until_hangup(a, drv);
+	asx_stream_close(a);
+}
+
+/* The pipe A writes to loses its reader; the one it reads stays open. */
+static void test_fd_peer_pipe_gone(void **state)
+{
+	struct asx_driver_stats st;
+	struct asx_module *drv;
+	struct asx_stream *a;
+	int in[2], out[2];
+
+	(void)state;
+	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	a = span_open(in[0], out[1], &drv);
+	close(out[0]);
+	put_until_hangup(a, drv);
+	assert_int_equal(asx_driver_stats(drv, &st), 0);
+	assert_true(st.drops > 0);		/* what could not be written is counted */
+	close(in[1]);				/* end of file too: no second HANGUP */
+	usleep(200 * 1000);
+	{
+		struct asx_msg *m;
+		int r = asx_stream_get(a, &m, ASX_STREAM_NOWAIT, NULL);
+
+		if (r == 0)
+			asx_msg_free_chain(m);
+		assert_int_equal(r, -EWOULDBLOCK);
+	}
+	asx_stream_close(a);
+}
+
+/* Put one block of @type and @len bytes into @s: it returns @want (not 0: still ours). */
+static void put_sized(struct asx_stream *s, unsigned int type, size_t len, int want)
+{
+	struct asx_msg *m = asx_msg_alloc(len, type);
+
+	assert_non_null(m);
+	m->wr += len;
+	assert_int_equal(asx_stream_put(s, m, 0, NULL), want);
+	if (want)
+		asx_msg_free_chain(m);
+}
+
+/* The frame's bounds (kstream.rst): refused at put time, not dropped on the way. */
+static void test_fd_frame_bounds(void **state)
+{
+	struct asx_driver_stats st;
+	struct asx_module *da, *db;
+	struct asx_stream *a, *b;
+	struct timespec dl;
+	struct asx_msg *m, *d;
+	unsigned char *ctl;
+
+	(void)state;
+	span_pair(&a, &da, &b, &db);
+	ctl = malloc(ASX_FD_CTL_MAX + 1);
+	assert_non_null(ctl);
+	for (size_t i = 0; i <= ASX_FD_CTL_MAX; i++)
+		ctl[i] = (unsigned char)(i * 13);
+	for (size_t len = ASX_FD_CTL_MAX; len <= ASX_FD_CTL_MAX + 1; len++) {
+		m = asx_msg_alloc(len, ASX_MSG_PROTO);
+		d = asx_msg_alloc(3, ASX_MSG_DATA);
+		assert_non_null(m);
+		assert_non_null(d);
+		asx_msg_append(m, ctl, len);
+		asx_msg_append(d, "xyz", 3);
+		m->cont = d;
+		if (len > ASX_FD_CTL_MAX) {
+			/* a 64 KiB control part: refused, still ours */
+			assert_int_equal(asx_stream_put(a, m, 0, NULL), -EMSGSIZE);
+			assert_int_equal(asx_stream_put(a, m, ASX_STREAM_NOWAIT, NULL),
+					 -EMSGSIZE);
+			asx_msg_free_chain(m);
+			continue;
+		}
+		assert_int_equal(asx_stream_put(a, m, 0, NULL), 0);
+		assert_int_equal(asx_stream_get(b, &m, 0,
+						asx_deadline(&dl, 10 * ASX_NSEC_PER_SEC)), 0);
+		assert_int_equal(m->type, ASX_MSG_PROTO);
+		assert_int_equal(asx_msg_block_len(m), len);
+		assert_memory_equal(m->rd, ctl, len);
+		assert_non_null(m->cont);
+		assert_int_equal(asx_msg_length(m->cont), 3);
+		asx_msg_free_chain(m);
+	}
+	free(ctl);
+	put_sized(a, ASX_MSG_DATA, ASX_FD_FRAME_MAX + 1, -EMSGSIZE);	/* past a frame */
+	assert_int_equal(asx_driver_stats(da, &st), 0);
+	assert_int_equal(st.drops, 0);
+	assert_int_equal(st.down_msgs, 1);
+	asx_stream_close(a);
+	asx_stream_close(b);
+}
+
+/* The kstream driver refuses at put time what the kernel never takes. */
+static void test_kstream_driver_bounds(void **state)
+{
+	ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_DRIVER);
+	struct asx_kstream *ks;
+	struct asx_module *drv;
+	struct asx_stream *s;
+	int p[2];
+
+	(void)state;
+	/* no asx.ko here: a pipe stands in (its ioctls fail, so nothing
+	 * moves), which is enough for what is refused before any ioctl */
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	assert_int_equal(asx_kstream_attach(&ks, p[0], true), 0);
+	assert_int_equal(asx_kstream_driver(&drv, NULL, ks, ASX_DRIVER_OWN), 0);
+	o.driver = drv;
+	assert_int_equal(asx_stream_open(&s, &o), 0);
+	put_sized(s, ASX_MSG_PROTO, ASX_MAX_CTL + 1, -EMSGSIZE);
+	put_sized(s, ASX_MSG_DATA, ASX_MAX_DATA + 1, -EMSGSIZE);
+	put_sized(s, ASX_MSG_PROTO, ASX_MAX_CTL, 0);	/* within bounds: taken */
+	asx_stream_close(s);
+	close(p[1]);
+}
+
 /* A driver never given to a Stream is freed with its descriptors. */
 static void test_fd_driver_destroy(void **state)
 {
@@ -372,7 +803,15 @@ int main(void)
 		cmocka_unit_test(test_fd_types),
 		cmocka_unit_test(test_fd_socketpair),
 		cmocka_unit_test(test_fd_pipes),
+		cmocka_unit_test(test_fd_frame_bounds),
+		cmocka_unit_test(test_kstream_driver_bounds),
+		cmocka_unit_test(test_fd_peer_socket_gone),
+		cmocka_unit_test(test_fd_peer_pipe_gone),
+		cmocka_unit_test(test_fd_close_while_writer_blocked),
+		cmocka_unit_test(test_fd_close_while_writers_blocked_stress),
 	};
 
+	if (getenv("ASX_TEST_FILTER"))	/* e.g. ASX_TEST_FILTER='test_fd_peer*' */
+		cmocka_set_test_filter(getenv("ASX_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

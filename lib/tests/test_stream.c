@@ -4,7 +4,8 @@
  * message-based and task-based (1,000,000 messages, per-source order),
  * flow control with water marks, high-priority and flush semantics,
  * putting a message back (ungetq) and asking ahead (canput_next),
- * reconfiguration semantics, and the reusable modules.
+ * reconfiguration semantics, the reusable modules, and writers waiting
+ * on flow control giving way to another Stream's close (issue 27).
  *
  * Helper threads never call cmocka's assert_* (it longjmps); they record
  * what they saw and the main thread asserts.
@@ -23,6 +24,7 @@
 #include <asx/stream.h>
 #include <asx/sync.h>
 
+#include "joinwd.h"
 #include "srcseq.h"
 
 /* The issue's full run; sanitizers are 5-20x slower on 2 shared cores. */
@@ -531,6 +533,148 @@ static int gate_open(struct asx_task *t, int argc, char **argv)
 }
 
 static const struct asx_task_ops gate_wr_ops = { .open = gate_open, .svc = gate_svc };
+
+/* ---------------------------------------------------------------- grace periods while writers wait */
+
+#define GP_N		2000
+#define GP_CLOSES	3
+
+struct gp_writer {
+	struct asx_stream *s;
+	uint32_t refused;	/* atomic: NOWAIT puts refused by flow control */
+	int ret;
+};
+
+static void *gp_writer_main(void *arg)
+{
+	struct gp_writer *w = arg;
+	struct asx_msg *m;
+	int r;
+
+	for (uint32_t seq = 0; seq < GP_N; seq++) {
+		m = asx_msg_alloc(64, ASX_MSG_DATA);
+		if (!m) {
+			w->ret = -ENOMEM;
+			return NULL;
+		}
+		memset(m->wr, 0, 64);
+		memcpy(m->wr, &seq, 4);
+		m->wr += 64;
+		r = asx_stream_put(w->s, m, ASX_STREAM_NOWAIT, NULL);
+		if (r == -EWOULDBLOCK) {
+			__atomic_fetch_add(&w->refused, 1, __ATOMIC_RELEASE);
+			r = asx_stream_put(w->s, m, 0, NULL);	/* no deadline */
+		}
+		if (r) {
+			asx_msg_free_chain(m);
+			w->ret = r;
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+static void *gp_closer_main(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < GP_CLOSES; i++) {
+		ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_LOOP);
+		struct asx_stream *s;
+
+		if (asx_stream_open(&s, &o))
+			return (void *)1;
+		asx_stream_close(s);	/* waits for grace periods */
+	}
+	return NULL;
+}
+
+enum gp_where {
+	GP_SVC_QUEUE,	/* a task-based Module's full queue, from the outermost put */
+	GP_HEAD_NESTED,	/* the head's full queue, from inside the loop's put */
+	GP_HEAD_SVC,	/* the head's full queue, from a service thread's put_next */
+};
+
+/*
+ * A writer waits on flow control where @where says, while another thread
+ * opens and closes other Streams (each close waits for grace periods):
+ * the closes return, and once the queue drains every message arrives,
+ * once, in order.
+ */
+static void gp_run(enum gp_where where)
+{
+	ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_LOOP,
+		 .head_hiwat = where == GP_SVC_QUEUE ? 0 : 1024,
+		 .head_lowat = where == GP_SVC_QUEUE ? 0 : 512);
+	struct gp_writer w = { 0 };
+	struct asx_module *mod = NULL;
+	struct gate *g = NULL;
+	struct timespec dl;
+	struct asx_msg *m;
+	pthread_t wt, ct;
+	uint64_t t0;
+	uint32_t seq;
+
+	assert_int_equal(asx_stream_open(&w.s, &o), 0);
+	if (where != GP_HEAD_NESTED) {
+		g = calloc(1, sizeof(*g));
+		assert_non_null(g);
+		asx_sem_init(&g->sem, where == GP_HEAD_SVC ? 1 : 0);
+		assert_int_equal(asx_module_create(&mod, "gate",
+						   where == GP_SVC_QUEUE ? &gate_wr_ops : NULL,
+						   where == GP_HEAD_SVC ? &gate_wr_ops : NULL, g), 0);
+		assert_int_equal(asx_stream_push(w.s, mod, 0, NULL), 0);
+	}
+	assert_int_equal(pthread_create(&wt, NULL, gp_writer_main, &w), 0);
+	for (int ms = 0; !__atomic_load_n(&w.refused, __ATOMIC_ACQUIRE); ms++) {
+		if (ms > JOINWD_S * 1000)
+			fail_msg("the writer never met flow control");
+		usleep(1000);
+	}
+	usleep(100 * 1000);	/* it waits inside its put by now */
+	t0 = asx_now_ns();
+	assert_int_equal(pthread_create(&ct, NULL, gp_closer_main, NULL), 0);
+	join_or_die(ct, "asx_stream_close() of another Stream");
+	print_message("# %d opens and closes of another Stream: %.1f ms; head queue %zu bytes "
+		      "(high water mark %zu)\n", GP_CLOSES, (asx_now_ns() - t0) / 1e6,
+		      asx_msgq_bytes(asx_stream_head_queue(w.s)),
+		      asx_msgq_hiwat(asx_stream_head_queue(w.s)));
+	if (where == GP_SVC_QUEUE)
+		asx_sem_post(&g->sem);
+	for (seq = 0; seq < GP_N; seq++) {
+		uint32_t got;
+
+		assert_int_equal(asx_stream_get(w.s, &m, 0, asx_deadline(&dl, 30 * ASX_NSEC_PER_SEC)), 0);
+		memcpy(&got, m->rd, 4);
+		asx_msg_free_chain(m);
+		assert_int_equal(got, seq);	/* nothing lost, duplicated or reordered */
+	}
+	join_or_die(wt, "the writer");
+	assert_int_equal(w.ret, 0);
+	assert_int_equal(asx_stream_get(w.s, &m, ASX_STREAM_NOWAIT, NULL), -EWOULDBLOCK);
+	asx_stream_close(w.s);
+	if (g) {
+		asx_sem_destroy(&g->sem);
+		free(g);
+	}
+}
+
+static void test_gp_while_svc_queue_full(void **state)
+{
+	(void)state;
+	gp_run(GP_SVC_QUEUE);
+}
+
+static void test_gp_while_head_full_nested(void **state)
+{
+	(void)state;
+	gp_run(GP_HEAD_NESTED);
+}
+
+static void test_gp_while_head_full_from_svc(void **state)
+{
+	(void)state;
+	gp_run(GP_HEAD_SVC);
+}
 
 static void test_hipri_and_flush(void **state)
 {
@@ -1233,7 +1377,12 @@ int main(void)
 		cmocka_unit_test(test_long_full_wait_counts_once),
 		cmocka_unit_test(test_four_message_based),
 		cmocka_unit_test(test_four_task_based),
+		cmocka_unit_test(test_gp_while_svc_queue_full),
+		cmocka_unit_test(test_gp_while_head_full_nested),
+		cmocka_unit_test(test_gp_while_head_full_from_svc),
 	};
 
+	if (getenv("ASX_TEST_FILTER"))	/* e.g. ASX_TEST_FILTER='test_gp*' */
+		cmocka_set_test_filter(getenv("ASX_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -220,20 +220,31 @@ ASX_API int asx_kstream_flush_from_kernel(unsigned int kernel_flags);
 /*
  * A driver Module named @name (NULL: "kstream") whose lower end is the
  * kernel Stream @ks: give it to asx_stream_open() as ASX_STREAM_DRIVER.
- * The descriptor is made non-blocking.  Messages the kernel Stream cannot
- * carry (IOCTL, CTL, USER types, parts too long) are dropped and counted.
- * When the kernel Stream hangs up or fails, an ASX_MSG_HANGUP goes up.
- * 0 and *@out, -EINVAL, -ENOMEM.  The Module is the caller's until the
- * Stream takes it.
+ * The descriptor is made non-blocking.  A message with a part longer than
+ * the kernel takes (ASX_MAX_CTL, ASX_MAX_DATA) is refused when it is put
+ * (-EMSGSIZE from asx_stream_put() or put_next, the message still the
+ * caller's); one the kernel Stream cannot carry (IOCTL, CTL, USER types)
+ * or refuses is dropped and counted.  When the kernel Stream hangs up or
+ * fails, one ASX_MSG_HANGUP goes up.  0 and *@out, -EINVAL, -ENOMEM.  The
+ * Module is the caller's until the Stream takes it.
  */
 ASX_API int asx_kstream_driver(struct asx_module **out, const char *name,
 			       struct asx_kstream *ks, unsigned int flags);
 /*
  * The same over descriptors: messages are read from @rfd and written to
  * @wfd (the same one for a socket), each framed with its type, band and
- * control length (8 bytes, network order), so any message type passes.
- * Both are made non-blocking.  End of file brings an ASX_MSG_HANGUP up.
+ * control length (8 bytes, network order: be32 length of the rest, type,
+ * band, be16 control length), so any message type passes.  A message
+ * longer than ASX_FD_FRAME_MAX bytes, or whose control part (the first
+ * block of a PROTO or PCPROTO) is longer than ASX_FD_CTL_MAX, is refused
+ * when it is put (-EMSGSIZE, the message still the caller's).  Both
+ * descriptors are made non-blocking.  The far end going away never raises
+ * SIGPIPE: end of file on @rfd, or @wfd refusing a write with EPIPE or
+ * ECONNRESET, brings one ASX_MSG_HANGUP up; messages written after that
+ * are dropped and counted.
  */
+#define ASX_FD_FRAME_MAX	(16u << 20)	/* bytes of one message, control and data */
+#define ASX_FD_CTL_MAX		65535u		/* bytes of its control part */
 ASX_API int asx_fd_driver(struct asx_module **out, const char *name, int rfd, int wfd,
 			  unsigned int flags);
 

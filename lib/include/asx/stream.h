@@ -74,7 +74,10 @@
  *  call).  Removing a task-based Module (remove, pop) first replaces it
  *  so with a pass-through stand-in, which then leaves.
  *  Consequences: reconfiguration calls wait for every put in progress (a
- *  put blocked on flow control delays them), are serialised per stream,
+ *  put blocked on flow control gives way within 10 ms: from the outermost
+ *  step it leaves its read section and delivers anew once the grace
+ *  period has passed; nested in a put() it queues past the high water
+ *  mark), are serialised per stream,
  *  and must not be called from inside a put() (-EDEADLK); they may be
  *  called from svc threads of other Modules and from any other thread.
  *  A removed Module is closed and freed by the call.

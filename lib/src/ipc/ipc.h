@@ -69,6 +69,22 @@ ssize_t asx__ipc_sendv_n(int fd, const struct iovec *iov, int iovcnt,
 ssize_t asx__ipc_recvv_n(int fd, const struct iovec *iov, int iovcnt,
 		    const struct timespec *deadline, size_t *done);
 
+/*
+ * writev(2) that raises no SIGPIPE: -EPIPE instead (a pipe without
+ * reader, a socket whose peer is gone).  @how ASX__NOSIG_SOCK: @fd is a
+ * socket, sendmsg(MSG_NOSIGNAL).  Otherwise SIGPIPE is blocked in the
+ * calling thread for the call, or already (ASX__NOSIG_BLOCKED: the
+ * thread keeps it blocked, asx__ipc_sigpipe_block()), and the one the
+ * write raised is taken with sigtimedwait().  Bytes written or -errno.
+ */
+#define ASX__NOSIG_SOCK		1u
+#define ASX__NOSIG_BLOCKED	2u
+ssize_t asx__ipc_writev_nosig(int fd, const struct iovec *iov, int cnt, unsigned int how);
+/* Block SIGPIPE in the calling thread for good (a library thread): 0 or -errno. */
+int asx__ipc_sigpipe_block(void);
+/* Take a SIGPIPE pending on the calling thread (which blocks it), if any. */
+void asx__ipc_sigpipe_take(void);
+
 /* Accept on a (non-blocking) listening handle; returns the new fd or -errno. */
 int asx__ipc_accept(int lfd, unsigned int flags, struct asx_addr *peer,
 	       const struct timespec *deadline);

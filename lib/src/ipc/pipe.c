@@ -19,7 +19,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,35 +60,63 @@ ssize_t asx_pipe_read(struct asx_pipe_reader *r, void *buf, size_t len,
 	}
 }
 
-/* write(2) without SIGPIPE: a reader-less pipe gives -EPIPE. */
-static ssize_t write_nosigpipe(int fd, const void *buf, size_t len)
+static void sigpipe_set(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGPIPE);
+}
+
+int asx__ipc_sigpipe_block(void)
+{
+	sigset_t set;
+
+	sigpipe_set(&set);
+	return -pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+void asx__ipc_sigpipe_take(void)
 {
 	static const struct timespec zero;
-	sigset_t pipe_set, old;
-	bool pending_before;
+	sigset_t set;
+
+	sigpipe_set(&set);
+	while (sigtimedwait(&set, NULL, &zero) < 0 && errno == EINTR)
+		;
+}
+
+ssize_t asx__ipc_writev_nosig(int fd, const struct iovec *iov, int cnt, unsigned int how)
+{
+	sigset_t set, old;
+	bool pending_before = false;
 	ssize_t n;
 	int err;
 
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
-	if (pthread_sigmask(SIG_BLOCK, &pipe_set, &old))
-		return -EINVAL;
-	{
+	if (how & ASX__NOSIG_SOCK) {
+		struct msghdr mh = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
+
+		do {
+			n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+		} while (n < 0 && errno == EINTR);
+		return n < 0 ? -errno : n;
+	}
+	if (!(how & ASX__NOSIG_BLOCKED)) {
 		sigset_t pend;
 
+		sigpipe_set(&set);
+		if (pthread_sigmask(SIG_BLOCK, &set, &old))
+			return -EINVAL;
 		sigpending(&pend);
 		pending_before = sigismember(&pend, SIGPIPE);
 	}
 	do {
-		n = write(fd, buf, len);
+		n = writev(fd, iov, cnt);
 	} while (n < 0 && errno == EINTR);
 	err = errno;
-	if (n < 0 && err == EPIPE && !pending_before) {
-		/* take the SIGPIPE we caused, so it is not delivered on unblock */
-		while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
-			;
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* take the SIGPIPE we caused, so it is not delivered on unblock */
+	if (n < 0 && err == EPIPE && !pending_before)
+		asx__ipc_sigpipe_take();
+	if (!(how & ASX__NOSIG_BLOCKED))
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return n < 0 ? -err : n;
 }
 
@@ -107,7 +137,7 @@ ssize_t asx_pipe_write(struct asx_pipe_writer *w, const void *buf, size_t len,
 		if (len > PIPE_BUF)
 			len = PIPE_BUF;
 	}
-	return write_nosigpipe(w->fd, buf, len);
+	return asx__ipc_writev_nosig(w->fd, &(struct iovec){ (void *)buf, len }, 1, 0);
 }
 
 static ssize_t read_step(void *r, void *buf, size_t len, const struct timespec *deadline)

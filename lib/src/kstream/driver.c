@@ -26,6 +26,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -33,12 +34,15 @@
 #include <asx/kstream.h>
 #include <asx/msgq.h>
 #include "core/compiler.h"
+#include "ipc/ipc.h"
+#include "stream/stream_impl.h"
 #include "kstream_impl.h"
 
 #define SLICE_MS	100
 #define SLICE_NS	(SLICE_MS * 1000000ULL)
 #define FRAME_HDR	8		/* be32 length, type, band, be16 control length */
-#define FRAME_MAX	(16u << 20)	/* longest framed message accepted */
+#define FRAME_MAX	ASX_FD_FRAME_MAX	/* longest framed message accepted */
+#define FRAME_CTL_MAX	ASX_FD_CTL_MAX		/* longest control part */
 #define RBUF_SIZE	(256u << 10)
 #define IOV_MAX_	64
 
@@ -206,6 +210,8 @@ struct span {
 	struct asx_kstream *ks;
 	int rfd, wfd;
 	bool own;
+	bool wsock;			/* fd: wfd is a socket */
+	int hung;			/* atomic: the HANGUP went up */
 	struct asx_task *rd;		/* the read Task, once opened */
 	pthread_t reader;
 	bool reader_on;
@@ -256,6 +262,9 @@ static void span_flush(struct span *sp, struct asx_task *t, struct asx_msg *m)
 	asx_msg_free_chain(m);
 }
 
+/* SIGPIPE is blocked in this thread for good (the write Task's service thread). */
+static __thread bool sigpipe_blocked;
+
 /* Framed writev of @m to sp->wfd, from byte @done of the frame on. */
 static ssize_t frame_write(struct span *sp, const unsigned char *hdr, const struct asx_msg *m,
 			   size_t done)
@@ -285,9 +294,41 @@ static ssize_t frame_write(struct span *sp, const unsigned char *hdr, const stru
 	}
 	if (!n)
 		return 0;
-	w = writev(sp->wfd, iov, n);
-	return w < 0 ? -errno : w;
+	w = asx__ipc_writev_nosig(sp->wfd, iov, n, (sp->wsock ? ASX__NOSIG_SOCK : 0) |
+				  (sigpipe_blocked ? ASX__NOSIG_BLOCKED : 0));
+	return w;
 }
+
+/* fd: the control part of @m (the first block of a PROTO or PCPROTO), in bytes. */
+static size_t frame_ctl(const struct asx_msg *m)
+{
+	return m->type == ASX_MSG_PROTO || m->type == ASX_MSG_PCPROTO ? asx_msg_block_len(m) : 0;
+}
+
+/*
+ * What the lower end can never carry is refused when it is put (the
+ * message still the caller's), not dropped by the service thread later.
+ */
+static int span_admit(struct asx_task *t, const struct asx_msg *m)
+{
+	struct span *sp = asx_module_arg(asx_task_module(t));
+	enum asx__kcarry carry;
+
+	if (m->type == ASX_MSG_FLUSH)
+		return 0;
+	if (sp->kind == SPAN_FD)
+		return asx_msg_length(m) > FRAME_MAX || frame_ctl(m) > FRAME_CTL_MAX ? -EMSGSIZE
+										: 0;
+	carry = asx__kstream_carry(m->type);
+	if (carry == ASX__KC_DATA)
+		return asx_msg_length(m) > ASX_MAX_DATA ? -EMSGSIZE : 0;
+	if (carry == ASX__KC_CTL || carry == ASX__KC_CTL_HIPRI)
+		return asx_msg_block_len(m) > ASX_MAX_CTL ||
+		       (m->cont ? asx_msg_length(m->cont) : 0) > ASX_MAX_DATA ? -EMSGSIZE : 0;
+	return 0;
+}
+
+static void hangup(struct span *sp);
 
 /*
  * Send @m down, waiting in slices while the lower end is full.  Returns 0
@@ -311,9 +352,9 @@ static int span_send(struct span *sp, struct asx_task *t, struct asx_msg *m)
 		uint16_t be16;
 
 		total = asx_msg_length(m);
-		if (m->type == ASX_MSG_PROTO || m->type == ASX_MSG_PCPROTO)
-			ctl = asx_msg_block_len(m);
-		if (total > FRAME_MAX || ctl > UINT16_MAX) {
+		ctl = frame_ctl(m);
+		if (total > FRAME_MAX || ctl > FRAME_CTL_MAX) {
+			/* refused at put time (span_admit): cannot happen */
 			drop(sp, m);
 			return 0;
 		}
@@ -353,6 +394,13 @@ static int span_send(struct span *sp, struct asx_task *t, struct asx_msg *m)
 		if (r != -EAGAIN) {
 			UNBUMP(sp, down_msgs);
 			drop(sp, m);
+			if (r == -EPIPE || r == -ECONNRESET) {
+				/* the far end is gone (a kernel Stream that hung
+				 * up raised a SIGPIPE this thread blocks) */
+				if (sp->kind == SPAN_KSTREAM && sigpipe_blocked)
+					asx__ipc_sigpipe_take();
+				hangup(sp);
+			}
 			return 0;
 		}
 		if (!waited) {
@@ -367,7 +415,8 @@ static int span_send(struct span *sp, struct asx_task *t, struct asx_msg *m)
 			}
 			r = wait_fd(fd, POLLOUT);
 		} while (r == 0);
-		if (r < 0 || (r & (POLLERR | POLLNVAL))) {
+		/* POLLERR, POLLHUP: the next write says what went wrong */
+		if (r < 0 || (r & POLLNVAL)) {
 			UNBUMP(sp, down_msgs);
 			drop(sp, m);
 			return 0;
@@ -397,6 +446,8 @@ static int span_wr_svc(struct asx_task *t)
 	struct asx_msg *m;
 	int r;
 
+	/* a peer gone away is -EPIPE and a HANGUP, never a SIGPIPE */
+	sigpipe_blocked = asx__ipc_sigpipe_block() == 0;
 	for (;;) {
 		r = asx_task_getq(t, &m, NULL);
 		if (r == -ESHUTDOWN)
@@ -434,10 +485,14 @@ static int deliver(struct span *sp, struct asx_msg *m)
 	}
 }
 
+/* One HANGUP up the Stream: the first of the reader (end of file) and the writer (EPIPE). */
 static void hangup(struct span *sp)
 {
-	struct asx_msg *m = asx_msg_alloc(0, ASX_MSG_HANGUP);
+	struct asx_msg *m;
 
+	if (__atomic_exchange_n(&sp->hung, 1, __ATOMIC_ACQ_REL))
+		return;
+	m = asx_msg_alloc(0, ASX_MSG_HANGUP);
 	if (m)
 		(void)deliver(sp, m);
 }
@@ -638,11 +693,14 @@ static int make(struct asx_module **out, const char *name, struct span *sp)
 	struct asx_module *mod;
 	int r;
 
+	struct stat st;
+
 	r = set_nonblock(sp->rfd);
 	if (!r && sp->wfd != sp->rfd)
 		r = set_nonblock(sp->wfd);
 	if (r)
 		goto err;
+	sp->wsock = sp->kind == SPAN_FD && fstat(sp->wfd, &st) == 0 && S_ISSOCK(st.st_mode);
 	r = -ENOMEM;
 	if (sp->kind == SPAN_KSTREAM) {
 		sp->stage = malloc(ASX_MAX_DATA);
@@ -657,6 +715,7 @@ static int make(struct asx_module **out, const char *name, struct span *sp)
 	if (r)
 		goto err;
 	asx_module_set_dtor(mod, span_free);
+	asx__task_set_admit(asx_module_wr(mod), span_admit);
 	sp->magic = SPAN_MAGIC;
 	*out = mod;
 	return 0;

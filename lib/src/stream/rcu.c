@@ -3,12 +3,17 @@
  * rcu.c - lazy liburcu registration and the TSan-visible grace period.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 
+#include <asx/common.h>
+
+#include "core/futex.h"
 #include "stream/rcu.h"
 
 __thread int asx__rcu_depth = -1;
 unsigned int asx__rcu_gp_waiters;
+static unsigned int gp_pausers;		/* threads in asx__rcu_gp_pause() */
 #if defined(__SANITIZE_THREAD__)
 char asx__rcu_tsan_gp;
 #endif
@@ -39,15 +44,35 @@ void asx__rcu_register_self(void)
 	asx__rcu_depth = 0;
 }
 
+/* A grace period is wanted by one more thread (@d 1) or one fewer (-1). */
+static void gp_wanted(int d)
+{
+	__atomic_add_fetch(&asx__rcu_gp_waiters, (unsigned int)d, __ATOMIC_SEQ_CST);
+	if (d < 0 && __atomic_load_n(&gp_pausers, __ATOMIC_SEQ_CST))
+		asx_futex_wake(&asx__rcu_gp_waiters, INT_MAX);
+}
+
 int asx__rcu_synchronize(void)
 {
 	if (asx__rcu_depth > 0)
 		return -EDEADLK;
-	__atomic_add_fetch(&asx__rcu_gp_waiters, 1, __ATOMIC_SEQ_CST);
+	gp_wanted(1);
 	urcu_memb_synchronize_rcu();
-	__atomic_sub_fetch(&asx__rcu_gp_waiters, 1, __ATOMIC_RELEASE);
+	gp_wanted(-1);
 	ASX_RCU_TSAN_ACQUIRE();
 	return 0;
+}
+
+void asx__rcu_gp_pause(uint64_t max_ns)
+{
+	struct timespec dl;
+	unsigned int v;
+
+	__atomic_add_fetch(&gp_pausers, 1, __ATOMIC_SEQ_CST);
+	v = __atomic_load_n(&asx__rcu_gp_waiters, __ATOMIC_SEQ_CST);
+	if (v)
+		(void)asx_futex_wait(&asx__rcu_gp_waiters, v, asx_deadline(&dl, max_ns));
+	__atomic_sub_fetch(&gp_pausers, 1, __ATOMIC_RELEASE);
 }
 
 void asx__rcu_call(struct rcu_head *head, void (*fn)(struct rcu_head *head))
@@ -59,8 +84,8 @@ void asx__rcu_call(struct rcu_head *head, void (*fn)(struct rcu_head *head))
 
 void asx__rcu_barrier(void)
 {
-	__atomic_add_fetch(&asx__rcu_gp_waiters, 1, __ATOMIC_SEQ_CST);
+	gp_wanted(1);
 	urcu_memb_barrier();
-	__atomic_sub_fetch(&asx__rcu_gp_waiters, 1, __ATOMIC_RELEASE);
+	gp_wanted(-1);
 	ASX_RCU_TSAN_ACQUIRE();
 }

@@ -23,6 +23,7 @@
 #define ASX_STREAM_RCU_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <urcu/urcu-memb.h>
 
@@ -60,20 +61,33 @@ static inline bool asx__rcu_in_reader(void)
 	return asx__rcu_depth > 0;
 }
 
+/* In one read section, not nested: leaving it leaves every one. */
+static inline bool asx__rcu_outermost(void)
+{
+	return asx__rcu_depth == 1;
+}
+
 /* Wait for a grace period: 0, or -EDEADLK from inside a read section. */
 int asx__rcu_synchronize(void);
 
 /*
  * Threads waiting in asx__rcu_synchronize() or asx__rcu_barrier() now.
- * A reader that would wait without a bound inside its read section (a put
- * into a suspended Module's full queue) looks at it to stop holding a
- * grace period up.
+ * No wait starts inside a read section and goes on for long: a reader
+ * that waits for room in a queue (a put into a full queue, a suspended
+ * Module's) looks at it between slices to stop holding a grace period up.
  */
 extern unsigned int asx__rcu_gp_waiters;
 static inline bool asx__rcu_gp_wanted(void)
 {
 	return __atomic_load_n(&asx__rcu_gp_waiters, __ATOMIC_ACQUIRE) != 0;
 }
+
+/*
+ * Outside any read section: sleep while a grace period is wanted, at most
+ * @max_ns (a reader that left its section to let one pass, before it
+ * enters again; the grace period may also wait for others).
+ */
+void asx__rcu_gp_pause(uint64_t max_ns);
 
 /* Run @fn(@head) after a grace period, in liburcu's call_rcu thread. */
 void asx__rcu_call(struct rcu_head *head, void (*fn)(struct rcu_head *head));

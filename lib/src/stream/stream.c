@@ -54,6 +54,7 @@ struct asx_task {
 	struct asx_msg *bar_msg;	/* atomic: the quiesce marker, while queued */
 	uint32_t bar_in;		/* atomic: service threads parked at it */
 	uint32_t bar_gen;		/* atomic, futex word: bumped to let them go */
+	asx__task_admit_fn *admit;	/* set before it is linked, or NULL */
 	char side;			/* 'w' or 'r' */
 };
 
@@ -89,8 +90,17 @@ struct asx_task {
 enum { HELD_NO = 0, HELD_FORCE, HELD_PACED, HELD_CATCHUP, HELD_SUSPEND };
 #define HELD_SLACK	8
 #define HELD_PACE_NS	(1000 * 1000ULL)
-/* how soon a put waiting on a full queue notices that its Task was suspended */
+/*
+ * How soon a put waiting on a full queue inside its read section notices
+ * that its Task was suspended, or that a grace period is wanted.
+ */
 #define SUSPEND_NOTICE_NS	(10 * 1000 * 1000ULL)
+/*
+ * A delivery that gave way to a grace period (see wait_in_reader): the
+ * outermost put_next leaves its read section, pauses, and delivers anew.
+ */
+#define DELIVER_AGAIN		1
+static __thread bool gave_way;		/* DELIVER_AGAIN is ours, not a put()'s */
 
 struct asx_module {
 	struct asx_task wr, rd;
@@ -240,7 +250,11 @@ static int enqueue_suspended(struct asx_task *n, struct asx_msg *m, const struct
 	}
 }
 
-static int deliver_wait(struct asx_task *n, struct asx_msg *m, const struct timespec *dl);
+static int wait_in_reader(struct asx_task *n, struct asx_msg *m, const struct timespec *dl,
+			  unsigned int how);
+/* how wait_in_reader() may give way, and what it looks at between slices */
+#define WAIT_LEAVE	1u	/* DELIVER_AGAIN from the outermost read section */
+#define WAIT_HELD	2u	/* @n's held state (a delivery) */
 
 static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
 {
@@ -275,7 +289,7 @@ again:
 	if (h == HELD_NO) {
 		/* released meanwhile */
 		if (ASX_LOAD_ACQ(&n->nthreads) > 0)
-			return deliver_wait(n, m, dl);
+			return wait_in_reader(n, m, dl, WAIT_LEAVE | WAIT_HELD);
 		return call_put(n, m, dl);
 	}
 	/*
@@ -296,12 +310,23 @@ again:
 }
 
 /*
- * Queue @m for @n's service threads, which found the queue full: wait (up
- * to @dl) in slices, and look at @n's state between them, so that a put
- * that started waiting before @n was suspended does not go on waiting
- * inside its read section as if it had not been (see HELD_SUSPEND).
+ * Queue @m on @n, whose queue was found full, from inside a read section:
+ * wait (up to @dl) in slices, and between them
+ *  - (WAIT_HELD) look at @n's state, so that a put that started waiting
+ *    before @n was suspended does not go on waiting inside its read
+ *    section as if it had not been (see HELD_SUSPEND);
+ *  - give way once someone waits for a grace period (a reconfiguration or
+ *    a close, of any Stream), which a put waiting inside its read section
+ *    would hold up until the queue has room, perhaps for good (the room
+ *    may come only once that close is done: its descriptor closed, its
+ *    service threads gone).  From the outermost read section (WAIT_LEAVE)
+ *    it leaves: DELIVER_AGAIN, and asx_task_put_next() pauses outside and
+ *    delivers anew, the queue's bound kept.  Nested inside a put() (whose
+ *    Module the section keeps alive) it cannot leave: @m is queued anyway,
+ *    one message past the high water mark per grace period at most.
  */
-static int deliver_wait(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
+static int wait_in_reader(struct asx_task *n, struct asx_msg *m, const struct timespec *dl,
+			  unsigned int how)
 {
 	bool more = false;
 	int r;
@@ -310,8 +335,15 @@ static int deliver_wait(struct asx_task *n, struct asx_msg *m, const struct time
 		r = enqueue_slice(n->q, m, dl, SUSPEND_NOTICE_NS, &more);
 		if (!more)
 			return queued(n, r);
-		if (ASX_LOAD_ACQ(&n->held))
+		if ((how & WAIT_HELD) && ASX_LOAD_ACQ(&n->held))
 			return deliver_held(n, m, dl);
+		if (asx__rcu_gp_wanted()) {
+			if ((how & WAIT_LEAVE) && asx__rcu_outermost()) {
+				gave_way = true;
+				return DELIVER_AGAIN;
+			}
+			return queued(n, asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL));
+		}
 	}
 }
 
@@ -321,11 +353,14 @@ static int deliver(struct asx_task *n, struct asx_msg *m, const struct timespec 
 
 	if (unlikely(m->type == ASX_MSG_FLUSH))
 		flush_on_way(n, m);
+	if (unlikely(n->admit) && (r = n->admit(n, m)))
+		return r;
 	if (unlikely(ASX_LOAD_ACQ(&n->held)))
 		return deliver_held(n, m, dl);
 	if (ASX_LOAD_ACQ(&n->nthreads) > 0) {
 		r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_NOWAIT, NULL);
-		return r == -EWOULDBLOCK ? deliver_wait(n, m, dl) : queued(n, r);
+		return r == -EWOULDBLOCK ? wait_in_reader(n, m, dl, WAIT_LEAVE | WAIT_HELD)
+					 : queued(n, r);
 	}
 	return call_put(n, m, dl);
 }
@@ -337,11 +372,18 @@ int asx_task_put_next(struct asx_task *t, struct asx_msg *m, const struct timesp
 
 	if (unlikely(!t || !m))
 		return -EINVAL;
-	asx__rcu_read_lock();
-	n = asx__rcu_deref(t->next);
-	r = n ? deliver(n, m, deadline) : -EPIPE;
-	asx__rcu_read_unlock();
-	return r;
+	for (;;) {
+		asx__rcu_read_lock();
+		n = asx__rcu_deref(t->next);
+		r = n ? deliver(n, m, deadline) : -EPIPE;
+		asx__rcu_read_unlock();
+		if (likely(r != DELIVER_AGAIN || !gave_way))
+			return r;
+		gave_way = false;
+		/* gave way to a grace period: @t is the caller's to keep,
+		 * what follows it is looked up again */
+		asx__rcu_gp_pause(SUSPEND_NOTICE_NS);
+	}
 }
 
 int asx_task_reply(struct asx_task *t, struct asx_msg *m, const struct timespec *deadline)
@@ -351,11 +393,23 @@ int asx_task_reply(struct asx_task *t, struct asx_msg *m, const struct timespec 
 	return asx_task_put_next(asx_task_sibling(t), m, deadline);
 }
 
+/* putq, which from the head's put() (@how WAIT_LEAVE) may say DELIVER_AGAIN */
+static int putq(struct asx_task *t, struct asx_msg *m, const struct timespec *dl,
+		unsigned int how)
+{
+	int r;
+
+	if (!asx__rcu_in_reader())
+		return queued(t, asx_msgq_enqueue(t->q, m, 0, dl));
+	r = asx_msgq_enqueue(t->q, m, ASX_MSGQ_NOWAIT, NULL);
+	return r == -EWOULDBLOCK ? wait_in_reader(t, m, dl, how) : queued(t, r);
+}
+
 int asx_task_putq(struct asx_task *t, struct asx_msg *m, const struct timespec *deadline)
 {
 	if (unlikely(!t || !m))
 		return -EINVAL;
-	return queued(t, asx_msgq_enqueue(t->q, m, 0, deadline));
+	return putq(t, m, deadline, 0);
 }
 
 int asx_task_ungetq(struct asx_task *t, struct asx_msg *m)
@@ -806,7 +860,12 @@ static int head_rd_put(struct asx_task *t, struct asx_msg *m, const struct times
 	up = ASX_LOAD_ACQ(&s->upcall);
 	if (up)
 		return up(ASX_LOAD_ACQ(&s->upcall_arg), s, m, dl);
-	return asx_task_putq(t, m, dl);
+	/*
+	 * The head is never held (no catch-up calls this put) and has no
+	 * service threads: from the outermost read section @m is that
+	 * asx_task_put_next()'s, which delivers it again on DELIVER_AGAIN.
+	 */
+	return putq(t, m, dl, WAIT_LEAVE);
 }
 
 static const struct asx_task_ops head_rd_ops = { .put = head_rd_put };
@@ -1369,6 +1428,11 @@ struct asx_module *asx_stream_tail(struct asx_stream *s) { return s ? s->tail : 
 uint64_t asx_stream_sunk(struct asx_stream *s)
 {
 	return s ? __atomic_load_n(&s->sunk, __ATOMIC_RELAXED) : 0;
+}
+
+void asx__task_set_admit(struct asx_task *t, asx__task_admit_fn *fn)
+{
+	t->admit = fn;
 }
 
 void asx__stream_set_upcall(struct asx_stream *s, asx__stream_upcall_fn *fn, void *arg)

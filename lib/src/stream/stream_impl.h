@@ -16,6 +16,16 @@ typedef int asx__stream_upcall_fn(void *arg, struct asx_stream *s, struct asx_ms
 void asx__stream_set_upcall(struct asx_stream *s, asx__stream_upcall_fn *fn, void *arg);
 
 /*
+ * Looks at every message delivered to @t (by put_next from the Task
+ * before it) before it is queued or put: 0 lets it in, a negative errno
+ * refuses it (asx_task_put_next() returns that, the message still the
+ * caller's).  Set before @t's Module is linked into a Stream.
+ */
+typedef int asx__task_admit_fn(struct asx_task *t, const struct asx_msg *m);
+
+void asx__task_set_admit(struct asx_task *t, asx__task_admit_fn *fn);
+
+/*
  * Wait until every message inside @s's Tasks now (queued, or on its way
  * between them) has left through the head or the tail: a grace period,
  * then each task-based Task in path order (write side down, read side up)
