@@ -67,6 +67,7 @@ int asx_reactor_create(struct asx_reactor **out)
 	if (!r)
 		return -ENOMEM;
 	asx_mutex_init(&r->lock);
+	asx_cond_init(&r->timer_done);
 	r->wakefd = r->timerfd = r->sigfd = -1;
 	rx_list_init(&r->fd_list);
 	rx_list_init(&r->mq_list);
@@ -176,6 +177,7 @@ int asx_reactor_destroy(struct asx_reactor *r)
 	close(r->timerfd);
 	close(r->wakefd);
 	close(r->epfd);
+	asx_cond_destroy(&r->timer_done);
 	asx_mutex_destroy(&r->lock);
 	free(r);
 	return 0;
