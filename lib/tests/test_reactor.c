@@ -802,7 +802,7 @@ static int ival_timeout(struct th *t, const struct timespec *now, void *arg)
 	struct ival_ctx *v = t->ctx;
 
 	v->stamp[v->n++] = asx_timespec_ns(now);
-	if (v->n == 3)	/* 20 ms -> 60 ms from the next period on */
+	if (v->n == 3)	/* 20 ms -> 60 ms after the pending expiry (the 4th) */
 		assert_int_equal(asx_reactor_reset_timer_interval(v->r, v->id, 60 * MS), 0);
 	if (v->n == v->stop_at)	/* cancel from inside its own callback */
 		assert_int_equal(asx_reactor_cancel_timer(v->r, v->id, NULL), 0);
@@ -839,10 +839,12 @@ static void test_timer_interval_reset_cancel(void **state)
 	assert_int_equal(asx_reactor_cancel_timer(r, v.id, NULL), -ENOENT);
 
 	/*
-	 * Phase is kept: expiry k is due at t0 + 20 ms * k for k <= 3, then
-	 * every 60 ms.  `due` is a lower bound of each expiry's deadline: had
-	 * the reset not taken effect, expiry 3 would come at t0 + 80 ms, below
-	 * its bound of t0 + 120 ms.  Lateness is only bounded generously.
+	 * Phase is kept: expiry k (from 0) is due at t0 + 20 ms * (k + 1) for
+	 * k <= 3 (the reset in expiry 2's callback does not move the pending
+	 * expiry 3), then every 60 ms.  `due` is a lower bound of each expiry's
+	 * deadline: had the reset not taken effect, expiry 4 would come at
+	 * t0 + 100 ms, below its bound of t0 + 140 ms.  Lateness is only
+	 * bounded generously.
 	 */
 	uint64_t due = t0 + 20 * MS;
 
@@ -850,7 +852,7 @@ static void test_timer_interval_reset_cancel(void **state)
 		assert_true(v.stamp[k] >= due);
 		assert_true(v.stamp[k] - due < LATE_LIMIT);
 		if (v.stamp[k] - due < 20 * MS)	/* skipped periods keep the phase */
-			due += k < 2 ? 20 * MS : 60 * MS;
+			due += k < 3 ? 20 * MS : 60 * MS;
 		else
 			due = v.stamp[k] + 1;	/* late machine: only "never early" holds */
 	}
@@ -942,6 +944,238 @@ static void test_timer_cancel(void **state)
 		(void)asx_reactor_run_once(r, in_ms(&ts, 50));
 	assert_int_equal(u.timeouts, 2);
 	assert_int_equal(u.closes, 1);
+	assert_int_equal(asx_reactor_timer_count(r), 0);
+	assert_int_equal(asx_reactor_destroy(r), 0);
+}
+
+/*
+ * Cancelling a timer whose callback runs.  A one-shot timer has fired once
+ * its callback starts: its callback owns arg, so a cancel from the callback
+ * or from another thread is -ENOENT and leaves *argp alone.  A periodic
+ * timer's cancel from another thread waits for the running callback, then
+ * hands arg out (the callback does not run again); if that callback ended
+ * the timer itself (a negative return, its own cancel), the waiting cancel
+ * is -ENOENT.
+ */
+enum { RUN_ONESHOT, RUN_PERIODIC, RUN_NEGATIVE, RUN_SELF_CANCEL };
+
+struct run_ctx {
+	struct asx_reactor *r;
+	int64_t id;
+	int mode;
+	int entered, calling, left;	/* atomic: callback began, cancel called, callback ends */
+	int go;				/* atomic: the other thread's cancel returned */
+	int self_rc, dl_rc, reset_rc;
+	void *self_arg;
+	int x_rc, x_left;		/* the other thread's cancel, and `left` when it returned */
+	void *x_arg;
+	int waited_out;
+};
+
+static bool wait_flag(int *flag, uint64_t limit_ns)
+{
+	uint64_t end = asx_now_ns() + limit_ns;
+
+	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) {
+		if (asx_now_ns() > end)
+			return false;
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &(struct timespec){ 0, 1 * MS }, NULL);
+	}
+	return true;
+}
+
+static int running_timeout(struct th *t, const struct timespec *now, void *arg)
+{
+	struct run_ctx *c = t->ctx;
+	struct timespec ts;
+	int rc = 0;
+
+	if (t->timeouts > 1)	/* a periodic timer's later expiries: nothing to do */
+		return 0;
+	c->self_arg = (void *)-1;
+	__atomic_store_n(&c->entered, 1, __ATOMIC_RELEASE);
+	if (c->mode == RUN_ONESHOT) {
+		/* Until the other thread's cancel is back: it must not wait for us. */
+		if (!wait_flag(&c->go, WAIT_LIMIT))
+			c->waited_out = 1;
+		/* Then from inside: the timer is gone. */
+		c->self_rc = asx_reactor_cancel_timer(c->r, c->id, &c->self_arg);
+		c->dl_rc = asx_reactor_timer_deadline(c->r, c->id, &ts);
+		c->reset_rc = asx_reactor_reset_timer_interval(c->r, c->id, 10 * MS);
+	} else {
+		/* Hold on past the other thread's call: its cancel must wait for us. */
+		if (!wait_flag(&c->calling, WAIT_LIMIT))
+			c->waited_out = 1;
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &(struct timespec){ 0, 50 * MS }, NULL);
+		if (c->mode == RUN_SELF_CANCEL)
+			c->self_rc = asx_reactor_cancel_timer(c->r, c->id, &c->self_arg);
+		if (c->mode == RUN_NEGATIVE)
+			rc = -1;
+	}
+	__atomic_store_n(&c->left, 1, __ATOMIC_RELEASE);
+	return rc;
+}
+
+static void *cancel_running(void *arg)
+{
+	struct run_ctx *c = arg;
+
+	c->x_arg = (void *)-1;
+	if (!wait_flag(&c->entered, WAIT_LIMIT)) {
+		c->x_rc = 1;
+	} else {
+		__atomic_store_n(&c->calling, 1, __ATOMIC_RELEASE);
+		c->x_rc = asx_reactor_cancel_timer(c->r, c->id, &c->x_arg);
+		c->x_left = __atomic_load_n(&c->left, __ATOMIC_ACQUIRE);
+	}
+	__atomic_store_n(&c->go, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static bool run_ctx_back(void *ctx)
+{
+	return __atomic_load_n(&((struct run_ctx *)ctx)->go, __ATOMIC_ACQUIRE);
+}
+
+/* Schedule a timer of @mode, cancel it from another thread while it runs. */
+static void cancel_while_running(struct asx_reactor *r, struct th *t, struct run_ctx *c,
+				 int mode)
+{
+	struct timespec ts;
+	pthread_t thr;
+
+	memset(c, 0, sizeof(*c));
+	c->r = r;
+	c->mode = mode;
+	th_init(t);
+	t->on_timeout = running_timeout;
+	t->ctx = c;
+	c->id = asx_reactor_schedule_timer(r, &t->eh, (void *)0x5eed, 10 * MS,
+					   mode == RUN_ONESHOT ? 0 : 20 * MS);
+	assert_true(c->id > 0);
+	assert_int_equal(pthread_create(&thr, NULL, cancel_running, c), 0);
+	run_until(r, run_ctx_back, c);
+	assert_int_equal(pthread_join(thr, NULL), 0);
+	assert_int_equal(c->waited_out, 0);
+	/* Whatever the outcome, the timer is over: no expiry after the cancel. */
+	int before = t->timeouts;
+
+	(void)asx_reactor_run_once(r, in_ms(&ts, 150));
+	(void)asx_reactor_run_once(r, in_ms(&ts, 50));
+	assert_int_equal(t->timeouts, before);
+	assert_int_equal(t->closes, 1);
+	assert_int_equal(asx_reactor_timer_count(r), 0);
+}
+
+static void test_timer_cancel_running(void **state)
+{
+	struct asx_reactor *r = NULL;
+	assert_int_equal(asx_reactor_create(&r), 0);
+	struct run_ctx c;
+	struct th t;
+
+	/* One-shot: fired, so -ENOENT from elsewhere and from its callback. */
+	cancel_while_running(r, &t, &c, RUN_ONESHOT);
+	assert_int_equal(c.x_rc, -ENOENT);
+	assert_ptr_equal(c.x_arg, (void *)-1);
+	assert_int_equal(c.self_rc, -ENOENT);
+	assert_ptr_equal(c.self_arg, (void *)-1);
+	assert_int_equal(c.dl_rc, -ENOENT);
+	assert_int_equal(c.reset_rc, -ENOENT);
+	assert_int_equal(t.timeouts, 1);
+
+	/* Periodic: the cancel waits for the callback, then arg is the caller's. */
+	cancel_while_running(r, &t, &c, RUN_PERIODIC);
+	assert_int_equal(c.x_rc, 0);
+	assert_ptr_equal(c.x_arg, (void *)0x5eed);
+	assert_int_equal(c.x_left, 1);
+
+	/* Periodic, the callback ends it by returning -1: the callback's arg. */
+	cancel_while_running(r, &t, &c, RUN_NEGATIVE);
+	assert_int_equal(c.x_rc, -ENOENT);
+	assert_ptr_equal(c.x_arg, (void *)-1);
+	assert_int_equal(c.x_left, 1);
+
+	/* Periodic, the callback cancels itself: arg goes to it, once. */
+	cancel_while_running(r, &t, &c, RUN_SELF_CANCEL);
+	assert_int_equal(c.self_rc, 0);
+	assert_ptr_equal(c.self_arg, (void *)0x5eed);
+	assert_int_equal(c.x_rc, -ENOENT);
+	assert_ptr_equal(c.x_arg, (void *)-1);
+	assert_int_equal(asx_reactor_destroy(r), 0);
+}
+
+/*
+ * In its own callback a periodic timer's pending expiry is the next one:
+ * asx_reactor_timer_deadline() returns it, and
+ * asx_reactor_reset_timer_interval(id, 0) lets it fire once more, there.
+ * In the last callback of a one-shot the timer is gone (-ENOENT).
+ */
+struct pend_ctx {
+	struct asx_reactor *r;
+	int64_t id;
+	uint64_t first, pending, stamp[4];
+	int dl_rc[4], reset_rc, last_cancel, last_reset;
+};
+
+static int pend_timeout(struct th *t, const struct timespec *now, void *arg)
+{
+	struct pend_ctx *p = t->ctx;
+	int k = t->timeouts - 1;
+	struct timespec ts = { 0, 0 };
+
+	if (k >= 4)
+		return -1;
+	p->stamp[k] = asx_timespec_ns(now);
+	p->dl_rc[k] = asx_reactor_timer_deadline(p->r, p->id, &ts);
+	if (k == 0) {
+		p->pending = asx_timespec_ns(&ts);
+		p->reset_rc = asx_reactor_reset_timer_interval(p->r, p->id, 0);
+	} else {
+		p->last_cancel = asx_reactor_cancel_timer(p->r, p->id, NULL);
+		p->last_reset = asx_reactor_reset_timer_interval(p->r, p->id, 30 * MS);
+	}
+	return 0;
+}
+
+static bool th_closed(void *ctx)
+{
+	return ((struct th *)ctx)->closes > 0;
+}
+
+static void test_timer_pending_in_callback(void **state)
+{
+	struct asx_reactor *r = NULL;
+	assert_int_equal(asx_reactor_create(&r), 0);
+	struct pend_ctx p = { .r = r };
+	struct timespec ts;
+	struct th t;
+
+	th_init(&t);
+	t.on_timeout = pend_timeout;
+	t.ctx = &p;
+	p.id = asx_reactor_schedule_timer(r, &t.eh, NULL, 20 * MS, 30 * MS);
+	assert_true(p.id > 0);
+	assert_int_equal(asx_reactor_timer_deadline(r, p.id, &ts), 0);
+	p.first = asx_timespec_ns(&ts);
+	run_until(r, th_closed, &t);
+	/* No third expiry either. */
+	assert_int_equal(asx_reactor_run_once(r, in_ms(&ts, 100)), 0);
+
+	/* First expiry: the pending one is the next period, after now. */
+	assert_int_equal(p.dl_rc[0], 0);
+	assert_true(p.pending > p.stamp[0]);
+	assert_true(p.pending >= p.first + 30 * MS);
+	assert_int_equal((p.pending - p.first) % (30 * MS), 0);	/* the phase is kept */
+	assert_int_equal(p.reset_rc, 0);
+	/* One more expiry, at that deadline, and it is the last. */
+	assert_int_equal(t.timeouts, 2);
+	assert_true(p.stamp[1] >= p.pending);
+	assert_int_equal(p.dl_rc[1], -ENOENT);
+	assert_int_equal(p.last_cancel, -ENOENT);
+	assert_int_equal(p.last_reset, -ENOENT);
+	assert_int_equal(t.closes, 1);
+	assert_int_equal(t.close_mask, ASX_EV_TIMER);
 	assert_int_equal(asx_reactor_timer_count(r), 0);
 	assert_int_equal(asx_reactor_destroy(r), 0);
 }
@@ -1496,6 +1730,8 @@ int main(void)
 		cmocka_unit_test(test_timer_order_accuracy),
 		cmocka_unit_test(test_timer_interval_reset_cancel),
 		cmocka_unit_test(test_timer_cancel),
+		cmocka_unit_test(test_timer_cancel_running),
+		cmocka_unit_test(test_timer_pending_in_callback),
 		cmocka_unit_test(test_timer_from_thread_wakes),
 		cmocka_unit_test(test_timer_monotonic),
 		cmocka_unit_test(test_signals),

@@ -46,7 +46,8 @@
  * changes update the kernel's epoll and timerfd state, which wakes the
  * waiting thread as needed; asx_reactor_notify() and asx_reactor_end_loop()
  * write the reactor's eventfd.  Removal from another thread does not wait
- * for a callback that is already running.
+ * for a callback that is already running; only a cancel of a periodic
+ * timer whose callback runs waits for it (see asx_reactor_cancel_timer).
  *
  * Signals.  The reactor reads signals with a signalfd and never changes a
  * signal mask: the application must block every signal it registers in
@@ -195,18 +196,30 @@ ASX_API int64_t asx_reactor_schedule_timer_at(struct asx_reactor *r,
 					      const struct timespec *deadline,
 					      uint64_t interval_ns);
 /*
- * Cancel a timer; its arg goes to *@argp (if not NULL).  Allowed from any
- * thread and from inside the timer's own handle_timeout (which then is not
- * called again).  0, or -ENOENT (no such timer, or a one-shot that fired).
+ * Cancel a timer: 0, its arg in *@argp (if not NULL), and handle_timeout is
+ * not called for it again; or -ENOENT (no such timer, or a one-shot timer
+ * whose handle_timeout has started: that call owns arg), *@argp untouched.
+ * From any thread and from inside the timer's own handle_timeout.  While a
+ * periodic timer's handle_timeout runs in the dispatching thread, a cancel
+ * from another thread waits for it to return, then acts as if made just
+ * after it: once it returns 0, no callback uses arg any more (so the caller
+ * must not hold anything that callback waits for).  If that callback ended
+ * the timer (negative return, its own cancel), it is -ENOENT.
  */
 ASX_API int asx_reactor_cancel_timer(struct asx_reactor *r, int64_t id, void **argp);
 /*
- * Change the period from the next expiry on (the pending expiry does not
- * move); 0 makes the timer one-shot.  0, -ENOENT.
+ * Change the period after the pending expiry (which does not move); 0
+ * makes the timer fire once more, at the pending expiry, and end.  Inside
+ * a periodic timer's handle_timeout the pending expiry is its next one.
+ * 0, -ENOENT (as for cancel).
  */
 ASX_API int asx_reactor_reset_timer_interval(struct asx_reactor *r, int64_t id,
 					     uint64_t interval_ns);
-/* The pending expiry of timer @id (CLOCK_MONOTONIC) into *@ts.  0, -ENOENT. */
+/*
+ * The pending expiry of timer @id (CLOCK_MONOTONIC) into *@ts: inside its
+ * handle_timeout, the next one, after that call's @now.  0, -ENOENT (as for
+ * cancel: in a one-shot's callback the timer is gone).
+ */
 ASX_API int asx_reactor_timer_deadline(struct asx_reactor *r, int64_t id, struct timespec *ts);
 
 /*

@@ -67,6 +67,7 @@ int asx_reactor_create(struct asx_reactor **out)
 	if (!r)
 		return -ENOMEM;
 	asx_mutex_init(&r->lock);
+	asx_cond_init(&r->timer_done);
 	r->wakefd = r->timerfd = r->sigfd = -1;
 	rx_list_init(&r->fd_list);
 	rx_list_init(&r->mq_list);
@@ -176,6 +177,7 @@ int asx_reactor_destroy(struct asx_reactor *r)
 	close(r->timerfd);
 	close(r->wakefd);
 	close(r->epfd);
+	asx_cond_destroy(&r->timer_done);
 	asx_mutex_destroy(&r->lock);
 	free(r);
 	return 0;
@@ -626,6 +628,13 @@ static void drain(int fd)
 		;
 }
 
+/*
+ * Set (atomically, once per process) when epoll_pwait2 failed with ENOSYS:
+ * a kernel before 5.11, or a seccomp policy that refuses it.  Every wait
+ * after that uses epoll_pwait without asking again.
+ */
+static int no_pwait2;
+
 static int wait_events(struct asx_reactor *r, struct epoll_event *evs,
 		       const struct timespec *deadline)
 {
@@ -643,17 +652,20 @@ static int wait_events(struct asx_reactor *r, struct epoll_event *evs,
 		rel.tv_sec = (time_t)((end - now) / ASX_NSEC_PER_SEC);
 		rel.tv_nsec = (long)((end - now) % ASX_NSEC_PER_SEC);
 	}
-	n = epoll_pwait2(r->epfd, evs, RX_EVENTS, &rel, NULL);
-	if (n >= 0 || errno != ENOSYS)
-		return n;
-	/* Kernels before 5.11: milliseconds, rounded up so we never return early. */
+	if (!__atomic_load_n(&no_pwait2, __ATOMIC_RELAXED)) {
+		n = epoll_pwait2(r->epfd, evs, RX_EVENTS, &rel, NULL);
+		if (n >= 0 || errno != ENOSYS)
+			return n;
+		__atomic_store_n(&no_pwait2, 1, __ATOMIC_RELAXED);
+	}
+	/* Milliseconds, rounded up so we never return early. */
 	if (end <= now)
 		ms = 0;
 	else if ((end - now) / 1000000 >= INT_MAX)
 		ms = INT_MAX;
 	else
 		ms = (int)((end - now + 999999) / 1000000);
-	return epoll_wait(r->epfd, evs, RX_EVENTS, ms);
+	return epoll_pwait(r->epfd, evs, RX_EVENTS, ms, NULL);
 }
 
 static int loop_once(struct asx_reactor *r, const struct timespec *deadline)

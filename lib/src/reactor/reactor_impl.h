@@ -74,6 +74,20 @@ struct rx_fd {
 	struct asx__rx_link all;		/* r->fd_list */
 };
 
+/* A cancel from another thread waiting for the timer's running callback. */
+struct rx_cancel_wait {
+	int rc;			/* 0: arg is the canceller's; -ENOENT */
+	void *arg;
+	bool done;
+};
+
+/*
+ * A timer.  While its callback runs (firing), @deadline is already the
+ * pending expiry; a one-shot's run is its last (final): it left r->timers
+ * then, so cancel, reset and deadline calls see no such timer.  cancelled:
+ * it ends when the callback returns (cancelled from inside it, or its
+ * handler removed), and arg went to that cancel if any.
+ */
 struct rx_timer {
 	int64_t id;
 	uint64_t deadline;	/* CLOCK_MONOTONIC ns */
@@ -82,7 +96,8 @@ struct rx_timer {
 	struct asx_event_handler *eh;
 	void *arg;
 	size_t heap_idx;	/* RX_NOT_IN_HEAP while firing */
-	bool firing, cancelled;
+	struct rx_cancel_wait *waiter;	/* while firing: a cancel waits */
+	bool firing, final, cancelled;
 };
 #define RX_NOT_IN_HEAP SIZE_MAX
 
@@ -127,6 +142,7 @@ struct asx_reactor {
 	struct asx__rx_link mq_dead;	/* unbound, hook calls not yet drained */
 	uint64_t mq_id;
 	struct rx_timer *firing;	/* the timer whose callback runs */
+	struct asx_cond timer_done;	/* a firing timer's callback returned */
 	struct asx__rx_link notifs;	/* struct rx_notif, FIFO */
 	size_t nnotifs;
 	bool destroying;

@@ -4,8 +4,15 @@
  * deadlines (ties broken by scheduling order) and one timerfd, also on
  * CLOCK_MONOTONIC with absolute expiry, armed for the earliest deadline.
  * Nothing here reads the wall clock, so setting it neither fires nor
- * delays a timer.  A timer is out of the heap while its callback runs
- * (r->firing); cancelling it then only marks it.
+ * delays a timer.
+ *
+ * A timer is out of the heap while its callback runs (r->firing), and its
+ * deadline is already the next one, so calls from the callback see the
+ * pending expiry.  Who gets arg: a one-shot's callback, once it started
+ * (the timer left r->timers: cancel says -ENOENT); a cancel from inside
+ * the callback (the loop drops the timer when it returns); a cancel from
+ * another thread of a periodic timer waits for the callback and acts as
+ * if made right after it, so it never hands out an arg in use.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -193,32 +200,53 @@ static void timer_drop(struct asx_reactor *r, struct rx_timer *t)
 
 	if (t->heap_idx != RX_NOT_IN_HEAP)
 		heap_remove(r, t);
-	asx__rx_hmap_del(&r->timers, (uint64_t)t->id);
+	if (!t->final)	/* a final run left the map when it began */
+		asx__rx_hmap_del(&r->timers, (uint64_t)t->id);
 	free(t);
 	asx__rx_reg_end(r, eh, -1, ASX_EV_TIMER);
+}
+
+/* Lock held: the caller is the dispatching thread (so inside a callback). */
+static bool in_dispatcher(struct asx_reactor *r)
+{
+	return r->dispatching && pthread_equal(r->owner, pthread_self());
 }
 
 int asx_reactor_cancel_timer(struct asx_reactor *r, int64_t id, void **argp)
 {
 	struct asx_event_handler *eh;
+	struct rx_cancel_wait w = { 0 };
 	struct rx_timer *t;
 
 	if (!r || id <= 0)
 		return -EINVAL;
 	asx_mutex_lock(&r->lock);
 	t = asx__rx_hmap_get(&r->timers, (uint64_t)id);
-	if (!t || t->cancelled) {
+	/* Not found: no such timer, or a one-shot whose callback started. */
+	if (!t || t->cancelled || (t->firing && t->waiter && !in_dispatcher(r))) {
 		asx_mutex_unlock(&r->lock);
 		return -ENOENT;
 	}
-	if (argp)
-		*argp = t->arg;
-	if (t->firing) {
-		/* Its callback runs now; the loop drops it when that returns. */
+	if (t->firing && in_dispatcher(r)) {
+		/* From inside its callback: the loop drops it when that returns. */
 		t->cancelled = true;
+		if (argp)
+			*argp = t->arg;
 		asx_mutex_unlock(&r->lock);
 		return 0;
 	}
+	if (t->firing) {
+		/* Another thread: wait for the callback, which may end the timer. */
+		t->waiter = &w;
+		while (!w.done)
+			asx_cond_wait(&r->timer_done, &r->lock);
+		asx_mutex_unlock(&r->lock);
+		if (!w.rc && argp)
+			*argp = w.arg;
+		return w.rc;
+	}
+	if (argp)
+		*argp = t->arg;
 	eh = t->eh;
 	timer_drop(r, t);
 	rearm(r);
@@ -274,6 +302,40 @@ unsigned int asx_reactor_timer_count(struct asx_reactor *r)
 	return n;
 }
 
+/* Lock held: the expiry after @t's current one, past @now, in phase. */
+static uint64_t next_expiry(const struct rx_timer *t, uint64_t now)
+{
+	uint64_t next = t->deadline + t->interval;
+
+	if (next <= now)	/* skip missed periods, keep the phase */
+		next += ((now - next) / t->interval + 1) * t->interval;
+	return next;
+}
+
+/* Lock held: @t's callback returned @rc; end the timer or queue it again. */
+static void timer_fired(struct asx_reactor *r, struct rx_timer *t, int rc)
+{
+	bool end = rc < 0 || t->cancelled || t->final;
+
+	t->firing = false;
+	r->firing = NULL;
+	if (t->waiter) {
+		/* The waiting cancel gets arg unless the callback ended the timer. */
+		t->waiter->rc = end ? -ENOENT : 0;
+		t->waiter->arg = t->arg;
+		t->waiter->done = true;
+		t->waiter = NULL;
+		asx_cond_broadcast(&r->timer_done);
+		end = true;
+	}
+	if (!end) {
+		t->seq = ++r->timer_seq;
+		end = heap_push(r, t) != 0;
+	}
+	if (end)
+		timer_drop(r, t);
+}
+
 int asx__rx_timers_expire(struct asx_reactor *r)
 {
 	uint64_t now = asx_now_ns();
@@ -298,9 +360,16 @@ int asx__rx_timers_expire(struct asx_reactor *r)
 		}
 		t->firing = true;
 		r->firing = t;
+		t_now = asx_now_ns();
+		if (t->interval) {
+			t->deadline = next_expiry(t, t_now);
+		} else {
+			/* This run is its last: gone for cancel, reset and deadline. */
+			t->final = true;
+			asx__rx_hmap_del(&r->timers, (uint64_t)t->id);
+		}
 		asx_mutex_unlock(&r->lock);
 
-		t_now = asx_now_ns();
 		ts.tv_sec = (time_t)(t_now / ASX_NSEC_PER_SEC);
 		ts.tv_nsec = (long)(t_now % ASX_NSEC_PER_SEC);
 		ASX_PROBE1(reactor_timer, t->id);
@@ -308,20 +377,7 @@ int asx__rx_timers_expire(struct asx_reactor *r)
 		count++;
 
 		asx_mutex_lock(&r->lock);
-		t->firing = false;
-		r->firing = NULL;
-		if (rc < 0 || t->cancelled || !t->interval) {
-			timer_drop(r, t);
-		} else {
-			uint64_t next = t->deadline + t->interval;
-
-			if (next <= t_now)	/* skip missed periods, keep the phase */
-				next += ((t_now - next) / t->interval + 1) * t->interval;
-			t->deadline = next;
-			t->seq = ++r->timer_seq;
-			if (heap_push(r, t))
-				timer_drop(r, t);
-		}
+		timer_fired(r, t, rc);
 		rearm(r);
 		asx__rx_dispatch_end(r, eh);
 		asx_mutex_lock(&r->lock);
@@ -347,7 +403,8 @@ unsigned int asx__rx_timers_remove(struct asx_reactor *r, struct asx_event_handl
 			n++;
 		}
 	}
-	if (r->firing && (!eh || r->firing->eh == eh) && !r->firing->cancelled) {
+	if (r->firing && (!eh || r->firing->eh == eh) && !r->firing->cancelled &&
+	    !r->firing->final) {
 		r->firing->cancelled = true;
 		n++;
 	}
