@@ -163,8 +163,9 @@ ASX_API int asx_msgq_set_hiwat(struct asx_msgq *q, size_t hiwat);
 ASX_API int asx_msgq_set_lowat(struct asx_msgq *q, size_t lowat);
 /*
  * The most high-priority messages the queue holds at once: past it an
- * enqueue of one (without ASX_MSGQ_FORCE) fails with -ENOBUFS.  @max >= 1
- * (SIZE_MAX: no bound); 0 or -EINVAL.  Messages already queued stay.
+ * enqueue of one (without ASX_MSGQ_FORCE; a HANGUP never) fails with
+ * -ENOBUFS.  @max >= 1 (SIZE_MAX: no bound); 0 or -EINVAL.  Messages
+ * already queued stay.
  */
 ASX_API int asx_msgq_set_hipri_max(struct asx_msgq *q, size_t max);
 ASX_API size_t asx_msgq_hipri_max(const struct asx_msgq *q);

@@ -362,8 +362,11 @@ static int enqueue(struct asx_msgq *q, struct asx_msg *m, unsigned int flags,
 		if (r)
 			goto out_unlock;
 	} else if (unlikely(q->hipri >= q->hipri_max) && !(flags & ASX_MSGQ_FORCE) &&
-		   asx_msg_is_hipri(m)) {
-		/* flow control does not hold these back: a bound does (as in asx.ko) */
+		   asx_msg_is_hipri(m) && m->type != ASX_MSG_HANGUP) {
+		/*
+		 * flow control does not hold these back: a bound does (as in
+		 * asx.ko); a HANGUP, a driver's last word, is never refused
+		 */
 		q->st.hipri_refused++;
 		r = -ENOBUFS;
 		goto out_unlock;
