@@ -278,7 +278,8 @@ int asx_mux_unlink(struct asx_stream *st, u32 id)
 		mutex_lock(&l->cfg);
 		WRITE_ONCE(l->hrq.qi, &asx_head_rinit);
 		WRITE_ONCE(l->hwq.qi, &asx_head_winit);
-		cancel_work_sync(&l->hrq.srv_work);
+		/* Cleared of a cancelled run: linked again, the lower is served again. */
+		asx_queue_cancel(&l->hrq);
 		file = l->mux_file;
 		l->mux_file = NULL;
 		mutex_unlock(&l->cfg);

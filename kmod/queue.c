@@ -468,6 +468,23 @@ void asx_queue_close(struct asx_queue *q)
 	spin_unlock(&q->lock);
 }
 
+/*
+ * Cancels @q's scheduled service procedure, or waits for the run in
+ * progress, for a queue that lives on with other procedures. A run cancelled
+ * before it started leaves ASX_QENAB set, which would keep asx_qenable() and
+ * asx_putq() from ever scheduling @q again: it is cleared. Returns whether a
+ * run was cancelled; the caller enables @q again if it must be served.
+ */
+bool asx_queue_cancel(struct asx_queue *q)
+{
+	if (!cancel_work_sync(&q->srv_work))
+		return false;
+	spin_lock(&q->lock);
+	q->flags &= ~ASX_QENAB;
+	spin_unlock(&q->lock);
+	return true;
+}
+
 /* Frees every queued message of a quiet queue. */
 void asx_queue_purge(struct asx_queue *q)
 {

@@ -26,6 +26,7 @@ void asx_queue_init(struct asx_queue *q, struct asx_stream *st, const struct asx
 		    const char *name, u8 side, size_t hiwat, size_t lowat);
 void asx_queue_close(struct asx_queue *q);
 void asx_queue_purge(struct asx_queue *q);
+bool asx_queue_cancel(struct asx_queue *q);
 void asx_queue_set_wm(struct asx_queue *q, size_t hiwat, size_t lowat);
 struct asx_msg *asx_rmvq_first(struct asx_queue *q);
 struct asx_msg *asx_rmvq_match(struct asx_queue *q, u32 flags, u8 band);

@@ -185,8 +185,12 @@ struct asx_stream *asx_stream_new(const struct asx_driver *drv)
 void asx_stream_set_driver(struct asx_stream *st, const struct asx_driver *drv)
 {
 	lockdep_assert_held(&st->cfg);
-	/* The old driver's service procedure may still be scheduled: let it finish first. */
-	cancel_work_sync(&st->dwq.srv_work);
+	/*
+	 * The old driver's service procedure may still be scheduled (a pop's
+	 * kick, a back-enable): cancel it, or let it finish, so it never runs
+	 * as the new one's.
+	 */
+	asx_queue_cancel(&st->dwq);
 	st->drv = drv;
 	WRITE_ONCE(st->drq.qi, &drv->rinit);
 	WRITE_ONCE(st->dwq.qi, &drv->winit);
@@ -196,6 +200,9 @@ void asx_stream_set_driver(struct asx_stream *st, const struct asx_driver *drv)
 	rcu_assign_pointer(st->drq.prev, NULL);
 	if (drv->attach)
 		drv->attach(st);
+	/* A writer that raced the switch may have queued a message since. */
+	if (READ_ONCE(st->dwq.nmsgs))
+		asx_qenable(&st->dwq);
 }
 
 static struct asx_minst *minst_alloc(struct asx_stream *st, struct asx_modinfo *mi)

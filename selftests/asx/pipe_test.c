@@ -4,6 +4,7 @@
  * the mux driver with linked lower Streams.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 
 #include <sys/mman.h>
@@ -456,6 +457,58 @@ TEST_F(mux, unlink_restarts_the_write_side)
 	}
 	EXPECT_EQ(ret, 0) TH_LOG("its answer: %s", strerror(errno));
 	EXPECT_EQ(got.id, id[1]);
+}
+
+/*
+ * A pop kicks the queues left, the loop's write side among them: its service
+ * procedure is scheduled. SETDRV right after it cancelled that run and left
+ * the queue marked as scheduled, so the mux's write side was never served:
+ * what was put on the mux stayed there, and no lower ever saw it. The run
+ * is kept from starting by a real-time thread on the CPU its worker is
+ * bound to, so every round hits the window.
+ */
+TEST_F(mux, setdrv_right_after_a_pop)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	struct asx_link lk = { .size = sizeof(lk) };
+	struct asx_mux_hdr hdr = { 0 }, got;
+	char data[16];
+	struct asx_strmsg sm;
+	cpu_set_t cpus;
+	int round, u, l;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(sched_getcpu(), &cpus);
+	ASSERT_EQ(sched_setaffinity(0, sizeof(cpus), &cpus), 0) TH_LOG("%s", strerror(errno));
+	if (sched_setscheduler(0, SCHED_FIFO, &sp))
+		SKIP(return, "SCHED_FIFO: %s (run as root)", strerror(errno));
+	for (round = 0; round < 20; round++) {
+		u = asx_open(0);
+		l = asx_open(0);
+		ASSERT_GE(u, 0);
+		ASSERT_GE(l, 0);
+		ASSERT_EQ(asx_push(u, "pass"), 0) TH_LOG("%s", strerror(errno));
+		ASSERT_EQ(asx_pop(u, NULL), 0) TH_LOG("%s", strerror(errno));
+		ASSERT_EQ(asx_setdrv(u, "mux"), 0) TH_LOG("%s", strerror(errno));
+		lk.fd = l;
+		lk.id = 0;
+		ASSERT_EQ(ioctl(u, ASX_IOC_LINK, &lk), 0) TH_LOG("%s", strerror(errno));
+		close(l);
+		hdr.id = lk.id;
+		ASSERT_EQ(asx_putmsg(u, &hdr, sizeof(hdr), "r", 1, 0, 0), 0)
+			TH_LOG("%s", strerror(errno));
+		ASSERT_GT(asx_poll1(u, POLLIN, 5000), 0)
+			TH_LOG("round %d: nothing back through the mux in 5 s", round);
+		ASSERT_EQ(asx_getmsg(u, ASX_IOC_GETMSG, &sm, &got, sizeof(got), data,
+				     sizeof(data), 0, 0), 0)
+			TH_LOG("%s", strerror(errno));
+		EXPECT_EQ(got.id, lk.id);
+		EXPECT_EQ(sm.data.len, 1);
+		EXPECT_EQ(data[0], 'r');
+		close(u);
+	}
+	sp.sched_priority = 0;
+	sched_setscheduler(0, SCHED_OTHER, &sp);
 }
 
 TEST_F(mux, relink_while_unlinking)

@@ -4,25 +4,29 @@
  *
  * random_operations: 100,000 random operations from 4 threads on a shared
  * pool of Streams: ioctls with random numbers, sizes and contents, putmsg,
- * getmsg, read, write, poll, push, pop, pipe, link, close. Afterwards every
- * Stream, module instance and message must be gone (/proc/asx/objects), and
- * the VM runner checks the kernel log stays clean.
+ * getmsg, read, write, poll, push, pop, pipe, new muxes over Streams of the
+ * pool, link, unlink, close. Afterwards every Stream, module instance and
+ * message must be gone (/proc/asx/objects), the sanity phase (sanity()) must
+ * pass as root and as nobody, and the VM runner checks the kernel log stays
+ * clean.
  *
- * hostile_user_in_a_memory_cgroup: the same operations and worse, as nobody
- * in a memory cgroup with memory.max 32M, for ASX_HOSTILE_SECONDS (default
- * 20): every real ioctl with sizes around its struct's (short, one over,
- * tails with a non-zero byte, huge) and bad pointers (NULL, kernel, unmapped,
- * read-only, a struct that runs into an unmapped page, also inside PUTMSG,
- * LIST, STR and SA_WAIT arguments), floods (the largest water marks a user
- * may set, high-priority and empty messages), activation groups made,
- * joined, waited on and closed under their members, and the close, link,
- * unlink and pipe races of the pool. The cgroup must account what the
- * module holds (its memory.peak reaches the limit), every OOM kill in the
- * guest must be the cgroup's own, and afterwards every object is freed, the
- * cgroup's memory comes back and the module still works (the VM runner then
- * unloads it). A worker killed by the cgroup's OOM killer is replaced until
- * the time is up. For a longer run raise ASX_TEST_TIMEOUT with it, to at
- * least ASX_HOSTILE_SECONDS + 120.
+ * hostile_user_in_a_memory_cgroup: the same operations and worse, from 6
+ * threads as nobody in a memory cgroup with memory.max 32M, for
+ * ASX_HOSTILE_SECONDS (default 20): every real ioctl with sizes around its
+ * struct's (short, one over, tails with a non-zero byte, huge) and bad
+ * pointers (NULL, kernel, unmapped, read-only, a struct that runs into an
+ * unmapped page, also inside PUTMSG, LIST, STR and SA_WAIT arguments),
+ * floods (the largest water marks a user may set, high-priority and empty
+ * messages), activation groups made, joined, waited on and closed under
+ * their members, and the close, link, unlink and pipe races of the pool. The
+ * cgroup must account what the module holds (its memory.peak reaches the
+ * limit), every OOM kill in the guest must be the cgroup's own, and
+ * afterwards every object is freed, the cgroup's memory comes back and the
+ * module still works (the VM runner then unloads it). After every worker
+ * process the Streams are back to their baseline and the sanity phase
+ * passes. A worker killed by the cgroup's OOM killer is replaced until the
+ * time is up. For a longer run raise ASX_TEST_TIMEOUT with it, to at least
+ * ASX_HOSTILE_SECONDS + 120.
  *
  * ASX_RANDOM_SEED=N repeats a run's sequences of operations (the threads'
  * interleaving is not repeatable).
@@ -43,6 +47,7 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #endif
 #define NTHREADS	4
+#define HOSTILE_THREADS	6	/* worker 0 exhausts memory, the others fuzz */
 #define NOPS		100000
 #define NSLOTS		16
 #define NGSLOTS		4
@@ -422,6 +427,26 @@ static void sa_op(struct worker *w)
 	count(w, OP_SA, ret);
 }
 
+/*
+ * A new mux over Streams of the pool (most are fresh loops, so most links
+ * take), put in the pool: the links, unlinks and closes race with it.
+ */
+static void mux_op(struct worker *w)
+{
+	struct asx_link lk = { .size = sizeof(lk) };
+	int u = asx_open(O_NONBLOCK), i, n = 1 + rnd(w, 3);
+
+	count(w, OP_LINK, u < 0 ? -1 : asx_setdrv(u, "mux"));
+	if (u < 0)
+		return;
+	for (i = 0; i < n; i++) {
+		lk.fd = pick(w);
+		lk.id = 0;
+		count(w, OP_LINK, lk.fd < 0 ? -1 : ioctl(u, ASX_IOC_LINK, &lk));
+	}
+	install(w, u);
+}
+
 static void one_op(struct worker *w)
 {
 	unsigned char *buf = w->scratch;
@@ -485,7 +510,9 @@ static void one_op(struct worker *w)
 	} else if (op < 67) {
 		struct asx_link lk = { .size = sizeof(lk) };
 
-		if (rnd(w, 2)) {
+		if (!rnd(w, 3)) {
+			mux_op(w);
+		} else if (rnd(w, 2)) {
 			lk.fd = pick(w);
 			count(w, OP_LINK, ioctl(fd, ASX_IOC_LINK, &lk));
 		} else {
@@ -548,6 +575,84 @@ static void *exhaust_fn(void *p)
 	return NULL;
 }
 
+/*
+ * The sanity phase after a run: what any program does first still works,
+ * as @uid (-1: the caller's) in a child of its own. A loop and a pipe end
+ * to end, a fresh Stream made a mux with a fresh lower linked under it and
+ * a message down to the lower and back up. Returns 0, or 1 + the number of
+ * the step that failed (its errno and the step are printed).
+ */
+static int sanity_steps(void)
+{
+	struct asx_mux_hdr hdr = { 0 }, got = { 0 };
+	struct asx_link lk = { .size = sizeof(lk) };
+	char buf[32], drv[ASX_NAME_MAX] = "";
+	struct asx_strmsg sm;
+	int a, b, u, l, step = 0;
+
+#define STEP(cond) do {								\
+		step++;								\
+		if (!(cond)) {							\
+			fprintf(stderr, "# sanity step %d (line %d) failed: %s\n",	\
+				step, __LINE__, strerror(errno));		\
+			return step;						\
+		}								\
+	} while (0)
+	/* a loop: what goes down comes back up */
+	STEP((a = asx_open(0)) >= 0);
+	STEP(write(a, "loop", 4) == 4);
+	memset(buf, 0, sizeof(buf));
+	STEP(read(a, buf, sizeof(buf)) == 4 && !memcmp(buf, "loop", 4));
+	/* a pipe: each end's writes come up the other's */
+	STEP((b = asx_pipe(a, 0)) >= 0);
+	STEP(write(a, "ab", 2) == 2 && write(b, "ba", 2) == 2);
+	memset(buf, 0, sizeof(buf));
+	STEP(read(b, buf, sizeof(buf)) == 2 && !memcmp(buf, "ab", 2));
+	STEP(read(a, buf, sizeof(buf)) == 2 && !memcmp(buf, "ba", 2));
+	close(a);
+	close(b);
+	/* a mux over a loop lower: down with the lower's id, back up tagged with it */
+	STEP((u = asx_open(0)) >= 0 && (l = asx_open(0)) >= 0);
+	STEP(asx_setdrv(u, "mux") == 0);
+	STEP(asx_list(u, NULL, 0, drv) == 0 && !strcmp(drv, "mux"));
+	lk.fd = l;
+	STEP(ioctl(u, ASX_IOC_LINK, &lk) == 0);
+	hdr.id = lk.id;
+	STEP(asx_putmsg(u, &hdr, sizeof(hdr), "mux", 3, 0, 0) == 0);
+	memset(buf, 0, sizeof(buf));
+	STEP(asx_poll1(u, POLLIN, 5000) > 0);
+	STEP(asx_getmsg(u, ASX_IOC_GETMSG, &sm, &got, sizeof(got), buf, sizeof(buf), 0, 0) == 0);
+	STEP(sm.ctl.len == sizeof(got) && got.id == lk.id && sm.data.len == 3 &&
+	     !memcmp(buf, "mux", 3));
+	/* unlinked, the lower is a loop again */
+	lk.fd = 0;
+	STEP(ioctl(u, ASX_IOC_UNLINK, &lk) == 0);
+	STEP(write(l, "l", 1) == 1 && read(l, buf, 1) == 1 && buf[0] == 'l');
+	close(u);
+	close(l);
+#undef STEP
+	return 0;
+}
+
+static int sanity(uid_t uid)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		alarm(30);
+		if (uid != (uid_t)-1 && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
+			_exit(100);
+		_exit(sanity_steps());
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 200 + WTERMSIG(status);
+}
+
 static long settle(const char *what, long want)
 {
 	long v = -1;
@@ -608,13 +713,16 @@ TEST(random_operations)
 	for (i = 0; i < 4; i++) {
 		EXPECT_EQ(settle(objs[i], before[i]), before[i]) TH_LOG("live %s", objs[i]);
 	}
+	EXPECT_EQ(sanity(-1), 0) TH_LOG("the module works after the run (as root)");
+	EXPECT_EQ(sanity(65534), 0) TH_LOG("the module works after the run (as nobody)");
+	EXPECT_EQ(settle("streams", before[0]), before[0]) TH_LOG("live streams after the sanity phase");
 }
 
 /* As nobody in @cg: the hostile workers until @deadline; exits 0. */
 static void hostile_child(const char *cg, unsigned int seed, uint64_t deadline)
 {
-	struct worker w[NTHREADS];
-	pthread_t t[NTHREADS];
+	struct worker w[HOSTILE_THREADS];
+	pthread_t t[HOSTILE_THREADS];
 	int i;
 
 	if (cg_enter(cg))
@@ -627,7 +735,7 @@ static void hostile_child(const char *cg, unsigned int seed, uint64_t deadline)
 		slots[i] = asx_open(O_NONBLOCK);
 	for (i = 0; i < NGSLOTS; i++)
 		gslots[i] = -1;
-	for (i = 0; i < NTHREADS; i++) {
+	for (i = 0; i < HOSTILE_THREADS; i++) {
 		memset(&w[i], 0, sizeof(w[i]));
 		w[i].seed = seed + i;
 		w[i].hostile = true;
@@ -636,7 +744,7 @@ static void hostile_child(const char *cg, unsigned int seed, uint64_t deadline)
 		if (!w[i].scratch || pthread_create(&t[i], NULL, i ? worker_fn : exhaust_fn, &w[i]))
 			_exit(22);
 	}
-	for (i = 0; i < NTHREADS; i++)
+	for (i = 0; i < HOSTILE_THREADS; i++)
 		pthread_join(t[i], NULL);
 	/* the test prints the calls of all the workers (all_calls) */
 	_exit(0);
@@ -723,6 +831,12 @@ TEST_TIMEOUT(hostile_user_in_a_memory_cgroup, HOSTILE_SECS + 160)
 			EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
 				TH_LOG("worker %d: status %#x", runs, status);
 		}
+		/* After every run: its Streams are freed, and a new user still gets work done. */
+		EXPECT_EQ(asx_quiesce(), 0) TH_LOG("run %d", runs);
+		EXPECT_EQ(settle("streams", before[0]), before[0])
+			TH_LOG("live streams after run %d", runs);
+		EXPECT_EQ(sanity(65534), 0) TH_LOG("sanity as nobody after run %d", runs);
+		EXPECT_EQ(sanity(-1), 0) TH_LOG("sanity as root after run %d", runs);
 	}
 	EXPECT_EQ(stuck, 0) TH_LOG("a worker was still in the kernel 60 s after its end");
 	peak = read_key(cg, "memory.peak", NULL);
