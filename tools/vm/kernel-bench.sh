@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# kernel-bench.sh - asx.ko's benchmarks on several kernels of the matrix, side by side.
+#
+# Usage: tools/vm/kernel-bench.sh [--rounds N] [--quick] [NAME...]
+#
+# Runs, in the test VM of each kernel NAME of the matrix (default: 6.12 and
+# 6.12-rt; see tools/vm/asx-vm --kernels), with asx.ko built for it
+# (tools/vm/kmod-build.sh into build/kmod/VER):
+#     asx-bench --json sa-latency
+#     asx-bench --json capsule-block --activations
+#     asx-bench --json kstream
+# in --tcg multi (these want two CPUs running at once: Documentation/testing.rst).
+# The kernels take turns, N rounds (default 2), so that a change in the host's
+# load falls on each alike. Prints, per figure, the median over the rounds for
+# each kernel and the ratio of each to the first kernel; keeps every round's
+# JSON in build/kernel-bench/NAME-ROUND.json.
+#
+#   --quick   asx-bench --quick (smoke test of this script)
+#
+# Needs build/bin/asx-bench (make tools). Exit 1 if a run fails.
+set -uo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+prog=kernel-bench.sh
+cd "$top" || exit 2
+rounds=2
+quick=()
+names=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-h|--help) sed -n '3,/^set -uo pipefail/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--rounds) [ $# -ge 2 ] || { echo "$prog: --rounds needs N" >&2; exit 2; }
+		rounds=$2; shift ;;
+	--quick) quick=(--quick) ;;
+	-*) echo "$prog: unknown option '$1' (try --help)" >&2; exit 2 ;;
+	*) names+=("$1") ;;
+	esac
+	shift
+done
+case "$rounds" in ''|*[!0-9]*|0) echo "$prog: --rounds wants a positive number" >&2; exit 2 ;; esac
+[ ${#names[@]} -gt 0 ] || names=(6.12 6.12-rt)
+[ -x build/bin/asx-bench ] || { echo "$prog: build/bin/asx-bench not built (make tools)" >&2; exit 1; }
+
+all=$(tools/vm/asx-vm --kernels) || exit 1
+declare -A ver
+for n in "${names[@]}"; do
+	v=$(awk -v n="$n" '$1 == n { print $2 }' <<<"$all")
+	[ -n "$v" ] || { echo "$prog: no kernel '$n' of the matrix installed" \
+		"(present: $(echo $all))" >&2; exit 1; }
+	ver[$n]=$v
+	tools/vm/kmod-build.sh "/lib/modules/$v/build" "build/kmod/$v" || exit 1
+done
+
+out=build/kernel-bench
+mkdir -p "$out"
+bench="build/bin/asx-bench ${quick[*]} --json"
+for ((r = 1; r <= rounds; r++)); do
+	for n in "${names[@]}"; do
+		echo "$prog: round $r of $rounds on $n (${ver[$n]})" >&2
+		# three JSON objects, one a line, merged below
+		if ! ASX_VM_KVER=${ver[$n]} tools/vm/asx-vm --tcg multi --timeout 1500 \
+			--kmod "build/kmod/${ver[$n]}/kmod" -- sh -c "$bench sa-latency &&
+			$bench capsule-block --activations && $bench kstream" \
+			> "$out/$n-$r.raw"; then
+			echo "$prog: FAIL: the benchmarks failed on $n (see above)" >&2
+			exit 1
+		fi
+	done
+done
+
+/usr/bin/python3 - "$out" "$rounds" "${names[@]}" <<'PY'
+import json, statistics, sys
+out, rounds, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+figs = {}
+for n in names:
+    for r in range(1, rounds + 1):
+        merged = {}
+        dec = json.JSONDecoder()
+        text = open(f"{out}/{n}-{r}.raw").read()
+        i = 0
+        while True:
+            while i < len(text) and text[i].isspace():
+                i += 1
+            if i >= len(text):
+                break
+            obj, i = dec.raw_decode(text, i)
+            merged.update(obj)
+        with open(f"{out}/{n}-{r}.json", "w") as f:
+            json.dump(merged, f, indent=1)
+        for k, v in merged.items():
+            if isinstance(v, (int, float)):
+                figs.setdefault(k, {}).setdefault(n, []).append(float(v))
+w = max(len(k) for k in figs) if figs else 10
+print(f"{'figure':<{w}}  " + "  ".join(f"{n:>12}" for n in names) +
+      "  " + "  ".join(f"{n + '/' + names[0]:>16}" for n in names[1:]))
+for k in sorted(figs):
+    med = [statistics.median(figs[k][n]) if n in figs[k] else None for n in names]
+    cells = "  ".join(f"{m:>12.4g}" if m is not None else f"{'-':>12}" for m in med)
+    ratios = "  ".join(f"{m / med[0]:>16.3f}" if m is not None and med[0] else f"{'-':>16}"
+                       for m in med[1:])
+    print(f"{k:<{w}}  {cells}  {ratios}")
+PY
