@@ -13,7 +13,7 @@
  *     through past the bound;
  *  3. the same at a descriptor-driven Stream's head: a peer sends 20
  *     PCPROTO frames and goes away; the reader, back, finds 16 of them and
- *     then the HANGUP.
+ *     then the HANGUP; the driver counts the 4 refused as dropped.
  */
 #include <string.h>
 #include <poll.h>
@@ -157,6 +157,7 @@ static void driver_hangup_past_bound(void)
 	ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_DRIVER);
 	/* a PCPROTO frame: be32 length 1, type, band 0, be16 control length 1, a byte */
 	unsigned char frame[9] = { 0, 0, 0, 1, ASX_MSG_PCPROTO, 0, 0, 1, 'p' };
+	struct asx_driver_stats ds;
 	struct asx_msgq *head;
 	struct asx_stream *s;
 	struct asx_msg *m;
@@ -185,9 +186,11 @@ static void driver_hangup_past_bound(void)
 			hangups++;
 		asx_msg_free_chain(m);
 	}
-	printf("msg_bounds: 20 PCPROTO frames, then the peer left: %d PCPROTO up, %d HANGUP\n",
-	       pcs, hangups);
+	CHECK0(asx_driver_stats(o.driver, &ds));
+	printf("msg_bounds: 20 PCPROTO frames, then the peer left: %d PCPROTO up, %d HANGUP, "
+	       "%llu dropped\n", pcs, hangups, (unsigned long long)ds.drops);
 	CHECK(pcs == ASX_MSGQ_DEFAULT_HIPRI_MAX && hangups == 1);
+	CHECK(ds.drops == 20 - ASX_MSGQ_DEFAULT_HIPRI_MAX);	/* refused above: not retried */
 	asx_stream_close(s);
 }
 
