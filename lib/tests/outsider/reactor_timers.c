@@ -140,7 +140,8 @@ static void one_shot_cancelled_in_callback(void)
 	setup(&t, 1);
 	t.id = asx_reactor_schedule_timer(t.r, &t.eh, &token, 5 * MS, 0);
 	CHECK(t.id > 0);
-	run_until(&t, NULL, 300);
+	run_until(&t, &t.fires, 20000);		/* its one expiry, however late */
+	run_until(&t, NULL, 100);
 	CHECK(t.fires == 1);
 	if (t.cancel_r != -ENOENT || t.got != &sentinel)
 		fprintf(stderr, "reactor_timers: a one-shot cancelled in its own callback: %d, "
@@ -179,7 +180,8 @@ static void periodic_cancel_waits(void)
 	int done_at_return;
 
 	setup(&t, 2);
-	t.id = asx_reactor_schedule_timer(t.r, &t.eh, &token, 5 * MS, 50 * MS);
+	/* a period no slow host reaches: the one expiry is the one cancelled */
+	t.id = asx_reactor_schedule_timer(t.r, &t.eh, &token, 5 * MS, 10000 * MS);
 	CHECK(t.id > 0);
 	CHECK(pthread_create(&th, NULL, canceller, &t) == 0);
 	run_until(&t, &t.other_done, 20000);
