@@ -398,7 +398,9 @@ stage_install() {
 		fail "install: DESTDIR staging"
 	fi
 	# every command installed has a man page, and every man page renders
-	# without a warning and has a NAME line (what man -k and whatis read)
+	# without a warning and has a NAME line (what man -k and whatis read):
+	# the pages of the staged install, whose paths (PREFIX /opt/asx) are a
+	# user's, not the scratch prefix's, as long as the clone's path
 	local cmd page bad=0
 	for cmd in "$tmp"/usr/bin/* "$tmp"/usr/sbin/*; do
 		[ -e "$cmd" ] || continue
@@ -406,7 +408,7 @@ stage_install() {
 		ls "$tmp"/usr/share/man/man[18]/"$cmd".[18] >/dev/null 2>&1 ||
 			{ fail "install: no man page for $cmd"; bad=1; }
 	done
-	for page in "$tmp"/usr/share/man/man*/*; do
+	for page in "$tmp"/stage/opt/asx/share/man/man*/*; do
 		if [ -n "$(man --warnings -l "$page" 2>&1 >/dev/null)" ] ||
 		   ! lexgrog "$page" >/dev/null 2>&1; then
 			man --warnings -l "$page" 2>&1 >/dev/null | head -n 5
