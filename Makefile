@@ -166,7 +166,7 @@ KDIR ?= $(if $(KVER),/lib/modules/$(KVER)/build)
 DEPFLAGS = -MMD -MP
 
 .PHONY: fuzz fuzz-replay all lib tools bench kmod check check-lib check-lib-plain check-lib-asan \
-        check-lib-tsan check-kmod check-kernels check-debug check-install check-tools demo install uninstall \
+        check-lib-tsan check-kmod check-kernels check-debug check-install check-tools demo demo-kmod install uninstall \
         style setup clean selftests kselftest-headers tests bcc-tests dkms-src FORCE
 
 all: lib tools selftests kmod
@@ -411,15 +411,16 @@ check-debug: setup
 
 # The experiment suite needs no asx.ko: the module is built if it can be, and
 # otherwise one line says why the kernel half was left out.
-demo: setup lib tools
+demo: setup lib tools demo-kmod
+	$(Q)tools/demo.sh $(DEMO_FLAGS)
+demo-kmod:
 	$(Q)mkdir -p build/demo; if $(MAKE) -s kmod > build/demo/kmod.log 2>&1; then \
-		echo "demo: asx.ko built for $(KVER) (kmod/asx.ko)"; \
+		echo "demo: asx.ko built for $(or $(KVER),$(KDIR)) (kmod/asx.ko)"; \
 	else \
 		echo "demo: asx.ko left out, the suite needs none:" \
 			"$$(grep -m1 -iE 'error|no kernel|kmod:' build/demo/kmod.log ||" \
 			"tail -n 1 build/demo/kmod.log) (build/demo/kmod.log)"; \
 	fi
-	$(Q)tools/demo.sh $(DEMO_FLAGS)
 
 # ---------------------------------------------------------------- install
 install: lib tools
