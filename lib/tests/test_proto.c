@@ -1302,7 +1302,7 @@ struct churn {
 	struct asx_module *tcp;
 	uint32_t stop;		/* atomic */
 	int err;
-	uint64_t cycles;
+	uint64_t cycles;	/* atomic */
 };
 
 static void *churn_main(void *arg)
@@ -1312,8 +1312,9 @@ static void *churn_main(void *arg)
 
 	/* bounded: with an unfair lock it could otherwise starve the writers */
 	while (!__atomic_load_n(&ch->stop, __ATOMIC_ACQUIRE) && !ch->err &&
-	       ch->cycles < CHURN_MAX) {
-		uint16_t p = (uint16_t)(CHURN_PORT + ch->cycles % 16);
+	       __atomic_load_n(&ch->cycles, __ATOMIC_RELAXED) < CHURN_MAX) {
+		uint16_t p = (uint16_t)(CHURN_PORT +
+					__atomic_load_n(&ch->cycles, __ATOMIC_RELAXED) % 16);
 		struct asx__proto_addr a = { p, (uint16_t)(p + 100) }, b = { a.rport, a.lport };
 		struct asx_msg *m;
 		int r;
@@ -1340,7 +1341,7 @@ static void *churn_main(void *arg)
 		/* close while the segment may still be on its way: no_conn then */
 		if (asx__proto_tcp_close(ch->tcp, a) || asx__proto_tcp_close(ch->tcp, b))
 			ch->err = -ENOENT;
-		ch->cycles++;
+		__atomic_add_fetch(&ch->cycles, 1, __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
@@ -1440,6 +1441,12 @@ static void stress(enum asx_map_lock lock, int ip_thr)
 		assert_true(done || asx_now_ns() < end);
 	}
 	if (lock != ASX_MAP_NONE) {
+		/* on a loaded host the writers may be done before the churn thread
+		 * ran at all: let it finish one cycle before it is stopped */
+		end = asx_now_ns() + DEADLINE_NS;
+		while (!__atomic_load_n(&ch.cycles, __ATOMIC_ACQUIRE) &&
+		       asx_now_ns() < end)
+			usleep(1000);
 		__atomic_store_n(&ch.stop, 1, __ATOMIC_RELEASE);
 		pthread_join(ch.th, NULL);
 		assert_int_equal(ch.err, 0);

@@ -201,7 +201,8 @@ static void churn_other(struct rng *g, int self)
 	/* Often the timer whose callback runs now (not from inside it). */
 	if (self == -1 && x % 3 == 0 && ld(&running) >= 0)
 		j = ld(&running);
-	if (j < 0)
+	/* a callback can run before its scheduler has published the id */
+	if (j < 0 || !id_of(j))
 		return;
 	switch (x % 4) {
 	case 0:
