@@ -12,9 +12,12 @@
 #  - newcomer_check as root and as nobody: at once, with su still alive, and
 #    again once su is gone and everything settled; a failing check prints
 #    its step, its errno and the state (/proc/asx, ps, descriptors).
+# ASX_REPRO_SQUEEZE=1: every few seconds the hostile cgroup's memory.max
+# drops to 12M for a second, so its OOM killer kills workers mid-call.
 # Not in `make check`: about 2 minutes a round under TCG. From the top:
 #   make kmod selftests build/selftests/newcomer_check
-#   ASX_VM_KVER=6.1 tools/vm/asx-vm --timeout 3000 -- selftests/asx/hostile_repro.sh
+#   ASX_VM_KVER=6.1 tools/vm/asx-vm --timeout 3000 -- [env ASX_REPRO_SQUEEZE=1] \
+#       selftests/asx/hostile_repro.sh
 ROUNDS=${1:-8}
 SECS=${2:-60}
 B=$(pwd)/build/selftests
@@ -46,6 +49,20 @@ checks() {
 	return $r
 }
 
+# squeeze SECS: drops the hostile cgroup's memory.max now and then for SECS
+squeeze() {
+	end=$(($(cut -d. -f1 /proc/uptime) + $1))
+	while [ "$(cut -d. -f1 /proc/uptime)" -lt $end ]; do
+		sleep 3
+		for cg in /sys/fs/cgroup/asx-hostile.* /tmp/asx-cg.*/asx-hostile.*; do
+			[ -e "$cg/memory.max" ] || continue
+			echo 12M > "$cg/memory.max" 2>/dev/null
+			sleep 1
+			echo 32M > "$cg/memory.max" 2>/dev/null
+		done
+	done
+}
+
 if [ "$1" = --checks ]; then	# ASX_RANDOM_AFTER_RUN's command
 	checks "$2"
 	exit
@@ -56,6 +73,7 @@ for i in $(seq 1 "$ROUNDS"); do
 	$B/newcomer_check exec-member $((SECS + 45)) > $LOG/member 2>&1 &
 	sleep 2
 	state "round $i, the exec'd member"
+	[ -n "$ASX_REPRO_SQUEEZE" ] && squeeze $((SECS + 20)) &
 	ASX_RANDOM_AFTER_RUN="$0 --checks 'round $i after a hostile worker'" \
 		ASX_HOSTILE_SECONDS=$SECS ASX_TEST_TIMEOUT=$((SECS + 200)) \
 		$B/random_test > $LOG/random_test 2>&1
@@ -71,7 +89,7 @@ for i in $(seq 1 "$ROUNDS"); do
 	$B/limits_test -t messages_are_charged_to_the_writers_cgroup > $LOG/limits 2>&1 ||
 		{ fails=$((fails + 1)); cat $LOG/limits; }
 	checks "round $i right after limits_test, su alive" || fails=$((fails + 1))
-	wait
+	wait	# su, the squeezer
 	echo "member: $(cat $LOG/member)"
 	checks "round $i right after su exited" || fails=$((fails + 1))
 	sleep 5
