@@ -29,7 +29,10 @@
  * ASX_HOSTILE_SECONDS + 120.
  *
  * ASX_RANDOM_SEED=N repeats a run's sequences of operations (the threads'
- * interleaving is not repeatable).
+ * interleaving is not repeatable). ASX_RANDOM_AFTER_RUN=CMD runs the shell
+ * command CMD right after every hostile worker process exits, before the
+ * test waits for its Streams to be freed (selftests/asx/hostile_repro.sh
+ * checks the module there as a newcomer would); CMD failing fails the test.
  */
 #include <grp.h>
 #include <pthread.h>
@@ -831,6 +834,9 @@ TEST_TIMEOUT(hostile_user_in_a_memory_cgroup, HOSTILE_SECS + 160)
 			EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
 				TH_LOG("worker %d: status %#x", runs, status);
 		}
+		if (getenv("ASX_RANDOM_AFTER_RUN"))
+			EXPECT_EQ(system(getenv("ASX_RANDOM_AFTER_RUN")), 0)
+				TH_LOG("ASX_RANDOM_AFTER_RUN after run %d", runs);
 		/* After every run: its Streams are freed, and a new user still gets work done. */
 		EXPECT_EQ(asx_quiesce(), 0) TH_LOG("run %d", runs);
 		EXPECT_EQ(settle("streams", before[0]), before[0])
