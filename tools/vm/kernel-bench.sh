@@ -8,9 +8,11 @@
 # Runs, in the test VM of each kernel NAME of the matrix (default: 6.12 and
 # 6.12-rt; see tools/vm/asx-vm --kernels), with asx.ko built for it
 # (tools/vm/kmod-build.sh into build/kmod/VER):
-#     asx-bench --json sa-latency
-#     asx-bench --json capsule-block --activations
-#     asx-bench --json kstream
+#     asx-bench --runs 3 --json sa-latency
+#     asx-bench --runs 3 --json capsule-block --activations --rounds 5000
+#     asx-bench --runs 3 --json kstream -m 64
+# (smaller than the commands' defaults: a guest under TCG on a shared 2-CPU
+# host is slow, and each kernel runs all three in turn)
 # in --tcg multi (these want two CPUs running at once: Documentation/testing.rst),
 # with vCPU 1 offline while asx.ko patches kernel code (see below).
 # The kernels take turns, N rounds (default 2), so that a change in the host's
@@ -56,7 +58,12 @@ done
 
 out=build/kernel-bench
 mkdir -p "$out"
-bench="build/bin/asx-bench ${quick[*]} --json"
+bench="build/bin/asx-bench --json"
+if [ ${#quick[@]} -gt 0 ]; then
+	bench+=" --quick"; cb_args=; ks_args=
+else
+	bench+=" --runs 3"; cb_args="--rounds 5000"; ks_args="-m 64"
+fi
 for ((r = 1; r <= rounds; r++)); do
 	for n in "${names[@]}"; do
 		echo "$prog: round $r of $rounds on $n (${ver[$n]})" >&2
@@ -66,11 +73,12 @@ for ((r = 1; r <= rounds; r++)); do
 		# --tcg multi while both vCPUs run (Documentation/testing.rst, "Text
 		# patching under multi-threaded TCG"). Both happen with vCPU 1
 		# offline: a warm-up run before, and after the benchmarks.
-		if ! ASX_VM_KVER=${ver[$n]} tools/vm/asx-vm --tcg multi --timeout 1500 \
+		if ! ASX_VM_KVER=${ver[$n]} tools/vm/asx-vm --tcg multi --timeout 2400 \
 			--kmod "build/kmod/${ver[$n]}/kmod" -- sh -c "cpu1=/sys/devices/system/cpu/cpu1/online
 			echo 0 > \$cpu1 && build/bin/asx-bench --quick --runs 1 sa-latency >/dev/null &&
 			echo 1 > \$cpu1 || exit 1
-			$bench sa-latency && $bench capsule-block --activations && $bench kstream
+			$bench sa-latency && $bench capsule-block --activations $cb_args &&
+			$bench kstream $ks_args
 			rc=\$?; echo 0 > \$cpu1; exit \$rc" > "$out/$n-$r.raw"; then
 			echo "$prog: FAIL: the benchmarks failed on $n (see above)" >&2
 			exit 1
