@@ -31,7 +31,9 @@
 #   kmod        on each kernel of the matrix (6.1, 6.12, 6.12-rt; ASX_KERNELS="NAME..."
 #               for some): asx.ko built with warnings as errors, the selftests in the
 #               test VM booting that kernel (tools/vm/asx-vm), the libasx ones
-#               (selftests/asx/lib) also under ASan+UBSan and TSan; the runners' own
+#               (selftests/asx/lib) also under ASan+UBSan and TSan, the newcomer
+#               programs built against a staged install (tools/outsider-vm.sh:
+#               lib/tests/outsider/vm, tools/asxctl/test-asxctl.sh); the runners' own
 #               tests (tools/vm/selftest.sh, selftests/asx/run_all_selftest.sh)
 #   bcc         the bcc tools (tools/bcc) in the test VM, each against a workload
 #               with a known answer (tools/bcc/tests/run.sh); then the Debian
@@ -488,6 +490,11 @@ stage_kmod() {
 		ln -s "../asan/selftests/$t" "build/selftests-san/asan_$t"
 		ln -s "../tsan/selftests/$t" "build/selftests-san/tsan_$t"
 	done
+	# the newcomer programs (lib/tests/outsider/vm, asxctl), built like a
+	# user's against a staged install; each kernel's guest runs them
+	tools/outsider-vm.sh build build/outsider-vm 2>&1 | tee "$log/outsider-vm-build.log"
+	tally kmod "outsider builds" "$log/outsider-vm-build.log" "${PIPESTATUS[0]}" 1 \
+		outsider-vm: || fail "kmod: tools/outsider-vm.sh build ended without its summary"
 	if tools/vm/selftest.sh; then pass; else fail "kmod: VM runner self-test"; fi
 	if selftests/asx/run_all_selftest.sh; then pass; else fail "kmod: run_all.sh self-test"; fi
 	kernels=$(matrix_kernels) || { fail "kmod: the kernel matrix (see above)"; return; }
@@ -510,11 +517,14 @@ kmod_on() {
 	ASX_VM_KVER=$ver tools/vm/asx-vm --kmod "build/kmod/$ver/kmod" --timeout 600 \
 		--keep-dmesg "$log/dmesg-$name.txt" -- sh -c \
 		'selftests/asx/run_all.sh build/selftests; a=$?;
-		selftests/asx/run_all.sh build/selftests-san; b=$?; [ $a -eq 0 ] && [ $b -eq 0 ]' \
+		selftests/asx/run_all.sh build/selftests-san; b=$?;
+		tools/outsider-vm.sh run build/outsider-vm; c=$?;
+		[ $a -eq 0 ] && [ $b -eq 0 ] && [ $c -eq 0 ]' \
 		2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
-	# both sets' "selftests: N passed, N failed" lines, summed
-	if ! tally "kmod[$name]" selftests "$out" "$rc" 2 selftests:; then
+	# both sets' "selftests: N passed, N failed" lines and the outsider
+	# programs' "outsider-vm: ..." line, summed
+	if ! tally "kmod[$name]" selftests "$out" "$rc" 3 selftests: outsider-vm:; then
 		# CI may show only the end of the output: say here where it stopped.
 		bin=$(sed -n 's/^# selftests: asx: //p' "$out" | tail -n 1)
 		# kselftest_harness.h's "#  RUN           FIXTURE.TEST ..."
