@@ -669,6 +669,14 @@ static void span(void)
 	asx_stream_close(s);
 }
 
+static const struct {
+	const char *name;
+	void (*run)(void);
+} parts[] = {
+	{ "config", config }, { "loop", loop }, { "water", water },
+	{ "pipe", pipe_pair }, { "mux", mux }, { "span", span },
+};
+
 int main(void)
 {
 	struct objects base;
@@ -681,24 +689,11 @@ int main(void)
 	}
 	/* before this program opens anything */
 	read_objects(&base);
-	config();
-	objects_back_to(&base, "config");
-	printf("ok: config\n");
-	loop();
-	objects_back_to(&base, "loop");
-	printf("ok: loop\n");
-	water();
-	objects_back_to(&base, "water");
-	printf("ok: water\n");
-	pipe_pair();
-	objects_back_to(&base, "pipe");
-	printf("ok: pipe\n");
-	mux();
-	objects_back_to(&base, "mux");
-	printf("ok: mux\n");
-	span();
-	objects_back_to(&base, "span");
-	printf("ok: span\n");
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		parts[i].run();
+		objects_back_to(&base, parts[i].name);
+		printf("ok: %s\n", parts[i].name);
+	}
 	if (soft_failures) {
 		printf("kstream: %d check(s) failed (FAIL lines above)\n", soft_failures);
 		return 1;
