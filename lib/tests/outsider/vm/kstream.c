@@ -156,6 +156,139 @@ static void config(void)
 	asx_kstream_close(mux);
 }
 
+/* ---------------------------------------------------------------- the other wrappers */
+
+static void put_bytes(struct asx_kstream *ks, const char *ctl, const char *data,
+		      unsigned int band)
+{
+	struct asx_kstream_part c = { (void *)ctl, 0, ctl ? (int32_t)strlen(ctl) : -1 };
+	struct asx_kstream_part d = { (void *)data, 0, data ? (int32_t)strlen(data) : -1 };
+
+	CHECK0(asx_kstream_putmsg(ks, ctl ? &c : NULL, data ? &d : NULL, 0, band));
+}
+
+static void wrappers(void)
+{
+	char names[2][ASX_KSTREAM_NAME_MAX], drv[ASX_KSTREAM_NAME_MAX], cb[32], db[32];
+	struct asx_kstream_part ctl = { cb, sizeof(cb), 0 }, data = { db, sizeof(db), 0 };
+	struct asx_kstream *ks, *other, *att;
+	unsigned int flags, band;
+	uint32_t msgs;
+	int fd, r;
+
+	ERRNO(asx_kstream_open(&ks, NULL, 0x100), -EINVAL);
+	CHECK0(asx_kstream_open(&ks, NULL, ASX_KSTREAM_NONBLOCK));
+	/* nothing there: EAGAIN; peek 0 */
+	flags = ASX_MSG_ANY;
+	ERRNO(asx_kstream_getmsg(ks, &ctl, &data, &flags, NULL), -EAGAIN);
+	flags = ASX_MSG_ANY;
+	ERRNO(asx_kstream_peek(ks, &ctl, &data, &flags, NULL), 0);
+	/* LIST with fewer entries than modules: the depth, only @n stored */
+	CHECK0(asx_kstream_push(ks, "count"));
+	CHECK0(asx_kstream_push(ks, "pass"));
+	CHECK0(asx_kstream_push(ks, "csum"));
+	memset(names, 0, sizeof(names));
+	CHECK(asx_kstream_list(ks, names, 2, drv) == 3);
+	CHECK(!strcmp(names[0], "csum") && !strcmp(names[1], "pass") && !strcmp(drv, "loop"));
+	CHECK0(asx_kstream_pop(ks, "csum"));
+	CHECK0(asx_kstream_pop(ks, "pass"));
+	/* PEEK leaves the message; GETMSG then takes it */
+	put_bytes(ks, "c1", "d1", 0);
+	flags = ASX_MSG_ANY;
+	CHECK(asx_kstream_peek(ks, &ctl, &data, &flags, NULL) == 1);
+	CHECK(ctl.len == 2 && data.len == 2 && !memcmp(cb, "c1", 2));
+	CHECK0(asx_kstream_nread(ks, &msgs, NULL, NULL));
+	CHECK(msgs == 1);
+	/* a part that does not fit: cut, MORE*, the rest stays at the front */
+	put_bytes(ks, NULL, "0123456789", 0);
+	flags = ASX_MSG_ANY;
+	CHECK(asx_kstream_getmsg(ks, &ctl, &data, &flags, NULL) == 0);	/* c1/d1 */
+	data.maxlen = 4;
+	flags = ASX_MSG_ANY;
+	CHECK(asx_kstream_getmsg(ks, &ctl, &data, &flags, NULL) == ASX_MOREDATA);
+	CHECK(ctl.len == -1 && data.len == 4 && !memcmp(db, "0123", 4));
+	data.maxlen = sizeof(db);
+	flags = ASX_MSG_ANY;
+	CHECK(asx_kstream_getmsg(ks, &ctl, &data, &flags, NULL) == 0);
+	CHECK(data.len == 6 && !memcmp(db, "456789", 6));
+	/* ASX_MSG_BAND: only band >= 2 */
+	put_bytes(ks, NULL, "b0", 0);
+	put_bytes(ks, NULL, "b1", 1);
+	put_bytes(ks, NULL, "b3", 3);
+	flags = ASX_MSG_BAND;
+	band = 2;
+	CHECK(asx_kstream_getmsg(ks, &ctl, &data, &flags, &band) == 0);
+	CHECK(band == 3 && data.len == 2 && !memcmp(db, "b3", 2));
+	flags = ASX_MSG_BAND;
+	band = 2;
+	ERRNO(asx_kstream_getmsg(ks, &ctl, &data, &flags, &band), -EAGAIN);
+	/* FLUSH of band 1 only, then of everything read-side */
+	CHECK0(asx_kstream_flush(ks, ASX_STREAM_FLUSHR | ASX_STREAM_FLUSHBAND, 1));
+	CHECK0(asx_kstream_nread(ks, &msgs, NULL, NULL));
+	CHECK(msgs == 1);
+	CHECK0(asx_kstream_flush(ks, ASX_STREAM_FLUSHRW, 0));
+	CHECK0(asx_kstream_nread(ks, &msgs, NULL, NULL));
+	CHECK(msgs == 0);
+	ERRNO(asx_kstream_flush(ks, 0x80, 0), -EINVAL);
+	/* read and write options */
+	CHECK(asx_kstream_get_rdopt(ks) == (ASX_RNORM | ASX_RPROTNORM));
+	CHECK0(asx_kstream_set_rdopt(ks, ASX_RMSGN | ASX_RPROTDAT));
+	CHECK(asx_kstream_get_rdopt(ks) == (ASX_RMSGN | ASX_RPROTDAT));
+	CHECK(asx_kstream_get_wropt(ks) == 0);
+	CHECK0(asx_kstream_set_wropt(ks, ASX_SNDZERO));
+	CHECK(asx_kstream_get_wropt(ks) == ASX_SNDZERO);
+	fd = asx_kstream_fd(ks);
+	CHECK(write(fd, "", 0) == 0);
+	CHECK0(asx_kstream_nread(ks, &msgs, NULL, NULL));
+	CHECK(msgs == 1);			/* the zero-length message */
+	CHECK(read(fd, db, sizeof(db)) == 0);
+	put_bytes(ks, "P", "data", 0);		/* RPROTDAT: control part as data */
+	CHECK(read(fd, db, sizeof(db)) == 5 && !memcmp(db, "Pdata", 5));
+	/* STR: the count module answers; with nobody to answer, EINVAL */
+	{
+		struct asx_count_stats cs;
+
+		CHECK(asx_kstream_str(ks, ASX_STR_COUNT_GET, &cs, 0, sizeof(cs), 0) ==
+		      sizeof(cs));
+		ERRNO(asx_kstream_str(ks, 0x12345678, NULL, 0, 0, 0), -EINVAL);
+	}
+	/* hold keeps STR commands too: ETIME after the timeout */
+	CHECK0(asx_kstream_push(ks, "hold"));
+	ERRNO(asx_kstream_str(ks, ASX_STR_COUNT_GET, db, 0, sizeof(db), 200), -ETIME);
+	CHECK0(asx_kstream_str(ks, ASX_STR_HOLD_RELEASE, NULL, 0, 0, 0));
+	/* kmod.rst: PIPE needs the loop driver (modules may be there); once a
+	 * pipe end, never again */
+	ERRNO(asx_kstream_pipe(ks, &other, 0x100), -EINVAL);
+	CHECK0(asx_kstream_pipe(ks, &other, ASX_KSTREAM_NONBLOCK));
+	{
+		struct asx_kstream *again;
+
+		ERRNO(asx_kstream_pipe(ks, &again, 0), -EBUSY);
+		ERRNO(asx_kstream_pipe(other, &again, 0), -EBUSY);
+		ERRNO(asx_kstream_set_driver(other, "mux"), -EBUSY);
+	}
+	put_bytes(other, NULL, "across", 0);
+	CHECK(read(fd, db, sizeof(db)) == 6 && !memcmp(db, "across", 6));
+	asx_kstream_close(other);
+	/* attach and detach: the descriptor stays open and usable */
+	CHECK0(asx_kstream_attach(&att, fd, false));
+	CHECK(asx_kstream_list(att, NULL, 0, NULL) == 2);
+	CHECK(asx_kstream_detach(att) == fd);
+	ERRNO(asx_kstream_attach(&att, -1, false), -EBADF);
+	ERRNO(asx_kstream_detach(NULL), -EINVAL);
+	CHECK(asx_kstream_fd(NULL) == -EINVAL);
+	r = asx_kstream_list(ks, NULL, 0, NULL);
+	CHECK(r == 2);
+	asx_kstream_close(ks);
+	CHECK0(asx_kstream_open(&ks, NULL, 0));
+	ERRNO(asx_kstream_set_driver(ks, "pipe"), -ENOENT);	/* pipes come from PIPE */
+	CHECK0(asx_kstream_set_driver(ks, "null"));
+	put_bytes(ks, NULL, "gone", 0);				/* a sink */
+	CHECK0(asx_kstream_nread(ks, &msgs, NULL, NULL));
+	CHECK(msgs == 0);
+	asx_kstream_close(ks);
+}
+
 /* ---------------------------------------------------------------- loop */
 
 struct rec {
@@ -673,7 +806,7 @@ static const struct {
 	const char *name;
 	void (*run)(void);
 } parts[] = {
-	{ "config", config }, { "loop", loop }, { "water", water },
+	{ "config", config }, { "wrappers", wrappers }, { "loop", loop }, { "water", water },
 	{ "pipe", pipe_pair }, { "mux", mux }, { "span", span },
 };
 
