@@ -12,7 +12,8 @@
  *               2 x ROUNDS acquisitions, exactly ROUNDS contended
  *   queue       MESSAGES messages of 100 bytes through an asx_msgq from a
  *               producer to a slower consumer (high water 400 bytes, so the
- *               producer waits on a full queue)
+ *               producer waits on a full queue; 2 ms sleeps every second
+ *               message, so that the run spans several of a tool's intervals)
  *   sleeps      a thread sleeping SLEEPS times 2 ms, reading its own
  *               context switches with getrusage(RUSAGE_THREAD)
  *
@@ -149,8 +150,8 @@ static long queue_run(void)
 			die("a message came out changed or out of order");
 		got += (long)asx_msg_length(m);
 		asx_msg_free_chain(m);
-		if (i % 10 == 0)
-			sleep_ms(1);		/* slower than the producer */
+		if (i % 2 == 0)
+			sleep_ms(2);		/* slower than the producer: 4 s or more */
 	}
 	pthread_join(t, NULL);
 	return got;

@@ -7,12 +7,15 @@ Documentation/bcc.rst and the man pages, with the answers it knows.
 Usage: test-newcomer.py NEWCOMER
 
 The three tools attach to one run at once (`-p PID -j`, bcc compiling each
-once: the cheapest in the emulated VM) and end with it. Checked:
+once: the cheapest in the emulated VM) and end with it; asx-qlat prints a
+table every second (`-T 1`), the others one at the end. Checked:
 
   - asx-lockstat: the program's asx_mutex row: acquisitions and contended
     acquisitions exactly (2 x ROUNDS, ROUNDS);
-  - asx-qlat: the program's asx_msgq row: messages in and out and bytes in
-    and out exactly, and at least one wait on a full queue;
+  - asx-qlat: the program's asx_msgq rows summed over every interval's
+    table: messages in and out and bytes in and out exactly (nothing lost
+    between two tables), at least one wait on a full queue; tables before
+    the last not final, the last final;
   - asx-ctxsw: the sleeping thread's voluntary switches within 3 of its own
     getrusage(RUSAGE_THREAD) and at least half its sleeps; the process's
     messages through asx_msgq (--per msgq) exactly.
@@ -20,6 +23,7 @@ once: the cheapest in the emulated VM) and end with it. Checked:
 Prints ok/not ok lines and "bcc: N passed, N failed".
 """
 
+import json
 import os
 import sys
 
@@ -27,14 +31,14 @@ import bcctest
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 TOOLS = os.path.join(HERE, "..")
-ROUNDS, MESSAGES, SLEEPS = 20, 400, 50
+ROUNDS, MESSAGES, SLEEPS = 20, 4000, 50
 
 
 def run(prog):
     wl = bcctest.start_workload([prog, str(ROUNDS), str(MESSAGES), str(SLEEPS)])
     tools = {}
     try:
-        for name, extra in (("asx-lockstat", []), ("asx-qlat", []),
+        for name, extra in (("asx-lockstat", []), ("asx-qlat", ["-T", "1"]),
                             ("asx-ctxsw", ["--per", "msgq"])):
             tools[name] = bcctest.start_tool(
                 [os.path.join(TOOLS, name), "-p", str(wl.pid), "-j"] + extra,
@@ -57,6 +61,7 @@ def run(prog):
             got[name] = bcctest.last_json(tout)
         except bcctest.Fail as e:
             raise bcctest.Fail("%s (exit %s): %s" % (name, t.returncode, e))
+        got[name]["all"] = [json.loads(line) for line in tout.splitlines() if line.strip()]
     return want, got
 
 
@@ -76,14 +81,19 @@ def check_lockstat(want, final):
 
 
 def check_qlat(want, final):
-    rows = [r for r in final["queues"] if r["queue"] == want["msgq"]]
-    print("#   asx-qlat: %s; the program: %d messages, %d bytes"
-          % (rows and {k: rows[0][k] for k in ("kind", "enqueued", "dequeued", "bytes_in",
-                                                "bytes_out", "full_waits")},
-             want["messages"], want["bytes"]))
-    if len(rows) != 1:
-        return ["%d rows for the queue %s" % (len(rows), want["msgq"])]
-    r, errs = rows[0], []
+    tables = final["all"]
+    rows = [r for t in tables for r in t["queues"] if r["queue"] == want["msgq"]]
+    errs = []
+    if [t["final"] for t in tables] != [False] * (len(tables) - 1) + [True]:
+        errs.append("final flags %s" % [t["final"] for t in tables])
+    if not rows:
+        return errs + ["no row for the queue %s" % want["msgq"]]
+    if any(r["kind"] != "msgq" for r in rows):
+        errs.append("kinds %s" % sorted(set(r["kind"] for r in rows)))
+    r = {k: sum(x[k] for x in rows) for k in ("enqueued", "dequeued", "bytes_in",
+                                              "bytes_out", "full_waits")}
+    print("#   asx-qlat: %d tables, %d with the queue, summed %s; the program: %d messages, "
+          "%d bytes" % (len(tables), len(rows), r, want["messages"], want["bytes"]))
     for k, v in (("enqueued", want["messages"]), ("dequeued", want["messages"]),
                  ("bytes_in", want["bytes"]), ("bytes_out", want["bytes"])):
         if r[k] != v:
