@@ -120,6 +120,7 @@ MANS        := $(sort $(wildcard tools/man/*.[1-8]) $(BCC_MANS) $(GEN_MANS))
 LOCKLOAD    := $(O)/bcc/lockload
 CTXLOAD     := $(O)/bcc/ctxload
 QLOAD       := $(O)/bcc/qload
+NEWCOMER    := $(O)/bcc/newcomer
 
 # ---------------------------------------------------------------- fuzzing
 # lib/fuzz/fuzz_<name>.c each define LLVMFuzzerTestOneInput.  `make fuzz`
@@ -174,7 +175,7 @@ all: lib tools selftests kmod
 lib: $(LIB_SO) $(LIB_A) $(O)/lib/libasx.so $(O)/lib/libasx.pc
 tools: $(BENCH) $(TTCP) $(ASXCTL) $(ASXD) $(SVC_SOS) $(O)/asxd/asxd.service $(O)/asxd/svc.conf \
        $(ASXD_TEST_SOS) $(GEN_MANS)
-bcc-tests: $(LOCKLOAD) $(CTXLOAD) $(QLOAD)
+bcc-tests: $(LOCKLOAD) $(CTXLOAD) $(QLOAD) $(NEWCOMER)
 bench: $(BENCH)
 tests: $(TEST_BINS)
 selftests: $(SELFTEST_BINS)

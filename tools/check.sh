@@ -31,7 +31,9 @@
 #   kmod        on each kernel of the matrix (6.1, 6.12, 6.12-rt; ASX_KERNELS="NAME..."
 #               for some): asx.ko built with warnings as errors, the selftests in the
 #               test VM booting that kernel (tools/vm/asx-vm), the libasx ones
-#               (selftests/asx/lib) also under ASan+UBSan and TSan; the runners' own
+#               (selftests/asx/lib) also under ASan+UBSan and TSan, the newcomer
+#               programs built against a staged install (tools/outsider-vm.sh:
+#               lib/tests/outsider/vm, tools/asxctl/test-asxctl.sh); the runners' own
 #               tests (tools/vm/selftest.sh, selftests/asx/run_all_selftest.sh)
 #   bcc         the bcc tools (tools/bcc) in the test VM, each against a workload
 #               with a known answer (tools/bcc/tests/run.sh); then the Debian
@@ -500,20 +502,29 @@ stage_kmod() {
 		ln -s "../asan/selftests/$t" "build/selftests-san/asan_$t"
 		ln -s "../tsan/selftests/$t" "build/selftests-san/tsan_$t"
 	done
+	# the newcomer programs (lib/tests/outsider/vm, asxctl), built like a
+	# user's against a staged install; each kernel's guest runs them
+	tools/outsider-vm.sh build build/outsider-vm 2>&1 | tee "$log/outsider-vm-build.log"
+	tally kmod "outsider builds" "$log/outsider-vm-build.log" "${PIPESTATUS[0]}" 1 \
+		outsider-vm: || fail "kmod: tools/outsider-vm.sh build ended without its summary"
 	if tools/vm/selftest.sh; then pass; else fail "kmod: VM runner self-test"; fi
 	if selftests/asx/run_all_selftest.sh; then pass; else fail "kmod: run_all.sh self-test"; fi
 	kernels=$(matrix_kernels) || { fail "kmod: the kernel matrix (see above)"; return; }
+	# asxctl's script is user space: the first kernel's guest runs it (~80 s
+	# under TCG), the others the kernel programs only
+	local only=
 	while read -r name ver; do
-		kmod_on "$name" "$ver"
+		kmod_on "$name" "$ver" $only
+		only=--programs-only
 	done <<<"$kernels"
 }
 
-# kmod_on NAME VER: asx.ko built for VER (warnings are errors), and both
+# kmod_on NAME VER [--programs-only]: asx.ko built for VER (warnings are errors), and both
 # selftest sets in a VM that boots it. Each kernel's run is about 3 minutes
 # on an idle 2-CPU host (Documentation/testing.rst); a hung guest should not
 # hold CI for asx-vm's default 900 s.
 kmod_on() {
-	local name=$1 ver=$2 out=$log/selftests-$1.log rc bin test
+	local name=$1 ver=$2 only=${3:-} out=$log/selftests-$1.log rc bin test
 	note "asx.ko on $name ($ver)"
 	if ! tools/vm/kmod-build.sh --werror "/lib/modules/$ver/build" "build/kmod/$ver"; then
 		fail "kmod[$name]: asx.ko does not build for $ver"
@@ -522,11 +533,14 @@ kmod_on() {
 	ASX_VM_KVER=$ver tools/vm/asx-vm --kmod "build/kmod/$ver/kmod" --timeout 600 \
 		--keep-dmesg "$log/dmesg-$name.txt" -- sh -c \
 		'selftests/asx/run_all.sh build/selftests; a=$?;
-		selftests/asx/run_all.sh build/selftests-san; b=$?; [ $a -eq 0 ] && [ $b -eq 0 ]' \
+		selftests/asx/run_all.sh build/selftests-san; b=$?;
+		tools/outsider-vm.sh run build/outsider-vm '"$only"'; c=$?;
+		[ $a -eq 0 ] && [ $b -eq 0 ] && [ $c -eq 0 ]' \
 		2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
-	# both sets' "selftests: N passed, N failed" lines, summed
-	if ! tally "kmod[$name]" selftests "$out" "$rc" 2 selftests:; then
+	# both sets' "selftests: N passed, N failed" lines and the outsider
+	# programs' "outsider-vm: ..." line, summed
+	if ! tally "kmod[$name]" selftests "$out" "$rc" 3 selftests: outsider-vm:; then
 		# CI may show only the end of the output: say here where it stopped.
 		bin=$(sed -n 's/^# selftests: asx: //p' "$out" | tail -n 1)
 		# kselftest_harness.h's "#  RUN           FIXTURE.TEST ..."

@@ -16,11 +16,13 @@
  * pop      open a Stream, push MODULEs, then pop them one by one, listing the
  *          Stream after each pop
  *
- * Documentation/asxctl.rst has examples. Exit status: 0, 1 on an error, 2 on
- * a usage error.
+ * Documentation/asxctl.rst has examples. Exit status: 0, 1 on an error (a
+ * message of push that does not come back within 10 s included), 2 on a
+ * usage error, 3 when svc cannot reach asxd or it does not answer in time.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +40,8 @@ static void usage(FILE *f)
 	fputs("usage: asxctl streams | stats | modules | version\n"
 	      "       asxctl push [-n MSGS] MODULE...\n"
 	      "       asxctl pop MODULE...\n"
-	      "       asxctl svc [-s SOCKET] list | reload | suspend NAME | resume NAME | remove NAME\n", f);
+	      "       asxctl svc [-s SOCKET] [-t SECONDS] list | reload | suspend NAME | resume NAME |\n"
+	      "                  remove NAME\n", f);
 }
 
 static int cat(const char *name)
@@ -179,6 +182,25 @@ static int show_queues(struct asx_kstream *ks)
 	}
 }
 
+/* How long `push` waits for each message to come back round the loop. */
+#define BACK_TIMEOUT_MS	10000
+
+/* read() once @fd is readable: bytes, -1 (errno), -2 nothing within BACK_TIMEOUT_MS. */
+static ssize_t read_back(int fd, void *buf, size_t len)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int r;
+
+	do
+		r = poll(&p, 1, BACK_TIMEOUT_MS);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -1;
+	if (r == 0)
+		return -2;
+	return read(fd, buf, len);
+}
+
 /* Push argv[from..argc-1]; 0, or 1 after saying why. */
 static int push_all(struct asx_kstream *ks, int from, int argc, char **argv)
 {
@@ -202,9 +224,18 @@ static int push(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "n:h")) != -1) {
 		switch (opt) {
-		case 'n':
-			n = strtol(optarg, NULL, 0);
+		case 'n': {
+			char *end;
+
+			errno = 0;
+			n = strtol(optarg, &end, 0);
+			if (errno || end == optarg || *end || n < 0) {
+				fprintf(stderr, "asxctl push: -n takes a count of messages, not '%s'\n",
+					optarg);
+				return 2;
+			}
 			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -235,8 +266,12 @@ static int push(int argc, char **argv)
 			ret = 1;
 			break;
 		}
-		r = read(fd, got, sizeof(got));
-		if (r < 0) {
+		r = read_back(fd, got, sizeof(got));
+		if (r == -2) {
+			fprintf(stderr, "asxctl: message %ld did not come back within %d s "
+				"(a module holds it?)\n", i, BACK_TIMEOUT_MS / 1000);
+			ret = 1;
+		} else if (r < 0) {
 			fprintf(stderr, "asxctl: read: %s\n", strerror(errno));
 			ret = 1;
 		} else if (r != len || memcmp(buf, got, len)) {
@@ -255,6 +290,10 @@ static int pop(int argc, char **argv)
 	struct asx_kstream *ks;
 	int r, ret = 0;
 
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return 0;
+	}
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

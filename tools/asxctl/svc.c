@@ -9,17 +9,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "../asxd/svcproto.h"
 #include "asxctl.h"
 
+/* How long to wait for asxd's answer unless -t says otherwise. */
+#define SVC_TIMEOUT_S	30
+
 static void svc_usage(FILE *f)
 {
-	fputs("usage: asxctl svc [-s SOCKET] list | reload | suspend NAME | resume NAME | remove NAME\n"
-	      "  -s SOCKET  asxd's control socket (default: $ASXD_SOCKET, else\n"
-	      "             /run/asx/asxd.sock if it exists, else $XDG_RUNTIME_DIR/asxd.sock)\n", f);
+	fputs("usage: asxctl svc [-s SOCKET] [-t SECONDS] list | reload | suspend NAME | resume NAME |\n"
+	      "                  remove NAME\n"
+	      "  -s SOCKET   asxd's control socket (default: $ASXD_SOCKET, else\n"
+	      "              /run/asx/asxd.sock if it exists, else $XDG_RUNTIME_DIR/asxd.sock)\n"
+	      "  -t SECONDS  give up when asxd has not answered in that time (default 30)\n", f);
 }
 
 static const char *find_socket(char *buf, size_t n)
@@ -69,14 +75,34 @@ int asxctl_svc(int argc, char **argv)
 	const char *sock = NULL, *cmd, *name = NULL;
 	size_t len = 0, cap = 0;
 	int i = 1, fd, ret = 0;
+	long timeout = SVC_TIMEOUT_S;
+	struct timeval tv;
 
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		svc_usage(stdout);
 		return 0;
 	}
-	if (argc > 2 && !strcmp(argv[1], "-s")) {
-		sock = argv[2];
-		i = 3;
+	while (i < argc && (!strcmp(argv[i], "-s") || !strcmp(argv[i], "-t"))) {
+		char *end;
+
+		if (i + 1 >= argc) {
+			fprintf(stderr, "asxctl svc: %s needs an argument (asxctl svc --help)\n",
+				argv[i]);
+			return 2;
+		}
+		if (argv[i][1] == 's') {
+			sock = argv[i + 1];
+		} else {
+			errno = 0;
+			timeout = strtol(argv[i + 1], &end, 10);
+			if (errno || end == argv[i + 1] || *end || timeout <= 0 ||
+			    timeout > 86400) {
+				fprintf(stderr, "asxctl svc: -t takes seconds (1-86400), not '%s'\n",
+					argv[i + 1]);
+				return 2;
+			}
+		}
+		i += 2;
 	}
 	if (i >= argc) {
 		svc_usage(stderr);
@@ -110,6 +136,14 @@ int asxctl_svc(int argc, char **argv)
 	}
 	strcpy(a.sun_path, sock);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* a wedged asxd must not wedge its caller: connect (its backlog full),
+	 * send and receive are bounded */
+	tv.tv_sec = timeout;
+	tv.tv_usec = 0;
+	if (fd >= 0) {
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	}
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a))) {
 		fprintf(stderr, "asxctl svc: cannot reach asxd at %s: %s\n", sock, strerror(errno));
 		if (fd >= 0)
@@ -140,6 +174,15 @@ int asxctl_svc(int argc, char **argv)
 			cap += 65536;
 		}
 		got = recv(fd, resp + len, cap - len - 1, 0);
+		if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			fprintf(stderr, "asxctl svc: no answer from asxd at %s within %ld s "
+				"(asxctl svc -t SECONDS to wait longer)\n", sock, timeout);
+			free(resp);
+			close(fd);
+			return 3;
+		}
+		if (got < 0 && errno == EINTR)
+			continue;
 		if (got <= 0)
 			break;
 		len += (size_t)got;

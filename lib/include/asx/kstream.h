@@ -188,8 +188,9 @@ ASX_API int asx_kstream_link(struct asx_kstream *ks, struct asx_kstream *lower, 
 /* UNLINK the lower Stream @id (ASX_MUX_ALL: every one). */
 ASX_API int asx_kstream_unlink(struct asx_kstream *ks, uint32_t id);
 /*
- * Make the fresh Stream @ks a pipe end; *@other is a new handle owning
- * the other end (@flags: ASX_KSTREAM_NONBLOCK for it).
+ * Make @ks, which must still have the loop driver (modules may be pushed),
+ * a pipe end; *@other is a new handle owning the other end (@flags:
+ * ASX_KSTREAM_NONBLOCK for it).  -EBUSY: already a pipe end, a mux, linked.
  */
 ASX_API int asx_kstream_pipe(struct asx_kstream *ks, struct asx_kstream **other,
 			     unsigned int flags);

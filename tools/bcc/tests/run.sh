@@ -48,6 +48,7 @@ run asx-lockstat "$here/test-lockstat.py" "$dir/lockload"
 run asx-ctxsw "$here/test-ctxsw.py" "$dir/ctxload"
 run asx-qlat "$here/test-qlat.py" "$dir/qload"
 run asx-salat "$here/test-salat.py" "$bin/asx-bench"
+run newcomer "$here/test-newcomer.py" "$dir/newcomer"
 run cli "$here/test-cli.sh" "$here/.."
 echo "bcc total: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+#
+# outsider-vm.sh - the newcomer programs that need asx.ko, built like a
+# user's and run in the test VM (`tools/check.sh kmod` runs both halves).
+#
+#   tools/outsider-vm.sh build DIR   (host) `make install DESTDIR=DIR/stage
+#                                    PREFIX=/usr`, then each
+#                                    lib/tests/outsider/vm/*.c compiled with
+#                                    only `pkg-config --cflags --libs libasx`
+#                                    (PKG_CONFIG_PATH and PKG_CONFIG_SYSROOT_DIR
+#                                    pointing into the staged tree) into DIR/bin
+#   tools/outsider-vm.sh run DIR [--programs-only]
+#                                    (guest, as root, asx.ko loaded) each
+#                                    program of DIR/bin against the staged
+#                                    libasx, then (unless --programs-only)
+#                                    tools/asxctl/test-asxctl.sh with the
+#                                    staged asxctl
+#
+# Each prints "ok: NAME" or "FAIL: NAME"; the last line is
+# "outsider-vm: N passed, N failed" (a program that finds no /dev/asx
+# exits 4 and fails: nothing skipped counts as a pass).
+set -uo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+mode=${1:-}
+dir=${2:-}
+if [ -z "$dir" ] || { [ "$mode" != build ] && [ "$mode" != run ]; }; then
+	sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'
+	exit 2
+fi
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+stage=$dir/stage
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok: $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL: $1"; }
+
+if [ "$mode" = build ]; then
+	rm -rf "$stage" "$dir/bin"
+	mkdir -p "$dir/bin"
+	if ! make -s -C "$top" install DESTDIR="$stage" PREFIX=/usr >"$dir/install.log" 2>&1; then
+		cat "$dir/install.log"
+		bad "make install DESTDIR=$stage PREFIX=/usr"
+	else
+		export PKG_CONFIG_PATH=$stage/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$stage
+		read -r -a cflags <<<"$(pkg-config --cflags libasx)"
+		read -r -a libs <<<"$(pkg-config --libs libasx)"
+		for src in "$top"/lib/tests/outsider/vm/*.c; do
+			name=$(basename "$src" .c)
+			if ${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
+				-pthread "${cflags[@]}" -o "$dir/bin/$name" "$src" "${libs[@]}" \
+				>"$dir/$name.log" 2>&1; then
+				ok "build outsider/vm/$name.c against the staged libasx"
+			else
+				cat "$dir/$name.log"
+				bad "build outsider/vm/$name.c"
+			fi
+		done
+	fi
+	echo "outsider-vm: $passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+fi
+
+export LD_LIBRARY_PATH=$stage/usr/lib
+for bin in "$dir"/bin/*; do
+	name=$(basename "$bin")
+	echo "# outsider/vm/$name"
+	t0=$SECONDS
+	timeout -k 5 300 "$bin"
+	rc=$?
+	echo "# outsider/vm/$name: exit $rc after $((SECONDS - t0)) s"
+	if [ $rc -eq 0 ]; then ok "outsider/vm/$name"; else bad "outsider/vm/$name (exit $rc)"; fi
+done
+[ -n "${bin:-}" ] && [ -e "$bin" ] || bad "no program in $dir/bin (tools/outsider-vm.sh build $dir)"
+if [ "${3:-}" = --programs-only ]; then
+	echo "outsider-vm: $passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+fi
+echo "# asxctl (tools/asxctl/test-asxctl.sh)"
+out=$(mktemp)
+"$top/tools/asxctl/test-asxctl.sh" "$stage/usr/bin/asxctl" 2>&1 | tee "$out"
+read -r p f < <(sed -n 's/^asxctl-test: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$out")
+rm -f "$out"
+if [ -z "${p:-}" ]; then
+	bad "test-asxctl.sh ended without its summary"
+else
+	passed=$((passed + p))
+	failed=$((failed + f))
+fi
+echo "outsider-vm: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
