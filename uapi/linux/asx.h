@@ -250,8 +250,8 @@ struct asx_opt {
  * struct asx_nread - NREAD argument
  * @size:     in: sizeof(struct asx_nread)
  * @msgs:     out: messages queued at the Stream head
- * @first:    out: data bytes of the first message
- * @bytes:    out: data bytes of all messages
+ * @first:    out: bytes of the first message (control and data parts)
+ * @bytes:    out: bytes of all messages (control and data parts)
  * @reserved: in: must be 0
  */
 struct asx_nread {
@@ -377,9 +377,9 @@ struct asx_strioctl {
 /**
  * struct asx_count_stats - reply to ASX_STR_COUNT_GET
  * @rmsgs:  messages that went up
- * @rbytes: data bytes that went up
+ * @rbytes: bytes that went up (control and data parts)
  * @wmsgs:  messages that went down
- * @wbytes: data bytes that went down
+ * @wbytes: bytes that went down (control and data parts)
  */
 struct asx_count_stats {
 	__aligned_u64 rmsgs;

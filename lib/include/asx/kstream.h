@@ -161,7 +161,7 @@ ASX_API int asx_kstream_get_rdopt(struct asx_kstream *ks);
 /* SWROPT / GWROPT (ASX_SNDZERO). */
 ASX_API int asx_kstream_set_wropt(struct asx_kstream *ks, unsigned int opt);
 ASX_API int asx_kstream_get_wropt(struct asx_kstream *ks);
-/* NREAD: messages, data bytes of the first, of all at the head (any may be NULL). */
+/* NREAD: messages, bytes (control and data) of the first, of all at the head (any may be NULL). */
 ASX_API int asx_kstream_nread(struct asx_kstream *ks, uint32_t *msgs, uint64_t *first,
 			      uint64_t *bytes);
 /* SETWM / GETWM of the queue at @level (0 head, 1.. modules, ASX_LEVEL_DRIVER), @side. */
