@@ -100,8 +100,7 @@ for f in "${fragments[@]}"; do
 	[ -r "$f" ] || die "$f missing"
 done
 [ -r "$tarball" ] || die "$tarball not found; install Debian's $srcpkg" \
-	"(apt-get install $srcpkg; Debian 12 has linux-source-6.12 in bookworm-backports" \
-	"and its security updates)"
+	"(apt-get install $srcpkg; Debian 12 has linux-source-6.12 in bookworm-security)"
 
 # The key: the source package's version (else the tarball's size and date),
 # the fragment and the compiler.
