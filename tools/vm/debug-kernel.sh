@@ -299,6 +299,16 @@ if ! { kmake bzImage && kmake modules_prepare; } >> "$log" 2>&1; then
 	echo "$prog: FAIL: the kernel build failed after $((SECONDS - start))s (log: $log)" >&2
 	exit 1
 fi
+# asx.ko resolves its symbols against Module.symvers. 6.1's modpost writes it
+# when it links vmlinux; 6.12's writes vmlinux.symvers there and
+# Module.symvers only in `make modules` (vmlinux.symvers and the in-tree
+# modules' symbols), and no in-tree module is built here.
+if [ ! -s "$tree/Module.symvers" ]; then
+	cp "$tree/vmlinux.symvers" "$tree/Module.symvers" || {
+		echo "$prog: FAIL: neither Module.symvers nor vmlinux.symvers in $tree" >&2
+		exit 1
+	}
+fi
 release=$(make -s -C "$tree" kernelrelease 2>/dev/null)
 took=$((SECONDS - start))
 echo "$hash $release built in ${took}s on $(date -u +%Y-%m-%dT%H:%MZ)" > "$dir/done"
