@@ -12,7 +12,8 @@
 #                     matrix, the install test
 #   make check-kernels  the kernel selftests alone (KERNELS="6.12 6.12-rt": some)
 #   make check-debug  the kernel selftests in a debug kernel (KASAN, lockdep,
-#                     kmemleak, ...; not in `check`: the kernel's first build is long)
+#                     kmemleak, ...; not in `check`: the kernel's first build is long);
+#                     DEBUG_KERNEL=6.12 or 6.12-rt (PREEMPT_RT) instead of 6.1
 #   make demo         build everything, run the benchmark suite, write build/demo/report.html
 #                     (DEMO_FLAGS=--quick or --full, --runs N: passed to tools/demo.sh)
 #   make bench        build build/bin/asx-bench
@@ -407,8 +408,9 @@ check-install:
 	$(Q)tools/check.sh install
 # Not part of `check`: the selftests in a KASAN/lockdep/kmemleak kernel built
 # once per machine (tools/vm/debug-kernel.sh; the first build takes long).
+# DEBUG_KERNEL=6.1 (the default), 6.12 or 6.12-rt chooses the source and flavour.
 check-debug: setup
-	$(Q)tools/vm/check-debug.sh
+	$(Q)tools/vm/check-debug.sh $(if $(DEBUG_KERNEL),--kernel '$(DEBUG_KERNEL)')
 
 # The experiment suite needs no asx.ko: the module is built if it can be, and
 # otherwise one line says why the kernel half was left out.

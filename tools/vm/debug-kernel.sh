@@ -3,23 +3,30 @@
 #
 # debug-kernel.sh - build the debug kernel of `make check-debug`, once.
 #
-# Usage: tools/vm/debug-kernel.sh [options]
+# Usage: tools/vm/debug-kernel.sh [--kernel 6.1|6.12|6.12-rt] [options]
 #
-# Builds Debian's linux-source-6.1 (/usr/src/linux-source-6.1.tar.xz, the
-# version the test VM boots) with x86_64's defconfig and the fragment
-# tools/vm/debug.config merged over it: KASAN, lockdep, DEBUG_ATOMIC_SLEEP,
-# PROVE_RCU, kmemleak, ... (see the fragment). It builds bzImage and runs
-# modules_prepare, so asx.ko can be built against the tree:
-#     make -C DIR/linux M=$PWD modules
+# Builds one of Debian's kernel sources with x86_64's defconfig and the
+# fragments below merged over it, in this order (a later line wins):
+#     6.1       tools/vm/debug.config
+#     6.12      tools/vm/debug.config tools/vm/debug-6.12.config
+#     6.12-rt   tools/vm/debug.config tools/vm/debug-6.12.config
+#               tools/vm/debug-rt.config
+# debug.config has what every flavour shares: KASAN, lockdep,
+# DEBUG_ATOMIC_SLEEP, PROVE_RCU, kmemleak, ... (see the fragment);
+# debug-6.12.config what 6.12 names differently; debug-rt.config turns on
+# PREEMPT_RT. 6.1 is built from linux-source-6.1 (the version the test VM
+# boots), 6.12 and 6.12-rt from linux-source-6.12. It builds bzImage and
+# runs modules_prepare, so asx.ko can be built against the tree:
+#     tools/vm/kmod-build.sh DIR/linux OUT
 #
 # Everything lives outside the clone, in
-#     CACHE/debug-kernel-VERSION/      (CACHE: /var/cache/asx)
-# VERSION is the source package's. The kernel is built once per machine: a
-# second run finds it (DIR/done names the hash of the fragment and compiler
+#     CACHE/debug-kernel-VERSION[-rt]/      (CACHE: /var/cache/asx)
+# VERSION is the source package's. Each kernel is built once per machine: a
+# second run finds it (DIR/done names the hash of the fragments and compiler
 # it was built with) and returns at once. A changed fragment (another hash)
 # rewrites the config and rebuilds in the same tree, where kbuild recompiles
 # only what the changed options touch. Runs at the same time wait for each
-# other. The tree takes about 2 GB; rm -rf DIR starts afresh.
+# other. A tree takes 2 to 3 GB; rm -rf DIR starts afresh.
 #
 # The last line of the output is DIR; the kernel is DIR/linux/arch/x86/boot/bzImage
 # and the build tree for asx.ko is DIR/linux.
@@ -29,6 +36,7 @@
 # CACHE/hosttools, not installed.
 #
 # Options:
+#   --kernel K      6.1 (the default, or ASX_DEBUG_KERNEL), 6.12 or 6.12-rt
 #   --cache DIR     the cache (default /var/cache/asx, or ASX_DEBUG_CACHE)
 #   -j N            make's jobs (default: the number of CPUs); make runs under
 #                   nice -n 19
@@ -43,9 +51,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 prog=debug-kernel.sh
-fragment="$top/tools/vm/debug.config"
-tarball=${ASX_DEBUG_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
-srcpkg=linux-source-6.1
+flavour=${ASX_DEBUG_KERNEL:-6.1}
 cache=${ASX_DEBUG_CACHE:-/var/cache/asx}
 jobs=$(nproc 2>/dev/null || echo 2)
 config_only=0
@@ -64,6 +70,8 @@ die() {
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-h|--help) usage; exit 0 ;;
+	--kernel) [ $# -ge 2 ] || die "--kernel needs 6.1, 6.12 or 6.12-rt"; flavour=$2; shift ;;
+	--kernel=*) flavour=${1#*=} ;;
 	--cache) [ $# -ge 2 ] || die "--cache needs DIR"; cache=$2; shift ;;
 	--cache=*) cache=${1#*=} ;;
 	-j) [ $# -ge 2 ] || die "-j needs N"; jobs=$2; shift ;;
@@ -77,16 +85,30 @@ while [ $# -gt 0 ]; do
 done
 case "$jobs" in ''|*[!0-9]*|0) die "-j wants a positive number" ;; esac
 
-[ -r "$fragment" ] || die "$fragment missing"
-[ -r "$tarball" ] || die "$tarball not found; install Debian's $srcpkg (apt-get install $srcpkg)"
+fragments=("$top/tools/vm/debug.config")
+suffix=
+case "$flavour" in
+6.1) ;;
+6.12) fragments+=("$top/tools/vm/debug-6.12.config") ;;
+6.12-rt) fragments+=("$top/tools/vm/debug-6.12.config" "$top/tools/vm/debug-rt.config")
+	suffix=-rt ;;
+*) die "--kernel: '$flavour' is none of 6.1, 6.12, 6.12-rt" ;;
+esac
+srcpkg=linux-source-${flavour%-rt}
+tarball=${ASX_DEBUG_TARBALL:-/usr/src/$srcpkg.tar.xz}
+for f in "${fragments[@]}"; do
+	[ -r "$f" ] || die "$f missing"
+done
+[ -r "$tarball" ] || die "$tarball not found; install Debian's $srcpkg" \
+	"(apt-get install $srcpkg; Debian 12 has linux-source-6.12 in bookworm-security)"
 
 # The key: the source package's version (else the tarball's size and date),
 # the fragment and the compiler.
 srcver=$(dpkg-query -W -f '${Version}' "$srcpkg" 2>/dev/null) ||
 	srcver=$(stat -c '%s-%Y' "$tarball")
-hash=$({ cat "$fragment"; echo "$srcver"; gcc --version | head -n 1; } |
+hash=$({ cat "${fragments[@]}"; echo "$srcver"; gcc --version | head -n 1; } |
 	sha256sum | cut -c1-12)
-dir="$cache/debug-kernel-$srcver"
+dir="$cache/debug-kernel-$srcver$suffix"
 tree="$dir/linux"
 bzimage="$tree/arch/x86/boot/bzImage"
 
@@ -183,50 +205,85 @@ fi
 kmake() {
 	nice -n 19 make -C "$tree" -j"$jobs" "$@"
 }
+names=$(for f in "${fragments[@]}"; do basename "$f"; done | paste -sd' ' -)
 : > "$log"
-echo "$prog: writing the config (defconfig + $(basename "$fragment"))" >&2
+echo "$prog: writing the config of $flavour (defconfig + $names)" >&2
 {
 	kmake defconfig &&
-	"$tree/scripts/kconfig/merge_config.sh" -m -O "$tree" "$tree/.config" "$fragment" &&
+	"$tree/scripts/kconfig/merge_config.sh" -m -O "$tree" "$tree/.config" "${fragments[@]}" &&
 	kmake olddefconfig
 } >> "$log" 2>&1 || {
 	tail -n 40 "$log" >&2
 	echo "$prog: FAIL: the config could not be written (log: $log)" >&2
 	exit 1
 }
-cp "$fragment" "$dir/debug.config"
+rm -f "$dir"/debug*.config
+cp "${fragments[@]}" "$dir/"
 
-# Every line of the fragment must have taken; the checkers and what asx.ko
-# needs are fatal, the rest (a trimmed driver, ...) only warned about.
-fatal_re='^CONFIG_(KASAN|KASAN_GENERIC|KASAN_INLINE|PROVE_LOCKING|DEBUG_ATOMIC_SLEEP|PROVE_RCU|DEBUG_KMEMLEAK|SLUB_DEBUG|DEBUG_LIST|MODULES|MODULE_UNLOAD|KVM|MEMCG|USERFAULTFD|VIRTIO_PCI|9P_FS|VIRTIO_FS|OVERLAY_FS|DEVTMPFS|DEBUG_FS|FTRACE)='
+# Every line of the fragments must have taken, the last one of an option
+# counting (as in merge_config.sh). Fatal: the checkers and what asx.ko needs
+# (fatal_re), and every line of the version's and the RT fragment, which
+# exist for what they set; the rest of debug.config (a trimmed driver, ...)
+# is only warned about. An option that the source does not have at all is
+# an error, unless a later fragment declares it gone ("# gone: CONFIG_X"),
+# so that an option renamed or removed upstream is never skipped silently.
+fatal_re='^CONFIG_(KASAN|KASAN_GENERIC|KASAN_INLINE|PROVE_LOCKING|DEBUG_ATOMIC_SLEEP|PROVE_RCU|DEBUG_KMEMLEAK|SLUB_DEBUG|DEBUG_LIST|MODULES|MODULE_UNLOAD|KVM|MEMCG|USERFAULTFD|VIRTIO_PCI|9P_FS|VIRTIO_FS|OVERLAY_FS|DEVTMPFS|DEBUG_FS|FTRACE)$'
+declare -A known=() want=() from=() gone=()
+while read -r sym; do
+	known[CONFIG_$sym]=1
+done < <(find "$tree" -name 'Kconfig*' ! -path '*/Documentation/*' -exec \
+	sed -nE 's/^[[:space:]]*(menu)?config[[:space:]]+([A-Za-z0-9_]+).*/\2/p' {} + | sort -u)
+order=()
+for f in "${fragments[@]}"; do
+	while IFS= read -r line; do
+		case "$line" in
+		CONFIG_*=*) opt=${line%%=*}; val=${line#*=} ;;
+		"# CONFIG_"*" is not set") opt=${line#\# }; opt=${opt%% *}; val=n ;;
+		"# gone: CONFIG_"*) opt=${line#\# gone: }; gone[${opt%% *}]=$(basename "$f")
+			continue ;;
+		*) continue ;;
+		esac
+		[ -n "${want[$opt]+set}" ] || order+=("$opt")
+		want[$opt]=$val
+		from[$opt]=$f
+	done < "$f"
+done
 bad=0
-while IFS= read -r line; do
-	case "$line" in
-	CONFIG_*=*)
-		opt=${line%%=*}
-		want=${line#*=}
-		have=$(grep -E "^$opt=" "$tree/.config" | head -n 1 | cut -d= -f2- || true)
-		[ "$want" = n ] && want=
-		[ "$have" = "$want" ] && continue
-		if [[ "$line" =~ $fatal_re ]]; then
-			echo "$prog: ERROR: $opt is '${have:-unset}', the fragment wants '$want'" >&2
+for opt in "${order[@]}"; do
+	src=$(basename "${from[$opt]}")
+	if [ -n "${gone[$opt]+set}" ]; then
+		if [ -n "${known[$opt]+set}" ]; then
+			echo "$prog: ERROR: ${gone[$opt]} says $opt is gone, yet $srcpkg has it" >&2
 			bad=1
 		else
-			echo "$prog: note: $opt is '${have:-unset}' (fragment: '$want')" >&2
-		fi ;;
-	"# CONFIG_"*" is not set")
-		opt=${line#\# }
-		opt=${opt%% *}
-		if grep -qE "^$opt=[ym]" "$tree/.config"; then
-			echo "$prog: note: $opt stays on (selected by something else)" >&2
-		fi ;;
-	esac
-done < "$fragment"
+			echo "$prog: note: $opt is gone in $srcpkg (${gone[$opt]})" >&2
+		fi
+		continue
+	fi
+	if [ -z "${known[$opt]+set}" ]; then
+		echo "$prog: ERROR: $opt ($src) is no option of $srcpkg; drop it, or declare" \
+			"it '# gone: $opt' in that version's fragment" >&2
+		bad=1
+		continue
+	fi
+	have=$(grep -E "^$opt=" "$tree/.config" | head -n 1 | cut -d= -f2- || true)
+	w=${want[$opt]}
+	[ "$w" = n ] && w=
+	[ "$have" = "$w" ] && continue
+	if [[ "$opt" =~ $fatal_re ]] || [ "$src" != debug.config ]; then
+		echo "$prog: ERROR: $opt is '${have:-unset}', $src wants '${w:-n}'" >&2
+		bad=1
+	elif [ -z "$w" ]; then
+		echo "$prog: note: $opt stays '$have' (selected by something else)" >&2
+	else
+		echo "$prog: note: $opt is '${have:-unset}' ($src: '$w')" >&2
+	fi
+done
 if ! grep -q '^CONFIG_PREEMPT_NOTIFIERS=y' "$tree/.config"; then
 	echo "$prog: ERROR: CONFIG_PREEMPT_NOTIFIERS is off (asx.ko's sa.c needs it)" >&2
 	bad=1
 fi
-[ "$bad" = 0 ] || { echo "$prog: FAIL: fix $fragment" >&2; exit 1; }
+[ "$bad" = 0 ] || { echo "$prog: FAIL: fix the fragments ($names)" >&2; exit 1; }
 
 if [ "$config_only" = 1 ]; then
 	echo "$prog: config written: $tree/.config" >&2
@@ -241,6 +298,16 @@ if ! { kmake bzImage && kmake modules_prepare; } >> "$log" 2>&1; then
 	tail -n 60 "$log" >&2
 	echo "$prog: FAIL: the kernel build failed after $((SECONDS - start))s (log: $log)" >&2
 	exit 1
+fi
+# asx.ko resolves its symbols against Module.symvers. 6.1's modpost writes it
+# when it links vmlinux; 6.12's writes vmlinux.symvers there and
+# Module.symvers only in `make modules` (vmlinux.symvers and the in-tree
+# modules' symbols), and no in-tree module is built here.
+if [ ! -s "$tree/Module.symvers" ]; then
+	cp "$tree/vmlinux.symvers" "$tree/Module.symvers" || {
+		echo "$prog: FAIL: neither Module.symvers nor vmlinux.symvers in $tree" >&2
+		exit 1
+	}
 fi
 release=$(make -s -C "$tree" kernelrelease 2>/dev/null)
 took=$((SECONDS - start))
