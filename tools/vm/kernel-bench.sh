@@ -46,15 +46,12 @@ case "$rounds" in ''|*[!0-9]*|0) echo "$prog: --rounds wants a positive number" 
 [ ${#names[@]} -gt 0 ] || names=(6.12 6.12-rt)
 [ -x build/bin/asx-bench ] || { echo "$prog: build/bin/asx-bench not built (make tools)" >&2; exit 1; }
 
-all=$(tools/vm/asx-vm --kernels) || exit 1
+all=$(tools/vm/asx-vm --kernels "${names[@]}") || exit 1
 declare -A ver
-for n in "${names[@]}"; do
-	v=$(awk -v n="$n" '$1 == n { print $2 }' <<<"$all")
-	[ -n "$v" ] || { echo "$prog: no kernel '$n' of the matrix installed" \
-		"(present: $(echo $all))" >&2; exit 1; }
+while read -r n v; do
 	ver[$n]=$v
 	tools/vm/kmod-build.sh "/lib/modules/$v/build" "build/kmod/$v" || exit 1
-done
+done <<<"$all"
 
 # run_on NAME: the three benchmarks in NAME's guest, their JSON on stdout.
 # The first activation group turns the preempt-notifier static key on, rmmod
