@@ -240,18 +240,45 @@ def comm_of(pid):
 
 
 class Symbols:
-    """Names of code addresses in traced processes, looked up while the
-    processes live (bcc reads /proc/PID/maps) and remembered after."""
+    """Names of code addresses in traced processes.
+
+    bcc reads a process's maps and its modules' symbol tables through
+    /proc/PID, so a name can only be looked up while the process lives.
+    The first time a process is seen alive, the symbol tables of all its
+    executable mappings are loaded (warm()); after that, its addresses are
+    named from the tables even once it has exited.  An address of a
+    process never seen alive stays a number ("0x..."), as does one that
+    falls in no module the process had mapped when it was first seen (a
+    library it loaded later and then exited)."""
 
     def __init__(self, bpf):
         self.bpf = bpf
         self.names = {}
+        self.warmed = set()
+
+    def warm(self, pid):
+        """Loads the symbol tables of @pid's executable mappings, if it lives."""
+        if pid in self.warmed:
+            return True
+        try:
+            with open("/proc/%d/maps" % pid) as f:
+                maps = f.read().splitlines()
+        except OSError:
+            return False
+        self.warmed.add(pid)
+        comm_of(pid)
+        for line in maps:
+            f = line.split(None, 5)
+            if len(f) == 6 and "x" in f[1] and f[5].startswith("/"):
+                self.bpf.sym(int(f[0].split("-")[0], 16), pid)
+        return True
 
     def learn(self, pid, addr):
-        if (pid, addr) not in self.names and os.path.exists("/proc/%d" % pid):
-            name = self.bpf.sym(addr, pid, show_module=True, show_offset=True)
+        if (pid, addr) in self.names or not self.warm(pid):
+            return
+        name = self.bpf.sym(addr, pid, show_module=True, show_offset=True)
+        if not name.startswith(b"[unknown]"):
             self.names[(pid, addr)] = name.decode("utf-8", "replace")
-            comm_of(pid)
 
     def name(self, pid, addr):
         self.learn(pid, addr)
