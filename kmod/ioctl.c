@@ -701,12 +701,64 @@ err_destroy_peer:
 	return ret;
 }
 
+/*
+ * The refusals streamio(7) makes before looking at an ioctl's argument: every
+ * Stream ioctl fails with EINVAL on a Stream linked under a mux (the lower
+ * belongs to the mux until it is unlinked; only the read-only VERSION, GETWM
+ * and QSTATS still answer), and those that change the Stream or reach down it
+ * fail with ENXIO once it has hung up.  A hangup that comes after this check
+ * is the same race as one that comes just after the call.
+ */
+static long ioc_refused(struct asx_stream *st, unsigned int base)
+{
+	switch (base) {
+	case ASX_IOC_BASE(ASX_IOC_PUSH):
+	case ASX_IOC_BASE(ASX_IOC_POP):
+	case ASX_IOC_BASE(ASX_IOC_LIST):
+	case ASX_IOC_BASE(ASX_IOC_PUTMSG):
+	case ASX_IOC_BASE(ASX_IOC_GETMSG):
+	case ASX_IOC_BASE(ASX_IOC_PEEK):
+	case ASX_IOC_BASE(ASX_IOC_FLUSH):
+	case ASX_IOC_BASE(ASX_IOC_SRDOPT):
+	case ASX_IOC_BASE(ASX_IOC_GRDOPT):
+	case ASX_IOC_BASE(ASX_IOC_SWROPT):
+	case ASX_IOC_BASE(ASX_IOC_GWROPT):
+	case ASX_IOC_BASE(ASX_IOC_NREAD):
+	case ASX_IOC_BASE(ASX_IOC_SETWM):
+	case ASX_IOC_BASE(ASX_IOC_STR):
+	case ASX_IOC_BASE(ASX_IOC_LINK):
+	case ASX_IOC_BASE(ASX_IOC_UNLINK):
+	case ASX_IOC_BASE(ASX_IOC_PIPE):
+	case ASX_IOC_BASE(ASX_IOC_SETDRV):
+		break;
+	default:	/* VERSION, GETWM, QSTATS, SA_CREATE; unknown ones: ENOTTY */
+		return 0;
+	}
+	if (asx_stream_linked(st))
+		return -EINVAL;
+	switch (base) {
+	case ASX_IOC_BASE(ASX_IOC_PUSH):
+	case ASX_IOC_BASE(ASX_IOC_POP):
+	case ASX_IOC_BASE(ASX_IOC_FLUSH):
+	case ASX_IOC_BASE(ASX_IOC_STR):
+	case ASX_IOC_BASE(ASX_IOC_LINK):
+	case ASX_IOC_BASE(ASX_IOC_UNLINK):
+		if (test_bit(ASX_ST_HANGUP, &st->flags))
+			return -ENXIO;
+	}
+	return 0;
+}
+
 long asx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct asx_stream *st = file->private_data;
 	void __user *uarg = (void __user *)arg;
 	unsigned int base = ASX_IOC_BASE(cmd);
+	long ret;
 
+	ret = ioc_refused(st, base);
+	if (ret)
+		return ret;
 	switch (base) {
 	case ASX_IOC_BASE(ASX_IOC_VERSION):
 		return ioc_version(uarg);

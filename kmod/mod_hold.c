@@ -5,6 +5,8 @@
  * ASX_STR_HOLD_HOLD. Held messages fill its queue, so the flow control above
  * it can be driven deterministically. M_IOCTLs for other modules are held
  * too (so an STR times out). The read side passes messages on.
+ * ASX_STR_HOLD_RELEASE acknowledges with the number of messages it held
+ * (the STR's rval).
  *
  * Copyright (C) 2026 ASX developers
  */
@@ -19,6 +21,7 @@ static void hold_wput(struct asx_queue *q, struct asx_msg *mp)
 {
 	const struct asx_iocblk *ioc = (const struct asx_iocblk *)mp->rptr;
 	struct hold_priv *h = q->priv;
+	u32 held;
 
 	switch (mp->type) {
 	case ASX_M_FLUSH:
@@ -28,8 +31,11 @@ static void hold_wput(struct asx_queue *q, struct asx_msg *mp)
 		if (asx_blen(mp) < sizeof(*ioc))
 			break;
 		if (ioc->cmd == ASX_STR_HOLD_RELEASE) {
+			spin_lock(&q->lock);
+			held = q->nmsgs;
+			spin_unlock(&q->lock);
 			WRITE_ONCE(h->released, true);
-			asx_iocack(q, mp, 0, NULL);
+			asx_iocack(q, mp, held, NULL);
 			asx_qenable(q);
 			return;
 		}

@@ -70,6 +70,37 @@ TEST_F(pipe, close_hangs_up_the_other_end)
 	EXPECT_EQ(errno, EPIPE);
 }
 
+/* streamio(7): after a hangup, I_PUSH, I_POP, I_FLUSH, I_STR fail with ENXIO. */
+TEST_F(pipe, hung_up_end_refuses_changes_with_enxio)
+{
+	struct asx_nread nr;
+	char buf[8], drv[ASX_NAME_MAX];
+
+	ASSERT_EQ(asx_push(self->a, "pass"), 0);
+	ASSERT_EQ(write(self->b, "last", 4), 4);
+	ASSERT_EQ(close(self->b), 0);
+	self->b = -1;
+	ASSERT_TRUE(asx_poll1(self->a, POLLIN, 1000) & POLLHUP);
+	errno = 0;
+	EXPECT_EQ(asx_push(self->a, "count"), -1);
+	EXPECT_EQ(errno, ENXIO) TH_LOG("PUSH: %s", strerror(errno));
+	errno = 0;
+	EXPECT_EQ(asx_pop(self->a, NULL), -1);
+	EXPECT_EQ(errno, ENXIO) TH_LOG("POP: %s", strerror(errno));
+	errno = 0;
+	EXPECT_EQ(asx_flush(self->a, ASX_FLUSHRW, 0), -1);
+	EXPECT_EQ(errno, ENXIO) TH_LOG("FLUSH: %s", strerror(errno));
+	errno = 0;
+	EXPECT_EQ(asx_str(self->a, ASX_STR_COUNT_GET, NULL, 0, 0, NULL), -1);
+	EXPECT_EQ(errno, ENXIO) TH_LOG("STR: %s", strerror(errno));
+	/* what only looks still answers, and the queued data is still read */
+	EXPECT_EQ(asx_list(self->a, NULL, 0, drv), 1);
+	ASSERT_EQ(asx_nread(self->a, &nr), 0);
+	EXPECT_EQ(nr.msgs, 1);
+	EXPECT_EQ(read(self->a, buf, sizeof(buf)), 4);
+	EXPECT_EQ(read(self->a, buf, sizeof(buf)), 0);
+}
+
 TEST_F(pipe, flush_write_side_reaches_the_other_end)
 {
 	struct asx_nread nr;
@@ -280,6 +311,70 @@ TEST_F(mux, route_by_id)
 
 /* A slow reader of the mux stops the whole path, down and up, and loses nothing. */
 /* A LINK whose answer cannot be written is undone: the lower is free again. */
+/*
+ * streamio(7): every Stream ioctl on a Stream linked under a mux fails with
+ * EINVAL, before its argument is looked at; the read-only VERSION, GETWM and
+ * QSTATS answer.  Unlinked, the Stream is the caller's again.
+ */
+TEST_F(mux, linked_lower_refuses_stream_ioctls)
+{
+	struct asx_version v = { .size = sizeof(v) };
+	struct asx_qstats qs;
+	struct asx_nread nr;
+	struct asx_strmsg sm;
+	uint64_t hi = 0, lo = 0;
+	char drv[ASX_NAME_MAX], buf[8];
+	__u32 id = 0;
+	int l = self->l[0], other;
+
+	ASSERT_EQ(asx_setdrv(self->u, "mux"), 0);
+	ASSERT_EQ(link_fd(self->u, l, &id), 0) TH_LOG("%s", strerror(errno));
+#define REFUSED(call) do {							\
+		errno = 0;							\
+		EXPECT_EQ((call), -1) TH_LOG("%s", #call);			\
+		EXPECT_EQ(errno, EINVAL) TH_LOG("%s: %s", #call, strerror(errno)); \
+	} while (0)
+	REFUSED(asx_push(l, "pass"));
+	REFUSED(asx_pop(l, NULL));
+	REFUSED(asx_list(l, NULL, 0, drv));
+	REFUSED(asx_putmsg(l, NULL, -1, "x", 1, 0, 0));
+	REFUSED(asx_getmsg(l, ASX_IOC_GETMSG, &sm, NULL, 0, buf, sizeof(buf), 0, 0));
+	REFUSED(asx_getmsg(l, ASX_IOC_PEEK, &sm, NULL, 0, buf, sizeof(buf), 0, 0));
+	REFUSED(asx_flush(l, ASX_FLUSHRW, 0));
+	REFUSED(asx_opt(l, ASX_IOC_SRDOPT, ASX_RMSGD));
+	REFUSED(asx_opt(l, ASX_IOC_GRDOPT, 0));
+	REFUSED(asx_opt(l, ASX_IOC_SWROPT, ASX_SNDZERO));
+	REFUSED(asx_opt(l, ASX_IOC_GWROPT, 0));
+	REFUSED(asx_nread(l, &nr));
+	REFUSED(asx_setwm(l, 0, ASX_SIDE_READ, 1000, 100));
+	REFUSED(asx_str(l, ASX_STR_COUNT_GET, NULL, 0, 0, NULL));
+	REFUSED(link_fd(l, self->l[1], NULL));
+	REFUSED(unlink_id(l, 1));
+	REFUSED(asx_pipe(l, 0));
+	REFUSED(asx_setdrv(l, "null"));
+	/* an argument the kernel would refuse otherwise: still EINVAL, not EFAULT */
+	errno = 0;
+	EXPECT_EQ(ioctl(l, ASX_IOC_PUSH, NULL), -1);
+	EXPECT_EQ(errno, EINVAL);
+#undef REFUSED
+	EXPECT_EQ(ioctl(l, ASX_IOC_VERSION, &v), 0);
+	EXPECT_EQ(asx_qstats(l, 0, ASX_SIDE_READ, &qs), 0);
+	EXPECT_EQ(ASX_ON_FD(l, asx_kstream_get_water(ks_, 0, ASX_SIDE_READ, &hi, &lo)), 0);
+	errno = 0;
+	EXPECT_EQ(ioctl(l, _IO(ASX_IOC_MAGIC, 0x7f)), -1);
+	EXPECT_EQ(errno, ENOTTY) TH_LOG("an unknown ioctl is still ENOTTY");
+
+	ASSERT_EQ(unlink_id(self->u, id), 0);
+	other = -1;
+	for (int tries = 0; tries < 200; tries++) {	/* the unlink ends after a grace period */
+		other = asx_push(l, "pass");
+		if (!other || errno != EINVAL)
+			break;
+		asx_msleep(10);
+	}
+	EXPECT_EQ(other, 0) TH_LOG("PUSH after the unlink: %s", strerror(errno));
+}
+
 TEST_F(mux, link_undone_when_the_answer_cannot_be_written)
 {
 	struct asx_link *ro;

@@ -368,7 +368,7 @@ struct asx_strioctl {
 #define ASX_STRIOCTL_SIZE_VER0	48
 
 /* STR commands of the built-in modules */
-#define ASX_STR_HOLD_RELEASE	0x48010001	/* hold: let messages through */
+#define ASX_STR_HOLD_RELEASE	0x48010001	/* hold: let messages through (rval: held) */
 #define ASX_STR_HOLD_HOLD	0x48010002	/* hold: hold them again */
 #define ASX_STR_COUNT_GET	0x43010001	/* count: reply struct asx_count_stats */
 #define ASX_STR_COUNT_RESET	0x43010002	/* count: zero the counters */

@@ -180,6 +180,14 @@ ASX_API int asx_kstream_qstats(struct asx_kstream *ks, unsigned int level, unsig
  */
 ASX_API int asx_kstream_str(struct asx_kstream *ks, unsigned int cmd, void *data,
 			    uint32_t len, uint32_t maxlen, int timeout_ms);
+/*
+ * STR with the kernel's struct (uapi/linux/asx.h), for what asx_kstream_str()
+ * does not return: @si's cmd, timeout_ms, len, maxlen and data as there,
+ * rval and reserved 0 (the size is filled in).  On 0, @si->len is the
+ * reply's length and @si->rval the value the module acknowledged with (what
+ * XSI I_STR returns); else the module's negative errno, -ETIME, -ERANGE, ...
+ */
+ASX_API int asx_kstream_strioctl(struct asx_kstream *ks, struct asx_strioctl *si);
 
 /* ---------------------------------------------------------------- mux, pipes */
 

@@ -2,7 +2,10 @@
 /*
  * kstream.c - the ioctls of a kernel Stream (/dev/asx), each written once:
  * a size-first struct filled, the call made, -errno returned (errno is
- * read right after the failed call; libasx never sets it).
+ * read right after the failed call; libasx never sets it).  A call a signal
+ * interrupts is not retried here: the kernel restarts it when the handler
+ * has SA_RESTART, and -EINTR reaches the caller otherwise, as getmsg(2)
+ * says it must.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,9 +23,7 @@ static int xioctl(struct asx_kstream *ks, unsigned long cmd, void *arg)
 
 	if (!ks)
 		return -EINVAL;
-	do
-		r = ioctl(ks->fd, cmd, arg);
-	while (r < 0 && errno == EINTR && cmd != ASX_IOC_STR);
+	r = ioctl(ks->fd, cmd, arg);
 	return r < 0 ? -errno : r;
 }
 
@@ -335,6 +336,14 @@ int asx_kstream_qstats(struct asx_kstream *ks, unsigned int level, unsigned int 
 	return xioctl(ks, ASX_IOC_QSTATS, qs);
 }
 
+int asx_kstream_strioctl(struct asx_kstream *ks, struct asx_strioctl *si)
+{
+	if (!si)
+		return -EINVAL;
+	si->size = sizeof(*si);
+	return xioctl(ks, ASX_IOC_STR, si);
+}
+
 int asx_kstream_str(struct asx_kstream *ks, unsigned int cmd, void *data, uint32_t len,
 		    uint32_t maxlen, int timeout_ms)
 {
@@ -342,13 +351,12 @@ int asx_kstream_str(struct asx_kstream *ks, unsigned int cmd, void *data, uint32
 	int r;
 
 	memset(&si, 0, sizeof(si));
-	si.size = sizeof(si);
 	si.cmd = cmd;
 	si.timeout_ms = timeout_ms;
 	si.len = len;
 	si.maxlen = maxlen;
 	si.data = (uintptr_t)data;
-	r = xioctl(ks, ASX_IOC_STR, &si);
+	r = asx_kstream_strioctl(ks, &si);
 	return r ? r : (int)si.len;
 }
 

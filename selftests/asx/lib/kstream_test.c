@@ -13,6 +13,7 @@
  * thread waited on the Stream above).
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -156,6 +157,130 @@ TEST(wrappers_messages)
 	EXPECT_EQ(asx_kstream_str(ks, 0x12345678, NULL, 0, 0, 0), -EINVAL);
 	ASSERT_EQ(asx_kstream_flush(ks, ASX_STREAM_FLUSHRW, 0), 0);
 	asx_kstream_close(ks);
+}
+
+/* STR through the kernel's struct: the hold module's rval (messages it held). */
+TEST(wrappers_strioctl_returns_the_modules_value)
+{
+	struct asx_kstream_part pd = { "held", 0, 4 };
+	char data[8];
+	struct asx_kstream_part d = { data, sizeof(data), -1 };
+	struct asx_strioctl si;
+	unsigned int flags, band = 0;
+	struct asx_kstream *ks;
+	int i;
+
+	NEED_ASX(ks);
+	ASSERT_EQ(asx_kstream_push(ks, "hold"), 0);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(asx_kstream_putmsg(ks, NULL, &pd, 0, 0), 0);
+	memset(&si, 0, sizeof(si));
+	si.cmd = ASX_STR_HOLD_RELEASE;
+	ASSERT_EQ(asx_kstream_strioctl(ks, &si), 0);
+	EXPECT_EQ(si.rval, 3) TH_LOG("I_STR returns the module's value");
+	EXPECT_EQ(si.len, 0);
+	EXPECT_EQ(si.size, sizeof(si));
+	for (i = 0; i < 3; i++) {
+		flags = ASX_MSG_ANY;
+		ASSERT_EQ(asx_kstream_getmsg(ks, NULL, &d, &flags, &band), 0);
+		EXPECT_EQ(d.len, 4);
+	}
+	memset(&si, 0, sizeof(si));
+	si.cmd = ASX_STR_HOLD_RELEASE;
+	ASSERT_EQ(asx_kstream_strioctl(ks, &si), 0);
+	EXPECT_EQ(si.rval, 0) TH_LOG("nothing held the second time");
+	si.rval = 1;
+	EXPECT_EQ(asx_kstream_strioctl(ks, &si), -EINVAL) TH_LOG("rval must be 0 going in");
+	EXPECT_EQ(asx_kstream_strioctl(ks, NULL), -EINVAL);
+	asx_kstream_close(ks);
+}
+
+struct blocked_get {
+	struct asx_kstream *ks;
+	volatile int done;
+	int ret;
+	int32_t len;
+};
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+static void *get_one(void *arg)
+{
+	struct blocked_get *g = arg;
+	char data[8];
+	struct asx_kstream_part d = { data, sizeof(data), -1 };
+	unsigned int flags = ASX_MSG_ANY, band = 0;
+
+	g->ret = asx_kstream_getmsg(g->ks, NULL, &d, &flags, &band);
+	g->len = d.len;
+	__atomic_store_n(&g->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Waits up to @ms for @g's getmsg to return. */
+static bool get_returned(struct blocked_get *g, int ms)
+{
+	for (; ms > 0; ms -= 10) {
+		if (__atomic_load_n(&g->done, __ATOMIC_ACQUIRE))
+			return true;
+		usleep(10000);
+	}
+	return __atomic_load_n(&g->done, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * A getmsg blocked on an empty Stream and a signal: -EINTR when the handler
+ * has no SA_RESTART (the library used to retry, so the call never returned);
+ * with SA_RESTART it goes on waiting and takes the message written next.
+ */
+TEST_TIMEOUT(wrappers_signal_interrupts_a_blocked_getmsg, 120)
+{
+	struct asx_kstream_part pd = { "wake", 0, 4 };
+	struct sigaction sa, old;
+	struct blocked_get g;
+	pthread_t t;
+	int restart;
+
+	for (restart = 0; restart < 2; restart++) {
+		memset(&g, 0, sizeof(g));
+		NEED_ASX(g.ks);
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_usr1;
+		sa.sa_flags = restart ? SA_RESTART : 0;
+		ASSERT_EQ(sigaction(SIGUSR1, &sa, &old), 0);
+		ASSERT_EQ(pthread_create(&t, NULL, get_one, &g), 0);
+		usleep(200000);	/* into the wait (on a loaded host, maybe not yet: */
+		EXPECT_FALSE(get_returned(&g, 0));	/* then it retries, below) */
+		ASSERT_EQ(pthread_kill(t, SIGUSR1), 0);
+		if (!restart) {
+			bool ret = get_returned(&g, 20000);
+			int tries;
+
+			/* a signal that came before the thread blocked: send again */
+			for (tries = 0; !ret && tries < 5; tries++) {
+				pthread_kill(t, SIGUSR1);
+				ret = get_returned(&g, 2000);
+			}
+			EXPECT_TRUE(ret) TH_LOG("getmsg did not return on a signal without SA_RESTART");
+			if (!ret)	/* free the thread */
+				ASSERT_EQ(asx_kstream_putmsg(g.ks, NULL, &pd, 0, 0), 0);
+			pthread_join(t, NULL);
+			if (ret)
+				EXPECT_EQ(g.ret, -EINTR);
+		} else {
+			EXPECT_FALSE(get_returned(&g, 300)) TH_LOG("SA_RESTART: still waiting");
+			ASSERT_EQ(asx_kstream_putmsg(g.ks, NULL, &pd, 0, 0), 0);
+			EXPECT_TRUE(get_returned(&g, 20000));
+			pthread_join(t, NULL);
+			EXPECT_EQ(g.ret, 0);
+			EXPECT_EQ(g.len, 4);
+		}
+		sigaction(SIGUSR1, &old, NULL);
+		asx_kstream_close(g.ks);
+	}
 }
 
 TEST(wrappers_pipe_and_mux)
