@@ -26,6 +26,11 @@
  * Whoever wins wakes the thread; a waiter that timed out unlinks itself
  * if no waker did, so @nwait counts exactly the linked waiters.
  *
+ * A user thread inside an RCU read-side section of the Stream framework
+ * does not park: liburcu's reader state belongs to the VP's kernel
+ * thread, and a parked thread may resume on another VP.  It sleeps on the
+ * futex and blocks its VP, as every wait did before.
+ *
  * The bucket lock is taken with lock_np(): a user thread holding it is
  * not preempted (the next thread on its VP could spin on it forever).
  */
@@ -34,6 +39,7 @@
 #include "asc/sched_impl.h"
 #include "asc/wait.h"
 #include "core/futex.h"
+#include "stream/rcu.h"
 
 #define WB_BITS	8
 
@@ -61,7 +67,7 @@ static void wb_unlink(struct wbucket *b, struct asx_waiter *prev, struct asx_wai
 		b->head = w->next;
 	if (b->tail == w)
 		b->tail = prev;
-	__atomic_store_n(&b->nwait, b->nwait - 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&b->nwait, 1, __ATOMIC_RELAXED);
 }
 
 /* Under the lock: unlink @w if a waker has not; a timed-out waiter's exit. */
@@ -87,7 +93,7 @@ static int park(struct asx_asc_thread *self, uint32_t *word, uint32_t val,
 	lock_np(&b->lock);
 	__atomic_fetch_add(&b->nwait, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(word, __ATOMIC_SEQ_CST) != val) {
-		__atomic_store_n(&b->nwait, b->nwait - 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&b->nwait, 1, __ATOMIC_RELAXED);
 		unlock_np(&b->lock);
 		return -EAGAIN;
 	}
@@ -112,7 +118,12 @@ int asx__word_wait(uint32_t *word, uint32_t val, const struct timespec *abstime)
 {
 	struct asx_asc_thread *self = asx__self();
 
-	if (likely(!self))
+	/*
+	 * Inside an RCU read-side section the reader state is the VP's
+	 * kernel thread's: a user thread must not switch (it could come
+	 * back on another VP), so it blocks the VP, as before.
+	 */
+	if (likely(!self) || asx__rcu_in_reader())
 		return asx_futex_wait(word, val, abstime);
 	return park(self, word, val, abstime);
 }

@@ -11,7 +11,9 @@
  *     FUTEX_WAIT, exactly as before;
  *   - an ASC user thread parks: it queues an asx_waiter keyed by the
  *     word's address in a hashed table of parking buckets and switches
- *     out, so its VP runs other user threads.  A wake claims the waiter
+ *     out, so its VP runs other user threads (except inside an RCU
+ *     read-side section, where it sleeps on the futex like a pthread:
+ *     the section must not move to another VP).  A wake claims the waiter
  *     and makes the thread runnable on its ASC, from any context (another
  *     user thread, a pthread, another VP, the sentinel's timer).
  *
