@@ -33,16 +33,10 @@
 #include <asx/sync.h>
 #include "joinwd.h"
 #include "stream/rcu.h"
+#include "threadcheck.h"
 
 #define MS 1000000ULL
 #define TIMEOUT_MS 50
-
-static int failed_line;
-#define CHECK(cond)							\
-	do {								\
-		if (!(cond))						\
-			__atomic_store_n(&failed_line, __LINE__, __ATOMIC_SEQ_CST); \
-	} while (0)
 
 /* The objects and the progress flags of one scenario. */
 static struct {
@@ -63,6 +57,20 @@ static struct {
 #define LD(x)		__atomic_load_n(&(x), __ATOMIC_SEQ_CST)
 #define ST(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_SEQ_CST)
 
+/*
+ * A scenario: @b_hold (B, before A blocks; NULL: nothing, and A is spawned
+ * first), @a_block (A: the blocking call and what it does after), and
+ * @b_release (B, once A is parked: what lets A go).
+ */
+struct scenario {
+	const char *what;
+	void (*b_hold)(void);
+	void (*a_block)(void);
+	void (*b_release)(void);
+};
+
+static const struct scenario *sc;
+
 static void reset(void)
 {
 	memset(&S, 0, sizeof(S));
@@ -82,10 +90,23 @@ static struct timespec in_ms(uint64_t ms)
 				  .tv_nsec = (long)(t % 1000000000ULL) };
 }
 
-/* B: wait (yielding, so A may run) until A announced it blocks, then a few
- * more rounds; A must still be inside the call. */
-static void b_wait_for_a(void)
+static void *a_thread(void *arg)
 {
+	(void)arg;
+	ST(S.a_waiting, 1);
+	sc->a_block();
+	CHECK(LD(S.b_released));
+	ST(S.a_done, 1);
+	return NULL;
+}
+
+/* B: wait (yielding, so A may run) until A announced it blocks, then a few
+ * more rounds, A still inside the call; then release it. */
+static void *b_thread(void *arg)
+{
+	(void)arg;
+	if (sc->b_hold)
+		sc->b_hold();
 	while (!LD(S.a_waiting)) {
 		S.b_runs++;
 		asx_asc_thread_yield();
@@ -93,7 +114,53 @@ static void b_wait_for_a(void)
 	for (int i = 0; i < 3; i++)
 		asx_asc_thread_yield();
 	CHECK(!LD(S.a_done));
+	ST(S.b_released, 1);
+	sc->b_release();
+	return NULL;
 }
+
+static void *drive(void *arg)
+{
+	void *(**fns)(void *) = arg;
+	struct asx_asc_opts o = { .sz = sizeof(o), .nvps = 1, .max_vps = 1,
+				  .semantic = ASX_ASC_NONPREEMPTIVE };
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_asc_thread *t1, *t2;
+	struct asx_asc *a;
+
+	if (asx_asc_create(&a, &asx_asc_prio, &o))
+		return (void *)1;
+	if (asx_asc_thread_spawn(a, &q.qos, fns[0], NULL, NULL, &t1) ||
+	    asx_asc_thread_spawn(a, &q.qos, fns[1], NULL, NULL, &t2))
+		return (void *)2;
+	asx_asc_thread_join(t1, NULL);
+	asx_asc_thread_join(t2, NULL);
+	asx_asc_destroy(a);
+	return NULL;
+}
+
+/* Spawn @first then @second on a one-VP ASC; fail (exit) if they hang. */
+static void run_1vp(void *(*first)(void *), void *(*second)(void *), const char *what)
+{
+	void *(*fns[2])(void *) = { first, second };
+	pthread_t th;
+
+	assert_int_equal(pthread_create(&th, NULL, drive, fns), 0);
+	join_or_die(th, what);
+	assert_threads_ok();
+	assert_true(LD(S.a_done));
+}
+
+static void run_scenario(const struct scenario *s)
+{
+	sc = s;
+	if (s->b_hold)
+		run_1vp(b_thread, a_thread, s->what);
+	else
+		run_1vp(a_thread, b_thread, s->what);
+}
+
+/* ---------------------------------------------------------------- timed waits */
 
 /* B, for the timed scenarios: run rounds until A is back. */
 static void *b_spin_until_a_done(void *arg)
@@ -106,88 +173,57 @@ static void *b_spin_until_a_done(void *arg)
 	return NULL;
 }
 
-/* A, for the timed scenarios: @r from a call that started at @t0 with a
- * TIMEOUT_MS deadline, while B's round count was @runs0. */
-static void a_check_timeout(int r, uint64_t t0, unsigned long runs0)
+static int (*timed_call)(const struct timespec *dl);
+
+/* A: the call must time out after its deadline, the VP running B meanwhile. */
+static void *a_timed(void *arg)
 {
-	CHECK(r == -ETIMEDOUT);
+	struct timespec dl = in_ms(TIMEOUT_MS);
+	unsigned long runs0 = LD(S.b_runs);
+	uint64_t t0 = asx_now_ns();
+
+	(void)arg;
+	CHECK(timed_call(&dl) == -ETIMEDOUT);
 	CHECK(asx_now_ns() - t0 >= TIMEOUT_MS * MS);
-	/* the VP ran B while A waited */
 	CHECK(LD(S.b_runs) > runs0);
 	ST(S.a_done, 1);
-}
-
-struct driver {
-	void *(*first)(void *);
-	void *(*second)(void *);
-};
-
-static void *drive(void *arg)
-{
-	struct driver *d = arg;
-	struct asx_asc_opts o = { .sz = sizeof(o), .nvps = 1, .max_vps = 1,
-				  .semantic = ASX_ASC_NONPREEMPTIVE };
-	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_asc_thread *t1, *t2;
-	struct asx_asc *a;
-
-	if (asx_asc_create(&a, &asx_asc_prio, &o))
-		return (void *)1;
-	if (asx_asc_thread_spawn(a, &q.qos, d->first, NULL, NULL, &t1) ||
-	    asx_asc_thread_spawn(a, &q.qos, d->second, NULL, NULL, &t2))
-		return (void *)2;
-	asx_asc_thread_join(t1, NULL);
-	asx_asc_thread_join(t2, NULL);
-	asx_asc_destroy(a);
 	return NULL;
 }
 
-/* Spawn @first then @second on a one-VP ASC; fail (exit) if they hang. */
-static void run_1vp(void *(*first)(void *), void *(*second)(void *), const char *what)
+static void run_timed(int (*call)(const struct timespec *dl), const char *what)
 {
-	struct driver d = { first, second };
-	pthread_t th;
-	int line;
-
-	assert_int_equal(pthread_create(&th, NULL, drive, &d), 0);
-	join_or_die(th, what);
-	line = __atomic_exchange_n(&failed_line, 0, __ATOMIC_SEQ_CST);
-	if (line)
-		print_error("CHECK failed at line %d\n", line);
-	assert_int_equal(line, 0);
-	assert_true(LD(S.a_done));
+	timed_call = call;
+	run_1vp(a_timed, b_spin_until_a_done, what);
 }
 
 /* ---------------------------------------------------------------- mutex */
 
-static void *mx_holder(void *arg)
+static void mx_lock(void)
 {
-	(void)arg;
 	asx_mutex_lock(&S.m);
-	b_wait_for_a();
-	ST(S.b_released, 1);
-	asx_mutex_unlock(&S.m);
-	return NULL;
 }
 
-static void *mx_a(void *arg)
+static void mx_lock_unlock(void)
 {
-	(void)arg;
-	ST(S.a_waiting, 1);
 	asx_mutex_lock(&S.m);
-	CHECK(LD(S.b_released));
 	asx_mutex_unlock(&S.m);
-	ST(S.a_done, 1);
-	return NULL;
+}
+
+static void mx_unlock(void)
+{
+	asx_mutex_unlock(&S.m);
 }
 
 static void test_mutex_lock(void **state)
 {
+	static const struct scenario s = { "asx_mutex_lock", mx_lock, mx_lock_unlock, mx_unlock };
+
 	(void)state;
 	reset();
-	run_1vp(mx_holder, mx_a, "asx_mutex_lock");
+	run_scenario(&s);
 }
 
+/* Held by B, which keeps running: A's timed lock must give up. */
 static void *mx_holder_timed(void *arg)
 {
 	asx_mutex_lock(&S.m);
@@ -196,250 +232,196 @@ static void *mx_holder_timed(void *arg)
 	return NULL;
 }
 
-static void *mx_a_timed(void *arg)
+static int mx_timedlock(const struct timespec *dl)
 {
-	struct timespec dl = in_ms(TIMEOUT_MS);
-	unsigned long runs0 = LD(S.b_runs);
-	uint64_t t0 = asx_now_ns();
-
-	(void)arg;
-	a_check_timeout(asx_mutex_timedlock(&S.m, &dl), t0, runs0);
-	return NULL;
+	return asx_mutex_timedlock(&S.m, dl);
 }
 
 static void test_mutex_timedlock(void **state)
 {
 	(void)state;
 	reset();
-	run_1vp(mx_holder_timed, mx_a_timed, "asx_mutex_timedlock");
+	timed_call = mx_timedlock;
+	run_1vp(mx_holder_timed, a_timed, "asx_mutex_timedlock");
 }
 
 /* ---------------------------------------------------------------- cond */
 
-static void *cv_a(void *arg)
+static void cv_wait(void)
 {
-	(void)arg;
 	asx_mutex_lock(&S.m);
-	ST(S.a_waiting, 1);
 	while (!S.flag)
 		asx_cond_wait(&S.c, &S.m);
 	asx_mutex_unlock(&S.m);
-	ST(S.a_done, 1);
-	return NULL;
 }
 
-static void *cv_b(void *arg)
+static void cv_signal(void)
 {
-	(void)arg;
-	b_wait_for_a();
 	asx_mutex_lock(&S.m);
 	S.flag = 1;
 	asx_cond_signal(&S.c);
 	asx_mutex_unlock(&S.m);
-	return NULL;
 }
 
 static void test_cond_wait(void **state)
 {
+	static const struct scenario s = { "asx_cond_wait", NULL, cv_wait, cv_signal };
+
 	(void)state;
 	reset();
-	run_1vp(cv_a, cv_b, "asx_cond_wait");
+	run_scenario(&s);
 }
 
-static void *cv_a_timed(void *arg)
+static int cv_timedwait(const struct timespec *dl)
 {
-	struct timespec dl = in_ms(TIMEOUT_MS);
-	unsigned long runs0;
-	uint64_t t0;
 	int r;
 
-	(void)arg;
 	asx_mutex_lock(&S.m);
-	runs0 = LD(S.b_runs);
-	t0 = asx_now_ns();
 	do
-		r = asx_cond_timedwait(&S.c, &S.m, &dl);
+		r = asx_cond_timedwait(&S.c, &S.m, dl);
 	while (!r);
 	asx_mutex_unlock(&S.m);
-	a_check_timeout(r, t0, runs0);
-	return NULL;
+	return r;
 }
 
 static void test_cond_timedwait(void **state)
 {
 	(void)state;
 	reset();
-	run_1vp(cv_a_timed, b_spin_until_a_done, "asx_cond_timedwait");
+	run_timed(cv_timedwait, "asx_cond_timedwait");
 }
 
 /* ---------------------------------------------------------------- semaphore */
 
-static void *sem_a(void *arg)
+static void sem_wait_(void)
 {
-	(void)arg;
-	ST(S.a_waiting, 1);
 	asx_sem_wait(&S.s);
-	CHECK(LD(S.b_released));
-	ST(S.a_done, 1);
-	return NULL;
 }
 
-static void *sem_b(void *arg)
+static void sem_post_(void)
 {
-	(void)arg;
-	b_wait_for_a();
-	ST(S.b_released, 1);
 	CHECK(asx_sem_post(&S.s) == 0);
-	return NULL;
 }
 
 static void test_sem_wait(void **state)
 {
+	static const struct scenario s = { "asx_sem_wait", NULL, sem_wait_, sem_post_ };
+
 	(void)state;
 	reset();
-	run_1vp(sem_a, sem_b, "asx_sem_wait");
+	run_scenario(&s);
 }
 
-static void *sem_a_timed(void *arg)
+static int sem_timedwait_(const struct timespec *dl)
 {
-	struct timespec dl = in_ms(TIMEOUT_MS);
-	unsigned long runs0 = LD(S.b_runs);
-	uint64_t t0 = asx_now_ns();
-
-	(void)arg;
-	a_check_timeout(asx_sem_timedwait(&S.s, &dl), t0, runs0);
-	return NULL;
+	return asx_sem_timedwait(&S.s, dl);
 }
 
 static void test_sem_timedwait(void **state)
 {
 	(void)state;
 	reset();
-	run_1vp(sem_a_timed, b_spin_until_a_done, "asx_sem_timedwait");
+	run_timed(sem_timedwait_, "asx_sem_timedwait");
 }
 
 /* ---------------------------------------------------------------- rwlock */
 
-static void *rw_writer_holds(void *arg)
+static void rw_rdlock(void)
 {
-	(void)arg;
-	asx_rwlock_wrlock(&S.rw);
-	b_wait_for_a();
-	ST(S.b_released, 1);
-	asx_rwlock_unlock(&S.rw);
-	return NULL;
+	asx_rwlock_rdlock(&S.rw);
 }
 
-static void *rw_a_reads(void *arg)
+static void rw_wrlock(void)
 {
-	(void)arg;
-	ST(S.a_waiting, 1);
-	asx_rwlock_rdlock(&S.rw);
-	CHECK(LD(S.b_released));
+	asx_rwlock_wrlock(&S.rw);
+}
+
+static void rw_unlock(void)
+{
 	asx_rwlock_unlock(&S.rw);
-	ST(S.a_done, 1);
-	return NULL;
+}
+
+static void rw_rdlock_unlock(void)
+{
+	rw_rdlock();
+	rw_unlock();
+}
+
+static void rw_wrlock_unlock(void)
+{
+	rw_wrlock();
+	rw_unlock();
 }
 
 static void test_rwlock_rdlock(void **state)
 {
+	static const struct scenario s = { "asx_rwlock_rdlock", rw_wrlock, rw_rdlock_unlock,
+					   rw_unlock };
+
 	(void)state;
 	reset();
-	run_1vp(rw_writer_holds, rw_a_reads, "asx_rwlock_rdlock");
-}
-
-static void *rw_reader_holds(void *arg)
-{
-	(void)arg;
-	asx_rwlock_rdlock(&S.rw);
-	b_wait_for_a();
-	ST(S.b_released, 1);
-	asx_rwlock_unlock(&S.rw);
-	return NULL;
-}
-
-static void *rw_a_writes(void *arg)
-{
-	(void)arg;
-	ST(S.a_waiting, 1);
-	asx_rwlock_wrlock(&S.rw);
-	CHECK(LD(S.b_released));
-	asx_rwlock_unlock(&S.rw);
-	ST(S.a_done, 1);
-	return NULL;
+	run_scenario(&s);
 }
 
 static void test_rwlock_wrlock(void **state)
 {
+	static const struct scenario s = { "asx_rwlock_wrlock", rw_rdlock, rw_wrlock_unlock,
+					   rw_unlock };
+
 	(void)state;
 	reset();
-	run_1vp(rw_reader_holds, rw_a_writes, "asx_rwlock_wrlock");
+	run_scenario(&s);
 }
 
 /* ---------------------------------------------------------------- rmutex */
 
 /* Both threads share the VP's kernel thread: ownership must still be theirs. */
-static void *rm_holder(void *arg)
+static void rm_hold(void)
 {
-	(void)arg;
 	asx_rmutex_lock(&S.rm);
 	asx_rmutex_lock(&S.rm);
-	b_wait_for_a();
-	ST(S.b_released, 1);
-	CHECK(asx_rmutex_unlock(&S.rm) == 0);
-	CHECK(asx_rmutex_unlock(&S.rm) == 0);
-	CHECK(asx_rmutex_unlock(&S.rm) == -EPERM);
-	return NULL;
 }
 
-static void *rm_a(void *arg)
+static void rm_block(void)
 {
-	(void)arg;
 	CHECK(asx_rmutex_trylock(&S.rm) == -EBUSY);
 	CHECK(asx_rmutex_unlock(&S.rm) == -EPERM);
-	ST(S.a_waiting, 1);
 	asx_rmutex_lock(&S.rm);
-	CHECK(LD(S.b_released));
 	CHECK(asx_rmutex_trylock(&S.rm) == 0);	/* ours now: recursion */
 	CHECK(asx_rmutex_unlock(&S.rm) == 0);
 	CHECK(asx_rmutex_unlock(&S.rm) == 0);
-	ST(S.a_done, 1);
-	return NULL;
+}
+
+static void rm_release(void)
+{
+	CHECK(asx_rmutex_unlock(&S.rm) == 0);
+	CHECK(asx_rmutex_unlock(&S.rm) == 0);
+	CHECK(asx_rmutex_unlock(&S.rm) == -EPERM);
 }
 
 static void test_rmutex(void **state)
 {
+	static const struct scenario s = { "asx_rmutex_lock", rm_hold, rm_block, rm_release };
+
 	(void)state;
 	reset();
-	run_1vp(rm_holder, rm_a, "asx_rmutex_lock");
+	run_scenario(&s);
 }
 
 /* ---------------------------------------------------------------- barrier */
 
-static void *bar_a(void *arg)
+static void bar_wait(void)
 {
-	(void)arg;
-	ST(S.a_waiting, 1);
 	asx_barrier_wait(&S.bar);
-	CHECK(LD(S.b_released));
-	ST(S.a_done, 1);
-	return NULL;
-}
-
-static void *bar_b(void *arg)
-{
-	(void)arg;
-	b_wait_for_a();
-	ST(S.b_released, 1);
-	asx_barrier_wait(&S.bar);
-	return NULL;
 }
 
 static void test_barrier(void **state)
 {
+	static const struct scenario s = { "asx_barrier_wait", NULL, bar_wait, bar_wait };
+
 	(void)state;
 	reset();
-	run_1vp(bar_a, bar_b, "asx_barrier_wait");
+	run_scenario(&s);
 }
 
 /* ---------------------------------------------------------------- msgq */
@@ -453,97 +435,73 @@ static struct asx_msg *mk_msg(uint32_t v)
 	return m;
 }
 
-static uint32_t msg_val(struct asx_msg *m)
-{
-	uint32_t v;
-
-	memcpy(&v, m->rd, sizeof(v));
-	asx_msg_free(m);
-	return v;
-}
-
-static void *mq_a_dequeue(void *arg)
+/* Dequeue (waiting) and check the value. */
+static void mq_get(uint32_t want)
 {
 	struct asx_msg *m = NULL;
+	uint32_t v = ~want;
 
-	(void)arg;
-	ST(S.a_waiting, 1);
 	CHECK(asx_msgq_dequeue(S.q, &m, 0, NULL) == 0);
-	CHECK(LD(S.b_released));
-	if (m)
-		CHECK(msg_val(m) == 42);
-	ST(S.a_done, 1);
-	return NULL;
+	if (m) {
+		memcpy(&v, m->rd, sizeof(v));
+		asx_msg_free(m);
+	}
+	CHECK(v == want);
 }
 
-static void *mq_b_enqueue(void *arg)
+static void mq_get_42(void)
 {
-	(void)arg;
-	b_wait_for_a();
-	ST(S.b_released, 1);
+	mq_get(42);
+}
+
+static void mq_put_42(void)
+{
 	CHECK(asx_msgq_enqueue(S.q, mk_msg(42), 0, NULL) == 0);
-	return NULL;
 }
 
 static void test_msgq_dequeue(void **state)
 {
+	static const struct scenario s = { "asx_msgq_dequeue", NULL, mq_get_42, mq_put_42 };
+
 	(void)state;
 	reset();
 	assert_int_equal(asx_msgq_create(&S.q, 1024, 512), 0);
-	run_1vp(mq_a_dequeue, mq_b_enqueue, "asx_msgq_dequeue");
+	run_scenario(&s);
 	asx_msgq_destroy(S.q);
 }
 
-/* The queue is full (hiwat 4 bytes, one message in it): A's enqueue waits. */
-static void *mq_a_enqueue(void *arg)
+/* The queue is full (hiwat 4 bytes, message 1 in it): A's enqueue waits. */
+static void mq_put_2(void)
 {
-	(void)arg;
-	ST(S.a_waiting, 1);
 	CHECK(asx_msgq_enqueue(S.q, mk_msg(2), 0, NULL) == 0);
-	CHECK(LD(S.b_released));
-	ST(S.a_done, 1);
-	return NULL;
 }
 
-static void *mq_b_dequeue(void *arg)
+static void mq_get_1_2(void)
 {
-	struct asx_msg *m = NULL;
-
-	(void)arg;
-	b_wait_for_a();
-	ST(S.b_released, 1);
-	CHECK(asx_msgq_dequeue(S.q, &m, 0, NULL) == 0);
-	if (m)
-		CHECK(msg_val(m) == 1);
-	m = NULL;
-	CHECK(asx_msgq_dequeue(S.q, &m, 0, NULL) == 0);	/* A's, once A ran */
-	if (m)
-		CHECK(msg_val(m) == 2);
-	return NULL;
+	mq_get(1);
+	mq_get(2);	/* A's, once A ran */
 }
 
 static void test_msgq_enqueue(void **state)
 {
+	static const struct scenario s = { "asx_msgq_enqueue", NULL, mq_put_2, mq_get_1_2 };
+
 	(void)state;
 	reset();
 	assert_int_equal(asx_msgq_create(&S.q, 4, 0), 0);
 	assert_int_equal(asx_msgq_enqueue(S.q, mk_msg(1), 0, NULL), 0);
 	assert_true(asx_msgq_is_full(S.q));
-	run_1vp(mq_a_enqueue, mq_b_dequeue, "asx_msgq_enqueue");
+	run_scenario(&s);
 	asx_msgq_destroy(S.q);
 }
 
-static void *mq_a_timed(void *arg)
+static int mq_timed(const struct timespec *dl)
 {
-	struct timespec dl = in_ms(TIMEOUT_MS);
-	unsigned long runs0 = LD(S.b_runs);
-	uint64_t t0 = asx_now_ns();
 	struct asx_msg *m = NULL;
+	int r = asx_msgq_dequeue(S.q, &m, 0, dl);
 
-	(void)arg;
-	a_check_timeout(asx_msgq_dequeue(S.q, &m, 0, &dl), t0, runs0);
 	CHECK(!m);
-	return NULL;
+	return r;
 }
 
 static void test_msgq_timed(void **state)
@@ -551,7 +509,7 @@ static void test_msgq_timed(void **state)
 	(void)state;
 	reset();
 	assert_int_equal(asx_msgq_create(&S.q, 1024, 512), 0);
-	run_1vp(mq_a_timed, b_spin_until_a_done, "asx_msgq_dequeue (timed)");
+	run_timed(mq_timed, "asx_msgq_dequeue (timed)");
 	asx_msgq_destroy(S.q);
 }
 
@@ -586,17 +544,6 @@ static void test_rcu_reader_blocks_vp(void **state)
 /* ---------------------------------------------------------------- pthread waker */
 
 /* A user thread parked on a mutex is woken by a plain pthread's unlock. */
-static void *ext_a(void *arg)
-{
-	(void)arg;
-	ST(S.a_waiting, 1);
-	asx_mutex_lock(&S.m);
-	CHECK(LD(S.b_released));
-	asx_mutex_unlock(&S.m);
-	ST(S.a_done, 1);
-	return NULL;
-}
-
 static void *ext_b(void *arg)
 {
 	(void)arg;
@@ -607,6 +554,7 @@ static void *ext_b(void *arg)
 
 static void test_pthread_wakes_user_thread(void **state)
 {
+	static const struct scenario s = { "pthread unlock", NULL, mx_lock_unlock, NULL };
 	struct asx_asc_opts o = { .sz = sizeof(o), .nvps = 1, .max_vps = 1,
 				  .semantic = ASX_ASC_NONPREEMPTIVE };
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
@@ -616,9 +564,10 @@ static void test_pthread_wakes_user_thread(void **state)
 
 	(void)state;
 	reset();
+	sc = &s;
 	asx_mutex_lock(&S.m);
 	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &o), 0);
-	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, ext_a, NULL, NULL, &t1), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, a_thread, NULL, NULL, &t1), 0);
 	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, ext_b, NULL, NULL, &t2), 0);
 	end = asx_now_ns() + (uint64_t)JOINWD_S * 1000 * MS;
 	while (!LD(S.flag) && asx_now_ns() < end)
@@ -629,7 +578,7 @@ static void test_pthread_wakes_user_thread(void **state)
 	assert_int_equal(asx_asc_thread_join(t1, NULL), 0);
 	assert_int_equal(asx_asc_thread_join(t2, NULL), 0);
 	assert_int_equal(asx_asc_destroy(a), 0);
-	assert_int_equal(__atomic_exchange_n(&failed_line, 0, __ATOMIC_SEQ_CST), 0);
+	assert_threads_ok();
 	assert_true(LD(S.a_done));
 }
 

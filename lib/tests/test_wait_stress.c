@@ -35,6 +35,7 @@
 #include <asx/msgq.h>
 #include <asx/sync.h>
 #include "joinwd.h"
+#include "threadcheck.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define ITERS 1500
@@ -49,13 +50,6 @@
 #define RING	8
 #define STOP	0xffffffffU
 #define HOLD_SPIN 200
-
-static int failed_line;
-#define CHECK(cond)							\
-	do {								\
-		if (!(cond))						\
-			__atomic_store_n(&failed_line, __LINE__, __ATOMIC_SEQ_CST); \
-	} while (0)
 
 static enum asx_asc_semantic semantic;
 
@@ -133,7 +127,6 @@ static void watched(void *(*body)(void *), const char *what)
 {
 	pthread_condattr_t ca;
 	pthread_t th;
-	int line;
 
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -147,10 +140,7 @@ static void watched(void *(*body)(void *), const char *what)
 	pthread_mutex_unlock(&wd_lock);
 	pthread_join(th, NULL);
 	pthread_cond_destroy(&wd_cond);
-	line = __atomic_exchange_n(&failed_line, 0, __ATOMIC_SEQ_CST);
-	if (line)
-		print_error("CHECK failed at line %d\n", line);
-	assert_int_equal(line, 0);
+	assert_threads_ok();
 }
 
 /* The items' books: each (producer, seq) seen once, in order per consumer. */
