@@ -224,18 +224,22 @@ static struct {
 	unsigned int head, count, stops;
 } bb;
 
+static void bb_put(uint32_t item)
+{
+	asx_mutex_lock(&bb.m);
+	while (bb.count == RING)
+		asx_cond_wait(&bb.not_full, &bb.m);
+	bb.ring[(bb.head + bb.count++) % RING] = item;
+	asx_cond_signal(&bb.not_empty);
+	asx_mutex_unlock(&bb.m);
+}
+
 static void *bb_produce(void *arg)
 {
 	uint32_t p = (uint32_t)(uintptr_t)arg;
 
-	for (uint32_t s = 0; s < ITERS; s++) {
-		asx_mutex_lock(&bb.m);
-		while (bb.count == RING)
-			asx_cond_wait(&bb.not_full, &bb.m);
-		bb.ring[(bb.head + bb.count++) % RING] = p << 24 | s;
-		asx_cond_signal(&bb.not_empty);
-		asx_mutex_unlock(&bb.m);
-	}
+	for (uint32_t s = 0; s < ITERS; s++)
+		bb_put(p << 24 | s);
 	return NULL;
 }
 
@@ -275,6 +279,30 @@ static void spawn_roles(struct runner *r, void *(*prod)(void *), void *(*cons)(v
 		run_pthread(r, cons, NULL);
 }
 
+/*
+ * Join the producers (the first half of each kind), give each consumer a
+ * STOP with @stop, join the consumers and destroy the ASC.
+ */
+static void roles_finish(struct runner *r, void (*stop)(void))
+{
+	for (int i = 0; i < NUSER / 2; i++)
+		assert_int_equal(asx_asc_thread_join(r->ut[i], NULL), 0);
+	for (int i = 0; i < NPTH / 2; i++)
+		assert_int_equal(pthread_join(r->pt[i], NULL), 0);
+	for (int i = 0; i < NCONS; i++)
+		stop();
+	for (int i = NUSER / 2; i < r->nu; i++)
+		assert_int_equal(asx_asc_thread_join(r->ut[i], NULL), 0);
+	for (int i = NPTH / 2; i < r->np; i++)
+		assert_int_equal(pthread_join(r->pt[i], NULL), 0);
+	assert_int_equal(asx_asc_destroy(r->asc), 0);
+}
+
+static void bb_stop(void)
+{
+	bb_put(STOP);
+}
+
 static void *bb_body(void *arg)
 {
 	struct runner r;
@@ -287,24 +315,7 @@ static void *bb_body(void *arg)
 	books_reset();
 	run_start(&r);
 	spawn_roles(&r, bb_produce, bb_consume);
-	/* the producers are the first user thread and pthread of each half */
-	for (int i = 0; i < NUSER / 2; i++)
-		assert_int_equal(asx_asc_thread_join(r.ut[i], NULL), 0);
-	for (int i = 0; i < NPTH / 2; i++)
-		assert_int_equal(pthread_join(r.pt[i], NULL), 0);
-	for (int i = 0; i < NCONS; i++) {
-		asx_mutex_lock(&bb.m);
-		while (bb.count == RING)
-			asx_cond_wait(&bb.not_full, &bb.m);
-		bb.ring[(bb.head + bb.count++) % RING] = STOP;
-		asx_cond_signal(&bb.not_empty);
-		asx_mutex_unlock(&bb.m);
-	}
-	for (int i = NUSER / 2; i < r.nu; i++)
-		assert_int_equal(asx_asc_thread_join(r.ut[i], NULL), 0);
-	for (int i = NPTH / 2; i < r.np; i++)
-		assert_int_equal(pthread_join(r.pt[i], NULL), 0);
-	assert_int_equal(asx_asc_destroy(r.asc), 0);
+	roles_finish(&r, bb_stop);
 	books_check();
 	return NULL;
 }
@@ -361,6 +372,11 @@ static void *mq_consume(void *arg)
 	}
 }
 
+static void mq_stop(void)
+{
+	assert_int_equal(asx_msgq_enqueue(mq, item_msg(STOP), 0, NULL), 0);
+}
+
 static void *mq_body(void *arg)
 {
 	struct runner r;
@@ -371,17 +387,7 @@ static void *mq_body(void *arg)
 	assert_int_equal(asx_msgq_create(&mq, 16, 8), 0);
 	run_start(&r);
 	spawn_roles(&r, mq_produce, mq_consume);
-	for (int i = 0; i < NUSER / 2; i++)
-		assert_int_equal(asx_asc_thread_join(r.ut[i], NULL), 0);
-	for (int i = 0; i < NPTH / 2; i++)
-		assert_int_equal(pthread_join(r.pt[i], NULL), 0);
-	for (int i = 0; i < NCONS; i++)
-		assert_int_equal(asx_msgq_enqueue(mq, item_msg(STOP), 0, NULL), 0);
-	for (int i = NUSER / 2; i < r.nu; i++)
-		assert_int_equal(asx_asc_thread_join(r.ut[i], NULL), 0);
-	for (int i = NPTH / 2; i < r.np; i++)
-		assert_int_equal(pthread_join(r.pt[i], NULL), 0);
-	assert_int_equal(asx_asc_destroy(r.asc), 0);
+	roles_finish(&r, mq_stop);
 	assert_true(asx_msgq_is_empty(mq));
 	asx_msgq_destroy(mq);
 	books_check();
