@@ -139,6 +139,9 @@ struct asx_asc_thread {
 
 	/* migration target while switching away (thread_change) */
 	struct asx_asc *migrate_to;
+
+	/* lock-owner identity (wait.c, asx__uthread_id): 0 until first asked */
+	int uid;
 };
 
 /* VP_SPARE: parked in the kernel's activation wait (activations only) */

@@ -33,6 +33,11 @@
  * when flow control lifts (any of them may proceed until the queue is
  * full again).  Deactivate and pulse wake everybody.
  *
+ * Sleeping and waking go through asx__word_wait()/asx__word_wake()
+ * (asc/wait.h): an ASC user thread parks and its VP runs other threads
+ * (the queue's lock, an asx_mutex, does the same), and a user thread on
+ * the only VP skips the spin (nobody else can run meanwhile).
+ *
  * Fields that the spinning phase reads without the lock (count, full,
  * active, pulse) are written with atomic stores under the lock.
  */
@@ -44,6 +49,7 @@
 #include <asx/sync.h>
 #include "core/compiler.h"
 #include "msg/msg_impl.h"
+#include "asc/wait.h"
 #include "core/futex.h"
 #include "core/probes.h"
 #include "msg/msgq_impl.h"
@@ -108,7 +114,7 @@ static void run_hook(struct asx_msgq *q, asx_msgq_notify_fn *fn, void *arg, uint
 	hook_q = saved_q;
 	hook_epoch = saved_e;
 	if (__atomic_sub_fetch(&q->notify_busy[e], 1, __ATOMIC_RELEASE) == 0)
-		asx_futex_wake(&q->notify_busy[e], INT_MAX);
+		asx__word_wake(&q->notify_busy[e], INT_MAX);
 }
 
 int asx_msgq_create(struct asx_msgq **out, size_t hiwat, size_t lowat)
@@ -171,7 +177,7 @@ static int kick_all(struct waitq *w)
 static inline void wake(struct waitq *w, int n)
 {
 	if (n)
-		asx_futex_wake(&w->seq, n);
+		asx__word_wake(&w->seq, n);
 }
 
 /* Sleep on @w; returns with the lock held again.  -ETIMEDOUT or 0. */
@@ -183,7 +189,7 @@ static int sleep_on(struct asx_msgq *q, struct waitq *w, const struct timespec *
 	w->nwait++;
 	q->st.sleeps++;
 	asx_mutex_unlock(&q->lock);
-	r = asx_futex_wait(&w->seq, seq, deadline);
+	r = asx__word_wait(&w->seq, seq, deadline);
 	asx_mutex_lock(&q->lock);
 	w->nwait--;
 	if (w->pending)
@@ -230,7 +236,8 @@ static int wait_until(struct asx_msgq *q, struct waitq *w,
 
 	for (;;) {
 		if (!spun) {
-			spin_for(q, ok, gen);
+			if (!asx__spin_futile())
+				spin_for(q, ok, gen);
 			spun = true;
 		} else {
 			r = sleep_on(q, w, deadline);
@@ -662,7 +669,7 @@ void asx__msgq_notify_drain(struct asx_msgq *q, uint32_t epoch)
 
 	/* Wait for the calls that took the old hook; never for our own. */
 	while ((v = __atomic_load_n(&q->notify_busy[epoch], __ATOMIC_ACQUIRE)) > self)
-		asx_futex_wait(&q->notify_busy[epoch], v, NULL);
+		asx__word_wait(&q->notify_busy[epoch], v, NULL);
 }
 
 void asx_msgq_set_notify(struct asx_msgq *q, asx_msgq_notify_fn *fn, void *arg)

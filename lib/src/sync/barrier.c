@@ -4,7 +4,8 @@
  *
  * Arrivals are counted under @m.  The last arrival resets the count,
  * advances @round with a release store and wakes everyone sleeping on it;
- * the others wait (a short spin, then the futex) for @round to move past
+ * the others wait (a short spin, then asx__word_wait(): a user thread
+ * parks, its VP runs on) for @round to move past
  * the value they saw on arrival.  Since @arrived is reset before @round
  * moves, a thread released from round r may enter round r + 1 at once.
  */
@@ -12,6 +13,7 @@
 #include <limits.h>
 
 #include <asx/sync.h>
+#include "asc/wait.h"
 #include "core/compiler.h"
 #include "core/futex.h"
 #include "core/probes.h"
@@ -46,7 +48,7 @@ int asx_barrier_wait(struct asx_barrier *b)
 		b->arrived = 0;
 		__atomic_store_n(&b->round, round + 1, __ATOMIC_RELEASE);
 		asx_mutex_unlock(&b->m);
-		asx_futex_wake(&b->round, INT_MAX);
+		asx__word_wake(&b->round, INT_MAX);
 		return ASX_BARRIER_SERIAL;
 	}
 	asx_mutex_unlock(&b->m);
@@ -57,7 +59,7 @@ int asx_barrier_wait(struct asx_barrier *b)
 		asx_cpu_relax();
 	}
 	while (__atomic_load_n(&b->round, __ATOMIC_ACQUIRE) == round)
-		asx_futex_wait(&b->round, round, NULL);
+		asx__word_wait(&b->round, round, NULL);
 out:
 	ASX_PROBE2(barrier_leave, b, round);
 	return 0;

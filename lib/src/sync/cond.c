@@ -9,12 +9,14 @@
  * value and returns at once.  @waiters lets signal/broadcast skip the
  * system call when nobody is waiting; a waiter counts itself in while it
  * holds the mutex, so a signaller that changed the predicate under the
- * same mutex is guaranteed to see it.
+ * same mutex is guaranteed to see it.  Waits and wakes go through
+ * asx__word_wait()/asx__word_wake(): a user thread parks, not its VP.
  */
 #include <errno.h>
 #include <limits.h>
 
 #include <asx/sync.h>
+#include "asc/wait.h"
 #include "core/compiler.h"
 #include "core/futex.h"
 #include "core/probes.h"
@@ -46,7 +48,7 @@ int asx_cond_timedwait(struct asx_cond *c, struct asx_mutex *m,
 	ASX_PROBE2(cond_wait, c, m);
 	asx_mutex_unlock(m);
 
-	r = asx_futex_wait(&c->seq, seq, abstime);
+	r = asx__word_wait(&c->seq, seq, abstime);
 	ASX_PROBE3(cond_woken, c, m, r);
 
 	__atomic_fetch_sub(&c->waiters, 1, __ATOMIC_RELAXED);
@@ -65,7 +67,7 @@ static void cond_wake(struct asx_cond *c, int n)
 	__atomic_fetch_add(&c->seq, 1, __ATOMIC_SEQ_CST);
 	ASX_PROBE2(cond_wake, c, n);
 	if (__atomic_load_n(&c->waiters, __ATOMIC_SEQ_CST))
-		asx_futex_wake(&c->seq, n < 0 ? INT_MAX : n);
+		asx__word_wake(&c->seq, n < 0 ? INT_MAX : n);
 }
 
 void asx_cond_signal(struct asx_cond *c)

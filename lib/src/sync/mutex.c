@@ -17,6 +17,11 @@
  * fails, so a lock whose holder sleeps or computes for long stops burning
  * CPU on it.  See mx_spin() for how a saturated lock cuts the spin short.
  *
+ * Waiting goes through asx__word_wait() (asc/wait.h): a pthread sleeps on
+ * the futex as before, an ASC user thread parks and its VP runs others.
+ * A user thread on the only VP does not spin: the holder cannot run
+ * until it stops.
+ *
  * Ordering: acquisition is an acquire RMW on the word and release is a
  * release exchange, so the critical sections are ordered by the word
  * alone (which is also what ThreadSanitizer sees; it ignores the futex).
@@ -25,6 +30,7 @@
 #include <stdbool.h>
 
 #include <asx/sync.h>
+#include "asc/wait.h"
 #include "core/compiler.h"
 #include "core/futex.h"
 #include "core/probes.h"
@@ -109,12 +115,12 @@ static int mx_lock_slow(struct asx_mutex *m, const struct timespec *abstime)
 	if (!asx_timespec_valid(abstime))
 		return -EINVAL;
 	t0 = asx__lockstat_begin();
-	if (mx_spin(m, &spins))
+	if (!asx__spin_futile() && mx_spin(m, &spins))
 		goto out;
 
 	c = __atomic_exchange_n(&m->word, MX_CONTENDED, __ATOMIC_ACQUIRE);
 	while (c != MX_FREE) {
-		r = asx_futex_wait(&m->word, MX_CONTENDED, abstime);
+		r = asx__word_wait(&m->word, MX_CONTENDED, abstime);
 		sleeps++;
 		/*
 		 * On time-out the word stays 2 even if we were the last
@@ -180,5 +186,5 @@ void asx_mutex_unlock(struct asx_mutex *m)
 	ASX_PROBE1(mutex_release, m);
 	if (unlikely(__atomic_exchange_n(&m->word, MX_FREE, __ATOMIC_RELEASE) ==
 		     MX_CONTENDED))
-		asx_futex_wake(&m->word, 1);
+		asx__word_wake(&m->word, 1);
 }

@@ -2,7 +2,10 @@
 /*
  * rmutex.c - recursive mutex over the adaptive mutex.
  *
- * @owner is the kernel tid of the holder.  Only the owner writes @owner
+ * @owner is the holder's identity: its kernel tid on a plain pthread, and
+ * on an ASC user thread the thread's own negative id (asx__uthread_id()),
+ * since every user thread of a VP shares the VP's tid and a user thread
+ * may move to another VP while it holds the lock.  Only the owner writes @owner
  * and @depth; other threads read @owner merely to learn that it is not
  * theirs, which a stale value cannot change (a thread's own tid is only
  * ever stored there by itself).  Relaxed atomics keep those reads defined.
@@ -12,12 +15,17 @@
 #include <sys/syscall.h>
 
 #include <asx/sync.h>
+#include "asc/wait.h"
 #include "core/compiler.h"
 
 static __thread int asx_tid_cache;
 
 static inline int self_tid(void)
 {
+	int id = asx__uthread_id();
+
+	if (id)
+		return id;
 	if (unlikely(!asx_tid_cache))
 		asx_tid_cache = (int)syscall(SYS_gettid);
 	return asx_tid_cache;

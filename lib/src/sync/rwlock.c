@@ -19,12 +19,15 @@
  * The store that frees the lock and the load of @writers_waiting (and the
  * waiter's increment and re-check) are sequentially consistent, so either
  * the releaser sees the waiter or the waiter sees the free lock.
+ * Sleeping is asx__word_wait() (asc/wait.h): a user thread parks, its VP
+ * runs on; a user thread on the only VP does not spin.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 
 #include <asx/sync.h>
+#include "asc/wait.h"
 #include "core/compiler.h"
 #include "core/futex.h"
 #include "core/probes.h"
@@ -98,7 +101,7 @@ int asx_rwlock_trywrlock(struct asx_rwlock *l)
 
 void asx_rwlock_rdlock(struct asx_rwlock *l)
 {
-	unsigned int spins = 0, sleeps = 0;
+	unsigned int spins = 0, sleeps = 0, spin_max;
 	uint64_t t0;
 	uint32_t seq;
 
@@ -106,8 +109,9 @@ void asx_rwlock_rdlock(struct asx_rwlock *l)
 		goto out;
 	ASX_PROBE2(rwlock_contended, l, 0);
 	t0 = asx__lockstat_begin();
+	spin_max = asx__spin_futile() ? 0 : RW_SPIN;
 	for (;;) {
-		for (; spins < RW_SPIN; spins++) {
+		for (; spins < spin_max; spins++) {
 			asx_cpu_relax();
 			if (rw_try_read(l))
 				goto got;
@@ -116,7 +120,7 @@ void asx_rwlock_rdlock(struct asx_rwlock *l)
 		seq = __atomic_load_n(&l->rseq, __ATOMIC_SEQ_CST);
 		if (rw_try_read(l))
 			goto got;
-		asx_futex_wait(&l->rseq, seq, NULL);
+		asx__word_wait(&l->rseq, seq, NULL);
 		sleeps++;
 		if (rw_try_read(l))
 			goto got;
@@ -129,7 +133,7 @@ out:
 
 void asx_rwlock_wrlock(struct asx_rwlock *l)
 {
-	unsigned int spins = 0, sleeps = 0;
+	unsigned int spins = 0, sleeps = 0, spin_max;
 	uint64_t t0;
 	uint32_t seq;
 
@@ -139,9 +143,10 @@ void asx_rwlock_wrlock(struct asx_rwlock *l)
 	}
 	ASX_PROBE2(rwlock_contended, l, 1);
 	t0 = asx__lockstat_begin();
+	spin_max = asx__spin_futile() ? 0 : RW_SPIN;
 	__atomic_fetch_add(&l->writers_waiting, 1, __ATOMIC_SEQ_CST);
 	for (;;) {
-		for (; spins < RW_SPIN; spins++) {
+		for (; spins < spin_max; spins++) {
 			asx_cpu_relax();
 			if (rw_try_write(l))
 				goto out;
@@ -149,7 +154,7 @@ void asx_rwlock_wrlock(struct asx_rwlock *l)
 		seq = __atomic_load_n(&l->wseq, __ATOMIC_SEQ_CST);
 		if (rw_try_write(l))
 			goto out;
-		asx_futex_wait(&l->wseq, seq, NULL);
+		asx__word_wait(&l->wseq, seq, NULL);
 		sleeps++;
 		if (rw_try_write(l))
 			goto out;
@@ -167,7 +172,7 @@ out:
 static void rw_wake_writer(struct asx_rwlock *l)
 {
 	__atomic_fetch_add(&l->wseq, 1, __ATOMIC_SEQ_CST);
-	asx_futex_wake(&l->wseq, 1);
+	asx__word_wake(&l->wseq, 1);
 }
 
 void asx_rwlock_unlock(struct asx_rwlock *l)
@@ -182,7 +187,7 @@ void asx_rwlock_unlock(struct asx_rwlock *l)
 		} else if (s & RW_RSLEEP) {
 			__atomic_fetch_and(&l->state, ~RW_RSLEEP, __ATOMIC_SEQ_CST);
 			__atomic_fetch_add(&l->rseq, 1, __ATOMIC_SEQ_CST);
-			asx_futex_wake(&l->rseq, INT_MAX);
+			asx__word_wake(&l->rseq, INT_MAX);
 		}
 		return;
 	}

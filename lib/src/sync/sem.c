@@ -9,12 +9,14 @@
  * are sequentially consistent, so one of them sees the other.  Each post
  * wakes one sleeper, and a woken sleeper always tries to take a unit
  * before it may give up on its deadline, so no wake-up is wasted while a
- * unit is left on the table.
+ * unit is left on the table.  Sleeping is asx__word_wait() (a user
+ * thread parks, its VP runs on).
  */
 #include <errno.h>
 #include <stdbool.h>
 
 #include <asx/sync.h>
+#include "asc/wait.h"
 #include "core/compiler.h"
 #include "core/futex.h"
 #include "core/probes.h"
@@ -63,7 +65,7 @@ int asx_sem_post(struct asx_sem *s)
 					      __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
 	ASX_PROBE2(sem_post, s, v + 1);
 	if (__atomic_load_n(&s->waiters, __ATOMIC_SEQ_CST))
-		asx_futex_wake(&s->value, 1);
+		asx__word_wake(&s->value, 1);
 	return 0;
 }
 
@@ -84,7 +86,7 @@ int asx_sem_timedwait(struct asx_sem *s, const struct timespec *abstime)
 	if (!asx_timespec_valid(abstime))
 		return -EINVAL;
 	ASX_PROBE1(sem_wait, s);
-	for (i = 0; i < SEM_SPIN; i++) {
+	for (i = asx__spin_futile() ? SEM_SPIN : 0; i < SEM_SPIN; i++) {
 		asx_cpu_relax();
 		if (sem_take(s))
 			goto out;
@@ -93,7 +95,7 @@ int asx_sem_timedwait(struct asx_sem *s, const struct timespec *abstime)
 	while (!sem_take(s)) {
 		if (r == -ETIMEDOUT)
 			break;
-		r = asx_futex_wait(&s->value, 0, abstime);
+		r = asx__word_wait(&s->value, 0, abstime);
 		if (r != -ETIMEDOUT)
 			r = 0;
 	}
