@@ -19,7 +19,8 @@
 #   make bench        build build/bin/asx-bench
 #   make fuzz         libFuzzer targets (clang) in build/fuzz/; fuzz-replay: corpus replayers
 #   make install      PREFIX=/usr/local DESTDIR= LIBDIR= INCLUDEDIR= BINDIR=
-#   make style        checkpatch.pl on kmod/ and uapi/, asx.ko's one-way includes
+#   make style        checkpatch.pl on kmod/ and uapi/, asx.ko's one-way includes,
+#                     lib/src/svc's one-way calls
 #   make setup        install the Debian/PyPI packages the tree needs
 #   make clean
 #
@@ -469,6 +470,7 @@ uninstall:
 style:
 	$(Q)tools/checkpatch.sh
 	$(Q)tools/kmod-layers.sh
+	$(Q)tools/svc-calls.sh
 
 setup:
 	$(Q)tools/setup.sh --quiet
