@@ -471,6 +471,7 @@ uninstall:
 style:
 	$(Q)tools/checkpatch.sh
 	$(Q)tools/kmod-layers.sh
+	$(Q)tools/svc-calls.sh --self-test
 	$(Q)tools/svc-calls.sh
 
 setup:

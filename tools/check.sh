@@ -446,6 +446,7 @@ stage_style() {
 	note "asx.ko layers (one-way includes)"
 	if tools/kmod-layers.sh; then pass; else fail "style: kmod layers"; fi
 	note "lib/src/svc's calls (one way, no circle)"
+	if tools/svc-calls.sh --self-test; then pass; else fail "style: svc-calls.sh's self-test"; fi
 	if tools/svc-calls.sh; then pass; else fail "style: svc calls"; fi
 }
 

@@ -4,6 +4,9 @@
 # svc-calls.sh - check that the files of lib/src/svc call each other one way.
 #
 # Usage: tools/svc-calls.sh [-v] [DIR]     (DIR: default lib/src/svc of this tree)
+#        tools/svc-calls.sh --self-test  (the checker on made-up files: two
+#                                        that call each other, a circle of
+#                                        three, and a one-way chain)
 #
 # Compiles every DIR/*.c alone (gcc -c, the library's include paths) into a
 # scratch directory and reads the objects with nm: file A calls file B when
@@ -18,8 +21,31 @@ set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 verbose=0
 case "${1:-}" in
--h|--help) sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h|--help) sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 -v) verbose=1; shift ;;
+--self-test)
+	t=$(mktemp -d) || exit 2
+	trap 'rm -rf "$t"' EXIT
+	mkdir "$t/pair" "$t/three" "$t/chain"
+	# file F defining f(), calling each of the functions named after it
+	mk() {
+		local d=$1 f=$2 g body=
+		shift 2
+		for g in "$@"; do body="$body int $g(void); r += $g();"; done
+		printf 'int %s(void);\nint %s(void) { int r = 0;%s return r; }\n' \
+			"$f" "$f" "$body" >"$d/$f.c"
+	}
+	mk "$t/pair" a b; mk "$t/pair" b a; mk "$t/pair" c a
+	mk "$t/three" a b; mk "$t/three" b c; mk "$t/three" c a
+	mk "$t/chain" a; mk "$t/chain" b a; mk "$t/chain" c a b
+	bad=0
+	"$0" "$t/pair" 2>"$t/err" && bad=1
+	grep -q 'a.c and b.c call each other: b / a' "$t/err" || bad=1
+	"$0" "$t/three" 2>/dev/null && bad=1
+	"$0" "$t/chain" | grep -q 'lowest first: a.c b.c c.c' || bad=1
+	[ "$bad" = 0 ] && echo "svc-calls: self-test passed" && exit 0
+	echo "svc-calls: self-test FAILED" >&2
+	exit 1 ;;
 esac
 dir=${1:-$top/lib/src/svc}
 cc=${CC:-gcc}
@@ -33,8 +59,9 @@ trap 'rm -rf "$tmp"' EXIT
 
 for src in "${srcs[@]}"; do
 	f=$(basename "$src" .c)
-	if ! "$cc" -std=gnu11 -O0 -D_GNU_SOURCE -I"$top/lib/include" -I"$top/uapi" \
-		-I"$top/lib/src" -I"$dir/.." -fPIC -c "$src" -o "$tmp/$f.o"; then
+	# DIR's own headers first ("svc/x.h" from DIR/..), then the tree's
+	if ! "$cc" -std=gnu11 -O0 -D_GNU_SOURCE -I"$dir/.." -I"$top/lib/include" -I"$top/uapi" \
+		-I"$top/lib/src" -fPIC -c "$src" -o "$tmp/$f.o"; then
 		echo "svc-calls: cannot compile $src" >&2
 		exit 2
 	fi
