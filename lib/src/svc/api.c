@@ -77,22 +77,25 @@ static struct asx_svc *find_locked(struct asx_svc_repo *repo, const char *name)
 	return NULL;
 }
 
+/* Apply (or with @dry only check) what the parser gave: @r and @pe are its result. */
 static int parsed(struct asx_svc_repo *repo, struct asx__svc_conf *c, int r,
 		  const struct asx__svc_err *pe, const char *name, unsigned int flags,
-		  char *err, size_t errlen)
+		  char *err, size_t errlen, bool dry)
 {
 	if (r) {
 		if (err && errlen)
 			snprintf(err, errlen, "%s", pe->msg);
 		return r;
 	}
-	r = asx__svc_apply(repo, c, name, flags, err, errlen);
+	r = dry ? asx__svc_dry_run(repo, c, name, flags, err, errlen) :
+		  asx__svc_apply(repo, c, name, flags, err, errlen);
 	asx__svc_conf_free(c);
 	return r;
 }
 
-int asx_svc_apply_file(struct asx_svc_repo *repo, const char *path, unsigned int flags,
-		       char *err, size_t errlen)
+/* asx_svc_apply_file(), or with @dry asx_svc_check(). */
+static int from_file(struct asx_svc_repo *repo, const char *path, unsigned int flags,
+		     char *err, size_t errlen, bool dry)
 {
 	struct asx__svc_conf *c = NULL;
 	struct asx__svc_err pe;
@@ -101,7 +104,14 @@ int asx_svc_apply_file(struct asx_svc_repo *repo, const char *path, unsigned int
 		err[0] = '\0';
 	if (!repo || !path || (flags & ~ASX_SVC_RELOAD))
 		return -EINVAL;
-	return parsed(repo, c, asx__svc_parse_file(path, &c, &pe), &pe, path, flags, err, errlen);
+	return parsed(repo, c, asx__svc_parse_file(path, &c, &pe), &pe, path, flags, err, errlen,
+		      dry);
+}
+
+int asx_svc_apply_file(struct asx_svc_repo *repo, const char *path, unsigned int flags,
+		       char *err, size_t errlen)
+{
+	return from_file(repo, path, flags, err, errlen, false);
 }
 
 int asx_svc_apply_text(struct asx_svc_repo *repo, const char *name, const char *text,
@@ -116,7 +126,7 @@ int asx_svc_apply_text(struct asx_svc_repo *repo, const char *name, const char *
 	if (!repo || !name || !text || (flags & ~ASX_SVC_RELOAD))
 		return -EINVAL;
 	r = asx__svc_parse_mem(name, text, strlen(text), &c, &pe);
-	return parsed(repo, c, r, &pe, name, flags, err, errlen);
+	return parsed(repo, c, r, &pe, name, flags, err, errlen, false);
 }
 
 int asx_svc_check_file(const char *path, char *err, size_t errlen)
@@ -139,23 +149,7 @@ int asx_svc_check_file(const char *path, char *err, size_t errlen)
 int asx_svc_check(struct asx_svc_repo *repo, const char *path, unsigned int flags,
 		  char *err, size_t errlen)
 {
-	struct asx__svc_conf *c = NULL;
-	struct asx__svc_err pe;
-	int r;
-
-	if (err && errlen)
-		err[0] = '\0';
-	if (!repo || !path || (flags & ~ASX_SVC_RELOAD))
-		return -EINVAL;
-	r = asx__svc_parse_file(path, &c, &pe);
-	if (r) {
-		if (err && errlen)
-			snprintf(err, errlen, "%s", pe.msg);
-		return r;
-	}
-	r = asx__svc_dry_run(repo, c, path, flags, err, errlen);
-	asx__svc_conf_free(c);
-	return r;
+	return from_file(repo, path, flags, err, errlen, true);
 }
 
 /* ---------------------------------------------------------------- by name */
