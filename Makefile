@@ -19,7 +19,8 @@
 #   make bench        build build/bin/asx-bench
 #   make fuzz         libFuzzer targets (clang) in build/fuzz/; fuzz-replay: corpus replayers
 #   make install      PREFIX=/usr/local DESTDIR= LIBDIR= INCLUDEDIR= BINDIR=
-#   make style        checkpatch.pl on kmod/ and uapi/, asx.ko's one-way includes
+#   make style        checkpatch.pl on kmod/ and uapi/, asx.ko's one-way includes,
+#                     lib/src/svc's one-way calls
 #   make setup        install the Debian/PyPI packages the tree needs
 #   make clean
 #
@@ -97,7 +98,8 @@ TTCP_OBJS  := $(TTCP_SRCS:%.c=$(OBJ)/%.o)
 TTCP       := $(if $(TTCP_SRCS),$(O)/bin/asx-ttcp)
 
 # asxd: the Service Configurator's daemon (installed in SBINDIR); asxctl
-# shares its control protocol (tools/asxd/svcproto.c)
+# shares its control protocol (tools/asxd/svcproto.c) and its client half
+# (tools/asxd/svcclient.c)
 ASXD_SRCS := $(sort $(wildcard tools/asxd/*.c))
 ASXD_OBJS := $(ASXD_SRCS:%.c=$(OBJ)/%.o)
 ASXD      := $(O)/bin/asxd
@@ -107,7 +109,7 @@ SVC_SRCS  := $(sort $(wildcard tools/asxd/services/*.c))
 SVC_SOS   := $(SVC_SRCS:tools/asxd/services/%.c=$(O)/lib/asx/services/%.so)
 ASXD_TEST_SOS := $(patsubst tools/asxd/test/%.c,$(O)/asxd/test/%.so,$(sort $(wildcard tools/asxd/test/*.c)))
 
-ASXCTL_SRCS := $(sort $(wildcard tools/asxctl/*.c)) tools/asxd/svcproto.c
+ASXCTL_SRCS := $(sort $(wildcard tools/asxctl/*.c)) tools/asxd/svcproto.c tools/asxd/svcclient.c
 ASXCTL_OBJS := $(ASXCTL_SRCS:%.c=$(OBJ)/%.o)
 ASXCTL      := $(if $(ASXCTL_SRCS),$(O)/bin/asxctl)
 
@@ -469,6 +471,8 @@ uninstall:
 style:
 	$(Q)tools/checkpatch.sh
 	$(Q)tools/kmod-layers.sh
+	$(Q)tools/svc-calls.sh --self-test
+	$(Q)tools/svc-calls.sh
 
 setup:
 	$(Q)tools/setup.sh --quiet

@@ -23,7 +23,8 @@
 #               each header alone (gnu11/c11/c17), lib/tests/outsider/*.c, the docs' examples
 #               every installed command has a man page; every man page renders cleanly
 #   style       checkpatch.pl --no-tree on kmod/ and uapi/; asx.ko's includes one-way
-#               (tools/kmod-layers.sh: no circle, no layer including a higher one)
+#               (tools/kmod-layers.sh: no circle, no layer including a higher one);
+#               lib/src/svc's files call each other one way (tools/svc-calls.sh)
 #   dkms        asx.ko built through dkms (dkms.conf) against the installed headers
 #               of each kernel of the matrix
 #   deb         the Debian packages (debian/): built, lintian, a program against
@@ -444,6 +445,9 @@ stage_style() {
 	if tools/checkpatch.sh; then pass; else fail "style: checkpatch"; fi
 	note "asx.ko layers (one-way includes)"
 	if tools/kmod-layers.sh; then pass; else fail "style: kmod layers"; fi
+	note "lib/src/svc's calls (one way, no circle)"
+	if tools/svc-calls.sh --self-test; then pass; else fail "style: svc-calls.sh's self-test"; fi
+	if tools/svc-calls.sh; then pass; else fail "style: svc calls"; fi
 }
 
 stage_dkms() {

@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * svc.c - `asxctl svc`: ask a running asxd to list, suspend, resume or
- * remove its services, or to reload its svc.conf (protocol: svcproto.h).
+ * remove its services, or to reload its svc.conf (protocol: svcproto.h; its
+ * client half, svcclient.c, does the talking).
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "../asxd/svcproto.h"
@@ -26,20 +24,6 @@ static void svc_usage(FILE *f)
 	      "  -s SOCKET   asxd's control socket (default: $ASXD_SOCKET, else\n"
 	      "              /run/asx/asxd.sock if it exists, else $XDG_RUNTIME_DIR/asxd.sock)\n"
 	      "  -t SECONDS  give up when asxd has not answered in that time (default 30)\n", f);
-}
-
-static const char *find_socket(char *buf, size_t n)
-{
-	const char *s = getenv("ASXD_SOCKET"), *d;
-
-	if (s && *s)
-		return s;
-	if (!access("/run/asx/asxd.sock", F_OK))
-		return "/run/asx/asxd.sock";
-	d = getenv("XDG_RUNTIME_DIR");
-	if (d && (size_t)snprintf(buf, n, "%s/asxd.sock", d) < n)
-		return buf;
-	return "/run/asx/asxd.sock";
 }
 
 /* Print one list line as a row: the six fields unescaped. */
@@ -70,13 +54,11 @@ static void print_row(char *line)
 
 int asxctl_svc(int argc, char **argv)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	char buf[256], req[SVCP_LINE_MAX], *resp = NULL, *line, *save;
+	char buf[256], *resp = NULL, *line, *save = NULL;
 	const char *sock = NULL, *cmd, *name = NULL;
-	size_t len = 0, cap = 0;
-	int i = 1, fd, ret = 0;
+	size_t len = 0;
+	int i = 1, fd, r, ret = 0;
 	long timeout = SVC_TIMEOUT_S;
-	struct timeval tv;
 
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		svc_usage(stdout);
@@ -129,82 +111,44 @@ int asxctl_svc(int argc, char **argv)
 		return 2;
 	}
 	if (!sock)
-		sock = find_socket(buf, sizeof(buf));
-	if (strlen(sock) >= sizeof(a.sun_path)) {
+		sock = svcp_client_socket(buf, sizeof(buf));
+	fd = svcp_connect(sock, timeout);
+	if (fd == -ENAMETOOLONG) {
 		fprintf(stderr, "asxctl svc: socket path too long: %s\n", sock);
 		return 2;
 	}
-	strcpy(a.sun_path, sock);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	/* a wedged asxd must not wedge its caller: connect (its backlog full),
-	 * send and receive are bounded */
-	tv.tv_sec = timeout;
-	tv.tv_usec = 0;
-	if (fd >= 0) {
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	}
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a))) {
-		fprintf(stderr, "asxctl svc: cannot reach asxd at %s: %s\n", sock, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0) {
+		fprintf(stderr, "asxctl svc: cannot reach asxd at %s: %s\n", sock, strerror(-fd));
 		return 3;
 	}
-	snprintf(req, sizeof(req), "%s %d %s%s%s\n", SVCP_MAGIC, SVCP_VERSION, cmd,
-		 name ? " " : "", name ? name : "");
-	/* asxd may answer (a refusal) and close before reading: read it anyway */
-	if (send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t)strlen(req) && errno != EPIPE) {
-		fprintf(stderr, "asxctl svc: sending to %s: %s\n", sock, strerror(errno));
+	r = svcp_send(fd, cmd, name);
+	if (r) {
+		fprintf(stderr, "asxctl svc: sending to %s: %s\n", sock, strerror(-r));
 		close(fd);
 		return 3;
 	}
-	for (;;) {
-		ssize_t got;
-
-		if (cap - len < 4096) {
-			char *grown = realloc(resp, cap + 65536);
-
-			if (!grown) {
-				fprintf(stderr, "asxctl svc: out of memory\n");
-				free(resp);
-				close(fd);
-				return 1;
-			}
-			resp = grown;
-			cap += 65536;
-		}
-		got = recv(fd, resp + len, cap - len - 1, 0);
-		if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			fprintf(stderr, "asxctl svc: no answer from asxd at %s within %ld s "
-				"(asxctl svc -t SECONDS to wait longer)\n", sock, timeout);
-			free(resp);
-			close(fd);
-			return 3;
-		}
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		len += (size_t)got;
-	}
+	r = svcp_recv(fd, &resp, &len);
 	close(fd);
-	if (!resp || !len) {
+	if (r == -ENOMEM) {
+		fprintf(stderr, "asxctl svc: out of memory\n");
+		return 1;
+	}
+	if (r) {
+		fprintf(stderr, "asxctl svc: no answer from asxd at %s within %ld s "
+			"(asxctl svc -t SECONDS to wait longer)\n", sock, timeout);
+		return 3;
+	}
+	if (!len) {
 		fprintf(stderr, "asxctl svc: asxd closed the connection without an answer\n");
 		free(resp);
 		return 1;
 	}
-	resp[len] = '\0';
-	line = strtok_r(resp, "\n", &save);
-	snprintf(req, sizeof(req), "%s %d ", SVCP_MAGIC, SVCP_VERSION);
-	if (!line || strncmp(line, req, strlen(req))) {
+	r = svcp_answer(resp, &save, &line);
+	if (r < 0) {
 		fprintf(stderr, "asxctl svc: not an asxd answer: %.80s\n", line ? line : "");
 		ret = 1;
-	} else if (!strncmp(line + strlen(req), "error ", 6)) {
-		char *msg = strchr(line + strlen(req) + 6, ' ');
-
-		msg = msg ? msg + 1 : line;
-		svcp_unescape(msg);
-		fprintf(stderr, "asxctl svc: %s\n", msg);
+	} else if (r) {
+		fprintf(stderr, "asxctl svc: %s\n", line);
 		ret = 1;
 	} else {
 		while ((line = strtok_r(NULL, "\n", &save)) && strcmp(line, "."))

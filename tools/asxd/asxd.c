@@ -96,21 +96,17 @@ static void usage(FILE *f)
 /* The default socket path into @buf; NULL (with a message) if there is none. */
 static const char *default_socket(char *buf, size_t n)
 {
-	const char *d = getenv("RUNTIME_DIRECTORY");	/* systemd's RuntimeDirectory= */
+	const char *d = svcp_server_dir();
 
-	if (!d && geteuid() == 0)
-		d = "/run/asx";
-	if (!d)
-		d = getenv("XDG_RUNTIME_DIR");
 	if (!d) {
 		logmsg("no control socket path: give -s PATH (neither RUNTIME_DIRECTORY nor XDG_RUNTIME_DIR is set)");
 		return NULL;
 	}
-	if ((size_t)snprintf(buf, n, "%s/asxd.sock", d) >= n) {
-		logmsg("the socket path %s/asxd.sock is too long", d);
+	if (svcp_socket_in(buf, n, d)) {
+		logmsg("the socket path %s/" SVCP_SOCKET_NAME " is too long", d);
 		return NULL;
 	}
-	if (!strcmp(d, "/run/asx"))
+	if (!strcmp(d, SVCP_SYSTEM_DIR))
 		(void)mkdir(d, 0755);
 	return buf;
 }
@@ -155,16 +151,15 @@ static int listen_on(const char *path)
 	}
 	/* a stale socket of a dead asxd is replaced; a live one is not */
 	if (!lstat(path, &st) && S_ISSOCK(st.st_mode)) {
-		if (!connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		int live = svcp_connect(path, 0);
+
+		if (live >= 0) {
 			logmsg("%s: another asxd is listening there", path);
+			close(live);
 			close(fd);
 			return -1;
 		}
 		unlink(path);
-		close(fd);
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			return -1;
 	}
 	{
 		/* 0600: only the owner (and root) may connect */

@@ -18,6 +18,10 @@
  * (active or suspended), library ("-" if linked in, "=" for a Stream made
  * by a "stream" directive), factory, parameters and the info line, with tab, newline and backslash written \t, \n, \\.
  * A peer whose uid is neither root's nor asxd's is refused (SO_PEERCRED).
+ *
+ * svcproto.c has what both halves share (the escaping); svcclient.c the
+ * client half (the socket path, connect, request, answer), which asxd
+ * uses too.  Both are linked into asxd and asxctl.
  */
 #ifndef ASX_TOOLS_SVCPROTO_H
 #define ASX_TOOLS_SVCPROTO_H
@@ -27,10 +31,56 @@
 #define SVCP_MAGIC	"ASX-SVC"
 #define SVCP_VERSION	1
 #define SVCP_LINE_MAX	512
+#define SVCP_SOCKET_NAME	"asxd.sock"	/* in the directories below */
+#define SVCP_SYSTEM_DIR	"/run/asx"	/* root's asxd, and systemd's */
 
 /* Append @s to @out (of @n bytes, at *@len) with \t \n \\ escaped; -1 if it does not fit. */
 int svcp_escape(char *out, size_t n, size_t *len, const char *s);
 /* Undo svcp_escape() in place. */
 void svcp_unescape(char *s);
+
+/* ---------------------------------------------------------------- svcclient.c */
+
+/* @dir/asxd.sock into @buf (of @n bytes): 0, or -ENAMETOOLONG. */
+int svcp_socket_in(char *buf, size_t n, const char *dir);
+
+/*
+ * Where asxd makes its socket unless told: $RUNTIME_DIRECTORY (systemd's
+ * RuntimeDirectory=), else /run/asx for root, else $XDG_RUNTIME_DIR; NULL
+ * if none of these.
+ */
+const char *svcp_server_dir(void);
+
+/*
+ * Where a client looks for asxd unless told: $ASXD_SOCKET, else
+ * /run/asx/asxd.sock if it exists, else $XDG_RUNTIME_DIR/asxd.sock (in
+ * @buf), else /run/asx/asxd.sock.
+ */
+const char *svcp_client_socket(char *buf, size_t n);
+
+/*
+ * Connect to asxd's socket @path; with @timeout_s > 0, connecting (a full
+ * backlog), sending and receiving give up after that many seconds.  The
+ * socket, or -errno.
+ */
+int svcp_connect(const char *path, long timeout_s);
+
+/* Send the request "ASX-SVC 1 @cmd [@name]".  0 or -errno. */
+int svcp_send(int fd, const char *cmd, const char *name);
+
+/*
+ * Read the answer until asxd closes: 0 and *out (malloc'd, NUL-terminated,
+ * *outlen bytes), -ETIMEDOUT when the socket's receive timeout passed
+ * first, -ENOMEM.
+ */
+int svcp_recv(int fd, char **out, size_t *outlen);
+
+/*
+ * Read the status line of the answer @resp (strtok_r() on "\n" with @save:
+ * the data lines follow with strtok_r(NULL, "\n", save) up to "."): 0 for
+ * "ok"; 1 for "error", *msg the message unescaped; -EPROTO if it is not an
+ * answer of this protocol, *msg the first line (or NULL).
+ */
+int svcp_answer(char *resp, char **save, char **msg);
 
 #endif

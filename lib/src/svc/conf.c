@@ -8,6 +8,8 @@
  * double-quoted strings (escapes \\ \" \n \t), and the punctuation
  * { } ( ) : *.  A # starts a comment that runs to the end of the line.
  * The first error stops the parse; the partial result is freed.
+ *
+ * The lowest file of lib/src/svc: it calls no other file of it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -78,6 +80,24 @@ static int fail(struct parser *ps, unsigned int line, unsigned int col, int err,
 	va_end(ap);
 	ps->ld->err->err = err;
 	return err;
+}
+
+int asx__svc_sayf(char *err, size_t errlen, const struct asx__svc_ent *e, int r,
+		  const char *fmt, ...)
+{
+	va_list ap;
+	int n = 0;
+
+	if (!err || !errlen)
+		return r;
+	if (e)
+		n = snprintf(err, errlen, "%s:%u:%u: ", e->loc.file, e->loc.line, e->loc.col);
+	if (n < 0 || (size_t)n >= errlen)
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return r;
 }
 
 /* ---------------------------------------------------------------- lexer */
@@ -240,8 +260,7 @@ static bool is_word(const struct parser *ps, const char *w)
 
 /* ---------------------------------------------------------------- parser */
 
-/* Is @p[0..n) a name: a letter or '_', then letters, digits, '_', '.' or '-'? */
-static bool valid_name(const char *p, size_t n)
+bool asx__svc_name_ok(const char *p, size_t n)
 {
 	if (!n || !((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == '_'))
 		return false;
@@ -258,7 +277,7 @@ static bool valid_name(const char *p, size_t n)
 /* Check @n bytes at @p as a name (reported at @col) and copy them to @out. */
 static int copy_name(struct parser *ps, const char *p, size_t n, unsigned int col, char *out)
 {
-	if (!valid_name(p, n))
+	if (!asx__svc_name_ok(p, n))
 		return fail(ps, ps->t.line, col, -EINVAL,
 			    "'%.*s' is not a valid name (a letter or '_', then letters, digits, '_', '.' or '-')",
 			    (int)(n > 40 ? 40 : n), p);

@@ -9,6 +9,11 @@
  * Stream), and reports the first error as "file:line:column: message".  A
  * file with an error yields no configuration at all, so whoever applies one
  * never sees half of a bad file.
+ *
+ * conf.c is the lowest file of lib/src/svc: it calls no other (the order
+ * is in Documentation/svc.rst; tools/svc-calls.sh checks it).  Besides the
+ * language it holds what every file above needs of it: the name rule and
+ * the "file:line:col: message" of a directive.
  */
 #ifndef ASX_SRC_SVC_CONF_H
 #define ASX_SRC_SVC_CONF_H
@@ -16,7 +21,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define ASX__SVC_NAME_MAX	64	/* a service or module name, with its NUL */
+#include <asx/svc.h>
+
+#define ASX__SVC_NAME_MAX	ASX_SVC_NAME_MAX	/* a service or module name, with its NUL */
 #define ASX__SVC_INCLUDE_DEPTH	16	/* includes nested below the top file */
 #define ASX__SVC_FILE_MAX	(1u << 20)	/* bytes in one file */
 /* One load (a file and all it includes, repeats counted each time): */
@@ -148,5 +155,19 @@ void asx__svc_names_free(struct asx__svc_names *t);
  * an unterminated quote.
  */
 int asx__svc_split_args(const char *argv0, const char *args, int *argc, char ***argv);
+
+/*
+ * The name rule of services, Streams and Modules: is @p[0..n) a letter or
+ * '_', then letters, digits, '_', '.' or '-'?  (The length is the caller's
+ * to check: it has its own message.)
+ */
+bool asx__svc_name_ok(const char *p, size_t n);
+
+/*
+ * Write "file:line:col: " of @e (if @e) and the message into @err (of
+ * @errlen bytes; nothing if NULL); returns @r.
+ */
+int asx__svc_sayf(char *err, size_t errlen, const struct asx__svc_ent *e, int r,
+		  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 #endif /* ASX_SRC_SVC_CONF_H */

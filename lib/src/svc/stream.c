@@ -19,6 +19,9 @@
  * come first, are pushed there, bottom first, before the user-space
  * Modules go above.  That lower part is fixed while the Stream runs: a
  * configuration that changes its driver or its asx.ko modules is refused.
+ *
+ * Calls load.c, registry.c and conf.c; called by plan.c and api.c.  It
+ * does not call object.c.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -27,17 +30,13 @@
 #include <unistd.h>
 
 #include <asx/kstream.h>
-#include <asx/modules.h>
 #include <asx/stream.h>
 
-#include "svc/svc_impl.h"
+#include "svc/load.h"
+#include "svc/registry.h"
+#include "svc/stream.h"
 
-static const struct { const char *name; asx_svc_module_fn *fn; } builtins[] = {
-	{ "pass", asx_mod_pass }, { "counter", asx_mod_counter }, { "framer", asx_mod_framer },
-	{ "cksum", asx_mod_cksum },
-};
-
-void asx__svc_mods_free(struct asx__svc_mod *mods, size_t n)
+static void mods_free(struct asx__svc_mod *mods, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		free(mods[i].library);
@@ -201,25 +200,6 @@ int asx__svc_stream_mod_state(struct asx__svc_plan *p, struct asx__svc_step *st,
 	return 0;
 }
 
-/* A registered or built-in Module factory called @name, or NULL. */
-static asx_svc_module_fn *module_fn(struct asx_svc_repo *repo, const char *name)
-{
-	for (struct asx__svc_reg *g = repo->regs; g; g = g->next)
-		if (g->module && !strcmp(g->name, name))
-			return g->module;
-	for (size_t i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++)
-		if (!strcmp(builtins[i].name, name))
-			return builtins[i].fn;
-	return NULL;
-}
-
-static int no_module(struct asx__svc_plan *p, const char *stream, const struct asx__svc_ent *d)
-{
-	return asx__svc_say(p, d, -ENOENT,
-			    "stream '%s': no module '%s' (built in: pass, counter, framer, cksum; others with asx_svc_register_module())",
-			    stream, d->name);
-}
-
 int asx__svc_stream_check(struct asx_svc_repo *repo, struct asx__svc_plan *p,
 			  const struct asx__svc_ent *e)
 {
@@ -235,8 +215,10 @@ int asx__svc_stream_check(struct asx_svc_repo *repo, struct asx__svc_plan *p,
 	for (size_t i = 0; !r && i < e->nmods; i++) {
 		const struct asx__svc_ent *d = &e->mods[i];
 
-		if (d->dir == ASX__SVC_STATIC && !module_fn(repo, d->name))
-			r = no_module(p, e->name, d);
+		asx_svc_module_fn *fn;
+
+		if (d->dir == ASX__SVC_STATIC)
+			r = asx__svc_reg_module(repo, p, e->name, d, &fn);
 		else if (d->dir == ASX__SVC_DYNAMIC)
 			r = asx__svc_check_lib(p, d);
 	}
@@ -254,9 +236,9 @@ static int make_mod(struct asx_svc_repo *repo, struct asx__svc_plan *p, const ch
 	*out = NULL;
 	*dl = NULL;
 	if (d->dir == ASX__SVC_STATIC) {
-		fn = module_fn(repo, d->name);
-		if (!fn)
-			return no_module(p, stream, d);
+		r = asx__svc_reg_module(repo, p, stream, d, &fn);
+		if (r)
+			return r;
 	} else {
 		r = asx__svc_load(p, d, dl, &sym);
 		if (r)
@@ -364,8 +346,7 @@ static int open_stream(struct asx__svc_plan *p, const struct asx__svc_ent *e, st
 	return r;
 }
 
-int asx__svc_stream_start(struct asx_svc_repo *repo, struct asx__svc_plan *p,
-			  struct asx__svc_step *st)
+static int stream_start(struct asx_svc_repo *repo, struct asx__svc_plan *p, struct asx__svc_step *st)
 {
 	const struct asx__svc_ent *e = st->def;
 	struct asx_svc *s = calloc(1, sizeof(*s));
@@ -422,8 +403,9 @@ static void log_undo(struct asx__svc_step *st, int what, size_t old, const char 
 	u->dl = dl;
 }
 
-int asx__svc_stream_reshape(struct asx_svc_repo *repo, struct asx__svc_plan *p,
-			    struct asx__svc_step *st)
+static void unshape(struct asx_svc_repo *repo, struct asx__svc_step *st);
+
+static int reshape(struct asx_svc_repo *repo, struct asx__svc_plan *p, struct asx__svc_step *st)
 {
 	const struct asx__svc_ent *e = st->def;
 	struct asx_svc *s = st->old;
@@ -488,11 +470,11 @@ int asx__svc_stream_reshape(struct asx_svc_repo *repo, struct asx__svc_plan *p,
 		st->mods[i].dl = dl;
 	}
 	if (r)
-		asx__svc_stream_unshape(repo, st);
+		unshape(repo, st);
 	return r;
 }
 
-void asx__svc_stream_unshape(struct asx_svc_repo *repo, struct asx__svc_step *st)
+static void unshape(struct asx_svc_repo *repo, struct asx__svc_step *st)
 {
 	struct asx_svc *s = st->old;
 	struct asx__svc_plan quiet = { 0 };
@@ -525,7 +507,7 @@ void asx__svc_stream_unshape(struct asx_svc_repo *repo, struct asx__svc_step *st
 	st->undo = NULL;
 	st->nundo = 0;
 	/* the new list's handles were closed above or are borrowed */
-	asx__svc_mods_free(st->mods, st->nmods);
+	mods_free(st->mods, st->nmods);
 	st->mods = NULL;
 	st->nmods = 0;
 }
@@ -545,7 +527,7 @@ void asx__svc_stream_commit(struct asx__svc_step *st)
 	}
 	for (size_t i = 0; i < st->nmods; i++)
 		st->mods[i].kept = false;
-	asx__svc_mods_free(s->mods, s->nmods);
+	mods_free(s->mods, s->nmods);
 	s->mods = st->mods;
 	s->nmods = st->nmods;
 	st->mods = NULL;
@@ -560,7 +542,7 @@ void asx__svc_stream_stop(struct asx_svc *s)
 	if (s->stream)
 		asx_stream_close(s->stream);	/* closes and frees its Modules */
 	mods_unload(s->mods, s->nmods);
-	asx__svc_mods_free(s->mods, s->nmods);
+	mods_free(s->mods, s->nmods);
 	free(s->driver);
 	free(s);
 }
@@ -591,26 +573,25 @@ int asx__svc_module_state(struct asx_svc_repo *repo, const char *path, bool on)
 	return r;
 }
 
-int asx_svc_register_module(struct asx_svc_repo *repo, const char *name, asx_svc_module_fn *factory)
+int asx__svc_stream_prepare(struct asx_svc_repo *repo, struct asx__svc_plan *p,
+			    struct asx__svc_step *st)
 {
-	return asx__svc_register(repo, name, NULL, factory);
+	if (st->act == START)
+		return stream_start(repo, p, st);
+	if (st->act == RESHAPE)
+		return reshape(repo, p, st);
+	if (st->act == KEEP && st->old->state != st->want)
+		return asx__svc_say(p, st->why, -EOPNOTSUPP, "Stream '%s' cannot be suspended or resumed",
+				    st->old->name);
+	return 0;
 }
 
-int asx_svc_stream(struct asx_svc_repo *repo, const char *name, struct asx_stream **out)
+void asx__svc_stream_undo(struct asx_svc_repo *repo, struct asx__svc_step *st)
 {
-	int r = -ENOENT;
-
-	if (!repo || !name || !out)
-		return -EINVAL;
-	*out = NULL;
-	pthread_mutex_lock(&repo->lock);
-	for (struct asx_svc *s = repo->svcs; s; s = s->next)
-		if (!strcmp(s->name, name)) {
-			r = s->kind == ASX__SVC_STREAMK ? 0 : -EMEDIUMTYPE;
-			if (!r)
-				*out = s->stream;
-			break;
-		}
-	pthread_mutex_unlock(&repo->lock);
-	return r;
+	if (st->act == RESHAPE && st->mods)
+		unshape(repo, st);
+	if (st->fresh) {
+		asx__svc_stream_stop(st->fresh);
+		st->fresh = NULL;
+	}
 }

@@ -1,9 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * svc_impl.h - the Service Repository's insides, shared by repo.c (service
- * objects, planning, the transaction) and stream.c (Streams configured in
- * svc.conf, reshaped while they run).  The two are halves of one concern:
- * applying a configuration.
+ * svc_impl.h - the Service Repository's data, shared by the files of
+ * lib/src/svc: types only, no function.  Each file has its own header for
+ * what it defines; they call each other one way, lowest first:
+ *
+ *	conf.c		the svc.conf language, the name rule, messages
+ *	load.c		loading a library: dlopen, the ABI stamps
+ *	registry.c	the static registry and the stock Module table
+ *	object.c	service objects: make, change state, stop
+ *	stream.c	Streams: open, reshape live, undo, commit, close
+ *	plan.c		a configuration's transaction: plan, prepare,
+ *			undo, commit, dry run (one function per directive kind)
+ *	api.c		the public API (<asx/svc.h>)
+ *
+ * object.c and stream.c do not call each other.  tools/svc-calls.sh (the
+ * style stage) fails on a circle; Documentation/svc.rst has the order.
  */
 #ifndef ASX_SRC_SVC_IMPL_H
 #define ASX_SRC_SVC_IMPL_H
@@ -100,42 +111,12 @@ struct asx__svc_plan {
 	size_t errlen;
 };
 
-/* Write "file:line:col: " (if @e) and the message into the plan's error; returns @r. */
-int asx__svc_say(struct asx__svc_plan *p, const struct asx__svc_ent *e, int r,
-		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Write "file:line:col: " (if @e) and the message into @p's error; returns @r. */
+#define asx__svc_say(p, e, r, ...) asx__svc_sayf((p)->err, (p)->errlen, e, r, __VA_ARGS__)
 
 static inline const char *asx__svc_args(const struct asx__svc_ent *e)
 {
 	return e->args ? e->args : "";
 }
-
-/* dlopen @e's library (relative to the plan's directory) and find @e's factory, checked. */
-int asx__svc_load(struct asx__svc_plan *p, const struct asx__svc_ent *e, void **dl, void **fn);
-
-/* Without loading it: is @e's library (if its path has a '/') a readable regular file? */
-int asx__svc_check_lib(struct asx__svc_plan *p, const struct asx__svc_ent *e);
-
-/* Register a service (@f) or Module (@m) factory under @name. */
-int asx__svc_register(struct asx_svc_repo *repo, const char *name, asx_svc_factory_fn *f,
-		      asx_svc_module_fn *m);
-
-/* stream.c */
-bool asx__svc_stream_same(const struct asx_svc *s, const struct asx__svc_ent *e);
-int asx__svc_stream_start(struct asx_svc_repo *repo, struct asx__svc_plan *p,
-			  struct asx__svc_step *st);
-int asx__svc_stream_reshape(struct asx_svc_repo *repo, struct asx__svc_plan *p,
-			    struct asx__svc_step *st);
-void asx__svc_stream_unshape(struct asx_svc_repo *repo, struct asx__svc_step *st);
-void asx__svc_stream_commit(struct asx__svc_step *st);
-void asx__svc_stream_stop(struct asx_svc *s);
-/* Dry run: can the Stream @e defines be made (asx_svc_check)? */
-int asx__svc_stream_check(struct asx_svc_repo *repo, struct asx__svc_plan *p,
-			  const struct asx__svc_ent *e);
-void asx__svc_mods_free(struct asx__svc_mod *mods, size_t n);
-/* Plan "suspend/resume STREAM/MODULE" @e for @st's Stream. */
-int asx__svc_stream_mod_state(struct asx__svc_plan *p, struct asx__svc_step *st,
-			      const struct asx__svc_ent *e);
-/* "STREAM/MODULE": suspend (@on) or resume a Module of a running Stream. */
-int asx__svc_module_state(struct asx_svc_repo *repo, const char *path, bool on);
 
 #endif /* ASX_SRC_SVC_IMPL_H */
