@@ -223,6 +223,10 @@ $(OBJ)/tools/%.o: tools/%.c
 	$(Q)$(CC) $(CPPFLAGS_ASX) -Itools/bench $(TIRPC_CFLAGS) $(CFLAGS_ASX) $(DEPFLAGS) \
 		-c -o $@ $<
 
+# asx-bench writes the flags it was built with into its results' context
+BENCH_BUILT := $(strip $(CFLAGS_ASX))
+$(OBJ)/tools/bench/main.o: CFLAGS_ASX += -DASX_BENCH_CFLAGS='"$(BENCH_BUILT)"'
+
 # asx-bench links the static library, as the tests do: it reaches an
 # internal symbol (asx__asc_raw_switch_ns, lib/src/asc/bench_raw.h).
 $(BENCH): $(BENCH_OBJS) $(LIB_A)
