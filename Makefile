@@ -440,7 +440,12 @@ install: lib tools
 	install -m 0644 uapi/linux/asx.h $(DESTDIR)$(INCLUDEDIR)/linux/asx.h
 	install -m 0644 $(O)/lib/libasx.pc $(DESTDIR)$(PKGCONFIGDIR)/libasx.pc
 	install -m 0755 $(BENCH) $(DESTDIR)$(BINDIR)/asx-bench
-	install -m 0755 tools/report/asx-report $(DESTDIR)$(BINDIR)/asx-report
+	install -d $(DESTDIR)$(DATADIR)/report
+	install -m 0755 tools/report/asx-report $(DESTDIR)$(DATADIR)/report/asx-report
+	install -m 0644 tools/report/asxrecords.py tools/report/papers.json \
+		$(DESTDIR)$(DATADIR)/report/
+	ln -sf $$(realpath -m --relative-to=$(BINDIR) $(DATADIR)/report)/asx-report \
+		$(DESTDIR)$(BINDIR)/asx-report
 	$(if $(TTCP),install -m 0755 $(TTCP) $(DESTDIR)$(BINDIR)/asx-ttcp)
 	$(if $(ASXCTL),install -m 0755 $(ASXCTL) $(DESTDIR)$(BINDIR)/asxctl)
 	install -d $(DESTDIR)$(BCCDIR) $(DESTDIR)$(SBINDIR)
