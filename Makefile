@@ -225,6 +225,10 @@ $(OBJ)/tools/%.o: tools/%.c
 	$(Q)$(CC) $(CPPFLAGS_ASX) -Itools/bench $(TIRPC_CFLAGS) $(CFLAGS_ASX) $(DEPFLAGS) \
 		-c -o $@ $<
 
+# asx-bench writes the flags it was built with into its results' context
+BENCH_BUILT := $(strip $(CFLAGS_ASX))
+$(OBJ)/tools/bench/main.o: CFLAGS_ASX += -DASX_BENCH_CFLAGS='"$(BENCH_BUILT)"'
+
 # asx-bench links the static library, as the tests do: it reaches an
 # internal symbol (asx__asc_raw_switch_ns, lib/src/asc/bench_raw.h).
 $(BENCH): $(BENCH_OBJS) $(LIB_A)
@@ -438,7 +442,12 @@ install: lib tools
 	install -m 0644 uapi/linux/asx.h $(DESTDIR)$(INCLUDEDIR)/linux/asx.h
 	install -m 0644 $(O)/lib/libasx.pc $(DESTDIR)$(PKGCONFIGDIR)/libasx.pc
 	install -m 0755 $(BENCH) $(DESTDIR)$(BINDIR)/asx-bench
-	install -m 0755 tools/report/asx-report $(DESTDIR)$(BINDIR)/asx-report
+	install -d $(DESTDIR)$(DATADIR)/report
+	install -m 0755 tools/report/asx-report $(DESTDIR)$(DATADIR)/report/asx-report
+	install -m 0644 tools/report/asxrecords.py tools/report/papers.json \
+		$(DESTDIR)$(DATADIR)/report/
+	ln -sf $$(realpath -m --relative-to=$(BINDIR) $(DATADIR)/report)/asx-report \
+		$(DESTDIR)$(BINDIR)/asx-report
 	$(if $(TTCP),install -m 0755 $(TTCP) $(DESTDIR)$(BINDIR)/asx-ttcp)
 	$(if $(ASXCTL),install -m 0755 $(ASXCTL) $(DESTDIR)$(BINDIR)/asxctl)
 	install -d $(DESTDIR)$(BCCDIR) $(DESTDIR)$(SBINDIR)

@@ -13,10 +13,11 @@
 # much longer.  --runs N overrides the number of runs.
 #
 # Output: tables on stdout, a progress line per command on stderr, and in
-# build/demo/: results.json (one JSON object of figures), results.csv
-# (command,key,value,unit), meta.json (the machine and the run), bench.log
-# (asx-bench's stderr) and report.html (tools/report/asx-report: the
-# papers' figures from this run, self-contained; open it in a browser).
+# build/demo/: results.json (the run's context, one record per measurement
+# and the flat keys derived from them; Documentation/benchmarks.rst,
+# "Records"), results.csv (command,key,value,unit, for spreadsheets),
+# bench.log (asx-bench's stderr) and report.html (tools/report/asx-report:
+# the papers' figures from this run, self-contained; open it in a browser).
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
@@ -29,7 +30,7 @@ while [ $# -gt 0 ]; do
 		runs=$2; shift 2 ;;
 	--quick) mode=quick; size=(--quick); shift ;;
 	--full) mode=full; size=(--full); shift ;;
-	-h|--help) sed -n '4,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '4,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "demo.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -38,10 +39,9 @@ done
 out=build/demo
 mkdir -p "$out"
 rm -f "$out/results.csv" "$out/results.json" "$out/meta.json" "$out/bench.log" \
-	"$out/report.html"
+	"$out/report.html"	# meta.json: what older demos wrote
 bench=build/bin/asx-bench
 version=$("$bench" --version | sed 's/.*libasx \(.*\))/\1/')
-started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 
 echo "ASX demo: libasx $version, $(nproc) CPUs, $(uname -r); $mode workloads"
 echo "Every figure is a median of $runs runs; each baseline runs in the same process."
@@ -53,28 +53,6 @@ rc=0
 	--json-file "$out/results.json" all 2>&1 1>&3 | tee "$out/bench.log" >&2; } 3>&1 ||
 	rc=$?
 took=$((SECONDS - t0))
-
-# the machine and the run, for the report
-/usr/bin/python3 - "$out/meta.json" "$version" "$started" "$runs" "$mode" "$took" <<'PY'
-import json, os, platform, sys
-path, version, started, runs, mode, took = sys.argv[1:]
-cpu = None
-try:
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-except OSError:
-    pass
-meta = {"cpu": cpu or platform.processor() or platform.machine(),
-        "nproc": os.cpu_count(), "kernel": platform.release(),
-        "machine": platform.machine(), "libasx": version, "date": started,
-        "runs": int(runs), "mode": mode, "seconds": int(took)}
-with open(path, "w") as f:
-    json.dump(meta, f, indent=1)
-    f.write("\n")
-PY
 
 echo
 echo "Figures: $out/results.json and $out/results.csv (asx-bench took $took s)"

@@ -4,8 +4,12 @@
  *
  * A benchmark is a subcommand registered with BENCH_COMMAND().  It measures
  * ASX and its baseline in the same run, prints a human-readable table with
- * bench_say() and reports each figure with bench_figure().  The driver
- * turns figures into one flat JSON object (--json) and/or CSV rows (--csv).
+ * bench_say() and reports each measurement as one record, with
+ * bench_record() (its dimensions as fields) or bench_figure() (a record
+ * with no dimensions).  With --json the driver writes one JSON object: the
+ * run's "context", the "records", and the flat view derived from them
+ * (each record's key: its value); with --csv, CSV rows.  The format is in
+ * Documentation/benchmarks.rst, "Records".
  */
 #ifndef ASX_BENCH_H
 #define ASX_BENCH_H
@@ -46,10 +50,43 @@ __attribute__((format(printf, 2, 3)))
 void bench_say(struct bench_ctx *ctx, const char *fmt, ...);
 
 /*
- * Record a figure.  @key is the JSON key (lower case, [a-z0-9_]); @unit is
- * free text for the CSV and may be "" for ratios.
+ * One measurement.  NULL or 0 in a dimension: it does not apply (null in
+ * the JSON).  xdr is written only with a proto (a presentation layer over
+ * a protocol stack).
+ */
+struct bench_rec {
+	const char *key;	/* its name in the flat view: [a-z0-9_], unique in a run */
+	const char *metric;	/* what was measured: "mbps", "csw_per_msg", ... */
+	const char *unit;	/* one of benchmarks.rst's units; "x" for a ratio */
+	double value;		/* the median of the runs, or derived from other records */
+	const double *runs;	/* the values of the single runs, or NULL */
+	size_t nruns;
+	/* the dimensions; the first five are in every record, null where unset */
+	const char *arch;	/* "lp", "cp", "mp" (001's architectures) */
+	const char *sched;	/* "pthread" or "asc": what the threads are */
+	const char *proto;	/* "tcp", "udp" */
+	bool xdr;		/* with the XDR presentation layer (with a proto) */
+	unsigned int pes;	/* processing elements: threads or VPs */
+	/* written only where set */
+	const char *experiment;	/* a part of the command: "pes", "conns", ... */
+	const char *impl;	/* which implementation: "asx", "pthread", "tirpc", ... */
+	const char *lock;	/* a lock strategy: "mutex", "rwlock", "rcu", "none" */
+	unsigned int conns;	/* connections */
+	unsigned int threads;	/* writer / contending threads */
+	size_t size;		/* bytes: message or buffer size */
+};
+
+/* Write one record (copied; the pointers need not outlive the call). */
+void bench_record(struct bench_ctx *ctx, const struct bench_rec *rec);
+
+/*
+ * A record of @metric with no dimensions, whose flat key is @metric too.
+ * @unit as in struct bench_rec ("" is taken as "x", a ratio).
  */
 void bench_figure(struct bench_ctx *ctx, const char *key, double value, const char *unit);
+
+/* How long a part of the running command took (the context's "durations"). */
+void bench_phase(struct bench_ctx *ctx, const char *what, double seconds);
 
 /* Median of @n values (sorts @v in place). */
 double bench_median(double *v, size_t n);

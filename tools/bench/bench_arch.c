@@ -53,6 +53,10 @@ static const char *const lock_name[] = {
 	[ASX_MAP_RCU] = "rcu",
 };
 
+/* the throughput of each run of the last measure(), for its records */
+static double last_runs[16];
+static size_t last_nruns;
+
 /* The median of o->reps runs of @c (by throughput); 0 or an error. */
 static int measure(const struct opts *o, const struct asx__proto_arch_cfg *c,
 		   struct asx__proto_arch_result *out)
@@ -76,6 +80,7 @@ static int measure(const struct opts *o, const struct asx__proto_arch_cfg *c,
 				(unsigned long long)r[i].failed, (unsigned long long)r[i].missing);
 			return -EIO;
 		}
+		last_runs[i] = r[i].mbps;	/* in the order they ran */
 	}
 	/* insertion sort by throughput, take the middle */
 	for (int i = 1; i < n; i++)
@@ -86,6 +91,7 @@ static int measure(const struct opts *o, const struct asx__proto_arch_cfg *c,
 			r[j - 1] = t;
 		}
 	*out = r[n / 2];
+	last_nruns = (size_t)n;
 	return 0;
 }
 
@@ -95,6 +101,34 @@ static void key(char *buf, size_t len, enum asx__proto_arch a, bool asc, uint8_t
 	snprintf(buf, len, "arch_%s%s_%s%s_%s", asx__proto_arch_name(a), asc ? "_asc" : "",
 		 proto == ASX__PROTO_IP_TCP ? "tcp" : "udp", xdr ? "_xdr" : "", what);
 }
+
+/*
+ * @rec (what was measured, its value) with the dimensions of configuration
+ * @c filled in, and unless it has one, the flat key that key() makes of
+ * them and @what.
+ */
+static void put(struct bench_ctx *ctx, struct bench_rec rec,
+		const struct asx__proto_arch_cfg *c, const char *what)
+{
+	char k[96];
+
+	if (!rec.key) {
+		key(k, sizeof(k), c->arch, c->asc, c->proto, c->xdr, what);
+		rec.key = k;
+	}
+	rec.arch = asx__proto_arch_name(c->arch);
+	rec.sched = c->asc ? "asc" : "pthread";
+	rec.proto = c->proto == ASX__PROTO_IP_TCP ? "tcp" : "udp";
+	rec.xdr = c->xdr;
+	rec.pes = c->pes;
+	rec.conns = c->nconn;
+	rec.size = c->payload;
+	bench_record(ctx, &rec);
+}
+
+/* The throughput of the last measure(), and its runs. */
+#define MBPS(v) .metric = "mbps", .unit = "Mbit/s", .value = (v), .runs = last_runs, \
+		.nruns = last_nruns
 
 static double per_msg(uint64_t v, const struct asx__proto_arch_result *r)
 {
@@ -107,7 +141,7 @@ static double at_nproc[3][2][2][2];
 static int pe_sweep(struct bench_ctx *ctx, const struct opts *o)
 {
 	static const uint8_t protos[2] = { ASX__PROTO_IP_TCP, ASX__PROTO_IP_UDP };
-	char k[96], what[48];
+	char what[48];
 
 	bench_say(ctx, "PE sweep: %u connections, %zu-byte messages, %llu per run; "
 		  "Mbit/s of payload (speedup over 1 PE)\n", o->pe_conns, (size_t)PAYLOAD,
@@ -142,28 +176,25 @@ static int pe_sweep(struct bench_ctx *ctx, const struct opts *o)
 		if (i == 0)
 			base = r.mbps;
 		snprintf(what, sizeof(what), "mbps_pe%u", c.pes);
-		key(k, sizeof(k), c.arch, asc, c.proto, x, what);
-		bench_figure(ctx, k, r.mbps, "Mbit/s");
+		put(ctx, (struct bench_rec){ .experiment = "pes", MBPS(r.mbps) }, &c, what);
 		snprintf(what, sizeof(what), "speedup_pe%u", c.pes);
-		key(k, sizeof(k), c.arch, asc, c.proto, x, what);
-		bench_figure(ctx, k, base > 0 ? r.mbps / base : 0, "");
+		put(ctx, (struct bench_rec){ .experiment = "pes", .metric = "speedup", .unit = "x",
+					     .value = base > 0 ? r.mbps / base : 0 }, &c, what);
 		bench_say(ctx, " %8.0f (%4.2fx)", r.mbps, base > 0 ? r.mbps / base : 0);
 		if (c.pes == o->nproc)
 			rn = r;
 	}
 	at_nproc[a][asc][p][x] = rn.mbps;
-	key(k, sizeof(k), c.arch, asc, c.proto, x, "csw_per_msg");
-	bench_figure(ctx, k, per_msg(rn.vcsw + rn.icsw, &rn), "");
-	key(k, sizeof(k), c.arch, asc, c.proto, x, "vcsw_per_msg");
-	bench_figure(ctx, k, per_msg(rn.vcsw, &rn), "");
-	key(k, sizeof(k), c.arch, asc, c.proto, x, "icsw_per_msg");
-	bench_figure(ctx, k, per_msg(rn.icsw, &rn), "");
-	if (asc) {
-		key(k, sizeof(k), c.arch, asc, c.proto, x, "uswitch_per_msg");
-		bench_figure(ctx, k, per_msg(rn.uswitch, &rn), "");
-	}
-	key(k, sizeof(k), c.arch, asc, c.proto, x, "lock_ns_per_msg");
-	bench_figure(ctx, k, per_msg(rn.lock_ns + rn.wait_ns, &rn), "ns");
+	c.pes = o->nproc;
+#define WB(m, v, u) put(ctx, (struct bench_rec){ .experiment = "pes", .metric = m, .unit = u, \
+						 .value = (v) }, &c, m)
+	WB("csw_per_msg", per_msg(rn.vcsw + rn.icsw, &rn), "switches/msg");
+	WB("vcsw_per_msg", per_msg(rn.vcsw, &rn), "switches/msg");
+	WB("icsw_per_msg", per_msg(rn.icsw, &rn), "switches/msg");
+	if (asc)
+		WB("uswitch_per_msg", per_msg(rn.uswitch, &rn), "switches/msg");
+	WB("lock_ns_per_msg", per_msg(rn.lock_ns + rn.wait_ns, &rn), "ns/msg");
+#undef WB
 	bench_say(ctx, " %7.3f %4.2f %4.2f %7.3f %6.0f+%-6.0f %5.0f\n",
 		  per_msg(rn.vcsw + rn.icsw, &rn), per_msg(rn.vcsw, &rn), per_msg(rn.icsw, &rn),
 		  per_msg(rn.uswitch, &rn), per_msg(rn.lock_ns, &rn), per_msg(rn.wait_ns, &rn),
@@ -177,33 +208,44 @@ static double ratio(double a, double b)
 	return b > 0 ? a / b : 0;
 }
 
-static void ratios(struct bench_ctx *ctx)
+/* A ratio at nproc PEs over TCP: @metric of @arch (NULL: of two) and @sched. */
+static void put_ratio(struct bench_ctx *ctx, const struct opts *o, const char *k,
+		      const char *metric, const char *arch, const char *sched, bool xdr,
+		      double v)
+{
+	bench_record(ctx, &(struct bench_rec){
+		.key = k, .metric = metric, .unit = "x", .value = v, .experiment = "pes",
+		.arch = arch, .sched = sched, .proto = "tcp", .xdr = xdr, .pes = o->nproc,
+		.conns = o->pe_conns, .size = PAYLOAD });
+}
+
+static void ratios(struct bench_ctx *ctx, const struct opts *o)
 {
 	enum { LP, CP, MP };
 	double v;
 
 	bench_say(ctx, "at %s PEs (pthreads):\n", "nproc");
 	v = ratio(at_nproc[CP][0][0][0], at_nproc[LP][0][0][0]);
-	bench_figure(ctx, "cp_over_lp_tcp", v, "");
+	put_ratio(ctx, o, "cp_over_lp_tcp", "cp_over_lp", NULL, "pthread", false, v);
 	bench_say(ctx, "  cp_over_lp_tcp         %5.2f\n", v);
 	v = ratio(at_nproc[MP][0][0][0], at_nproc[LP][0][0][0]);
-	bench_figure(ctx, "mp_over_lp_tcp", v, "");
+	put_ratio(ctx, o, "mp_over_lp_tcp", "mp_over_lp", NULL, "pthread", false, v);
 	bench_say(ctx, "  mp_over_lp_tcp         %5.2f\n", v);
 	v = ratio(at_nproc[CP][0][0][1], at_nproc[LP][0][0][1]);
-	bench_figure(ctx, "cp_over_lp_tcp_xdr", v, "");
+	put_ratio(ctx, o, "cp_over_lp_tcp_xdr", "cp_over_lp", NULL, "pthread", true, v);
 	bench_say(ctx, "  cp_over_lp_tcp_xdr     %5.2f\n", v);
 	v = ratio(at_nproc[MP][0][0][1], at_nproc[LP][0][0][1]);
-	bench_figure(ctx, "mp_over_lp_tcp_xdr", v, "");
+	put_ratio(ctx, o, "mp_over_lp_tcp_xdr", "mp_over_lp", NULL, "pthread", true, v);
 	bench_say(ctx, "  mp_over_lp_tcp_xdr     %5.2f\n", v);
 	v = ratio(at_nproc[LP][1][0][0], at_nproc[LP][0][0][0]);
-	bench_figure(ctx, "lp_asc_over_lp_pthread", v, "");
+	put_ratio(ctx, o, "lp_asc_over_lp_pthread", "asc_over_pthread", "lp", NULL, false, v);
 	bench_say(ctx, "  lp_asc_over_lp_pthread %5.2f  (LP on ASC user threads / on pthreads, tcp)\n",
 		  v);
 }
 
 static int conn_sweep(struct bench_ctx *ctx, const struct opts *o)
 {
-	char k[96];
+	char what[48];
 
 	bench_say(ctx, "\nconnection sweep: TCP-lite, %u PEs, %llu messages per run, Mbit/s\n",
 		  o->nproc, (unsigned long long)o->conn_count);
@@ -234,12 +276,12 @@ static int conn_sweep(struct bench_ctx *ctx, const struct opts *o)
 			if (e)
 				return e;
 			if (row < 2)
-				snprintf(k, sizeof(k), "arch_%s_tcp_conn%u_mbps",
-					 asx__proto_arch_name(a), c.nconn);
+				snprintf(what, sizeof(what), "conn%u_mbps", c.nconn);
 			else
-				snprintf(k, sizeof(k), "arch_mp_tcp_map_%s_conn%u_mbps",
-					 lock_name[lk], c.nconn);
-			bench_figure(ctx, k, r.mbps, "Mbit/s");
+				snprintf(what, sizeof(what), "map_%s_conn%u_mbps", lock_name[lk],
+					 c.nconn);
+			put(ctx, (struct bench_rec){ .experiment = row < 2 ? "conns" : "map",
+						     .lock = lock_name[lk], MBPS(r.mbps) }, &c, what);
 			bench_say(ctx, " %8.0f", r.mbps);
 		}
 		bench_say(ctx, "\n");
@@ -271,19 +313,26 @@ static int ttcp(struct bench_ctx *ctx, const struct opts *o)
 				return e;
 			v[m] = r.mbps;
 			snprintf(k, sizeof(k), "ttcp_%s_%s_mbps", m ? "msg" : "task", pn);
-			bench_figure(ctx, k, r.mbps, "Mbit/s");
+			put(ctx, (struct bench_rec){ .key = k, .experiment = "ttcp",
+						     MBPS(r.mbps) }, &c, NULL);
 		}
 		snprintf(k, sizeof(k), "ttcp_msg_over_task_%s", pn);
-		bench_figure(ctx, k, ratio(v[1], v[0]), "");
+		bench_record(ctx, &(struct bench_rec){
+			.key = k, .metric = "msg_over_task", .unit = "x", .value = ratio(v[1], v[0]),
+			.experiment = "ttcp", .sched = "pthread", .proto = pn, .pes = o->nproc,
+			.conns = 1, .size = PAYLOAD });
 		bench_say(ctx, "  %s: task-based %8.0f  message-based %8.0f  (%.2fx)\n", pn, v[0],
 			  v[1], ratio(v[1], v[0]));
 	}
 	return 0;
 }
 
-static void done(const char *what, uint64_t t0)
+static void done(struct bench_ctx *ctx, const char *what, uint64_t t0)
 {
-	fprintf(stderr, "arch: %s done in %.1f s\n", what, (double)(bench_now_ns() - t0) / 1e9);
+	double s = (double)(bench_now_ns() - t0) / 1e9;
+
+	fprintf(stderr, "arch: %s done in %.1f s\n", what, s);
+	bench_phase(ctx, what, s);
 }
 
 static int bench_arch(struct bench_ctx *ctx, int argc, char **argv)
@@ -335,7 +384,8 @@ static int bench_arch(struct bench_ctx *ctx, int argc, char **argv)
 		for (unsigned int c = 1; c <= 32; c *= 2)
 			o.conns[o.nconns++] = c;
 	}
-	bench_figure(ctx, "arch_nproc", o.nproc, "");
+	bench_record(ctx, &(struct bench_rec){ .key = "arch_nproc", .metric = "nproc",
+					       .unit = "CPUs", .value = o.nproc });
 	bench_say(ctx, "arch: %u CPUs; LP, CP, MP on pthreads and ASC (PRIO, a VP per PE up to "
 		  "nproc); %d run(s) per point (median)\n\n", o.nproc, o.reps);
 
@@ -343,18 +393,18 @@ static int bench_arch(struct bench_ctx *ctx, int argc, char **argv)
 	e = pe_sweep(ctx, &o);
 	if (e)
 		return e;
-	ratios(ctx);
-	done("pes", t);
+	ratios(ctx, &o);
+	done(ctx, "pes", t);
 	t = bench_now_ns();
 	e = conn_sweep(ctx, &o);
 	if (e)
 		return e;
-	done("conns", t);
+	done(ctx, "conns", t);
 	t = bench_now_ns();
 	e = ttcp(ctx, &o);
 	if (e)
 		return e;
-	done("ttcp", t);
+	done(ctx, "ttcp", t);
 	return 0;
 }
 

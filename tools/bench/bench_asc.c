@@ -155,9 +155,15 @@ static int yield_sweep(struct bench_ctx *ctx, unsigned long n)
 		bench_say(ctx, "  %-6u %8u %14s %9.2f\n", vps[i], 2 * vps[i],
 			  bench_si(b, sizeof(b), med), med / one);
 		snprintf(key, sizeof(key), "prio_vp%u_yields_per_s", vps[i]);
-		bench_figure(ctx, key, med, "yields/s");
+		bench_record(ctx, &(struct bench_rec){
+			.key = key, .experiment = "sweep", .sched = "asc", .pes = vps[i],
+			.threads = 2 * vps[i], .metric = "yields_per_s", .value = med,
+			.unit = "yields/s", .runs = v, .nruns = (size_t)ctx->runs });
 		snprintf(key, sizeof(key), "prio_vp%u_speedup", vps[i]);
-		bench_figure(ctx, key, med / one, "");
+		bench_record(ctx, &(struct bench_rec){
+			.key = key, .experiment = "sweep", .sched = "asc", .pes = vps[i],
+			.threads = 2 * vps[i], .metric = "speedup", .value = med / one,
+			.unit = "x" });
 	}
 	free(v);
 	return ret;

@@ -370,21 +370,32 @@ static int bench_kstream(struct bench_ctx *ctx, int argc, char **argv)
 			  med[s][ASX4], med[s][ASX1] / med[s][PIPE_]);
 		for (c = 0; c < NCONT; c++) {
 			snprintf(key, sizeof(key), "%s_mbps_%s", cont_name[c], s ? "64" : "4k");
-			bench_figure(ctx, key, med[s][c], "MB/s");
+			bench_record(ctx, &(struct bench_rec){
+				.key = key, .impl = cont_name[c], .size = sizes[s], .metric = "mbps",
+				.value = med[s][c], .unit = "MB/s", .runs = res[s][c],
+				.nruns = (size_t)ctx->runs });
 		}
 	}
-	bench_figure(ctx, "asx1_over_pipe_4k", med[0][ASX1] / med[0][PIPE_], "");
-	bench_figure(ctx, "asx1_over_pipe_64", med[1][ASX1] / med[1][PIPE_], "");
-	bench_figure(ctx, "asx4_over_pipe_4k", med[0][ASX4] / med[0][PIPE_], "");
+#define RATIO(k, im, s, v) bench_record(ctx, &(struct bench_rec){			\
+		.key = k, .impl = im, .size = sizes[s], .metric = "over_pipe", .value = v,	\
+		.unit = "x" })
+	RATIO("asx1_over_pipe_4k", "asx1", 0, med[0][ASX1] / med[0][PIPE_]);
+	RATIO("asx1_over_pipe_64", "asx1", 1, med[1][ASX1] / med[1][PIPE_]);
+	RATIO("asx4_over_pipe_4k", "asx4", 0, med[0][ASX4] / med[0][PIPE_]);
+#undef RATIO
 	{
 		double sm = bench_median(span[0], (size_t)ctx->runs);
 		double pm = bench_median(span[1], (size_t)ctx->runs);
 
 		bench_say(ctx, "median   span: span %.1f MB/s, pipe %.1f MB/s; span/pipe %.2f\n",
 			  sm, pm, sm / pm);
-		bench_figure(ctx, "span_mbps_4k", sm, "MB/s");
-		bench_figure(ctx, "span_pipe_mbps_4k", pm, "MB/s");
-		bench_figure(ctx, "span_over_pipe_4k", sm / pm, "");
+#define SPAN(k, im, m, v, r, u) bench_record(ctx, &(struct bench_rec){		\
+		.key = k, .experiment = "span", .impl = im, .size = sizes[0], .metric = m,	\
+		.value = v, .runs = r, .nruns = (r) ? (size_t)ctx->runs : 0, .unit = u })
+		SPAN("span_mbps_4k", "span", "mbps", sm, span[0], "MB/s");
+		SPAN("span_pipe_mbps_4k", "pipe", "mbps", pm, span[1], "MB/s");
+		SPAN("span_over_pipe_4k", "span", "over_pipe", sm / pm, NULL, "x");
+#undef SPAN
 	}
 out:
 	free(span[0]);

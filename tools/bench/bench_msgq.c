@@ -256,13 +256,17 @@ static int bench_msgq(struct bench_ctx *ctx, int argc, char **argv)
 		  bench_si(b1, sizeof(b1), am), bench_si(b2, sizeof(b2), pm),
 		  bench_median(ac, (size_t)ctx->runs), bench_median(pc, (size_t)ctx->runs),
 		  am / pm);
-	bench_figure(ctx, "msgq_asx_msgs_per_s", am, "msg/s");
-	bench_figure(ctx, "msgq_pthread_msgs_per_s", pm, "msg/s");
-	bench_figure(ctx, "msgq_ratio_vs_pthread", am / pm, "");
-	bench_figure(ctx, "msgq_asx_csw_per_msg", bench_median(ac, (size_t)ctx->runs),
-		     "switches/msg");
-	bench_figure(ctx, "msgq_pthread_csw_per_msg", bench_median(pc, (size_t)ctx->runs),
-		     "switches/msg");
+#define PUT(k, i, m, v, r, u) bench_record(ctx, &(struct bench_rec){			\
+		.key = k, .impl = i, .metric = m, .value = v, .runs = r,		\
+		.nruns = (r) ? (size_t)ctx->runs : 0, .unit = u, .size = size, .threads = 2 })
+	PUT("msgq_asx_msgs_per_s", "asx", "msgs_per_s", am, ar, "msg/s");
+	PUT("msgq_pthread_msgs_per_s", "pthread", "msgs_per_s", pm, pr, "msg/s");
+	PUT("msgq_ratio_vs_pthread", "asx", "over_pthread", am / pm, NULL, "x");
+	PUT("msgq_asx_csw_per_msg", "asx", "csw_per_msg", bench_median(ac, (size_t)ctx->runs), ac,
+	    "switches/msg");
+	PUT("msgq_pthread_csw_per_msg", "pthread", "csw_per_msg",
+	    bench_median(pc, (size_t)ctx->runs), pc, "switches/msg");
+#undef PUT
 out:
 	free(ar);
 	free(pr);

@@ -231,26 +231,31 @@ static void say_row(struct bench_ctx *ctx, const char *label, const struct resul
 		  res->ops_per_s[IMPL_PTHREAD] / res->ops_per_s[IMPL_FLOOR]);
 }
 
-static void report(struct bench_ctx *ctx, const char *prefix, const struct result *res)
+/* The records of one row (@experiment), @threads contending; @prefix starts their keys. */
+static void report(struct bench_ctx *ctx, const char *prefix, const char *experiment,
+		   int threads, const struct result *res)
 {
+	const double *ops = res->ops_per_s;
 	char key[64];
 
+#define PUT(im, me, v, un) do {						\
+		snprintf(key, sizeof(key), "%s_%s%s%s", prefix, im ? im : "",	\
+			 im ? "_" : "", me);					\
+		bench_record(ctx, &(struct bench_rec){					\
+			.key = key, .experiment = experiment,			\
+			.impl = im, .threads = (unsigned int)threads, .metric = me,	\
+			.value = v, .unit = un });					\
+	} while (0)
 	for (int k = 0; k < NIMPL; k++) {
-		snprintf(key, sizeof(key), "%s_%s_ops_per_s", prefix, impl_name[k]);
-		bench_figure(ctx, key, res->ops_per_s[k], "ops/s");
-		snprintf(key, sizeof(key), "%s_%s_csw_per_op", prefix, impl_name[k]);
-		bench_figure(ctx, key, res->csw_per_op[k], "switches/op");
+		PUT(impl_name[k], "ops_per_s", ops[k], "ops/s");
+		PUT(impl_name[k], "csw_per_op", res->csw_per_op[k], "switches/op");
 	}
-	snprintf(key, sizeof(key), "%s_ratio_vs_pthread", prefix);
-	bench_figure(ctx, key, res->ops_per_s[IMPL_ASX] / res->ops_per_s[IMPL_PTHREAD], "");
-	snprintf(key, sizeof(key), "%s_ratio_paired_med", prefix);
-	bench_figure(ctx, key, res->ratio_med, "");
-	snprintf(key, sizeof(key), "%s_ratio_paired_min", prefix);
-	bench_figure(ctx, key, res->ratio_min, "");
-	snprintf(key, sizeof(key), "%s_asx_over_floor", prefix);
-	bench_figure(ctx, key, res->ops_per_s[IMPL_ASX] / res->ops_per_s[IMPL_FLOOR], "");
-	snprintf(key, sizeof(key), "%s_pthread_over_floor", prefix);
-	bench_figure(ctx, key, res->ops_per_s[IMPL_PTHREAD] / res->ops_per_s[IMPL_FLOOR], "");
+	PUT(NULL, "ratio_vs_pthread", ops[IMPL_ASX] / ops[IMPL_PTHREAD], "x");
+	PUT(NULL, "ratio_paired_med", res->ratio_med, "x");
+	PUT(NULL, "ratio_paired_min", res->ratio_min, "x");
+	PUT("asx", "over_floor", ops[IMPL_ASX] / ops[IMPL_FLOOR], "x");
+	PUT("pthread", "over_floor", ops[IMPL_PTHREAD] / ops[IMPL_FLOOR], "x");
+#undef PUT
 }
 
 /* @threads share @total cycles; the work case unless @bare */
@@ -319,10 +324,10 @@ static int bench_mutex(struct bench_ctx *ctx, int argc, char **argv)
 			say_row(ctx, label, &over);
 		else
 			bench_say(ctx, "  (4 threads = 2 x CPUs here: the oversubscribed row)\n");
-		report(ctx, "mutex", &tight);
-		report(ctx, "mutex_work", &loose);
-		report(ctx, "mutex4_work", &four);
-		report(ctx, "mutex_over_work", &over);
+		report(ctx, "mutex", "bare", 2, &tight);
+		report(ctx, "mutex_work", "work", 2, &loose);
+		report(ctx, "mutex4_work", "work4", 4, &four);
+		report(ctx, "mutex_over_work", "over_work", nover, &over);
 	}
 	if (!ret && ctx->full) {
 		/* the sweep: 1 .. ncpu threads and 2 x ncpu, the work case */
@@ -350,12 +355,17 @@ static int bench_mutex(struct bench_ctx *ctx, int argc, char **argv)
 				  r.ratio_min, r.ops_per_s[IMPL_ASX] / one.ops_per_s[IMPL_ASX],
 				  r.ops_per_s[IMPL_PTHREAD] / one.ops_per_s[IMPL_PTHREAD]);
 			snprintf(key, sizeof(key), "mutex_t%d_work", nt);
-			report(ctx, key, &r);
-			snprintf(key, sizeof(key), "mutex_t%d_work_asx_speedup", nt);
-			bench_figure(ctx, key, r.ops_per_s[IMPL_ASX] / one.ops_per_s[IMPL_ASX], "");
-			snprintf(key, sizeof(key), "mutex_t%d_work_pthread_speedup", nt);
-			bench_figure(ctx, key, r.ops_per_s[IMPL_PTHREAD] /
-				     one.ops_per_s[IMPL_PTHREAD], "");
+			report(ctx, key, "sweep", nt, &r);
+			for (int k = IMPL_ASX; k <= IMPL_PTHREAD; k++) {
+				char sk[64];
+
+				snprintf(sk, sizeof(sk), "mutex_t%d_work_%s_speedup", nt,
+					 impl_name[k]);
+				bench_record(ctx, &(struct bench_rec){
+					.key = sk, .experiment = "sweep", .impl = impl_name[k],
+					.threads = (unsigned int)nt, .metric = "speedup",
+					.value = r.ops_per_s[k] / one.ops_per_s[k], .unit = "x" });
+			}
 		}
 	}
 	if (!ret)

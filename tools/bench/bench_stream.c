@@ -150,6 +150,23 @@ static double touch_once(uint64_t n)
 }
 
 /*
+ * A record: "mp" is the message-based Stream (@threads writers carry their
+ * messages through every layer), "lp" the task-based one (@threads service
+ * threads per layer); @what an experiment ("sweep") or an implementation
+ * ("touch_once": the checksum's floor).
+ */
+static void put(struct bench_ctx *ctx, const char *key, const char *metric, double v,
+		const char *unit, const double *runs, size_t nruns, const char *arch,
+		unsigned int threads, const char *what)
+{
+	bench_record(ctx, &(struct bench_rec){
+		.key = key, .metric = metric, .value = v, .unit = unit, .runs = runs,
+		.nruns = nruns, .arch = arch, .sched = "pthread", .threads = threads, .size = PAYLOAD,
+		.experiment = what && !strcmp(what, "sweep") ? what : NULL,
+		.impl = what && strcmp(what, "sweep") ? what : NULL });
+}
+
+/*
  * --full: the message-based stack with 1..nproc writers and 2x nproc
  * (every writer carries its messages through every layer), and the
  * task-based one with 1..nproc service threads per layer and 2x nproc,
@@ -185,9 +202,11 @@ static int sweep(struct bench_ctx *ctx, uint64_t n)
 			if (p == 0)
 				base = med;
 			snprintf(key, sizeof(key), "%s_t%d_gbps", kind ? "lp" : "mp", pts[p]);
-			bench_figure(ctx, key, med, "GB/s");
+			put(ctx, key, "gbps", med, "GB/s", v, (size_t)runs, kind ? "lp" : "mp",
+			    (unsigned int)pts[p], "sweep");
 			snprintf(key, sizeof(key), "%s_speedup_t%d", kind ? "lp" : "mp", pts[p]);
-			bench_figure(ctx, key, base > 0 ? med / base : 0, "");
+			put(ctx, key, "speedup", base > 0 ? med / base : 0, "x", NULL, 0,
+			    kind ? "lp" : "mp", (unsigned int)pts[p], "sweep");
 			if (kind)
 				bench_say(ctx, "%8d %21s %11.2f %9.2f\n", pts[p], "", med,
 					  base > 0 ? med / base : 0);
@@ -252,13 +271,15 @@ static int bench_stream(struct bench_ctx *ctx, int argc, char **argv)
 		  med[LP1], med[LP2]);
 	for (int f = 1; f < NFIG; f++)
 		bench_say(ctx, "  %-18s %5.2f of touch-once\n", label[f], med[f] / med[TO]);
-	bench_figure(ctx, "touch_once_gbps", med[TO], "GB/s");
-	bench_figure(ctx, "mp_gbps", med[MP1], "GB/s");
-	bench_figure(ctx, "mp2_gbps", med[MP2], "GB/s");
-	bench_figure(ctx, "lp_gbps", med[LP1], "GB/s");
-	bench_figure(ctx, "lp2_gbps", med[LP2], "GB/s");
-	bench_figure(ctx, "mp_over_limit", med[MP1] / med[TO], "");
-	bench_figure(ctx, "mp_over_lp", med[MP1] / med[LP1], "");
+	put(ctx, "touch_once_gbps", "gbps", med[TO], "GB/s", v[TO], (size_t)ctx->runs, NULL, 0,
+	    "touch_once");
+	put(ctx, "mp_gbps", "gbps", med[MP1], "GB/s", v[MP1], (size_t)ctx->runs, "mp", 1, NULL);
+	put(ctx, "mp2_gbps", "gbps", med[MP2], "GB/s", v[MP2], (size_t)ctx->runs, "mp", 2, NULL);
+	put(ctx, "lp_gbps", "gbps", med[LP1], "GB/s", v[LP1], (size_t)ctx->runs, "lp", 1, NULL);
+	put(ctx, "lp2_gbps", "gbps", med[LP2], "GB/s", v[LP2], (size_t)ctx->runs, "lp", 2, NULL);
+	put(ctx, "mp_over_limit", "over_touch_once", med[MP1] / med[TO], "x", NULL, 0, "mp", 1,
+	    NULL);
+	put(ctx, "mp_over_lp", "mp_over_lp", med[MP1] / med[LP1], "x", NULL, 0, NULL, 1, NULL);
 	if (ctx->full)
 		ret = sweep(ctx, n);
 out:

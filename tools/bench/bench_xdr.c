@@ -203,6 +203,21 @@ static bool decoded_ok(const struct variant *v, size_t n)
 	return ok;
 }
 
+/*
+ * A record of @experiment ("memory", "bulk", "e2e"): @metric of @impl
+ * ("ours", "table", "tirpc", "memcpy", "simd", "scalar"; NULL for a
+ * ratio) at foo's opaque of @n bytes (0: none), over the @nruns runs.
+ */
+static void put(struct bench_ctx *ctx, const char *key, const char *experiment,
+		const char *impl, const char *metric, size_t n, double *runs, size_t nruns,
+		const char *unit)
+{
+	bench_record(ctx, &(struct bench_rec){
+		.key = key, .experiment = experiment, .impl = impl, .metric = metric, .size = n,
+		.value = bench_median(runs, nruns), .runs = runs, .nruns = nruns,
+		.unit = unit });
+}
+
 static int run_memory(struct bench_ctx *ctx)
 {
 	static const char *names[NOPS] = { "ours enc", "tirpc enc", "memcpy", "ours dec",
@@ -282,22 +297,19 @@ static int run_memory(struct bench_ctx *ctx)
 			  v->n, n, med[OURS_ENC], med[OURS_DEC], med[TAB_ENC], med[TAB_DEC],
 			  med[TIRPC_ENC], med[TIRPC_DEC], med[MEMCPY], bench_median(rt, (size_t)runs),
 			  bench_median(rm, (size_t)runs), bench_median(rtab, (size_t)runs));
-		snprintf(key, sizeof(key), "table_over_tirpc_%zu", v->n);
-		bench_figure(ctx, key, bench_median(rtab, (size_t)runs), "");
-		snprintf(key, sizeof(key), "ours_enc_mbs_%zu", v->n);
-		bench_figure(ctx, key, med[OURS_ENC], "MB/s");
-		snprintf(key, sizeof(key), "ours_dec_mbs_%zu", v->n);
-		bench_figure(ctx, key, med[OURS_DEC], "MB/s");
-		snprintf(key, sizeof(key), "tirpc_enc_mbs_%zu", v->n);
-		bench_figure(ctx, key, med[TIRPC_ENC], "MB/s");
-		snprintf(key, sizeof(key), "tirpc_dec_mbs_%zu", v->n);
-		bench_figure(ctx, key, med[TIRPC_DEC], "MB/s");
-		snprintf(key, sizeof(key), "memcpy_mbs_%zu", v->n);
-		bench_figure(ctx, key, med[MEMCPY], "MB/s");
-		snprintf(key, sizeof(key), "over_tirpc_%zu", v->n);
-		bench_figure(ctx, key, bench_median(rt, (size_t)runs), "");
-		snprintf(key, sizeof(key), "over_memcpy_%zu", v->n);
-		bench_figure(ctx, key, bench_median(rm, (size_t)runs), "");
+#define PUT(k, impl, metric, r, unit) do {					\
+		snprintf(key, sizeof(key), k "_%zu", v->n);				\
+		put(ctx, key, "memory", impl, metric, v->n, r, (size_t)runs, unit);	\
+	} while (0)
+		PUT("table_over_tirpc", "table", "over_tirpc", rtab, "x");
+		PUT("ours_enc_mbs", "ours", "enc_mbs", rate[OURS_ENC], "MB/s");
+		PUT("ours_dec_mbs", "ours", "dec_mbs", rate[OURS_DEC], "MB/s");
+		PUT("tirpc_enc_mbs", "tirpc", "enc_mbs", rate[TIRPC_ENC], "MB/s");
+		PUT("tirpc_dec_mbs", "tirpc", "dec_mbs", rate[TIRPC_DEC], "MB/s");
+		PUT("memcpy_mbs", "memcpy", "mbs", rate[MEMCPY], "MB/s");
+		PUT("over_tirpc", "ours", "over_tirpc", rt, "x");
+		PUT("over_memcpy", "ours", "over_memcpy", rm, "x");
+#undef PUT
 	}
 	return 0;
 }
@@ -357,9 +369,12 @@ static int run_bulk(struct bench_ctx *ctx)
 		  "libtirpc xdr_vector %.0f%s\n", bench_median(simd, (size_t)ctx->runs),
 		  bench_median(scal, (size_t)ctx->runs), bench_median(tir, (size_t)ctx->runs),
 		  had ? "" : " (no AVX2: both rows scalar)");
-	bench_figure(ctx, "bulk_i32_simd_mbs", bench_median(simd, (size_t)ctx->runs), "MB/s");
-	bench_figure(ctx, "bulk_i32_scalar_mbs", bench_median(scal, (size_t)ctx->runs), "MB/s");
-	bench_figure(ctx, "bulk_i32_tirpc_mbs", bench_median(tir, (size_t)ctx->runs), "MB/s");
+	put(ctx, "bulk_i32_simd_mbs", "bulk", "simd", "i32_mbs", 0, simd, (size_t)ctx->runs,
+	    "MB/s");
+	put(ctx, "bulk_i32_scalar_mbs", "bulk", "scalar", "i32_mbs", 0, scal, (size_t)ctx->runs,
+	    "MB/s");
+	put(ctx, "bulk_i32_tirpc_mbs", "bulk", "tirpc", "i32_mbs", 0, tir, (size_t)ctx->runs,
+	    "MB/s");
 	return 0;
 }
 
@@ -545,11 +560,11 @@ static int run_e2e(struct bench_ctx *ctx)
 		bench_say(ctx, "%6zu %12.0f %12.0f %8.2f\n", v->n, bench_median(ours, (size_t)ctx->runs),
 			  bench_median(tir, (size_t)ctx->runs), bench_median(ratio, (size_t)ctx->runs));
 		snprintf(key, sizeof(key), "e2e_ours_mbs_%zu", v->n);
-		bench_figure(ctx, key, bench_median(ours, (size_t)ctx->runs), "MB/s");
+		put(ctx, key, "e2e", "ours", "mbs", v->n, ours, (size_t)ctx->runs, "MB/s");
 		snprintf(key, sizeof(key), "e2e_tirpc_mbs_%zu", v->n);
-		bench_figure(ctx, key, bench_median(tir, (size_t)ctx->runs), "MB/s");
+		put(ctx, key, "e2e", "tirpc", "mbs", v->n, tir, (size_t)ctx->runs, "MB/s");
 		snprintf(key, sizeof(key), "e2e_over_tirpc_%zu", v->n);
-		bench_figure(ctx, key, bench_median(ratio, (size_t)ctx->runs), "");
+		put(ctx, key, "e2e", "ours", "over_tirpc", v->n, ratio, (size_t)ctx->runs, "x");
 	}
 	close(lfd);
 	return 0;

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/utsname.h>
 
 #include <asx/common.h>
 #include "bench.h"
@@ -18,7 +20,6 @@
 static struct bench_cmd *cmds;
 static FILE *csv;
 static FILE *jsonf;		/* stdout with --json, or the --json-file */
-static int nfigures;
 
 void bench_register(struct bench_cmd *cmd)
 {
@@ -29,6 +30,117 @@ void bench_register(struct bench_cmd *cmd)
 		pp = &(*pp)->next;
 	cmd->next = *pp;
 	*pp = cmd;
+}
+
+/*
+ * The run's records, kept until the end: the JSON object is written once
+ * all of them are in (the context's durations come last).
+ */
+struct stored {
+	char *key;
+	char *json;		/* the record as one JSON object */
+	double value;
+};
+static struct stored *recs;
+static size_t nrecs, recs_cap;
+static bool dup_found;		/* a key recorded twice: the run fails */
+
+struct phase {
+	char *what;
+	double s;
+};
+static struct phase *phases;
+static size_t nphases, phases_cap;
+
+/* A growing string for building JSON text. */
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	size_t room, cap;
+	char *p;
+	int n;
+
+	while (!b->oom) {
+		room = b->cap - b->len;
+		va_start(ap, fmt);
+		n = vsnprintf(b->p ? b->p + b->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n >= 0 && (size_t)n < room) {
+			b->len += (size_t)n;
+			return;
+		}
+		cap = (b->cap ? b->cap : 256) * 2 + (n > 0 ? (size_t)n : 0);
+		p = n < 0 ? NULL : realloc(b->p, cap);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+}
+
+/* @s as a JSON string, or null */
+static void sb_str(struct sbuf *b, const char *s)
+{
+	if (!s) {
+		sb_printf(b, "null");
+		return;
+	}
+	sb_printf(b, "\"");
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			sb_printf(b, "\\%c", c);
+		else if (c < 0x20)
+			sb_printf(b, "\\u%04x", c);
+		else
+			sb_printf(b, "%c", c);
+	}
+	sb_printf(b, "\"");
+}
+
+/* ", "name": "s"" (or null) */
+static void sb_field(struct sbuf *b, const char *name, const char *s)
+{
+	sb_printf(b, ", \"%s\": ", name);
+	sb_str(b, s);
+}
+
+static void sb_num(struct sbuf *b, double v)
+{
+	if (isfinite(v))
+		sb_printf(b, "%.6g", v);
+	else
+		sb_printf(b, "null");
+}
+
+static void oom(void)
+{
+	fputs("asx-bench: out of memory for the records\n", stderr);
+	exit(1);
+}
+
+/* @p (holding @n of *@cap elements of @size), with room for one more. */
+static void *grow(void *p, size_t *cap, size_t n, size_t size)
+{
+	size_t c = *cap ? *cap * 2 : 64;
+
+	if (n < *cap)
+		return p;
+	p = realloc(p, c * size);
+	if (!p)
+		oom();
+	*cap = c;
+	return p;
 }
 
 void bench_say(struct bench_ctx *ctx, const char *fmt, ...)
@@ -43,18 +155,183 @@ void bench_say(struct bench_ctx *ctx, const char *fmt, ...)
 	fflush(stdout);
 }
 
+void bench_record(struct bench_ctx *ctx, const struct bench_rec *r)
+{
+	const char *unit = r->unit && *r->unit ? r->unit : "x";
+	struct sbuf b = { 0 };
+	struct stored *st;
+	size_t i;
+
+	for (i = 0; i < nrecs; i++) {
+		if (!strcmp(recs[i].key, r->key)) {
+			fprintf(stderr, "asx-bench %s: %s measured twice\n", ctx->cmd, r->key);
+			dup_found = true;
+			return;
+		}
+	}
+	sb_printf(&b, "{\"bench\": ");
+	sb_str(&b, ctx->cmd);
+	if (r->experiment)
+		sb_field(&b, "experiment", r->experiment);
+	sb_field(&b, "arch", r->arch);
+	sb_field(&b, "sched", r->sched);
+	sb_field(&b, "proto", r->proto);
+	sb_printf(&b, ", \"xdr\": %s", !r->proto ? "null" : r->xdr ? "true" : "false");
+	if (r->pes)
+		sb_printf(&b, ", \"pes\": %u", r->pes);
+	else
+		sb_printf(&b, ", \"pes\": null");
+	if (r->conns)
+		sb_printf(&b, ", \"conns\": %u", r->conns);
+	if (r->threads)
+		sb_printf(&b, ", \"threads\": %u", r->threads);
+	if (r->size)
+		sb_printf(&b, ", \"size\": %zu", r->size);
+	if (r->lock)
+		sb_field(&b, "lock", r->lock);
+	if (r->impl)
+		sb_field(&b, "impl", r->impl);
+	sb_field(&b, "metric", r->metric ? r->metric : r->key);
+	sb_printf(&b, ", \"value\": ");
+	sb_num(&b, r->value);
+	sb_field(&b, "unit", unit);
+	sb_printf(&b, ", \"runs\": ");
+	for (i = 0; r->runs && i < r->nruns; i++) {
+		sb_printf(&b, i ? ", " : "[");
+		sb_num(&b, r->runs[i]);
+	}
+	sb_printf(&b, r->runs && r->nruns ? "]" : "null");
+	sb_field(&b, "key", r->key);
+	sb_printf(&b, "}");
+	if (b.oom)
+		oom();
+	recs = grow(recs, &recs_cap, nrecs, sizeof(*recs));
+	st = &recs[nrecs++];
+	st->key = strdup(r->key);
+	st->json = b.p;
+	st->value = r->value;
+	if (!st->key)
+		oom();
+	if (csv)
+		fprintf(csv, "%s,%s,%.6g,%s\n", ctx->cmd, r->key, r->value, unit);
+}
+
 void bench_figure(struct bench_ctx *ctx, const char *key, double value, const char *unit)
 {
-	if (jsonf) {
-		if (!isfinite(value))
-			fprintf(jsonf, "%s\"%s\": null", nfigures ? ",\n  " : "{\n  ", key);
-		else
-			fprintf(jsonf, "%s\"%s\": %.6g", nfigures ? ",\n  " : "{\n  ", key,
-				value);
+	bench_record(ctx, &(struct bench_rec){ .key = key, .value = value, .unit = unit });
+}
+
+static void add_phase(const char *what, double seconds)
+{
+	phases = grow(phases, &phases_cap, nphases, sizeof(*phases));
+	phases[nphases].what = strdup(what);
+	if (!phases[nphases].what)
+		oom();
+	phases[nphases++].s = seconds;
+}
+
+void bench_phase(struct bench_ctx *ctx, const char *what, double seconds)
+{
+	char buf[128];
+
+	snprintf(buf, sizeof(buf), "%s: %s", ctx->cmd, what);
+	add_phase(buf, seconds);
+}
+
+#ifndef ASX_BENCH_CFLAGS
+#define ASX_BENCH_CFLAGS NULL
+#endif
+
+/* The CPU's model name from /proc/cpuinfo into @buf, or NULL. */
+static const char *cpu_model(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	const char *ret = NULL;
+	char line[256], *v;
+
+	if (!f)
+		return NULL;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		v = strchr(line, ':');
+		if (strncmp(line, "model name", 10) || !v)
+			continue;
+		v += strspn(v + 1, " \t") + 1;
+		v[strcspn(v, "\n")] = '\0';
+		snprintf(buf, len, "%s", v);
+		ret = buf;
 	}
-	if (csv)
-		fprintf(csv, "%s,%s,%.6g,%s\n", ctx->cmd, key, value, unit ? unit : "");
-	nfigures++;
+	fclose(f);
+	return ret;
+}
+
+/* The "context" object: the machine and the run. */
+static void write_context(struct sbuf *b, const struct bench_ctx *ctx, const char *what,
+			  const char *started, double seconds)
+{
+	char host[256], cpu[256];
+	struct utsname u;
+	bool un = !uname(&u);
+	size_t i;
+
+	if (gethostname(host, sizeof(host)))
+		snprintf(host, sizeof(host), "unknown");
+	host[sizeof(host) - 1] = '\0';
+	sb_printf(b, "{\"host\"");
+	sb_printf(b, ": ");
+	sb_str(b, host);
+	sb_field(b, "cpu", cpu_model(cpu, sizeof(cpu)));
+	sb_printf(b, ", \"cpus\": %d", bench_nproc());
+	sb_field(b, "kernel", un ? u.release : NULL);
+	sb_field(b, "machine", un ? u.machine : NULL);
+	sb_field(b, "date", started);
+	sb_field(b, "libasx", asx_version());
+	sb_printf(b, ", \"build\": {\"compiler\": ");
+	sb_str(b, "gcc " __VERSION__);
+	sb_field(b, "cflags", ASX_BENCH_CFLAGS);
+	sb_printf(b, "}");
+	sb_field(b, "command", what);
+	sb_field(b, "workloads", ctx->quick ? "quick" : ctx->full ? "full" : "default");
+	sb_printf(b, ", \"runs\": %d, \"seconds\": ", ctx->runs);
+	sb_num(b, seconds);
+	sb_printf(b, ", \"durations\": [");
+	for (i = 0; i < nphases; i++) {
+		sb_printf(b, "%s{\"what\": ", i ? ", " : "");
+		sb_str(b, phases[i].what);
+		sb_printf(b, ", \"seconds\": ");
+		sb_num(b, phases[i].s);
+		sb_printf(b, "}");
+	}
+	sb_printf(b, "]}");
+}
+
+/*
+ * The JSON object: the context, the records, then the flat view derived
+ * from them (each record's key: its value), as asx-bench wrote it before
+ * records existed.  0, or -1 when it could not be written.
+ */
+static int write_json(FILE *f, const struct bench_ctx *ctx, const char *what,
+		      const char *started, double seconds)
+{
+	struct sbuf b = { 0 };
+	size_t i;
+
+	write_context(&b, ctx, what, started, seconds);
+	if (b.oom)
+		oom();
+	fprintf(f, "{\n\"context\": %s,\n\"records\": [", b.p);
+	free(b.p);
+	for (i = 0; i < nrecs; i++)
+		fprintf(f, "%s\n  %s", i ? "," : "", recs[i].json);
+	fputs(nrecs ? "\n]" : "]", f);
+	for (i = 0; i < nrecs; i++) {
+		fprintf(f, ",\n\"%s\": ", recs[i].key);
+		if (isfinite(recs[i].value))
+			fprintf(f, "%.6g", recs[i].value);
+		else
+			fputs("null", f);
+	}
+	fputs("\n}\n", f);
+	return fflush(f) || ferror(f) ? -1 : 0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -311,6 +588,7 @@ static int run_all(struct bench_ctx *ctx)
 			ret = 1;
 		took = (bench_now_ns() - t) / 1e9;
 		elapsed = (bench_now_ns() - t0) / 1e9;
+		add_phase(c->name, took);
 		done_typ += typical(c->name);
 		left_typ -= typical(c->name);
 		fprintf(stderr, "[%d/%d] %-14s done in %.0f s, elapsed %.0f s", ++i, n,
@@ -337,7 +615,11 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bench_ctx ctx = { .runs = 5 };
+	char started[32] = "";
+	time_t now = time(NULL);
 	struct bench_cmd *c;
+	uint64_t t0;
+	struct tm tm;
 	int opt, ret = 0;
 
 	/* '+': stop at the command name; what follows belongs to it */
@@ -380,6 +662,9 @@ int main(int argc, char **argv)
 	if (ctx.json)
 		jsonf = stdout;
 
+	if (gmtime_r(&now, &tm))
+		strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	t0 = bench_now_ns();
 	if (!strcmp(argv[0], "all")) {
 		ret = run_all(&ctx);
 	} else {
@@ -391,10 +676,14 @@ int main(int argc, char **argv)
 		}
 		if (run_cmd(&ctx, c, argc, argv) < 0)
 			ret = 1;
+		add_phase(c->name, (bench_now_ns() - t0) / 1e9);
 	}
+	if (dup_found)
+		ret = 1;
 	if (jsonf) {
-		fputs(nfigures ? "\n}\n" : "{}\n", jsonf);
-		if (jsonf != stdout && fclose(jsonf)) {
+		if (write_json(jsonf, &ctx, argv[0], started[0] ? started : NULL,
+			       (bench_now_ns() - t0) / 1e9) ||
+		    (jsonf != stdout && fclose(jsonf))) {
 			perror("asx-bench: json");
 			ret = 1;
 		}

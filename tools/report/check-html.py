@@ -7,7 +7,8 @@ Usage: check-html.py REPORT.html RESULTS.json [--missing N] [--images N]
 Checks that the page parses with every element closed in order (void
 elements aside), that it loads nothing (every src is a data: URI, no
 href leaves the page), that every <img> is a PNG whose chunks' CRCs are
-right, that every key of RESULTS.json is in the page as a <code> cell,
+right, that the key of every record of RESULTS.json is in the page as a
+<code> cell,
 and, if asked, the number of figures "not measured in this run" and of
 images.  Prints one line per problem; exits 1 if there was one.
 """
@@ -126,7 +127,7 @@ def main():
     with open(a.report, encoding="utf-8") as f:
         page = f.read()
     with open(a.results, encoding="utf-8") as f:
-        keys = list(json.load(f))
+        keys = [r["key"] for r in json.load(f)["records"]]
     p = Strict()
     p.feed(page)
     p.close()

@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 #
-# test-report.sh - asx-report on a small real run and on made-up figures.
+# test-report.sh - asx-bench's records and asx-report, on small real runs.
 #
-# A quick asx-bench run (--quick --runs 1 of COMMANDS, default: every
-# command) with its CSV, then the same figures plus every key of
-# `asx-bench arch` made up by synth-arch.py, then only the TCP sweeps:
-# each report must parse with every element closed in order, load
-# nothing, hold only valid PNGs, show every key of its JSON, and say "not
-# measured in this run" exactly for the figures whose keys are absent
-# (check-html.py).  Bad input (no file, not JSON, not an object, a value
-# not a number, a broken CSV, a bad option) must exit non-zero with a
-# message.
+# A quick asx-bench run (--quick --runs 1 of COMMAND, default: every
+# command) and a quick `asx-bench arch` (every record the papers' plots
+# draw; well under a second): their records must pass asxrecords.py's
+# checks, and the reports made of them, of the two merged with one value
+# null, of the TCP sweeps alone and of an empty run must parse with every
+# element closed in order, load nothing, hold only valid PNGs, show every
+# record's key, and say "not measured in this run" exactly for the figures
+# whose records are absent (check-html.py).  Bad input (no file, not JSON,
+# not asx-bench's object, a record with a field missing, a wrong or
+# unknown unit, a measurement or a key twice, a flat view that disagrees
+# with its record, a bad option) must exit non-zero with a message, from
+# asx-report and from asxrecords.py check alike.
 #
-# Usage: tools/report/test-report.sh [BUILD_DIR] [COMMAND...]   (default build, all)
+# Usage: tools/report/test-report.sh [BUILD_DIR] [COMMAND [ARG...]]   (default build, all)
 # TAP output; the last line is "report-test: N passed, N failed".
 set -uo pipefail
 
@@ -25,7 +28,8 @@ cmds=("$@")
 bench=$b/bin/asx-bench
 report=$top/tools/report/asx-report
 check=$top/tools/report/check-html.py
-synth=$top/tools/report/synth-arch.py
+records=$top/tools/report/asxrecords.py
+edit=$top/tools/report/edit-records.py
 py=/usr/bin/python3
 . "$top/tools/lib/tap-expect.sh"
 
@@ -34,7 +38,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
 # the figures of the papers' plots in asx-report: 9 from asx-bench arch's
-# keys, 1 from asx-bench stream's
+# records, 1 from asx-bench stream's
 nfig=10
 
 tap_expect "asx-report --help" 0 'usage: asx-report' 'RESULTS' -- "$py" "$report" --help
@@ -47,15 +51,25 @@ progress=()
 tap_expect "asx-bench --quick --runs 1 ${cmds[*]}" 0 "${progress[@]}" -- \
 	"$bench" --quick --runs 1 --json-file "$dir/real/results.json" \
 	--csv "$dir/real/results.csv" "${cmds[@]}"
+tap_expect "the real run's records check" 0 '^ok \([1-9][0-9]* records' -- \
+	"$py" "$records" check "$dir/real/results.json" --finite
+tap_expect "asx-bench arch --quick --runs 1" 0 -- \
+	"$bench" --quick --runs 1 --json-file "$dir/arch.json" arch
+tap_expect "arch's records check, with the flat keys the docs quote" 0 '^ok \(' -- \
+	"$py" "$records" check "$dir/arch.json" --require arch_nproc arch_lp_tcp_mbps_pe1 \
+	arch_cp_asc_tcp_xdr_mbps_pe2 arch_mp_udp_speedup_pe4 arch_lp_asc_tcp_uswitch_per_msg \
+	arch_mp_tcp_lock_ns_per_msg arch_cp_tcp_conn1_mbps arch_mp_tcp_map_rcu_conn16_mbps \
+	cp_over_lp_tcp mp_over_lp_tcp_xdr lp_asc_over_lp_pthread ttcp_msg_over_task_udp
 tap_expect "report from the real run" 0 "$dir/real/report.html" -- \
 	"$py" "$report" "$dir/real/results.json"
 read -r real_arch real_stream < <("$py" -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-print(sum(k.startswith("arch_") for k in d), int(d.get("mp_gbps") is not None))' \
+r = json.load(open(sys.argv[1]))["records"]
+print(sum(x["bench"] == "arch" for x in r),
+      int(any(x["bench"] == "stream" and x["key"] == "mp_gbps" for x in r)))' \
 	"$dir/real/results.json" 2>/dev/null)
 n=${real_stream:-0}
 if [ "${real_arch:-0}" = 0 ]; then
-	# no arch command yet: only the stream figure is drawn (with stream)
+	# no arch command: only the stream figure is drawn (with stream)
 	tap_expect "real run: well formed, every key, $((nfig - n)) figures not measured" 0 \
 		'ok \(' -- "$py" "$check" "$dir/real/report.html" "$dir/real/results.json" \
 		--missing $((nfig - n)) --images "$n"
@@ -64,61 +78,79 @@ else
 		"$py" "$check" "$dir/real/report.html" "$dir/real/results.json"
 fi
 
-# every arch key, made up, beside the real figures; one figure left null
-mkdir "$dir/synth"
-cp "$dir/real/results.csv" "$dir/synth/results.csv"
-"$py" "$synth" --nproc 2 --merge "$dir/real/results.json" \
-	--csv "$dir/synth/results.csv" >"$dir/synth/results.json"
-sed -i 's/"arch_mp_tcp_conn16_mbps": [0-9.]*/"arch_mp_tcp_conn16_mbps": null/' \
-	"$dir/synth/results.json"
-cat >"$dir/synth/meta.json" <<'EOF'
-{"cpu": "Test CPU <&> 9000", "nproc": 2, "kernel": "6.1.0-test", "libasx": "0.1.0",
- "date": "2026-01-01T00:00:00Z", "runs": 1, "mode": "quick", "seconds": 12}
-EOF
-printf '[1/2] arch           done in 100 s, elapsed 100 s, about 5 s left\narch: pe-sweep done in 60.5 s\n' \
-	>"$dir/synth/bench.log"
-tap_expect "report with every arch key (made up)" 0 -- \
-	"$py" "$report" "$dir/synth/results.json" -o "$dir/synth/out.html"
-tap_expect "every arch key: well formed, all keys, $((nfig - 1 + n)) valid PNGs" 0 'ok \(' -- \
-	"$py" "$check" "$dir/synth/out.html" "$dir/synth/results.json" --missing $((1 - n)) \
+# every arch record beside the real run's; one value null; the context's
+# words escaped, its durations shown
+mkdir "$dir/merged"
+tap_expect "merge the real run and arch's, one value null" 0 -- \
+	"$py" "$edit" "$dir/merged/results.json" "$dir/real/results.json" "$dir/arch.json" \
+	--set 'r["key"] == "arch_mp_tcp_conn16_mbps"' 'value=null' \
+	--context '{"cpu": "Test CPU <&> 9000", "kernel": "6.1.0-test",
+		    "durations": [{"what": "arch: pe-sweep", "seconds": 60.5}]}'
+tap_expect "report with every arch record" 0 -- \
+	"$py" "$report" "$dir/merged/results.json" -o "$dir/merged/out.html"
+tap_expect "every arch record: well formed, all keys, $((nfig - 1 + n)) valid PNGs" 0 'ok \(' -- \
+	"$py" "$check" "$dir/merged/out.html" "$dir/merged/results.json" --missing $((1 - n)) \
 	--images $((nfig - 1 + n))
-tap_expect "the machine, escaped, and the log's durations" 0 \
-	'Test CPU &lt;&amp;&gt; 9000' '6\.1\.0-test' 'arch: pe-sweep' -- cat "$dir/synth/out.html"
-tap_expect "the paper's result beside this run's" 0 'about 9 times below CP' \
-	'CP over LP, TCP' 'This run' -- cat "$dir/synth/out.html"
+tap_expect "the machine, escaped, and the parts' durations" 0 \
+	'Test CPU &lt;&amp;&gt; 9000' '6\.1\.0-test' 'arch: pe-sweep' -- cat "$dir/merged/out.html"
+tap_expect "the paper's result (papers.json) beside this run's" 0 'about 9 times below CP' \
+	'CP over LP, TCP' 'This run' -- cat "$dir/merged/out.html"
 
 # only the TCP sweeps: the TCP throughput and speed-up figures drawn, the
 # other 8 not measured
 mkdir "$dir/tcp"
-"$py" "$synth" --nproc 2 --tcp-only >"$dir/tcp/results.json"
+"$py" "$edit" "$dir/tcp/results.json" "$dir/arch.json" --keep \
+	'r.get("experiment") == "pes" and r["metric"] in ("mbps", "speedup") and r["proto"] == "tcp"'
 tap_expect "report with only the TCP sweeps" 0 -- \
 	"$py" "$report" "$dir/tcp/results.json"
 tap_expect "TCP sweeps only: 2 plots, $((nfig - 2)) figures not measured" 0 'ok \(' -- \
 	"$py" "$check" "$dir/tcp/report.html" "$dir/tcp/results.json" \
 	--missing $((nfig - 2)) --images 2
 
-# an empty object is a (poor) run, not an error
-echo '{}' >"$dir/empty.json"
+# an empty run is a (poor) run, not an error
+echo '{"context": {}, "records": []}' >"$dir/empty.json"
 tap_expect "an empty run: every figure not measured" 0 -- \
 	"$py" "$report" "$dir/empty.json" -o "$dir/empty.html"
 tap_expect "... and the page is well formed" 0 'ok \(' -- \
 	"$py" "$check" "$dir/empty.html" "$dir/empty.json" --missing "$nfig" --images 0
 
-# bad input
-tap_expect "no such file: exit 1" 1 '^asx-report: cannot read .*nonexistent' -- \
-	"$py" "$report" "$dir/nonexistent.json"
-printf '{"a": 1,' >"$dir/trunc.json"
-tap_expect "truncated JSON: exit 1" 1 'is not valid JSON' -- "$py" "$report" "$dir/trunc.json"
+# bad input: asx-report and asxrecords.py check both refuse it
+bad() {
+	local what=$1 file=$2
+	shift 2
+	tap_expect "$what: asx-report exits 1" 1 "$@" -- \
+		"$py" "$report" "$file" -o "$dir/x.html"
+	tap_expect "$what: asxrecords.py check exits 1" 1 "$@" -- "$py" "$records" check "$file"
+}
+bad "no such file" "$dir/nonexistent.json" 'cannot read .*nonexistent'
+printf '{"context": {}, "records": [' >"$dir/trunc.json"
+bad "truncated JSON" "$dir/trunc.json" 'is not valid JSON'
 echo '[1, 2]' >"$dir/list.json"
-tap_expect "a JSON array: exit 1" 1 'expected one JSON object' -- "$py" "$report" "$dir/list.json"
-echo '{"x": "fast"}' >"$dir/str.json"
-tap_expect "a value not a number: exit 1" 1 "figure 'x' is not a number" -- \
-	"$py" "$report" "$dir/str.json"
-echo 'just,two' >"$dir/bad.csv"
-tap_expect "a broken CSV: exit 1" 1 'expected command,key,value,unit' -- \
-	"$py" "$report" "$dir/empty.json" --csv "$dir/bad.csv" -o "$dir/x.html"
-tap_expect "a named CSV that is missing: exit 1" 1 'cannot read' -- \
-	"$py" "$report" "$dir/empty.json" --csv "$dir/none.csv" -o "$dir/x.html"
+bad "a JSON array" "$dir/list.json" 'expected one JSON object'
+echo '{"arch_nproc": 2, "mp_gbps": 1.5}' >"$dir/flat.json"
+bad "the flat object alone (no records)" "$dir/flat.json" 'no "records" list'
+a=$dir/arch.json
+mp='r["metric"] == "mbps"'
+"$py" "$edit" "$dir/str.json" "$a" --set "$mp" 'value="fast"'
+bad "a value not a number" "$dir/str.json" 'value is .fast., not a number'
+"$py" "$edit" "$dir/nounit.json" "$a" --drop unit
+bad "a record without its unit" "$dir/nounit.json" "no field 'unit'"
+"$py" "$edit" "$dir/nopes.json" "$a" --drop pes
+bad "a record without its pes (null is not absent)" "$dir/nopes.json" "no field 'pes'"
+"$py" "$edit" "$dir/wrongunit.json" "$a" --set "$mp" 'unit="MB/s"'
+bad "a wrong unit (MB/s among Mbit/s)" "$dir/wrongunit.json" 'unit MB/s, but arch mbps is in Mbit/s in [0-9]+ other'
+"$py" "$edit" "$dir/badunit.json" "$a" --set "$mp" 'unit="furlongs/s"'
+bad "an unknown unit" "$dir/badunit.json" "unit is 'furlongs/s', not one of"
+"$py" "$edit" "$dir/dupm.json" "$a" --dup-measurement
+bad "a measurement twice (under two keys)" "$dir/dupm.json" 'the same measurement as record 0'
+"$py" "$edit" "$dir/dupk.json" "$a" --dup-key
+bad "a key twice" "$dir/dupk.json" 'the key of record 0 again'
+"$py" "$edit" "$dir/off.json" "$a" --flat-off
+bad "a flat view that disagrees with its record" "$dir/off.json" 'flat view'
+"$py" "$edit" "$dir/xdr.json" "$a" --set "$mp" 'proto=null'
+bad "xdr set without a proto" "$dir/xdr.json" 'xdr is set exactly when proto is'
+tap_expect "a papers.json that is missing: exit 1" 1 'cannot read' -- \
+	"$py" "$report" "$dir/empty.json" --papers "$dir/none.json" -o "$dir/x.html"
 tap_expect "an unknown option: exit 2" 2 'unrecognized arguments' -- \
 	"$py" "$report" --bogus
 tap_expect "no report left behind by a failure" 0 -- test ! -e "$dir/x.html"

@@ -104,7 +104,9 @@ out, rounds, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 figs = {}
 for n in names:
     for r in range(1, rounds + 1):
-        merged = {}
+        # one asx-bench object per command: the first's context, every
+        # record, and the flat view made again from the records
+        merged = {"context": None, "records": []}
         dec = json.JSONDecoder()
         text = open(f"{out}/{n}-{r}.raw").read()
         i = 0
@@ -114,12 +116,14 @@ for n in names:
             if i >= len(text):
                 break
             obj, i = dec.raw_decode(text, i)
-            merged.update(obj)
+            merged["context"] = merged["context"] or obj["context"]
+            merged["records"] += obj["records"]
+        merged.update((x["key"], x["value"]) for x in merged["records"])
         with open(f"{out}/{n}-{r}.json", "w") as f:
             json.dump(merged, f, indent=1)
-        for k, v in merged.items():
-            if isinstance(v, (int, float)):
-                figs.setdefault(k, {}).setdefault(n, []).append(float(v))
+        for x in merged["records"]:
+            if isinstance(x["value"], (int, float)):
+                figs.setdefault(x["key"], {}).setdefault(n, []).append(float(x["value"]))
 w = max(len(k) for k in figs) if figs else 10
 print(f"{'figure':<{w}}  " + "  ".join(f"{n:>12}" for n in names) +
       "  " + "  ".join(f"{n + '/' + names[0]:>16}" for n in names[1:]))
