@@ -21,7 +21,7 @@
 #include <linux/uaccess.h>
 
 #define ASX_FEATURES	(ASX_FEAT_STREAMS | ASX_FEAT_PIPE | ASX_FEAT_MUX | ASX_FEAT_STR | \
-			 ASX_FEAT_PROCFS | ASX_FEAT_SA_BUILT)
+			 ASX_FEAT_PROCFS | ASX_FEAT_SA_BUILT | ASX_FEAT_XSI)
 #define ASX_STR_TIMEOUT	(15 * HZ)
 
 static_assert(sizeof(struct asx_version) == ASX_VERSION_SIZE_VER1);
@@ -170,7 +170,7 @@ static int user_block(struct asx_msg **mp, u8 type, u64 ubuf, u32 len)
 static long ioc_putmsg(struct asx_stream *st, struct file *file, void __user *uarg)
 {
 	struct asx_msg *ctl = NULL, *data = NULL, *mp;
-	bool hipri;
+	bool hipri, xsi;
 	struct asx_strmsg sm;
 	int ret;
 
@@ -178,7 +178,9 @@ static long ioc_putmsg(struct asx_stream *st, struct file *file, void __user *ua
 	if (ret)
 		return ret;
 	hipri = sm.flags & ASX_MSG_HIPRI;
-	if (NONZERO(sm.reserved) || (sm.flags & ~ASX_MSG_HIPRI) || sm.band > 255 || sm.more ||
+	xsi = sm.flags & ASX_MSG_XSI;
+	if (NONZERO(sm.reserved) || (sm.flags & ~(ASX_MSG_HIPRI | ASX_MSG_XSI)) || sm.band > 255 ||
+	    sm.more ||
 	    sm.ctl.len < -1 || sm.data.len < -1 || (hipri && (sm.band || sm.ctl.len < 0)))
 		return -EINVAL;
 	if (sm.ctl.len > ASX_MAX_CTL || sm.data.len > ASX_MAX_DATA)
@@ -192,11 +194,15 @@ static long ioc_putmsg(struct asx_stream *st, struct file *file, void __user *ua
 		if (test_bit(ASX_ST_ERROR, &st->flags))
 			return -st->error;
 		if (test_bit(ASX_ST_HANGUP, &st->flags)) {
+			if (xsi)
+				return -ENXIO;
 			send_sig(SIGPIPE, current, 0);
 			return -EPIPE;
 		}
 	} else {
-		ret = asx_head_wait_writable(st, file->f_flags & O_NONBLOCK);
+		ret = asx_head_wait_writable(st, file->f_flags & O_NONBLOCK, !xsi);
+		if (ret == -EPIPE && xsi)
+			ret = -ENXIO;
 		if (ret)
 			return ret;
 	}
@@ -293,21 +299,18 @@ static struct asx_msg *consume_part(struct asx_msg *mp, bool ctl, size_t n)
 	return head;
 }
 
-static long ioc_getmsg(struct asx_stream *st, struct file *file, void __user *uarg, bool peek)
+/*
+ * GETMSG or PEEK with @sm (its flags, band and parts checked by the caller)
+ * in kernel memory; the parts' buffers are user pointers.
+ */
+long asx_do_getmsg(struct asx_stream *st, struct file *file, struct asx_strmsg *sm, bool peek)
 {
 	bool nonblock = file->f_flags & O_NONBLOCK;
 	struct asx_queue *q = &st->hrq;
 	bool more_ctl = false, more_data = false;
 	struct asx_msg *mp;
-	struct asx_strmsg sm;
-	int ret;
+	int ret = 0;
 
-	ret = ASX_COPY_IN(sm, uarg, ASX_STRMSG_SIZE_VER0);
-	if (ret)
-		return ret;
-	if (NONZERO(sm.reserved) || sm.flags > ASX_MSG_BAND || sm.band > 255 ||
-	    (sm.flags != ASX_MSG_BAND && sm.band))
-		return -EINVAL;
 	if (asx_stream_linked(st))
 		return -EINVAL;
 
@@ -318,71 +321,92 @@ static long ioc_getmsg(struct asx_stream *st, struct file *file, void __user *ua
 			mutex_unlock(&st->rlock);
 			return -st->error;
 		}
-		mp = asx_rmvq_match(q, sm.flags, sm.band);
+		mp = asx_rmvq_match(q, sm->flags, sm->band);
 		if (mp || peek || test_bit(ASX_ST_HANGUP, &st->flags))
 			break;
 		mutex_unlock(&st->rlock);
 		if (nonblock)
 			return -EAGAIN;
-		ret = wait_event_interruptible(st->rwait, asx_queue_match(q, sm.flags, sm.band) ||
+		ret = wait_event_interruptible(st->rwait, asx_queue_match(q, sm->flags, sm->band) ||
 					       st->flags);
 		if (ret)
 			return ret;
 	}
 
-	sm.more = 0;
-	sm.ctl.len = -1;
-	sm.data.len = -1;
+	sm->more = 0;
+	sm->ctl.len = -1;
+	sm->data.len = -1;
 	if (mp) {
-		sm.flags = asx_hipri(mp) ? ASX_MSG_HIPRI : ASX_MSG_BAND;
-		sm.band = mp->band;
-		ret = copy_part(mp, true, sm.ctl.buf, sm.ctl.maxlen, &sm.ctl.len, &more_ctl);
+		sm->flags = asx_hipri(mp) ? ASX_MSG_HIPRI : ASX_MSG_BAND;
+		sm->band = mp->band;
+		ret = copy_part(mp, true, sm->ctl.buf, sm->ctl.maxlen, &sm->ctl.len, &more_ctl);
 		if (!ret)
-			ret = copy_part(mp, false, sm.data.buf, sm.data.maxlen, &sm.data.len,
+			ret = copy_part(mp, false, sm->data.buf, sm->data.maxlen, &sm->data.len,
 					&more_data);
 		if (peek || ret) {
 			asx_putbq(q, mp);
 		} else {
-			mp = consume_part(mp, true, max(sm.ctl.len, 0));
+			mp = consume_part(mp, true, max(sm->ctl.len, 0));
 			if (mp)
-				mp = consume_part(mp, false, max(sm.data.len, 0));
+				mp = consume_part(mp, false, max(sm->data.len, 0));
 			if (mp)
 				asx_putbq(q, mp);
 		}
-		sm.more = peek ? 1 : (more_ctl ? ASX_MORECTL : 0) | (more_data ? ASX_MOREDATA : 0);
+		sm->more = peek ? 1 : (more_ctl ? ASX_MORECTL : 0) | (more_data ? ASX_MOREDATA : 0);
 	}
 	mutex_unlock(&st->rlock);
 	asx_queue_drained(q);
+	return ret;
+}
+
+static long ioc_getmsg(struct asx_stream *st, struct file *file, void __user *uarg, bool peek)
+{
+	struct asx_strmsg sm;
+	int ret;
+
+	ret = ASX_COPY_IN(sm, uarg, ASX_STRMSG_SIZE_VER0);
 	if (ret)
 		return ret;
-	return ASX_COPY_OUT(uarg, sm);
+	if (NONZERO(sm.reserved) || sm.flags > ASX_MSG_BAND || sm.band > 255 ||
+	    (sm.flags != ASX_MSG_BAND && sm.band))
+		return -EINVAL;
+	ret = asx_do_getmsg(st, file, &sm, peek);
+	return ret ? ret : ASX_COPY_OUT(uarg, sm);
+}
+
+/* FLUSH: ASX_FLUSHR and/or ASX_FLUSHW, with ASX_FLUSHBAND only @band. */
+long asx_do_flush(struct asx_stream *st, u32 flags, u32 band)
+{
+	struct asx_msg *mp;
+	u8 buf[2];
+
+	if ((flags & ~(ASX_FLUSHRW | ASX_FLUSHBAND)) || !(flags & ASX_FLUSHRW) || band > 255 ||
+	    (band && !(flags & ASX_FLUSHBAND)))
+		return -EINVAL;
+	if (asx_stream_linked(st))
+		return -EINVAL;
+	buf[0] = flags;
+	buf[1] = band;
+	mp = asx_ctlmsg(ASX_M_FLUSH, buf, sizeof(buf), GFP_KERNEL_ACCOUNT);
+	if (!mp)
+		return -ENOMEM;
+	if (flags & ASX_FLUSHR)
+		asx_flushq(&st->hrq, flags & ASX_FLUSHBAND, band);
+	asx_putnext(&st->hwq, mp);
+	return 0;
 }
 
 static long ioc_flush(struct asx_stream *st, void __user *uarg)
 {
 	struct asx_flush fl;
-	struct asx_msg *mp;
-	u8 buf[2];
 	int ret;
 
 	ret = ASX_COPY_IN(fl, uarg, ASX_FLUSH_SIZE_VER0);
 	if (ret)
 		return ret;
-	if (fl.reserved || (fl.flags & ~(ASX_FLUSHRW | ASX_FLUSHBAND)) ||
-	    !(fl.flags & ASX_FLUSHRW) || fl.band > 255 ||
-	    (fl.band && !(fl.flags & ASX_FLUSHBAND)))
+	if (fl.reserved)
 		return -EINVAL;
-	if (asx_stream_linked(st))
-		return -EINVAL;
-	buf[0] = fl.flags;
-	buf[1] = fl.band;
-	mp = asx_ctlmsg(ASX_M_FLUSH, buf, sizeof(buf), GFP_KERNEL_ACCOUNT);
-	if (!mp)
-		return -ENOMEM;
-	if (fl.flags & ASX_FLUSHR)
-		asx_flushq(&st->hrq, fl.flags & ASX_FLUSHBAND, fl.band);
-	asx_putnext(&st->hwq, mp);
-	return 0;
+	return asx_do_flush(st, fl.flags, fl.band);
 }
 
 static long ioc_opt(struct asx_stream *st, unsigned int cmd, void __user *uarg)
@@ -518,40 +542,40 @@ static bool ioc_done(struct asx_stream *st)
 	return READ_ONCE(st->ioc_resp) || test_bit(ASX_ST_ERROR, &st->flags);
 }
 
-static long ioc_str(struct asx_stream *st, void __user *uarg)
+/*
+ * STR with @si in kernel memory (its data a user pointer): on 0, si->len is
+ * the reply's length and si->rval the module's value.
+ */
+long asx_do_str(struct asx_stream *st, struct asx_strioctl *si)
 {
 	struct asx_msg *mp, *data, *resp;
-	struct asx_strioctl si;
 	struct asx_iocblk *ioc;
 	size_t n, copied = 0;
 	long timeout, left;
 	void *buf;
 	int ret;
 
-	ret = ASX_COPY_IN(si, uarg, ASX_STRIOCTL_SIZE_VER0);
-	if (ret)
-		return ret;
-	if (NONZERO(si.reserved) || si.timeout_ms < -1 || si.rval)
+	if (si->timeout_ms < -1)
 		return -EINVAL;
-	if (si.len > ASX_MAX_STR)
+	if (si->len > ASX_MAX_STR)
 		return -ERANGE;
 	if (asx_stream_linked(st))
 		return -EINVAL;
-	timeout = si.timeout_ms == 0 ? ASX_STR_TIMEOUT :
-		  si.timeout_ms < 0 ? MAX_SCHEDULE_TIMEOUT : msecs_to_jiffies(si.timeout_ms);
+	timeout = si->timeout_ms == 0 ? ASX_STR_TIMEOUT :
+		  si->timeout_ms < 0 ? MAX_SCHEDULE_TIMEOUT : msecs_to_jiffies(si->timeout_ms);
 
 	mp = asx_allocb(sizeof(*ioc), GFP_KERNEL_ACCOUNT);
 	if (!mp)
 		return -ENOMEM;
-	ret = user_block(&data, ASX_M_DATA, si.data, si.len);
+	ret = user_block(&data, ASX_M_DATA, si->data, si->len);
 	if (ret)
 		goto err_free_mp;
 	mp->type = ASX_M_IOCTL;
 	mp->cont = data;
 	ioc = (struct asx_iocblk *)mp->wptr;
 	memset(ioc, 0, sizeof(*ioc));
-	ioc->cmd = si.cmd;
-	ioc->count = si.len;
+	ioc->cmd = si->cmd;
+	ioc->count = si->len;
 	mp->wptr += sizeof(*ioc);
 	/* Held after the caller gave up, an M_IOCTL still counts. */
 	ret = asx_msg_charge(st->budget, mp);
@@ -595,14 +619,14 @@ static long ioc_str(struct asx_stream *st, void __user *uarg)
 		asx_freemsg(resp);
 		return ret;
 	}
-	si.rval = ioc->rval;
-	n = min_t(size_t, asx_msgdsize(resp->cont), min_t(u32, si.maxlen, ASX_MAX_STR));
+	si->rval = ioc->rval;
+	n = min_t(size_t, asx_msgdsize(resp->cont), min_t(u32, si->maxlen, ASX_MAX_STR));
 	ret = 0;
 	if (n) {
 		buf = kmalloc(n, GFP_KERNEL);
 		if (buf) {
 			copied = asx_msg_copy_out(resp->cont, 0, buf, n);
-			if (copy_to_user(u64_to_user_ptr(si.data), buf, copied))
+			if (copy_to_user(u64_to_user_ptr(si->data), buf, copied))
 				ret = -EFAULT;
 			kfree(buf);
 		} else {
@@ -610,10 +634,9 @@ static long ioc_str(struct asx_stream *st, void __user *uarg)
 		}
 	}
 	asx_freemsg(resp);
-	if (ret)
-		return ret;
-	si.len = copied;
-	return ASX_COPY_OUT(uarg, si);
+	if (!ret)
+		si->len = copied;
+	return ret;
 
 err_unlock:
 	mutex_unlock(&st->ioclock);
@@ -622,10 +645,38 @@ err_free_mp:
 	return ret;
 }
 
+static long ioc_str(struct asx_stream *st, void __user *uarg)
+{
+	struct asx_strioctl si;
+	int ret;
+
+	ret = ASX_COPY_IN(si, uarg, ASX_STRIOCTL_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (NONZERO(si.reserved) || si.rval)
+		return -EINVAL;
+	ret = asx_do_str(st, &si);
+	return ret ? ret : ASX_COPY_OUT(uarg, si);
+}
+
+/* LINK the Stream of descriptor @fd under the mux @st; its id in *@id. */
+long asx_do_link(struct asx_stream *st, int fd, u32 *id)
+{
+	struct file *file;
+	int ret;
+
+	file = fget(fd);
+	if (!file)
+		return -EBADF;
+	ret = file->f_op == &asx_fops ? asx_mux_link(st, file, id) : -EINVAL;
+	if (ret)
+		fput(file);
+	return ret;
+}
+
 static long ioc_link(struct asx_stream *st, bool link, void __user *uarg)
 {
 	struct asx_link lk;
-	struct file *file;
 	int ret;
 
 	ret = ASX_COPY_IN(lk, uarg, ASX_LINK_SIZE_VER0);
@@ -635,14 +686,9 @@ static long ioc_link(struct asx_stream *st, bool link, void __user *uarg)
 		return -EINVAL;
 	if (!link)
 		return asx_mux_unlink(st, lk.id);
-	file = fget(lk.fd);
-	if (!file)
-		return -EBADF;
-	ret = file->f_op == &asx_fops ? asx_mux_link(st, file, &lk.id) : -EINVAL;
-	if (ret) {
-		fput(file);
+	ret = asx_do_link(st, lk.fd, &lk.id);
+	if (ret)
 		return ret;
-	}
 	ret = ASX_COPY_OUT(uarg, lk);
 	if (ret)
 		asx_mux_unlink(st, lk.id);	/* the caller never learnt the id */
@@ -756,6 +802,8 @@ long asx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	unsigned int base = ASX_IOC_BASE(cmd);
 	long ret;
 
+	if (asx_xsi_cmd(cmd))
+		return asx_xsi_ioctl(file, cmd, arg);
 	ret = ioc_refused(st, base);
 	if (ret)
 		return ret;

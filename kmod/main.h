@@ -16,8 +16,16 @@
 /* main.c */
 extern const struct file_operations asx_fops;
 
-/* ioctl.c */
+/* ioctl.c; the work of some ioctls, on kernel copies of their arguments, for xsi.c */
 long asx_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+long asx_do_getmsg(struct asx_stream *st, struct file *file, struct asx_strmsg *sm, bool peek);
+long asx_do_flush(struct asx_stream *st, u32 flags, u32 band);
+long asx_do_str(struct asx_stream *st, struct asx_strioctl *si);
+long asx_do_link(struct asx_stream *st, int fd, u32 *id);
+
+/* xsi.c: the XSI STREAMS ioctls (streamio(7): I_PUSH...) on /dev/asx */
+bool asx_xsi_cmd(unsigned int cmd);
+long asx_xsi_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 
 /* proc.c */
 int asx_proc_init(void);

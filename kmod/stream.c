@@ -470,7 +470,7 @@ static bool writable(struct asx_stream *st)
 }
 
 /* Waits until the first queue below the head takes messages. */
-int asx_head_wait_writable(struct asx_stream *st, bool nonblock)
+int asx_head_wait_writable(struct asx_stream *st, bool nonblock, bool sigpipe)
 {
 	int ret;
 
@@ -478,7 +478,8 @@ int asx_head_wait_writable(struct asx_stream *st, bool nonblock)
 		if (test_bit(ASX_ST_ERROR, &st->flags))
 			return -st->error;
 		if (test_bit(ASX_ST_HANGUP, &st->flags)) {
-			send_sig(SIGPIPE, current, 0);
+			if (sigpipe)
+				send_sig(SIGPIPE, current, 0);
 			return -EPIPE;
 		}
 		if (asx_canputnext(&st->hwq))
@@ -641,7 +642,7 @@ ssize_t asx_stream_write(struct file *file, const char __user *buf, size_t count
 	do {
 		/* No hangup, no error and room below: the usual case, checked once. */
 		if (unlikely(READ_ONCE(st->flags)) || !asx_canputnext(&st->hwq)) {
-			ret = asx_head_wait_writable(st, nonblock);
+			ret = asx_head_wait_writable(st, nonblock, true);
 			if (ret)
 				break;
 		}

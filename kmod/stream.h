@@ -141,7 +141,7 @@ ssize_t asx_stream_read(struct file *file, char __user *buf, size_t count, loff_
 ssize_t asx_stream_write(struct file *file, const char __user *buf, size_t count,
 			 loff_t *ppos);
 __poll_t asx_stream_poll(struct file *file, poll_table *wait);
-int asx_head_wait_writable(struct asx_stream *st, bool nonblock);
+int asx_head_wait_writable(struct asx_stream *st, bool nonblock, bool sigpipe);
 int asx_head_wait_readable(struct asx_stream *st, bool nonblock);
 void asx_head_hangup(struct asx_stream *st);
 extern const struct asx_qinit asx_head_rinit;

@@ -75,6 +75,7 @@ enum asx_feature {
 	ASX_FEAT_PROCFS		= 1 << 4,	/* /proc/asx/{streams,objects,modules} */
 	ASX_FEAT_SA		= 1 << 5,	/* scheduler activations: ASX_IOC_SA_* */
 	ASX_FEAT_SA_POST	= 1 << 6,	/* ASX_IOC_SA_POST, ASX_SA_USER events (0.3) */
+	ASX_FEAT_XSI		= 1 << 7,	/* the XSI requests ASX_I_* (streamio(7)) */
 };
 
 /* Limits. */
@@ -167,6 +168,8 @@ struct asx_strbuf {
 #define ASX_MSG_ANY	0x0	/* GETMSG: the first message */
 #define ASX_MSG_HIPRI	0x1	/* a high-priority message (control part required) */
 #define ASX_MSG_BAND	0x2	/* GETMSG: the first message of band >= @band */
+/* PUTMSG: on a hung-up Stream fail with ENXIO, no SIGPIPE (putmsg(2); <asx/stropts.h>) */
+#define ASX_MSG_XSI	0x100
 
 /* asx_strmsg.more (GETMSG out): parts not wholly returned are kept queued */
 #define ASX_MORECTL	0x1
@@ -175,7 +178,7 @@ struct asx_strbuf {
 /**
  * struct asx_strmsg - PUTMSG, GETMSG and PEEK argument
  * @size:     in: sizeof(struct asx_strmsg)
- * @flags:    PUTMSG in: 0 or ASX_MSG_HIPRI; GETMSG/PEEK in: ASX_MSG_ANY,
+ * @flags:    PUTMSG in: 0 or ASX_MSG_HIPRI, optionally ASX_MSG_XSI; GETMSG/PEEK in: ASX_MSG_ANY,
  *            ASX_MSG_HIPRI or ASX_MSG_BAND; out: ASX_MSG_HIPRI or ASX_MSG_BAND
  * @band:     PUTMSG in: priority band 0-255 (0 with HIPRI); GETMSG in: lowest
  *            band wanted with ASX_MSG_BAND; out: the message's band
@@ -636,5 +639,112 @@ struct asx_sa_post {
 #define ASX_IOC_SA_WAIT		_IOWR(ASX_IOC_MAGIC, 0x23, struct asx_sa_wait)
 #define ASX_IOC_SA_INFO		_IOWR(ASX_IOC_MAGIC, 0x24, struct asx_sa_info)
 #define ASX_IOC_SA_POST		_IOW(ASX_IOC_MAGIC, 0x25, struct asx_sa_post)
+
+/*
+ * The XSI STREAMS ioctls (streamio(7)), accepted on /dev/asx with the request
+ * numbers Linux STREAMS implementations use ('S' << 8 | n) and the XSI
+ * argument conventions: an int or a pointer, no size field.  <asx/stropts.h>
+ * gives them their XSI names (I_PUSH, struct strioctl, ...).  The structs
+ * below are their 64-bit layouts; a 32-bit process gets ENOTTY for the
+ * requests whose argument holds a pointer (I_STR, I_PEEK, I_LIST).
+ */
+#define ASX_XSI_SID		('S' << 8)
+#define ASX_I_NREAD		(ASX_XSI_SID | 1)
+#define ASX_I_PUSH		(ASX_XSI_SID | 2)
+#define ASX_I_POP		(ASX_XSI_SID | 3)
+#define ASX_I_LOOK		(ASX_XSI_SID | 4)
+#define ASX_I_FLUSH		(ASX_XSI_SID | 5)
+#define ASX_I_SRDOPT		(ASX_XSI_SID | 6)
+#define ASX_I_GRDOPT		(ASX_XSI_SID | 7)
+#define ASX_I_STR		(ASX_XSI_SID | 8)
+#define ASX_I_SETSIG		(ASX_XSI_SID | 9)
+#define ASX_I_GETSIG		(ASX_XSI_SID | 10)
+#define ASX_I_FIND		(ASX_XSI_SID | 11)
+#define ASX_I_LINK		(ASX_XSI_SID | 12)
+#define ASX_I_UNLINK		(ASX_XSI_SID | 13)
+#define ASX_I_RECVFD		(ASX_XSI_SID | 14)
+#define ASX_I_PEEK		(ASX_XSI_SID | 15)
+#define ASX_I_FDINSERT		(ASX_XSI_SID | 16)
+#define ASX_I_SENDFD		(ASX_XSI_SID | 17)
+#define ASX_I_SWROPT		(ASX_XSI_SID | 19)
+#define ASX_I_GWROPT		(ASX_XSI_SID | 20)
+#define ASX_I_LIST		(ASX_XSI_SID | 21)
+#define ASX_I_PLINK		(ASX_XSI_SID | 22)
+#define ASX_I_PUNLINK		(ASX_XSI_SID | 23)
+#define ASX_I_FLUSHBAND		(ASX_XSI_SID | 28)
+#define ASX_I_CKBAND		(ASX_XSI_SID | 29)
+#define ASX_I_GETBAND		(ASX_XSI_SID | 30)
+#define ASX_I_ATMARK		(ASX_XSI_SID | 31)
+#define ASX_I_SETCLTIME		(ASX_XSI_SID | 32)
+#define ASX_I_GETCLTIME		(ASX_XSI_SID | 33)
+#define ASX_I_CANPUT		(ASX_XSI_SID | 34)
+
+#define ASX_XSI_FMNAMESZ	8	/* module names I_LOOK and I_LIST report */
+#define ASX_XSI_ANYBAND		(-1)	/* I_CANPUT: any band */
+#define ASX_XSI_MUXID_ALL	(-1)	/* I_UNLINK: every lower */
+#define ASX_XSI_ANYMARK		0x01	/* I_ATMARK */
+#define ASX_XSI_LASTMARK	0x02
+#define ASX_XSI_RS_HIPRI	0x01	/* I_PEEK flags, getmsg() */
+#define ASX_XSI_MSG_HIPRI	0x01	/* getpmsg()/putpmsg() flags */
+#define ASX_XSI_MSG_ANY		0x02
+#define ASX_XSI_MSG_BAND	0x04
+#define ASX_XSI_MORECTL		0x01
+#define ASX_XSI_MOREDATA	0x02
+#define ASX_XSI_FLUSHR		0x01	/* I_FLUSH; bandinfo.bi_flag */
+#define ASX_XSI_FLUSHW		0x02
+#define ASX_XSI_FLUSHRW		0x03
+#define ASX_XSI_RNORM		0x0000	/* I_SRDOPT / I_GRDOPT */
+#define ASX_XSI_RMSGD		0x0001
+#define ASX_XSI_RMSGN		0x0002
+#define ASX_XSI_RMODEMASK	0x0003
+#define ASX_XSI_RPROTNORM	0x0000
+#define ASX_XSI_RPROTDAT	0x0004
+#define ASX_XSI_RPROTDIS	0x0008
+#define ASX_XSI_RPROTMASK	0x001c
+#define ASX_XSI_SNDZERO		0x0001	/* I_SWROPT / I_GWROPT */
+#define ASX_XSI_SNDPIPE		0x0002
+#define ASX_XSI_INFTIM		(-1)	/* strioctl.ic_timout: no timeout */
+
+/* struct strbuf: one part of a message; buf a user pointer */
+struct asx_xsi_strbuf {
+	__s32 maxlen;
+	__s32 len;
+	__u64 buf;
+};
+
+/* struct strpeek: I_PEEK */
+struct asx_xsi_strpeek {
+	struct asx_xsi_strbuf ctlbuf;
+	struct asx_xsi_strbuf databuf;
+	__u32 flags;
+	__u32 pad;
+};
+
+/* struct strioctl: I_STR (ic_timout in seconds; 0: 15 s; ASX_XSI_INFTIM) */
+struct asx_xsi_strioctl {
+	__s32 ic_cmd;
+	__s32 ic_timout;
+	__s32 ic_len;
+	__u32 pad;
+	__u64 ic_dp;
+};
+
+/* struct str_mlist, struct str_list: I_LIST */
+struct asx_xsi_str_mlist {
+	char l_name[ASX_XSI_FMNAMESZ + 1];
+};
+
+struct asx_xsi_str_list {
+	__s32 sl_nmods;
+	__u32 pad;
+	__u64 sl_modlist;
+};
+
+/* struct bandinfo: I_FLUSHBAND */
+struct asx_xsi_bandinfo {
+	unsigned char bi_pri;
+	unsigned char pad[3];
+	__s32 bi_flag;
+};
 
 #endif /* _UAPI_LINUX_ASX_H */

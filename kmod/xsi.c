@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The XSI STREAMS ioctls on /dev/asx: the requests of streamio(7) (I_PUSH,
+ * I_STR, ...) with their XSI numbers, arguments, return values and errors,
+ * so that a STREAMS program calls ioctl() unchanged.  Each is carried out
+ * by the same code as the native size-first ioctl it matches (ioctl.c); this
+ * file translates arguments, flag values and errors, and answers the
+ * requests that only look at the Stream head.  The requests whose kernel
+ * feature asx.ko does not have yet (signals, descriptor passing, persistent
+ * links, close time, I_FDINSERT) fail with EOPNOTSUPP.
+ *
+ * Copyright (C) 2026 ASX developers
+ */
+
+#include "driver.h"
+#include "main.h"
+#include "registry.h"
+
+#include <linux/compat.h>
+#include <linux/jiffies.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+static_assert(sizeof(struct asx_xsi_strbuf) == 16);
+static_assert(sizeof(struct asx_xsi_strpeek) == 40);
+static_assert(sizeof(struct asx_xsi_strioctl) == 24);
+static_assert(sizeof(struct asx_xsi_str_list) == 16);
+static_assert(sizeof(struct asx_xsi_str_mlist) == ASX_XSI_FMNAMESZ + 1);
+static_assert(sizeof(struct asx_xsi_bandinfo) == 8);
+
+/* ic_timout (seconds) as STR's timeout_ms: the longest is about 24 days */
+#define XSI_MAX_TIMOUT	(S32_MAX / MSEC_PER_SEC)
+
+bool asx_xsi_cmd(unsigned int cmd)
+{
+	return (cmd & ~0xffU) == ASX_XSI_SID;
+}
+
+/* A module name from user space: NUL-terminated within ASX_NAME_MAX. */
+static int xsi_name(char *name, unsigned long arg)
+{
+	long n = strncpy_from_user(name, (const char __user *)arg, ASX_NAME_MAX);
+
+	if (n < 0)
+		return n;
+	if (n == ASX_NAME_MAX || !n)
+		return -EINVAL;
+	return 0;
+}
+
+/* Copies @name out as an XSI module name (FMNAMESZ + 1 bytes with the NUL). */
+static int xsi_put_name(char __user *to, const char *name)
+{
+	char buf[ASX_XSI_FMNAMESZ + 1] = { 0 };
+
+	/* never a truncated name: a program would push or find the wrong one */
+	if (strscpy(buf, name, sizeof(buf)) < 0)
+		return -ENAMETOOLONG;
+	return copy_to_user(to, buf, sizeof(buf)) ? -EFAULT : 0;
+}
+
+/* I_NREAD: messages at the head; *arg the data bytes of the first one. */
+static long xsi_nread(struct asx_stream *st, unsigned long arg)
+{
+	struct asx_msg *mp, *b;
+	u32 msgs;
+	int first = 0;
+
+	spin_lock(&st->hrq.lock);
+	msgs = st->hrq.nmsgs;
+	mp = list_first_entry_or_null(&st->hrq.msgs, struct asx_msg, list);
+	for (b = mp; b; b = b->cont)
+		if (b->type == ASX_M_DATA)
+			first += asx_blen(b);
+	spin_unlock(&st->hrq.lock);
+	if (put_user(first, (int __user *)arg))
+		return -EFAULT;
+	return min_t(u32, msgs, INT_MAX);
+}
+
+/* I_LOOK, I_FIND and I_LIST: the modules from the top, then the driver. */
+static long xsi_look(struct asx_stream *st, unsigned long arg)
+{
+	char name[ASX_NAME_MAX];
+	struct asx_minst *m;
+
+	mutex_lock(&st->cfg);
+	m = list_first_entry_or_null(&st->mods, struct asx_minst, node);
+	if (m)
+		strscpy(name, m->mi->name, sizeof(name));
+	mutex_unlock(&st->cfg);
+	if (!m)
+		return -EINVAL;
+	return xsi_put_name((char __user *)arg, name);
+}
+
+static long xsi_find(struct asx_stream *st, unsigned long arg)
+{
+	struct asx_modinfo *mi;
+	char name[ASX_NAME_MAX];
+	struct asx_minst *m;
+	long found = 0;
+	int ret;
+
+	ret = xsi_name(name, arg);
+	if (ret)
+		return ret;
+	mi = asx_find_module(name);
+	if (!mi)
+		return -EINVAL;		/* not a module name */
+	asx_put_module(mi);
+	mutex_lock(&st->cfg);
+	list_for_each_entry(m, &st->mods, node) {
+		if (!strcmp(m->mi->name, name)) {
+			found = 1;
+			break;
+		}
+	}
+	mutex_unlock(&st->cfg);
+	return found;
+}
+
+static long xsi_list(struct asx_stream *st, unsigned long arg)
+{
+	struct asx_xsi_str_mlist __user *to;
+	struct asx_xsi_str_list sl;
+	char (*names)[ASX_NAME_MAX];
+	struct asx_minst *m;
+	int n = 0, i, ret = 0;
+
+	if (!arg) {
+		mutex_lock(&st->cfg);
+		n = st->depth + 1;
+		mutex_unlock(&st->cfg);
+		return n;
+	}
+	if (copy_from_user(&sl, (void __user *)arg, sizeof(sl)))
+		return -EFAULT;
+	if (sl.sl_nmods < 1)
+		return -EINVAL;
+	names = kcalloc(ASX_MAX_DEPTH + 1, ASX_NAME_MAX, GFP_KERNEL);
+	if (!names)
+		return -ENOMEM;
+	mutex_lock(&st->cfg);
+	list_for_each_entry(m, &st->mods, node)
+		strscpy(names[n++], m->mi->name, ASX_NAME_MAX);
+	strscpy(names[n++], st->drv->name, ASX_NAME_MAX);
+	mutex_unlock(&st->cfg);
+
+	to = u64_to_user_ptr(sl.sl_modlist);
+	n = min(n, sl.sl_nmods);
+	for (i = 0; i < n && !ret; i++)
+		ret = xsi_put_name(to[i].l_name, names[i]);
+	kfree(names);
+	if (ret)
+		return ret;
+	sl.sl_nmods = n;
+	return copy_to_user((void __user *)arg, &sl, sizeof(sl.sl_nmods)) ? -EFAULT : 0;
+}
+
+/* I_SRDOPT / I_GRDOPT: the XSI protocol bits sit elsewhere than asx.ko's. */
+static long xsi_srdopt(struct asx_stream *st, unsigned int arg)
+{
+	unsigned int mode = arg & ASX_XSI_RMODEMASK, prot = arg & ASX_XSI_RPROTMASK;
+
+	if ((arg & ~(ASX_XSI_RMODEMASK | ASX_XSI_RPROTMASK)) ||
+	    mode == ASX_XSI_RMODEMASK ||
+	    (prot != ASX_XSI_RPROTNORM && prot != ASX_XSI_RPROTDAT && prot != ASX_XSI_RPROTDIS))
+		return -EINVAL;
+	WRITE_ONCE(st->ropt, mode | (prot == ASX_XSI_RPROTDAT ? ASX_RPROTDAT :
+				     prot == ASX_XSI_RPROTDIS ? ASX_RPROTDIS : ASX_RPROTNORM));
+	return 0;
+}
+
+static long xsi_grdopt(struct asx_stream *st, unsigned long arg)
+{
+	unsigned int o = READ_ONCE(st->ropt), prot = o & ASX_RPROTMASK;
+	int v = (o & ASX_RMODEMASK) | (prot == ASX_RPROTDAT ? ASX_XSI_RPROTDAT :
+				       prot == ASX_RPROTDIS ? ASX_XSI_RPROTDIS : 0);
+
+	return put_user(v, (int __user *)arg) ? -EFAULT : 0;
+}
+
+/*
+ * I_STR: ic_timout in seconds (0: the default 15 s, INFTIM: none); the reply
+ * replaces the data at ic_dp, up to ASX_MAX_STR bytes, as SVR4 copies it
+ * whole; the return value is the module's.
+ */
+static long xsi_str(struct asx_stream *st, unsigned long arg)
+{
+	struct asx_xsi_strioctl xs;
+	struct asx_strioctl si = { .size = sizeof(si) };
+	long ret;
+
+	if (copy_from_user(&xs, (void __user *)arg, sizeof(xs)))
+		return -EFAULT;
+	if (xs.ic_len < 0 || xs.ic_timout < ASX_XSI_INFTIM || xs.ic_timout > XSI_MAX_TIMOUT)
+		return -EINVAL;
+	si.cmd = xs.ic_cmd;
+	si.timeout_ms = xs.ic_timout <= 0 ? xs.ic_timout : xs.ic_timout * MSEC_PER_SEC;
+	si.len = xs.ic_len;
+	si.maxlen = ASX_MAX_STR;
+	si.data = xs.ic_dp;
+	ret = asx_do_str(st, &si);
+	if (ret == -ERANGE)
+		return -EINVAL;		/* ic_len above the limit */
+	if (ret)
+		return ret;
+	xs.ic_len = si.len;
+	if (copy_to_user((void __user *)arg, &xs, sizeof(xs)))
+		return -EFAULT;
+	return si.rval;
+}
+
+/* I_PEEK: 1 and the first message (RS_HIPRI: only a high-priority one), or 0. */
+static long xsi_peek(struct asx_stream *st, struct file *file, unsigned long arg)
+{
+	struct asx_xsi_strpeek sp;
+	struct asx_strmsg sm = { .size = sizeof(sm) };
+	long ret;
+
+	if (copy_from_user(&sp, (void __user *)arg, sizeof(sp)))
+		return -EFAULT;
+	if (sp.flags & ~ASX_XSI_RS_HIPRI)
+		return -EINVAL;
+	sm.flags = sp.flags ? ASX_MSG_HIPRI : ASX_MSG_ANY;
+	sm.ctl.maxlen = max(sp.ctlbuf.maxlen, 0);
+	sm.ctl.buf = sp.ctlbuf.buf;
+	sm.data.maxlen = max(sp.databuf.maxlen, 0);
+	sm.data.buf = sp.databuf.buf;
+	ret = asx_do_getmsg(st, file, &sm, true);
+	if (ret)
+		return ret;
+	if (!sm.more)
+		return 0;
+	sp.ctlbuf.len = sm.ctl.len;
+	sp.databuf.len = sm.data.len;
+	sp.flags = sm.flags == ASX_MSG_HIPRI ? ASX_XSI_RS_HIPRI : 0;
+	if (copy_to_user((void __user *)arg, &sp, sizeof(sp)))
+		return -EFAULT;
+	return 1;
+}
+
+/* I_CKBAND / I_GETBAND: the bands of the messages at the head. */
+static long xsi_band(struct asx_stream *st, bool get, unsigned long arg)
+{
+	struct asx_msg *mp;
+	int band = (int)arg;
+	long ret = get ? -ENODATA : 0;
+
+	if (!get && (band < 0 || band > 255))
+		return -EINVAL;
+	spin_lock(&st->hrq.lock);
+	list_for_each_entry(mp, &st->hrq.msgs, list) {
+		if (get) {
+			ret = mp->band;
+			break;
+		}
+		if (!asx_hipri(mp) && mp->band == band) {
+			ret = 1;
+			break;
+		}
+	}
+	spin_unlock(&st->hrq.lock);
+	if (get && ret >= 0)
+		ret = put_user((int)ret, (int __user *)arg) ? -EFAULT : 0;
+	return ret;
+}
+
+static long xsi_flush(struct asx_stream *st, int flag, bool band, u32 pri)
+{
+	if (flag & ~ASX_XSI_FLUSHRW || !flag)
+		return -EINVAL;
+	/* the XSI FLUSHR and FLUSHW are asx.ko's ASX_FLUSHR and ASX_FLUSHW */
+	return asx_do_flush(st, flag | (band ? ASX_FLUSHBAND : 0), band ? pri : 0);
+}
+
+static long xsi_flushband(struct asx_stream *st, unsigned long arg)
+{
+	struct asx_xsi_bandinfo bi;
+
+	if (copy_from_user(&bi, (void __user *)arg, sizeof(bi)))
+		return -EFAULT;
+	return xsi_flush(st, bi.bi_flag, true, bi.bi_pri);
+}
+
+static long xsi_link(struct asx_stream *st, bool link, unsigned long arg)
+{
+	long ret;
+	u32 id;
+
+	if (link) {
+		ret = asx_do_link(st, (int)arg, &id);
+		/* XSI: a Stream already linked is EINVAL; a fresh mux id is an int */
+		return ret == -EBUSY ? -EINVAL : ret ? ret : (long)min_t(u32, id, INT_MAX);
+	}
+	id = (int)arg == ASX_XSI_MUXID_ALL ? ASX_MUX_ALL : (u32)arg;
+	ret = asx_mux_unlink(st, id);
+	return ret == -ENXIO ? -EINVAL : ret;	/* no such mux id */
+}
+
+long asx_xsi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct asx_stream *st = file->private_data;
+	char name[ASX_NAME_MAX];
+	long ret;
+
+	if (in_compat_syscall() &&
+	    (cmd == ASX_I_STR || cmd == ASX_I_PEEK || cmd == ASX_I_LIST))
+		return -ENOTTY;
+	if (asx_stream_linked(st))
+		return -EINVAL;
+	switch (cmd) {
+	case ASX_I_PUSH:
+	case ASX_I_POP:
+	case ASX_I_FLUSH:
+	case ASX_I_FLUSHBAND:
+	case ASX_I_STR:
+	case ASX_I_LINK:
+	case ASX_I_UNLINK:
+		if (test_bit(ASX_ST_HANGUP, &st->flags))
+			return -ENXIO;
+	}
+
+	switch (cmd) {
+	case ASX_I_NREAD:
+		return xsi_nread(st, arg);
+	case ASX_I_PUSH:
+		ret = xsi_name(name, arg);
+		if (!ret)
+			ret = asx_stream_push(st, name);
+		return ret == -ENOENT ? -EINVAL : ret;	/* XSI: invalid module name */
+	case ASX_I_POP:
+		return asx_stream_pop(st, "");
+	case ASX_I_LOOK:
+		return xsi_look(st, arg);
+	case ASX_I_FIND:
+		return xsi_find(st, arg);
+	case ASX_I_LIST:
+		return xsi_list(st, arg);
+	case ASX_I_FLUSH:
+		return xsi_flush(st, (int)arg, false, 0);
+	case ASX_I_FLUSHBAND:
+		return xsi_flushband(st, arg);
+	case ASX_I_SRDOPT:
+		return xsi_srdopt(st, (unsigned int)arg);
+	case ASX_I_GRDOPT:
+		return xsi_grdopt(st, arg);
+	case ASX_I_SWROPT:
+		/* SNDPIPE is refused: a write to a hung-up pipe end raises SIGPIPE always */
+		if ((unsigned int)arg & ~ASX_XSI_SNDZERO)
+			return -EINVAL;
+		WRITE_ONCE(st->wopt, (unsigned int)arg ? ASX_SNDZERO : 0);
+		return 0;
+	case ASX_I_GWROPT:
+		return put_user(READ_ONCE(st->wopt) & ASX_SNDZERO ? ASX_XSI_SNDZERO : 0,
+				(int __user *)arg) ? -EFAULT : 0;
+	case ASX_I_STR:
+		return xsi_str(st, arg);
+	case ASX_I_PEEK:
+		return xsi_peek(st, file, arg);
+	case ASX_I_LINK:
+		return xsi_link(st, true, arg);
+	case ASX_I_UNLINK:
+		return xsi_link(st, false, arg);
+	case ASX_I_CANPUT:
+		if ((int)arg != ASX_XSI_ANYBAND && ((int)arg < 0 || (int)arg > 255))
+			return -EINVAL;
+		/* the bands of a Stream share one flow control (Documentation/kmod.rst) */
+		return asx_canputnext(&st->hwq);
+	case ASX_I_CKBAND:
+		return xsi_band(st, false, arg);
+	case ASX_I_GETBAND:
+		return xsi_band(st, true, arg);
+	case ASX_I_ATMARK:
+		if ((int)arg != ASX_XSI_ANYMARK && (int)arg != ASX_XSI_LASTMARK)
+			return -EINVAL;
+		return 0;	/* no module or driver of asx.ko marks a message */
+	case ASX_I_SETSIG:
+	case ASX_I_GETSIG:
+	case ASX_I_RECVFD:
+	case ASX_I_SENDFD:
+	case ASX_I_FDINSERT:
+	case ASX_I_PLINK:
+	case ASX_I_PUNLINK:
+	case ASX_I_SETCLTIME:
+	case ASX_I_GETCLTIME:
+		return -EOPNOTSUPP;
+	default:
+		return -ENOTTY;
+	}
+}

@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xsi_test.c - the XSI STREAMS interface on /dev/asx, checked against the
+ * specification (streamio(7), getmsg(2), putmsg(2), isastream(3) of XSI /
+ * SUSv3): the streamio requests asx.ko takes with their XSI numbers, and
+ * <asx/stropts.h>'s getmsg/getpmsg/putmsg/putpmsg/isastream, each with the
+ * return values and the error cases the specification lists.  The program
+ * uses the XSI names only (plus asx_util.h to make a mux or a pipe, the one
+ * step XSI leaves to the implementation).
+ */
+#include <signal.h>
+
+#include <asx/stropts.h>
+
+#include "asx_util.h"
+#include "asx_harness.h"
+
+FIXTURE(xsi) {
+	int fd;
+};
+
+FIXTURE_SETUP(xsi)
+{
+	self->fd = open(ASX_DEV, O_RDWR);
+	ASSERT_GE(self->fd, 0) TH_LOG("open %s: %s", ASX_DEV, strerror(errno));
+}
+
+FIXTURE_TEARDOWN(xsi)
+{
+	close(self->fd);
+}
+
+/* An ioctl's result as "ret/errno" for the messages. */
+#define FAILS(call, err) do {							\
+		errno = 0;							\
+		EXPECT_EQ((call), -1) TH_LOG("%s", #call);			\
+		EXPECT_EQ(errno, (err)) TH_LOG("%s: %s", #call, strerror(errno)); \
+	} while (0)
+
+static int put(int fd, const char *ctl, const char *data, int flags)
+{
+	struct strbuf c = { 0, ctl ? (int)strlen(ctl) : -1, (char *)ctl };
+	struct strbuf d = { 0, data ? (int)strlen(data) : -1, (char *)data };
+
+	return putmsg(fd, ctl ? &c : NULL, data ? &d : NULL, flags);
+}
+
+static int putb(int fd, const char *data, int band)
+{
+	struct strbuf d = { 0, (int)strlen(data), (char *)data };
+
+	return putpmsg(fd, NULL, &d, band, MSG_BAND);
+}
+
+TEST_F(xsi, isastream)
+{
+	int p[2];
+
+	EXPECT_EQ(isastream(self->fd), 1);
+	ASSERT_EQ(pipe(p), 0);
+	errno = 0;
+	EXPECT_EQ(isastream(p[0]), 0);
+	EXPECT_EQ(errno, 0) TH_LOG("isastream() of another file leaves errno alone");
+	close(p[0]);
+	close(p[1]);
+	FAILS(isastream(p[0]), EBADF);
+	FAILS(fattach(self->fd, "/tmp/asx-xsi-fattach"), ENOSYS);
+	FAILS(fdetach("/tmp/asx-xsi-fattach"), ENOSYS);
+}
+
+TEST_F(xsi, push_look_find_pop)
+{
+	char name[FMNAMESZ + 1];
+	char longname[64];
+
+	FAILS(ioctl(self->fd, I_LOOK, name), EINVAL);	/* no module */
+	FAILS(ioctl(self->fd, I_POP, 0), EINVAL);
+	ASSERT_EQ(ioctl(self->fd, I_PUSH, "pass"), 0);
+	ASSERT_EQ(ioctl(self->fd, I_PUSH, "count"), 0);
+	ASSERT_EQ(ioctl(self->fd, I_LOOK, name), 0);
+	EXPECT_STREQ(name, "count");
+	EXPECT_EQ(ioctl(self->fd, I_FIND, "pass"), 1);
+	EXPECT_EQ(ioctl(self->fd, I_FIND, "hold"), 0);
+	FAILS(ioctl(self->fd, I_FIND, "no-such-module"), EINVAL);
+	FAILS(ioctl(self->fd, I_PUSH, "no-such-module"), EINVAL);
+	memset(longname, 'm', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = 0;
+	FAILS(ioctl(self->fd, I_PUSH, longname), EINVAL);
+	FAILS(ioctl(self->fd, I_PUSH, ""), EINVAL);
+	FAILS(ioctl(self->fd, I_PUSH, NULL), EFAULT);
+	FAILS(ioctl(self->fd, I_LOOK, NULL), EFAULT);
+	ASSERT_EQ(ioctl(self->fd, I_POP, 0), 0);
+	ASSERT_EQ(ioctl(self->fd, I_LOOK, name), 0);
+	EXPECT_STREQ(name, "pass");
+	EXPECT_EQ(ioctl(self->fd, I_FIND, "count"), 0);
+	ASSERT_EQ(ioctl(self->fd, I_POP, 0), 0);
+	FAILS(ioctl(self->fd, I_POP, 0), EINVAL);
+}
+
+TEST_F(xsi, list)
+{
+	struct str_mlist ml[4];
+	struct str_list sl = { 4, ml };
+
+	EXPECT_EQ(ioctl(self->fd, I_LIST, NULL), 1) TH_LOG("the driver alone");
+	ASSERT_EQ(ioctl(self->fd, I_PUSH, "pass"), 0);
+	ASSERT_EQ(ioctl(self->fd, I_PUSH, "count"), 0);
+	EXPECT_EQ(ioctl(self->fd, I_LIST, NULL), 3);
+	memset(ml, 0x5a, sizeof(ml));
+	ASSERT_EQ(ioctl(self->fd, I_LIST, &sl), 0);
+	EXPECT_EQ(sl.sl_nmods, 3);
+	EXPECT_STREQ(ml[0].l_name, "count");
+	EXPECT_STREQ(ml[1].l_name, "pass");
+	EXPECT_STREQ(ml[2].l_name, "loop");
+	EXPECT_EQ((unsigned char)ml[3].l_name[0], 0x5a) TH_LOG("nothing past sl_nmods");
+	sl.sl_nmods = 1;
+	ASSERT_EQ(ioctl(self->fd, I_LIST, &sl), 0);
+	EXPECT_EQ(sl.sl_nmods, 1);
+	EXPECT_STREQ(ml[0].l_name, "count");
+	sl.sl_nmods = 0;
+	FAILS(ioctl(self->fd, I_LIST, &sl), EINVAL);
+	sl.sl_nmods = 4;
+	sl.sl_modlist = NULL;
+	FAILS(ioctl(self->fd, I_LIST, &sl), EFAULT);
+}
+
+TEST_F(xsi, putmsg_getmsg_round_trip)
+{
+	char cbuf[16], dbuf[16];
+	struct strbuf c = { sizeof(cbuf), -2, cbuf }, d = { sizeof(dbuf), -2, dbuf };
+	int flags = 0;
+
+	ASSERT_EQ(put(self->fd, "hdr", "body", 0), 0);
+	ASSERT_EQ(getmsg(self->fd, &c, &d, &flags), 0);
+	EXPECT_EQ(flags, 0);
+	ASSERT_EQ(c.len, 3);
+	ASSERT_EQ(d.len, 4);
+	EXPECT_EQ(memcmp(cbuf, "hdr", 3), 0);
+	EXPECT_EQ(memcmp(dbuf, "body", 4), 0);
+	/* a data-only message: no control part is len -1 */
+	ASSERT_EQ(put(self->fd, NULL, "x", 0), 0);
+	ASSERT_EQ(getmsg(self->fd, &c, &d, &flags), 0);
+	EXPECT_EQ(c.len, -1);
+	EXPECT_EQ(d.len, 1);
+	/* nothing to send: no message, 0 */
+	EXPECT_EQ(put(self->fd, NULL, NULL, 0), 0);
+	EXPECT_EQ(ioctl(self->fd, I_NREAD, &flags), 0);
+}
+
+TEST_F(xsi, putmsg_errors)
+{
+	struct strbuf c = { 0, 3, "abc" };
+
+	FAILS(put(self->fd, NULL, "data", RS_HIPRI), EINVAL);	/* HIPRI needs a control part */
+	FAILS(put(self->fd, "c", "d", 7), EINVAL);
+	FAILS(putpmsg(self->fd, &c, NULL, 1, MSG_HIPRI), EINVAL);
+	FAILS(putpmsg(self->fd, &c, NULL, 256, MSG_BAND), EINVAL);
+	FAILS(putpmsg(self->fd, &c, NULL, 0, MSG_ANY), EINVAL);
+	c.len = ASX_MAX_CTL + 1;
+	FAILS(putmsg(self->fd, &c, NULL, 0), ERANGE);
+	c.len = 3;
+	c.buf = NULL;
+	FAILS(putmsg(self->fd, &c, NULL, 0), EFAULT);
+}
+
+TEST_F(xsi, high_priority_first)
+{
+	char cbuf[8];
+	struct strbuf c = { sizeof(cbuf), 0, cbuf };
+	int flags = 0;
+
+	ASSERT_EQ(put(self->fd, "norm", NULL, 0), 0);
+	ASSERT_EQ(put(self->fd, "hi", NULL, RS_HIPRI), 0);
+	ASSERT_EQ(getmsg(self->fd, &c, NULL, &flags), 0);
+	EXPECT_EQ(flags, RS_HIPRI);
+	EXPECT_EQ(c.len, 2);
+	/* RS_HIPRI with only a normal message queued: none, would block */
+	ASSERT_EQ(fcntl(self->fd, F_SETFL, O_NONBLOCK), 0);
+	flags = RS_HIPRI;
+	FAILS(getmsg(self->fd, &c, NULL, &flags), EAGAIN);
+	flags = 0;
+	ASSERT_EQ(getmsg(self->fd, &c, NULL, &flags), 0);
+	EXPECT_EQ(c.len, 4);
+	FAILS(getmsg(self->fd, &c, NULL, &flags), EAGAIN);
+	flags = 3;
+	FAILS(getmsg(self->fd, &c, NULL, &flags), EINVAL);
+	FAILS(getmsg(self->fd, &c, NULL, NULL), EINVAL);
+}
+
+TEST_F(xsi, partial_reads_leave_the_rest)
+{
+	char cbuf[8], dbuf[8];
+	struct strbuf c = { 2, 0, cbuf }, d = { 4, 0, dbuf };
+	int flags = 0, n = 0;
+
+	ASSERT_EQ(put(self->fd, "ctl", "0123456789", 0), 0);
+	EXPECT_EQ(getmsg(self->fd, &c, &d, &flags), MORECTL | MOREDATA);
+	EXPECT_EQ(c.len, 2);
+	EXPECT_EQ(d.len, 4);
+	c.maxlen = sizeof(cbuf);
+	d.maxlen = sizeof(dbuf);
+	EXPECT_EQ(getmsg(self->fd, &c, &d, &flags), 0) TH_LOG("the rest of both parts");
+	EXPECT_EQ(c.len, 1);
+	EXPECT_EQ(cbuf[0], 'l');
+	EXPECT_EQ(d.len, 6);
+	EXPECT_EQ(memcmp(dbuf, "456789", 6), 0);
+	/* maxlen -1: the data part is not processed and stays queued */
+	ASSERT_EQ(put(self->fd, NULL, "kept", 0), 0);
+	d.maxlen = -1;
+	d.len = 77;
+	EXPECT_GE(getmsg(self->fd, NULL, &d, &flags), 0);
+	EXPECT_EQ(d.len, 77) TH_LOG("len untouched");
+	EXPECT_EQ(ioctl(self->fd, I_NREAD, &n), 1);
+	EXPECT_EQ(n, 4);
+	d.maxlen = sizeof(dbuf);
+	ASSERT_EQ(getmsg(self->fd, NULL, &d, &flags), 0);
+	EXPECT_EQ(d.len, 4);
+}
+
+TEST_F(xsi, bands)
+{
+	char dbuf[8];
+	struct strbuf d = { sizeof(dbuf), 0, dbuf };
+	int band, flags, b = -1;
+
+	FAILS(ioctl(self->fd, I_GETBAND, &b), ENODATA);
+	ASSERT_EQ(putb(self->fd, "one", 1), 0);
+	ASSERT_EQ(putb(self->fd, "three", 3), 0);
+	ASSERT_EQ(putb(self->fd, "zero", 0), 0);
+	EXPECT_EQ(ioctl(self->fd, I_GETBAND, &b), 0);
+	EXPECT_EQ(b, 3) TH_LOG("the higher band is queued first");
+	EXPECT_EQ(ioctl(self->fd, I_CKBAND, 1), 1);
+	EXPECT_EQ(ioctl(self->fd, I_CKBAND, 2), 0);
+	EXPECT_EQ(ioctl(self->fd, I_CKBAND, 0), 1);
+	FAILS(ioctl(self->fd, I_CKBAND, 256), EINVAL);
+	FAILS(ioctl(self->fd, I_CKBAND, -1), EINVAL);
+	/* getpmsg MSG_BAND: the first message of band 2 or above */
+	band = 2;
+	flags = MSG_BAND;
+	ASSERT_EQ(getpmsg(self->fd, NULL, &d, &band, &flags), 0);
+	EXPECT_EQ(flags, MSG_BAND);
+	EXPECT_EQ(band, 3);
+	EXPECT_EQ(d.len, 5);
+	band = 0;
+	flags = MSG_ANY;
+	ASSERT_EQ(getpmsg(self->fd, NULL, &d, &band, &flags), 0);
+	EXPECT_EQ(band, 1);
+	EXPECT_EQ(flags, MSG_BAND);
+	band = 1;
+	flags = MSG_ANY;
+	FAILS(getpmsg(self->fd, NULL, &d, &band, &flags), EINVAL);	/* band with MSG_ANY */
+	band = 0;
+	flags = 0;
+	FAILS(getpmsg(self->fd, NULL, &d, &band, &flags), EINVAL);
+	flags = MSG_BAND;
+	FAILS(getpmsg(self->fd, NULL, &d, NULL, &flags), EINVAL);
+	ASSERT_EQ(getpmsg(self->fd, NULL, &d, &band, &flags), 0);
+	EXPECT_EQ(band, 0);
+	EXPECT_EQ(d.len, 4);
+}
+
+TEST_F(xsi, nread_counts_data_bytes_of_the_first_message)
+{
+	int n = -1;
+
+	EXPECT_EQ(ioctl(self->fd, I_NREAD, &n), 0);
+	EXPECT_EQ(n, 0);
+	ASSERT_EQ(put(self->fd, "ctl", "12345", 0), 0);
+	ASSERT_EQ(put(self->fd, NULL, "12", 0), 0);
+	EXPECT_EQ(ioctl(self->fd, I_NREAD, &n), 2);
+	EXPECT_EQ(n, 5) TH_LOG("control bytes are not counted");
+	FAILS(ioctl(self->fd, I_NREAD, NULL), EFAULT);
+}
+
+TEST_F(xsi, flush_and_flushband)
+{
+	struct bandinfo bi = { 2, FLUSHR };
+	int n;
+
+	ASSERT_EQ(putb(self->fd, "b2", 2), 0);
+	ASSERT_EQ(putb(self->fd, "b0", 0), 0);
+	ASSERT_EQ(ioctl(self->fd, I_FLUSHBAND, &bi), 0);
+	EXPECT_EQ(ioctl(self->fd, I_NREAD, &n), 1);
+	EXPECT_EQ(ioctl(self->fd, I_GETBAND, &n), 0);
+	EXPECT_EQ(n, 0) TH_LOG("band 0 stays");
+	bi.bi_flag = 0;
+	FAILS(ioctl(self->fd, I_FLUSHBAND, &bi), EINVAL);
+	FAILS(ioctl(self->fd, I_FLUSHBAND, NULL), EFAULT);
+	ASSERT_EQ(ioctl(self->fd, I_FLUSH, FLUSHRW), 0);
+	EXPECT_EQ(ioctl(self->fd, I_NREAD, &n), 0);
+	FAILS(ioctl(self->fd, I_FLUSH, 0), EINVAL);
+	FAILS(ioctl(self->fd, I_FLUSH, 8), EINVAL);
+}
+
+TEST_F(xsi, read_and_write_options)
+{
+	char buf[16];
+	int opt = -1;
+
+	EXPECT_EQ(ioctl(self->fd, I_GRDOPT, &opt), 0);
+	EXPECT_EQ(opt, RNORM | RPROTNORM);
+	ASSERT_EQ(ioctl(self->fd, I_SRDOPT, RMSGD | RPROTDAT), 0);
+	EXPECT_EQ(ioctl(self->fd, I_GRDOPT, &opt), 0);
+	EXPECT_EQ(opt, RMSGD | RPROTDAT);
+	/* RPROTDAT: the control part is read as data */
+	ASSERT_EQ(put(self->fd, "ab", "cd", 0), 0);
+	EXPECT_EQ(read(self->fd, buf, sizeof(buf)), 4);
+	EXPECT_EQ(memcmp(buf, "abcd", 4), 0);
+	ASSERT_EQ(ioctl(self->fd, I_SRDOPT, RNORM | RPROTDIS), 0);
+	ASSERT_EQ(put(self->fd, "ab", "cd", 0), 0);
+	EXPECT_EQ(read(self->fd, buf, sizeof(buf)), 2) TH_LOG("RPROTDIS drops the control part");
+	ASSERT_EQ(ioctl(self->fd, I_SRDOPT, RNORM), 0);
+	ASSERT_EQ(put(self->fd, "ab", "cd", 0), 0);
+	FAILS(read(self->fd, buf, sizeof(buf)), EBADMSG);
+	FAILS(ioctl(self->fd, I_SRDOPT, RMSGD | RMSGN), EINVAL);
+	FAILS(ioctl(self->fd, I_SRDOPT, RPROTDAT | RPROTDIS), EINVAL);
+	FAILS(ioctl(self->fd, I_SRDOPT, 0x100), EINVAL);
+	FAILS(ioctl(self->fd, I_GRDOPT, NULL), EFAULT);
+
+	EXPECT_EQ(ioctl(self->fd, I_GWROPT, &opt), 0);
+	EXPECT_EQ(opt, 0);
+	ASSERT_EQ(ioctl(self->fd, I_FLUSH, FLUSHRW), 0);
+	ASSERT_EQ(ioctl(self->fd, I_SWROPT, SNDZERO), 0);
+	EXPECT_EQ(ioctl(self->fd, I_GWROPT, &opt), 0);
+	EXPECT_EQ(opt, SNDZERO);
+	EXPECT_EQ(write(self->fd, "", 0), 0);
+	EXPECT_EQ(ioctl(self->fd, I_NREAD, &opt), 1) TH_LOG("SNDZERO sent a zero-length message");
+	FAILS(ioctl(self->fd, I_SWROPT, SNDPIPE), EINVAL);	/* Documentation/xsi.rst */
+	FAILS(ioctl(self->fd, I_SWROPT, 4), EINVAL);
+}
+
+TEST_F(xsi, str)
+{
+	struct asx_count_stats cs;
+	struct strioctl si = { ASX_STR_COUNT_GET, 0, 0, (char *)&cs };
+	int i;
+
+	FAILS(ioctl(self->fd, I_STR, &si), EINVAL);	/* the driver refuses what no module takes */
+	ASSERT_EQ(ioctl(self->fd, I_PUSH, "count"), 0);
+	ASSERT_EQ(put(self->fd, NULL, "12345", 0), 0);
+	memset(&cs, 0, sizeof(cs));
+	EXPECT_EQ(ioctl(self->fd, I_STR, &si), 0);
+	EXPECT_EQ(si.ic_len, (int)sizeof(cs));
+	EXPECT_EQ(cs.wmsgs, 1);
+	EXPECT_EQ(cs.wbytes, 5);
+	si.ic_len = -1;
+	FAILS(ioctl(self->fd, I_STR, &si), EINVAL);
+	si.ic_len = ASX_MAX_STR + 1;
+	FAILS(ioctl(self->fd, I_STR, &si), EINVAL);
+	si.ic_len = 0;
+	si.ic_timout = -2;
+	FAILS(ioctl(self->fd, I_STR, &si), EINVAL);
+	FAILS(ioctl(self->fd, I_STR, NULL), EFAULT);
+
+	/* the return value is the module's: hold acknowledges with the messages it held */
+	ASSERT_EQ(ioctl(self->fd, I_PUSH, "hold"), 0);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(put(self->fd, NULL, "held", 0), 0);
+	si = (struct strioctl){ ASX_STR_HOLD_RELEASE, INFTIM, 0, NULL };
+	EXPECT_EQ(ioctl(self->fd, I_STR, &si), 3);
+	EXPECT_EQ(si.ic_len, 0);
+}
+
+TEST_TIMEOUT(str_times_out_in_seconds, 60)
+{
+	struct strioctl si = { ASX_STR_COUNT_GET, 1, 0, NULL };
+	struct timespec t0, t1;
+	int fd = open(ASX_DEV, O_RDWR);
+	double s;
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(ioctl(fd, I_PUSH, "count"), 0);
+	ASSERT_EQ(ioctl(fd, I_PUSH, "hold"), 0);	/* holds the M_IOCTL for count */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	FAILS(ioctl(fd, I_STR, &si), ETIME);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	EXPECT_GE(s, 0.9) TH_LOG("ic_timout is in seconds: %.2f s", s);
+	close(fd);
+}
+
+TEST_F(xsi, peek)
+{
+	char cbuf[8], dbuf[8];
+	struct strpeek sp = { { sizeof(cbuf), 0, cbuf }, { sizeof(dbuf), 0, dbuf }, 0 };
+	int n;
+
+	EXPECT_EQ(ioctl(self->fd, I_PEEK, &sp), 0);
+	ASSERT_EQ(put(self->fd, "ctl", "data", 0), 0);
+	EXPECT_EQ(ioctl(self->fd, I_PEEK, &sp), 1);
+	EXPECT_EQ(sp.ctlbuf.len, 3);
+	EXPECT_EQ(sp.databuf.len, 4);
+	EXPECT_EQ(sp.flags, 0u);
+	EXPECT_EQ(memcmp(dbuf, "data", 4), 0);
+	EXPECT_EQ(ioctl(self->fd, I_NREAD, &n), 1) TH_LOG("the message stays");
+	sp.flags = RS_HIPRI;
+	EXPECT_EQ(ioctl(self->fd, I_PEEK, &sp), 0) TH_LOG("no high-priority message");
+	ASSERT_EQ(put(self->fd, "hi", NULL, RS_HIPRI), 0);
+	EXPECT_EQ(ioctl(self->fd, I_PEEK, &sp), 1);
+	EXPECT_EQ(sp.flags, (unsigned int)RS_HIPRI);
+	EXPECT_EQ(sp.ctlbuf.len, 2);
+	EXPECT_EQ(sp.databuf.len, -1);
+	sp.flags = 2;
+	FAILS(ioctl(self->fd, I_PEEK, &sp), EINVAL);
+	FAILS(ioctl(self->fd, I_PEEK, NULL), EFAULT);
+}
+
+TEST_F(xsi, canput_and_atmark)
+{
+	int n = 0;
+
+	EXPECT_EQ(ioctl(self->fd, I_CANPUT, 0), 1);
+	EXPECT_EQ(ioctl(self->fd, I_CANPUT, ANYBAND), 1);
+	EXPECT_EQ(ioctl(self->fd, I_CANPUT, 255), 1);
+	FAILS(ioctl(self->fd, I_CANPUT, 256), EINVAL);
+	FAILS(ioctl(self->fd, I_CANPUT, -2), EINVAL);
+	/* a full Stream: hold keeps every message on its write queue */
+	ASSERT_EQ(ioctl(self->fd, I_PUSH, "hold"), 0);
+	ASSERT_EQ(asx_setwm(self->fd, 1, ASX_SIDE_WRITE, 1000, 100), 0);
+	ASSERT_EQ(fcntl(self->fd, F_SETFL, O_NONBLOCK), 0);
+	while (put(self->fd, NULL, "0123456789012345678901234567890123456789", 0) == 0 &&
+	       n < 1000)
+		n++;
+	EXPECT_EQ(errno, EAGAIN);
+	EXPECT_EQ(ioctl(self->fd, I_CANPUT, 0), 0) TH_LOG("%d messages held", n);
+	EXPECT_EQ(ioctl(self->fd, I_ATMARK, ANYMARK), 0);
+	EXPECT_EQ(ioctl(self->fd, I_ATMARK, LASTMARK), 0);
+	FAILS(ioctl(self->fd, I_ATMARK, 4), EINVAL);
+	FAILS(ioctl(self->fd, I_ATMARK, 0), EINVAL);
+}
+
+TEST_F(xsi, requests_not_supported_yet)
+{
+	static const unsigned long reqs[] = {
+		I_SETSIG, I_GETSIG, I_SENDFD, I_RECVFD, I_FDINSERT, I_PLINK, I_PUNLINK,
+		I_SETCLTIME, I_GETCLTIME,
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++)
+		FAILS(ioctl(self->fd, reqs[i], 0), EOPNOTSUPP);
+	FAILS(ioctl(self->fd, ASX_XSI_SID | 99, 0), ENOTTY);
+}
+
+static volatile sig_atomic_t sigpipes;
+
+static void on_sigpipe(int sig)
+{
+	(void)sig;
+	sigpipes++;
+}
+
+TEST(hung_up_stream)
+{
+	char dbuf[8], cbuf[8];
+	struct strbuf c = { sizeof(cbuf), 9, cbuf }, d = { sizeof(dbuf), 9, dbuf };
+	struct strioctl si = { ASX_STR_COUNT_GET, 0, 0, NULL };
+	struct bandinfo bi = { 0, FLUSHR };
+	int a, b, flags = 0, n;
+
+	signal(SIGPIPE, on_sigpipe);
+	a = open(ASX_DEV, O_RDWR);
+	ASSERT_GE(a, 0);
+	b = asx_pipe(a, ASX_PIPE_CLOEXEC);
+	ASSERT_GE(b, 0);
+	ASSERT_EQ(put(b, NULL, "last", 0), 0);
+	ASSERT_EQ(close(b), 0);
+	FAILS(ioctl(a, I_PUSH, "pass"), ENXIO);
+	FAILS(ioctl(a, I_POP, 0), ENXIO);
+	FAILS(ioctl(a, I_FLUSH, FLUSHR), ENXIO);
+	FAILS(ioctl(a, I_FLUSHBAND, &bi), ENXIO);
+	FAILS(ioctl(a, I_STR, &si), ENXIO);
+	FAILS(ioctl(a, I_LINK, 0), ENXIO);
+	FAILS(ioctl(a, I_UNLINK, 0), ENXIO);
+	FAILS(put(a, NULL, "x", 0), ENXIO);
+	FAILS(put(a, "x", NULL, RS_HIPRI), ENXIO);
+	EXPECT_EQ(sigpipes, 0) TH_LOG("putmsg raises no SIGPIPE");
+	/* what was queued is still read, then end of file: both lengths 0 */
+	EXPECT_EQ(ioctl(a, I_NREAD, &n), 1);
+	ASSERT_EQ(getmsg(a, &c, &d, &flags), 0);
+	EXPECT_EQ(d.len, 4);
+	EXPECT_EQ(c.len, -1);
+	c.len = d.len = 9;
+	ASSERT_EQ(getmsg(a, &c, &d, &flags), 0);
+	EXPECT_EQ(c.len, 0);
+	EXPECT_EQ(d.len, 0);
+	close(a);
+}
+
+TEST(mux_link_unlink)
+{
+	int u, l[2], p[2], id[2], n;
+	char name[FMNAMESZ + 1];
+	struct strbuf d = { 0, 1, "x" };
+
+	u = open(ASX_DEV, O_RDWR);
+	l[0] = open(ASX_DEV, O_RDWR);
+	l[1] = open(ASX_DEV, O_RDWR);
+	ASSERT_GE(u, 0);
+	ASSERT_GE(l[0], 0);
+	ASSERT_GE(l[1], 0);
+	FAILS(ioctl(u, I_LINK, l[0]), EINVAL);	/* the loop driver is no multiplexor */
+	ASSERT_EQ(asx_setdrv(u, "mux"), 0);
+	id[0] = ioctl(u, I_LINK, l[0]);
+	ASSERT_GE(id[0], 0) TH_LOG("I_LINK: %s", strerror(errno));
+	id[1] = ioctl(u, I_LINK, l[1]);
+	ASSERT_GE(id[1], 0);
+	EXPECT_NE(id[0], id[1]);
+	FAILS(ioctl(u, I_LINK, l[0]), EINVAL);	/* already linked */
+	ASSERT_EQ(pipe(p), 0);
+	FAILS(ioctl(u, I_LINK, p[0]), EINVAL);	/* not a Stream */
+	close(p[0]);
+	close(p[1]);
+	FAILS(ioctl(u, I_LINK, p[0]), EBADF);
+	/* a linked Stream: every request fails with EINVAL */
+	FAILS(ioctl(l[0], I_PUSH, "pass"), EINVAL);
+	FAILS(ioctl(l[0], I_NREAD, &n), EINVAL);
+	FAILS(ioctl(l[0], I_SRDOPT, RNORM), EINVAL);
+	FAILS(ioctl(l[0], I_LOOK, name), EINVAL);
+	FAILS(ioctl(l[0], I_CANPUT, 0), EINVAL);
+	FAILS(putmsg(l[0], NULL, &d, 0), EINVAL);
+	FAILS(ioctl(u, I_UNLINK, 999), EINVAL);	/* no such mux id */
+	ASSERT_EQ(ioctl(u, I_UNLINK, id[0]), 0);
+	ASSERT_EQ(ioctl(u, I_UNLINK, MUXID_ALL), 0);
+	FAILS(ioctl(u, I_UNLINK, id[1]), EINVAL);
+	/* unlinked (after a grace period), each is its owner's again */
+	for (n = 0; n < 200 && ioctl(l[1], I_PUSH, "pass"); n++)
+		asx_msleep(10);
+	EXPECT_EQ(ioctl(l[1], I_FIND, "pass"), 1);
+	close(l[0]);
+	close(l[1]);
+	close(u);
+}
+
+TEST_HARNESS_MAIN
