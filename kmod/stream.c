@@ -29,10 +29,116 @@ void asx_head_wput(struct asx_queue *q, struct asx_msg *mp)
 	asx_putnext(q, mp);
 }
 
+/* A process I_SETSIG registered on a Stream, and the events it asked for. */
+struct asx_sigreg {
+	struct list_head node;
+	struct pid *pid;
+	u32 events;
+};
+
+/*
+ * Signals the processes registered for any of @events (XSI I_SETSIG):
+ * SIGPOLL, or SIGURG for a band message to one that asked S_BANDURG.  One
+ * load when nobody registered; callable wherever a put procedure runs.
+ */
+static void head_sig(struct asx_stream *st, u32 events)
+{
+	struct asx_sigreg *r;
+
+	if (!(READ_ONCE(st->sig_events) & events))
+		return;
+	spin_lock(&st->sig_lock);
+	list_for_each_entry(r, &st->sigs, node) {
+		if (!(r->events & events))
+			continue;
+		kill_pid(r->pid, (events & ASX_XSI_S_RDBAND) && (r->events & ASX_XSI_S_BANDURG) ?
+			 SIGURG : SIGPOLL, 1);
+	}
+	spin_unlock(&st->sig_lock);
+}
+
+static struct asx_sigreg *find_sigreg(struct asx_stream *st)
+{
+	struct asx_sigreg *r;
+
+	list_for_each_entry(r, &st->sigs, node)
+		if (r->pid == task_tgid(current))
+			return r;
+	return NULL;
+}
+
+static void update_sig_events(struct asx_stream *st)
+{
+	struct asx_sigreg *r;
+	u32 all = 0;
+
+	list_for_each_entry(r, &st->sigs, node)
+		all |= r->events;
+	WRITE_ONCE(st->sig_events, all);
+}
+
+int asx_stream_setsig(struct asx_stream *st, u32 events)
+{
+	struct asx_sigreg *r, *fresh = NULL;
+
+	if (events & ~ASX_XSI_S_ALL)
+		return -EINVAL;
+	if (events) {
+		fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
+		if (!fresh)
+			return -ENOMEM;
+	}
+	spin_lock(&st->sig_lock);
+	r = find_sigreg(st);
+	if (r && events) {
+		r->events = events;
+	} else if (r) {
+		list_del(&r->node);
+	} else if (events) {
+		fresh->pid = get_pid(task_tgid(current));
+		fresh->events = events;
+		list_add_tail(&fresh->node, &st->sigs);
+		fresh = NULL;
+	}
+	update_sig_events(st);
+	spin_unlock(&st->sig_lock);
+	kfree(fresh);
+	if (r && !events) {
+		put_pid(r->pid);
+		kfree(r);
+	}
+	/* XSI: 0 unregisters; a process that was not registered is EINVAL */
+	return r || events ? 0 : -EINVAL;
+}
+
+int asx_stream_getsig(struct asx_stream *st, u32 *events)
+{
+	struct asx_sigreg *r;
+
+	spin_lock(&st->sig_lock);
+	r = find_sigreg(st);
+	if (r)
+		*events = r->events;
+	spin_unlock(&st->sig_lock);
+	return r ? 0 : -EINVAL;
+}
+
+static void free_sigregs(struct asx_stream *st)
+{
+	struct asx_sigreg *r, *tmp;
+
+	list_for_each_entry_safe(r, tmp, &st->sigs, node) {
+		put_pid(r->pid);
+		kfree(r);
+	}
+}
+
 /* The queue below the head has room again: wake the writers. */
 void asx_head_wenable(struct asx_queue *q)
 {
 	wake_up_interruptible_poll(&q->st->wwait, EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND);
+	/* the bands share one flow control: band 0 and the others have room alike */
+	head_sig(q->st, ASX_XSI_S_OUTPUT | ASX_XSI_S_WRBAND);
 }
 
 const struct asx_qinit asx_head_rinit = { .put = asx_head_rput };
@@ -52,6 +158,7 @@ void asx_head_hangup(struct asx_stream *st)
 	wake_up_interruptible_poll(&st->rwait, EPOLLHUP | EPOLLIN | EPOLLRDNORM);
 	wake_up_interruptible_poll(&st->wwait, EPOLLHUP);
 	wake_up(&st->iocwait);
+	head_sig(st, ASX_XSI_S_HANGUP);
 }
 
 static void head_error(struct asx_stream *st, int error)
@@ -61,6 +168,7 @@ static void head_error(struct asx_stream *st, int error)
 	wake_up_interruptible_poll(&st->rwait, EPOLLERR);
 	wake_up_interruptible_poll(&st->wwait, EPOLLERR);
 	wake_up(&st->iocwait);
+	head_sig(st, ASX_XSI_S_ERROR);
 }
 
 static void head_ioc_answer(struct asx_stream *st, struct asx_msg *mp)
@@ -87,6 +195,7 @@ void asx_head_rput(struct asx_queue *q, struct asx_msg *mp)
 {
 	struct asx_stream *st = q->st;
 	__poll_t mask;
+	u32 events;
 	u8 flags;
 
 	switch (mp->type) {
@@ -94,9 +203,12 @@ void asx_head_rput(struct asx_queue *q, struct asx_msg *mp)
 	case ASX_M_PROTO:
 	case ASX_M_PCPROTO:
 		mask = asx_hipri(mp) ? EPOLLPRI : EPOLLIN | (mp->band ? EPOLLRDBAND : EPOLLRDNORM);
+		events = asx_hipri(mp) ? ASX_XSI_S_HIPRI :
+			 ASX_XSI_S_INPUT | (mp->band ? ASX_XSI_S_RDBAND : ASX_XSI_S_RDNORM);
 		/* Not @mp after this: a full queue drops it, a reader may take it at once. */
 		asx_putq(q, mp);
 		wake_readers(st, mask);
+		head_sig(st, events);
 		return;
 	case ASX_M_FLUSH:
 		flags = asx_blen(mp) ? mp->rptr[0] : 0;
@@ -154,6 +266,8 @@ struct asx_stream *asx_stream_new(const struct asx_driver *drv)
 	init_waitqueue_head(&st->rwait);
 	init_waitqueue_head(&st->wwait);
 	init_waitqueue_head(&st->iocwait);
+	spin_lock_init(&st->sig_lock);
+	INIT_LIST_HEAD(&st->sigs);
 	INIT_LIST_HEAD(&st->mods);
 	INIT_LIST_HEAD(&st->lowers);
 	INIT_LIST_HEAD(&st->mux_node);
@@ -406,6 +520,7 @@ static void stream_free_work(struct work_struct *work)
 		asx_queue_purge(&m->wq);
 		minst_free(m);
 	}
+	free_sigregs(st);
 	asx_queue_purge(&st->dwq);
 	asx_queue_purge(&st->drq);
 	asx_queue_purge(&st->hwq);

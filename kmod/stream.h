@@ -105,6 +105,11 @@ struct asx_stream {
 	u32 ioc_wait;
 	struct asx_msg *ioc_resp;
 
+	/* XSI I_SETSIG: processes to signal (struct asx_sigreg), their events or'ed */
+	spinlock_t sig_lock;
+	struct list_head sigs;
+	u32 sig_events;
+
 	/* Pipe: the other end, under asx_pipe_lock and RCU. */
 	struct asx_stream __rcu *peer;
 
@@ -142,6 +147,9 @@ ssize_t asx_stream_write(struct file *file, const char __user *buf, size_t count
 			 loff_t *ppos);
 __poll_t asx_stream_poll(struct file *file, poll_table *wait);
 int asx_head_wait_writable(struct asx_stream *st, bool nonblock, bool sigpipe);
+/* XSI I_SETSIG/I_GETSIG for the calling process (ASX_XSI_S_* events) */
+int asx_stream_setsig(struct asx_stream *st, u32 events);
+int asx_stream_getsig(struct asx_stream *st, u32 *events);
 int asx_head_wait_readable(struct asx_stream *st, bool nonblock);
 void asx_head_hangup(struct asx_stream *st);
 extern const struct asx_qinit asx_head_rinit;

@@ -6,8 +6,8 @@
  * by the same code as the native size-first ioctl it matches (ioctl.c); this
  * file translates arguments, flag values and errors, and answers the
  * requests that only look at the Stream head.  The requests whose kernel
- * feature asx.ko does not have yet (signals, descriptor passing, persistent
- * links, close time, I_FDINSERT) fail with EOPNOTSUPP.
+ * feature asx.ko does not have yet (descriptor passing, persistent links,
+ * close time, I_FDINSERT) fail with EOPNOTSUPP.
  *
  * Copyright (C) 2026 ASX developers
  */
@@ -304,6 +304,7 @@ long asx_xsi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct asx_stream *st = file->private_data;
 	char name[ASX_NAME_MAX];
+	u32 events;
 	long ret;
 
 	if (in_compat_syscall() &&
@@ -378,7 +379,12 @@ long asx_xsi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			return -EINVAL;
 		return 0;	/* no module or driver of asx.ko marks a message */
 	case ASX_I_SETSIG:
+		return asx_stream_setsig(st, (unsigned int)arg);
 	case ASX_I_GETSIG:
+		ret = asx_stream_getsig(st, &events);
+		if (!ret && put_user(events, (int __user *)arg))
+			ret = -EFAULT;
+		return ret;
 	case ASX_I_RECVFD:
 	case ASX_I_SENDFD:
 	case ASX_I_FDINSERT:

@@ -9,6 +9,7 @@
  * step XSI leaves to the implementation).
  */
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <asx/stropts.h>
 
@@ -429,11 +430,145 @@ TEST_F(xsi, canput_and_atmark)
 	FAILS(ioctl(self->fd, I_ATMARK, 0), EINVAL);
 }
 
+/* Waits up to @ms for @sig (blocked by the caller); 1 if it came, else 0. */
+static int got_signal(int sig, int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	return sigtimedwait(&set, NULL, &ts) == sig;
+}
+
+static void block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGPOLL);
+	sigaddset(&set, SIGURG);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
+TEST_F(xsi, setsig_registration)
+{
+	int ev = -1;
+
+	FAILS(ioctl(self->fd, I_GETSIG, &ev), EINVAL);	/* not registered */
+	FAILS(ioctl(self->fd, I_SETSIG, 0), EINVAL);
+	FAILS(ioctl(self->fd, I_SETSIG, 0x10000), EINVAL);
+	ASSERT_EQ(ioctl(self->fd, I_SETSIG, S_RDNORM | S_HIPRI), 0);
+	ASSERT_EQ(ioctl(self->fd, I_GETSIG, &ev), 0);
+	EXPECT_EQ(ev, S_RDNORM | S_HIPRI);
+	ASSERT_EQ(ioctl(self->fd, I_SETSIG, S_INPUT), 0);	/* replaces */
+	ASSERT_EQ(ioctl(self->fd, I_GETSIG, &ev), 0);
+	EXPECT_EQ(ev, S_INPUT);
+	FAILS(ioctl(self->fd, I_GETSIG, NULL), EFAULT);
+	ASSERT_EQ(ioctl(self->fd, I_SETSIG, 0), 0);	/* unregisters */
+	FAILS(ioctl(self->fd, I_GETSIG, &ev), EINVAL);
+}
+
+TEST_TIMEOUT(setsig_signals_each_event, 120)
+{
+	struct strioctl si = { ASX_STR_HOLD_RELEASE, INFTIM, 0, NULL };
+	int fd, a, b, n = 0;
+
+	block_signals();
+	fd = open(ASX_DEV, O_RDWR);
+	ASSERT_GE(fd, 0);
+	/* band 0 and band > 0 arrivals */
+	ASSERT_EQ(ioctl(fd, I_SETSIG, S_RDBAND), 0);
+	ASSERT_EQ(putb(fd, "zero", 0), 0);
+	EXPECT_FALSE(got_signal(SIGPOLL, 300)) TH_LOG("S_RDBAND: no signal for band 0");
+	ASSERT_EQ(putb(fd, "one", 1), 0);
+	EXPECT_TRUE(got_signal(SIGPOLL, 10000)) TH_LOG("S_RDBAND: band 1");
+	ASSERT_EQ(ioctl(fd, I_SETSIG, S_RDBAND | S_BANDURG), 0);
+	ASSERT_EQ(putb(fd, "two", 2), 0);
+	EXPECT_TRUE(got_signal(SIGURG, 10000)) TH_LOG("S_BANDURG: SIGURG");
+	ASSERT_EQ(ioctl(fd, I_SETSIG, S_RDNORM), 0);
+	ASSERT_EQ(putb(fd, "zero", 0), 0);
+	EXPECT_TRUE(got_signal(SIGPOLL, 10000)) TH_LOG("S_RDNORM");
+	ASSERT_EQ(ioctl(fd, I_SETSIG, S_INPUT), 0);
+	ASSERT_EQ(putb(fd, "three", 3), 0);
+	EXPECT_TRUE(got_signal(SIGPOLL, 10000)) TH_LOG("S_INPUT");
+	ASSERT_EQ(put(fd, "hi", NULL, RS_HIPRI), 0);
+	EXPECT_FALSE(got_signal(SIGPOLL, 300)) TH_LOG("S_INPUT: not for a high-priority one");
+	ASSERT_EQ(ioctl(fd, I_SETSIG, S_HIPRI), 0);
+	ASSERT_EQ(put(fd, "hi", NULL, RS_HIPRI), 0);
+	EXPECT_TRUE(got_signal(SIGPOLL, 10000)) TH_LOG("S_HIPRI");
+
+	/* S_OUTPUT: a full write side that drains */
+	ASSERT_EQ(ioctl(fd, I_FLUSH, FLUSHRW), 0);
+	ASSERT_EQ(ioctl(fd, I_PUSH, "hold"), 0);
+	ASSERT_EQ(asx_setwm(fd, 1, ASX_SIDE_WRITE, 1000, 100), 0);
+	ASSERT_EQ(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+	while (put(fd, NULL, "0123456789012345678901234567890123456789", 0) == 0 && n < 1000)
+		n++;
+	ASSERT_EQ(errno, EAGAIN);
+	ASSERT_EQ(ioctl(fd, I_SETSIG, S_OUTPUT), 0);
+	EXPECT_FALSE(got_signal(SIGPOLL, 300)) TH_LOG("still full");
+	EXPECT_EQ(ioctl(fd, I_STR, &si), n) TH_LOG("hold let %d messages go", n);
+	EXPECT_TRUE(got_signal(SIGPOLL, 10000)) TH_LOG("S_OUTPUT");
+	EXPECT_EQ(ioctl(fd, I_CANPUT, 0), 1);
+
+	/* unregistered: nothing */
+	ASSERT_EQ(ioctl(fd, I_SETSIG, 0), 0);
+	ASSERT_EQ(ioctl(fd, I_POP, 0), 0);
+	ASSERT_EQ(putb(fd, "quiet", 0), 0);
+	EXPECT_FALSE(got_signal(SIGPOLL, 300));
+	close(fd);
+
+	/* S_HANGUP: the other end of a pipe closes */
+	a = open(ASX_DEV, O_RDWR);
+	ASSERT_GE(a, 0);
+	b = asx_pipe(a, ASX_PIPE_CLOEXEC);
+	ASSERT_GE(b, 0);
+	ASSERT_EQ(ioctl(a, I_SETSIG, S_HANGUP), 0);
+	close(b);
+	EXPECT_TRUE(got_signal(SIGPOLL, 10000)) TH_LOG("S_HANGUP");
+	close(a);
+}
+
+/* A registration is the process's: another process registers apart. */
+TEST_TIMEOUT(setsig_is_per_process, 60)
+{
+	int fd, ev = 0, status;
+	pid_t child;
+
+	block_signals();
+	fd = open(ASX_DEV, O_RDWR);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(ioctl(fd, I_SETSIG, S_RDNORM), 0);
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (!child) {
+		/* not registered here; then registered for S_HIPRI alone */
+		if (ioctl(fd, I_GETSIG, &ev) != -1 || errno != EINVAL)
+			_exit(1);
+		if (ioctl(fd, I_SETSIG, S_HIPRI))
+			_exit(2);
+		if (putb(fd, "x", 0))
+			_exit(3);
+		if (got_signal(SIGPOLL, 300))
+			_exit(4);	/* the parent's event, not ours */
+		if (put(fd, "hi", NULL, RS_HIPRI))
+			_exit(5);
+		_exit(got_signal(SIGPOLL, 10000) ? 0 : 6);
+	}
+	ASSERT_EQ(waitpid(child, &status, 0), child);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("child status %#x", status);
+	EXPECT_TRUE(got_signal(SIGPOLL, 10000)) TH_LOG("the parent's S_RDNORM");
+	ASSERT_EQ(ioctl(fd, I_GETSIG, &ev), 0);
+	EXPECT_EQ(ev, S_RDNORM);
+	close(fd);
+}
+
 TEST_F(xsi, requests_not_supported_yet)
 {
 	static const unsigned long reqs[] = {
-		I_SETSIG, I_GETSIG, I_SENDFD, I_RECVFD, I_FDINSERT, I_PLINK, I_PUNLINK,
-		I_SETCLTIME, I_GETCLTIME,
+		I_SENDFD, I_RECVFD, I_FDINSERT, I_PLINK, I_PUNLINK, I_SETCLTIME, I_GETCLTIME,
 	};
 	unsigned int i;
 

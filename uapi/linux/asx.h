@@ -704,6 +704,19 @@ struct asx_sa_post {
 #define ASX_XSI_SNDZERO		0x0001	/* I_SWROPT / I_GWROPT */
 #define ASX_XSI_SNDPIPE		0x0002
 #define ASX_XSI_INFTIM		(-1)	/* strioctl.ic_timout: no timeout */
+/* I_SETSIG / I_GETSIG events: SIGPOLL (SIGURG for S_RDBAND with S_BANDURG) */
+#define ASX_XSI_S_INPUT		0x0001	/* a message other than high-priority arrived */
+#define ASX_XSI_S_HIPRI		0x0002	/* a high-priority message arrived */
+#define ASX_XSI_S_OUTPUT	0x0004	/* the write side (band 0) has room again */
+#define ASX_XSI_S_MSG		0x0008	/* an M_SIG message (asx.ko has none) */
+#define ASX_XSI_S_ERROR		0x0010	/* an M_ERROR came up */
+#define ASX_XSI_S_HANGUP	0x0020	/* an M_HANGUP came up (a pipe's other end closed) */
+#define ASX_XSI_S_RDNORM	0x0040	/* a band-0 message arrived */
+#define ASX_XSI_S_WRNORM	ASX_XSI_S_OUTPUT
+#define ASX_XSI_S_RDBAND	0x0080	/* a message of band > 0 arrived */
+#define ASX_XSI_S_WRBAND	0x0100	/* the write side has room for bands > 0 */
+#define ASX_XSI_S_BANDURG	0x0200	/* with S_RDBAND: SIGURG instead of SIGPOLL */
+#define ASX_XSI_S_ALL		0x03ff
 
 /* struct strbuf: one part of a message; buf a user pointer */
 struct asx_xsi_strbuf {

@@ -19,9 +19,8 @@
  *     own to mount on a path.
  *
  * What differs from SVR4 and XSI is listed in Documentation/xsi.rst (the
- * requests asx.ko does not have yet fail with EOPNOTSUPP: I_SETSIG,
- * I_GETSIG, I_SENDFD, I_RECVFD, I_FDINSERT, I_PLINK, I_PUNLINK,
- * I_SETCLTIME, I_GETCLTIME).  No function of libasx is needed: the header
+ * requests asx.ko does not have yet fail with EOPNOTSUPP: I_SENDFD,
+ * I_RECVFD, I_FDINSERT, I_PLINK, I_PUNLINK, I_SETCLTIME, I_GETCLTIME).  No function of libasx is needed: the header
  * is self-contained, and a program may use it without linking libasx.
  */
 #ifndef ASX_STROPTS_H
@@ -96,18 +95,18 @@ typedef unsigned int t_uscalar_t;
 #define ANYBAND		ASX_XSI_ANYBAND
 #define INFTIM		ASX_XSI_INFTIM
 
-/* I_SETSIG events (the request itself fails with EOPNOTSUPP for now) */
-#define S_RDNORM	0x0001
-#define S_RDBAND	0x0002
-#define S_INPUT		0x0004
-#define S_HIPRI		0x0008
-#define S_OUTPUT	0x0010
-#define S_WRNORM	S_OUTPUT
-#define S_MSG		0x0020
-#define S_ERROR		0x0040
-#define S_HANGUP	0x0080
-#define S_WRBAND	0x0100
-#define S_BANDURG	0x0200
+/* I_SETSIG events: SIGPOLL to the registered process (SIGURG: S_BANDURG) */
+#define S_INPUT		ASX_XSI_S_INPUT
+#define S_HIPRI		ASX_XSI_S_HIPRI
+#define S_OUTPUT	ASX_XSI_S_OUTPUT
+#define S_MSG		ASX_XSI_S_MSG
+#define S_ERROR		ASX_XSI_S_ERROR
+#define S_HANGUP	ASX_XSI_S_HANGUP
+#define S_RDNORM	ASX_XSI_S_RDNORM
+#define S_WRNORM	ASX_XSI_S_WRNORM
+#define S_RDBAND	ASX_XSI_S_RDBAND
+#define S_WRBAND	ASX_XSI_S_WRBAND
+#define S_BANDURG	ASX_XSI_S_BANDURG
 
 struct strbuf {
 	int maxlen;	/* getmsg: bytes at buf; -1: leave this part queued */
