@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * proto/udp.c - UDP-lite: connectionless.  Going down, the message's
- * address (struct asx__proto_addr) becomes an 8-byte UDP header (source
+ * address (struct exp_proto_addr) becomes an 8-byte UDP header (source
  * port, destination port, length, RFC 1071 checksum of header and
  * payload; no pseudo-header).  Coming up, the length and checksum are
  * checked and the header becomes the receiver's address again.  Messages
@@ -16,15 +16,15 @@
 #include "proto/proto.h"
 
 struct udp {
-	struct asx__proto_common c;
-	struct asx__proto_udp_cfg cfg;
+	struct exp_proto_common c;
+	struct exp_proto_udp_cfg cfg;
 };
 
 static int udp_wr_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
 {
-	struct udp *u = (struct udp *)asx__proto_of(t);
-	unsigned char hdr[ASX__PROTO_UDP_HLEN];
-	struct asx__proto_addr a;
+	struct udp *u = (struct udp *)exp_proto_of(t);
+	unsigned char hdr[EXP_PROTO_UDP_HLEN];
+	struct exp_proto_addr a;
 	struct asx_msg *orig = m;
 	const unsigned char *p;
 	bool inplace;
@@ -34,20 +34,20 @@ static int udp_wr_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 	if (m->type != ASX_MSG_DATA)
 		return asx_task_put_next(t, m, dl);
 	len = asx_msg_length(m);
-	if (len < ASX__PROTO_ADDR_LEN)
-		return ASX__PROTO_COUNT(&u->c, short_drop, 1), -EINVAL;
-	len -= ASX__PROTO_ADDR_LEN;
-	if (len > 65535 - ASX__PROTO_UDP_HLEN - ASX__PROTO_IP_HLEN)
+	if (len < EXP_PROTO_ADDR_LEN)
+		return EXP_PROTO_COUNT(&u->c, short_drop, 1), -EINVAL;
+	len -= EXP_PROTO_ADDR_LEN;
+	if (len > 65535 - EXP_PROTO_UDP_HLEN - EXP_PROTO_IP_HLEN)
 		return -EMSGSIZE;
-	p = asx__proto_pull(m, ASX__PROTO_ADDR_LEN);
+	p = exp_proto_pull(m, EXP_PROTO_ADDR_LEN);
 	if (!p)
 		return -ENOMEM;
-	a = asx__proto_get_addr(p);
-	m->rd += ASX__PROTO_ADDR_LEN;
-	asx__proto_udp_put(hdr, a.lport, a.rport, (uint16_t)(len + ASX__PROTO_UDP_HLEN));
-	r = asx__proto_push_hdr(&m, hdr, sizeof(hdr));
+	a = exp_proto_get_addr(p);
+	m->rd += EXP_PROTO_ADDR_LEN;
+	exp_proto_udp_put(hdr, a.lport, a.rport, (uint16_t)(len + EXP_PROTO_UDP_HLEN));
+	r = exp_proto_push_hdr(&m, hdr, sizeof(hdr));
 	if (r) {
-		m->rd -= ASX__PROTO_ADDR_LEN;
+		m->rd -= EXP_PROTO_ADDR_LEN;
 		return r;
 	}
 	if (!u->cfg.no_cksum) {
@@ -60,21 +60,21 @@ static int udp_wr_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 	inplace = m == orig;
 	r = asx_task_put_next(t, m, dl);
 	if (r) {
-		asx__proto_pop_hdr(&m, orig, sizeof(hdr));
-		m->rd -= ASX__PROTO_ADDR_LEN;
+		exp_proto_pop_hdr(&m, orig, sizeof(hdr));
+		m->rd -= EXP_PROTO_ADDR_LEN;
 		if (inplace)	/* the header overwrote the address */
-			asx__proto_put_addr(m->rd, a);
+			exp_proto_put_addr(m->rd, a);
 		return r;
 	}
-	ASX__PROTO_COUNT(&u->c, down, 1);
-	ASX__PROTO_COUNT(&u->c, down_bytes, len);
+	EXP_PROTO_COUNT(&u->c, down, 1);
+	EXP_PROTO_COUNT(&u->c, down_bytes, len);
 	return 0;
 }
 
 static int udp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
 {
-	struct udp *u = (struct udp *)asx__proto_of(t);
-	unsigned char hdr[ASX__PROTO_UDP_HLEN], addr[ASX__PROTO_ADDR_LEN];
+	struct udp *u = (struct udp *)exp_proto_of(t);
+	unsigned char hdr[EXP_PROTO_UDP_HLEN], addr[EXP_PROTO_ADDR_LEN];
 	struct asx_msg *orig = m;
 	unsigned char *p;
 	size_t len, ulen;
@@ -83,51 +83,51 @@ static int udp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 	if (m->type != ASX_MSG_DATA)
 		return asx_task_put_next(t, m, dl);
 	len = asx_msg_length(m);
-	if (len < ASX__PROTO_UDP_HLEN)
-		return ASX__PROTO_DROP(&u->c, short_drop, m);
-	p = asx__proto_pull(m, ASX__PROTO_UDP_HLEN);
+	if (len < EXP_PROTO_UDP_HLEN)
+		return EXP_PROTO_DROP(&u->c, short_drop, m);
+	p = exp_proto_pull(m, EXP_PROTO_UDP_HLEN);
 	if (!p)
-		return ASX__PROTO_DROP(&u->c, nomem, m);
+		return EXP_PROTO_DROP(&u->c, nomem, m);
 	memcpy(hdr, p, sizeof(hdr));
 	ulen = (size_t)(hdr[4] << 8 | hdr[5]);
-	if (ulen < ASX__PROTO_UDP_HLEN || ulen > len)
-		return ASX__PROTO_DROP(&u->c, bad_len, m);
+	if (ulen < EXP_PROTO_UDP_HLEN || ulen > len)
+		return EXP_PROTO_DROP(&u->c, bad_len, m);
 	if (ulen < len)
-		asx__proto_trim(m, ulen);
+		exp_proto_trim(m, ulen);
 	if ((hdr[6] | hdr[7]) && asx_msg_cksum(m) != 0)
-		return ASX__PROTO_DROP(&u->c, bad_cksum, m);
+		return EXP_PROTO_DROP(&u->c, bad_cksum, m);
 	/* the header becomes the receiver's address: (dport, sport) */
-	asx__proto_put_addr(addr, (struct asx__proto_addr){
+	exp_proto_put_addr(addr, (struct exp_proto_addr){
 		(uint16_t)(hdr[2] << 8 | hdr[3]), (uint16_t)(hdr[0] << 8 | hdr[1]) });
-	if (asx__proto_replace_hdr(&m, sizeof(hdr), addr, sizeof(addr)))
-		return ASX__PROTO_DROP(&u->c, nomem, m);
+	if (exp_proto_replace_hdr(&m, sizeof(hdr), addr, sizeof(addr)))
+		return EXP_PROTO_DROP(&u->c, nomem, m);
 	r = asx_task_put_next(t, m, dl);
 	if (r) {
-		asx__proto_restore_hdr(&m, orig, sizeof(hdr), hdr, sizeof(addr));
+		exp_proto_restore_hdr(&m, orig, sizeof(hdr), hdr, sizeof(addr));
 		return r;
 	}
-	ASX__PROTO_COUNT(&u->c, up, 1);
-	ASX__PROTO_COUNT(&u->c, up_bytes, ulen - ASX__PROTO_UDP_HLEN);
+	EXP_PROTO_COUNT(&u->c, up, 1);
+	EXP_PROTO_COUNT(&u->c, up_bytes, ulen - EXP_PROTO_UDP_HLEN);
 	return 0;
 }
 
-static const struct asx_task_ops udp_wr = { .open = asx__proto_open, .put = udp_wr_put };
-static const struct asx_task_ops udp_rd = { .open = asx__proto_open, .put = udp_rd_put };
+static const struct asx_task_ops udp_wr = { .open = exp_proto_open, .put = udp_wr_put };
+static const struct asx_task_ops udp_rd = { .open = exp_proto_open, .put = udp_rd_put };
 
-int asx__proto_udp_create(struct asx_module **out, const char *name,
-			  const struct asx__proto_udp_cfg *cfg)
+int exp_proto_udp_create(struct asx_module **out, const char *name,
+			  const struct exp_proto_udp_cfg *cfg)
 {
-	static const struct asx__proto_udp_cfg dflt;
+	static const struct exp_proto_udp_cfg dflt;
 	struct udp *u = calloc(1, sizeof(*u));
 	int r;
 
 	if (!u)
 		return -ENOMEM;
-	u->c.magic = ASX__PROTO_MAGIC;
-	u->c.kind = ASX__PROTO_UDP;
+	u->c.magic = EXP_PROTO_MAGIC;
+	u->c.kind = EXP_PROTO_UDP;
 	u->cfg = cfg ? *cfg : dflt;
 	u->c.svc_threads = u->cfg.svc_threads;
-	r = asx__proto_module_new(out, NULL, name, &udp_wr, &udp_rd, u, free);
+	r = exp_proto_module_new(out, NULL, name, &udp_wr, &udp_rd, u, free);
 	if (r)
 		free(u);
 	return r;
