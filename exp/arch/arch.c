@@ -609,7 +609,7 @@ static void run_fini(struct run *r)
 }
 
 int exp_arch_run(const struct exp_arch_cfg *cfg,
-			struct exp_arch_result *res)
+		 struct exp_arch_result *res)
 {
 	struct run *r;
 	struct worker *w = NULL;

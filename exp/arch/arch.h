@@ -98,6 +98,6 @@ unsigned int exp_arch_ncpu(void);
  * -ETIMEDOUT (res filled with what was done).
  */
 int exp_arch_run(const struct exp_arch_cfg *cfg,
-			struct exp_arch_result *res);
+		 struct exp_arch_result *res);
 
 #endif /* EXP_ARCH_ARCH_H */

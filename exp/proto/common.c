@@ -14,8 +14,8 @@
 /* ---------------------------------------------------------------- the constructor */
 
 int exp_proto_module_new(struct asx_module **out, const char *stock, const char *name,
-			  const struct asx_task_ops *wr, const struct asx_task_ops *rd,
-			  void *arg, void (*dtor)(void *arg))
+			 const struct asx_task_ops *wr, const struct asx_task_ops *rd,
+			 void *arg, void (*dtor)(void *arg))
 {
 	struct asx_module *mod = NULL;
 	int r;
@@ -260,7 +260,7 @@ void exp_proto_pop_hdr(struct asx_msg **mp, struct asx_msg *orig, size_t len)
 }
 
 int exp_proto_send(struct asx_task *t, struct exp_proto_common *c, struct asx_msg *m,
-		     const void *hdr, size_t hlen, size_t len, const struct timespec *dl)
+		   const void *hdr, size_t hlen, size_t len, const struct timespec *dl)
 {
 	struct asx_msg *orig = m;
 	int r = exp_proto_push_hdr(&m, hdr, hlen);
@@ -290,7 +290,7 @@ int exp_proto_replace_hdr(struct asx_msg **mp, size_t hlen, const void *nh, size
 }
 
 void exp_proto_restore_hdr(struct asx_msg **mp, struct asx_msg *orig, size_t hlen,
-			    const void *saved, size_t nlen)
+			   const void *saved, size_t nlen)
 {
 	bool inplace = *mp == orig;
 

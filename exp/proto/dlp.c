@@ -64,7 +64,7 @@ static const struct asx_task_ops dlp_wr = { .open = exp_proto_open, .put = dlp_w
 static const struct asx_task_ops dlp_rd = { .open = exp_proto_open, .put = dlp_rd_put };
 
 int exp_proto_dlp_create(struct asx_module **out, const char *name,
-			  const struct exp_proto_dlp_cfg *cfg)
+			 const struct exp_proto_dlp_cfg *cfg)
 {
 	struct dlp *d;
 	int r;

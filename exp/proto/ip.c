@@ -79,7 +79,7 @@ static const struct asx_task_ops ip_wr = { .open = exp_proto_open, .put = ip_wr_
 static const struct asx_task_ops ip_rd = { .open = exp_proto_open, .put = ip_rd_put };
 
 int exp_proto_ip_create(struct asx_module **out, const char *name,
-			 const struct exp_proto_ip_cfg *cfg)
+			const struct exp_proto_ip_cfg *cfg)
 {
 	struct ip *ip;
 	int r;

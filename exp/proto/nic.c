@@ -179,7 +179,7 @@ static int no_frames(void *arg, uint64_t i, struct asx_msg **mp)
 static const struct asx_task_ops nic_wr = { .put = nic_wr_put };
 
 int exp_proto_nic_create(struct asx_module **out, const char *name,
-			  const struct exp_proto_nic_cfg *cfg)
+			 const struct exp_proto_nic_cfg *cfg)
 {
 	struct nic *n = calloc(1, sizeof(*n));
 	int r;
@@ -274,7 +274,7 @@ void exp_proto_gen_fini(struct exp_proto_gen *g)
 }
 
 int exp_proto_gen_frame_ck(const struct exp_proto_gen *g, unsigned int c, uint64_t k,
-			    struct asx_msg **mp)
+			   struct asx_msg **mp)
 {
 	size_t th = g->proto == EXP_PROTO_IP_TCP ? EXP_PROTO_TCP_HLEN : EXP_PROTO_UDP_HLEN;
 	size_t len = EXP_PROTO_ETH_HLEN + EXP_PROTO_IP_HLEN + th + g->payload;

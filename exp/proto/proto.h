@@ -110,7 +110,7 @@ void exp_proto_pop_hdr(struct asx_msg **mp, struct asx_msg *orig, size_t len);
  * caller's again, and the error is returned.
  */
 int exp_proto_send(struct asx_task *t, struct exp_proto_common *c, struct asx_msg *m,
-		     const void *hdr, size_t hlen, size_t len, const struct timespec *dl);
+		   const void *hdr, size_t hlen, size_t len, const struct timespec *dl);
 /*
  * Replace the first @hlen bytes (contiguous in the first block) with @nlen
  * <= @hlen bytes of @nh, in place unless the data is shared.  0 or -ENOMEM
@@ -118,7 +118,7 @@ int exp_proto_send(struct asx_task *t, struct exp_proto_common *c, struct asx_ms
  */
 int exp_proto_replace_hdr(struct asx_msg **mp, size_t hlen, const void *nh, size_t nlen);
 void exp_proto_restore_hdr(struct asx_msg **mp, struct asx_msg *orig, size_t hlen,
-			    const void *saved, size_t nlen);
+			   const void *saved, size_t nlen);
 /* Make the first @len bytes contiguous and return them, or NULL (too short, ENOMEM). */
 unsigned char *exp_proto_pull(struct asx_msg *m, size_t len);
 /* Cut the chain to @len bytes (len <= asx_msg_length). */
@@ -164,8 +164,8 @@ uint64_t exp_proto_drops(const struct exp_proto_stats *s);
  * On failure @dtor is not called.
  */
 int exp_proto_module_new(struct asx_module **out, const char *stock, const char *name,
-			  const struct asx_task_ops *wr, const struct asx_task_ops *rd,
-			  void *arg, void (*dtor)(void *arg));
+			 const struct asx_task_ops *wr, const struct asx_task_ops *rd,
+			 void *arg, void (*dtor)(void *arg));
 
 /* DLP: a station address; accepts frames to it or to broadcast. */
 struct exp_proto_dlp_cfg {
@@ -174,7 +174,7 @@ struct exp_proto_dlp_cfg {
 	int svc_threads;
 };
 int exp_proto_dlp_create(struct asx_module **out, const char *name,
-			  const struct exp_proto_dlp_cfg *cfg);
+			 const struct exp_proto_dlp_cfg *cfg);
 
 /* IP-lite: one local and one peer address, one transport protocol. */
 struct exp_proto_ip_cfg {
@@ -184,7 +184,7 @@ struct exp_proto_ip_cfg {
 	int svc_threads;
 };
 int exp_proto_ip_create(struct asx_module **out, const char *name,
-			 const struct exp_proto_ip_cfg *cfg);
+			const struct exp_proto_ip_cfg *cfg);
 
 /* UDP-lite: connectionless; ports from the message's address. */
 struct exp_proto_udp_cfg {
@@ -192,7 +192,7 @@ struct exp_proto_udp_cfg {
 	int svc_threads;
 };
 int exp_proto_udp_create(struct asx_module **out, const char *name,
-			  const struct exp_proto_udp_cfg *cfg);
+			 const struct exp_proto_udp_cfg *cfg);
 
 /* TCP-lite: connection control blocks in an asx_map with @lock. */
 #define EXP_PROTO_TCP_REORDER 8	/* default reorder buffer slots per connection */
@@ -210,7 +210,7 @@ struct exp_proto_tcp_cfg {
 	int svc_threads;
 };
 int exp_proto_tcp_create(struct asx_module **out, const char *name,
-			  const struct exp_proto_tcp_cfg *cfg);
+			 const struct exp_proto_tcp_cfg *cfg);
 /*
  * Open connection (@a.lport, @a.rport) as if its handshake were done:
  * first sequence number to send @iss, first expected @irs.  0, -EEXIST,
@@ -218,7 +218,7 @@ int exp_proto_tcp_create(struct asx_module **out, const char *name,
  * must allow it: not ASX_MAP_NONE while the stream runs).
  */
 int exp_proto_tcp_open(struct asx_module *tcp, struct exp_proto_addr a,
-			uint32_t iss, uint32_t irs);
+		       uint32_t iss, uint32_t irs);
 /* Close it: unbound, freed once no thread uses it.  0, -ENOENT. */
 int exp_proto_tcp_close(struct asx_module *tcp, struct exp_proto_addr a);
 /* A connection's state (a snapshot). */
@@ -228,7 +228,7 @@ struct exp_proto_tcb_info {
 	uint64_t delivered;		/* segments passed up */
 };
 int exp_proto_tcp_info(struct asx_module *tcp, struct exp_proto_addr a,
-			struct exp_proto_tcb_info *info);
+		       struct exp_proto_tcb_info *info);
 
 /*
  * NIC: a driver for ASX_STREAM_DRIVER.  Going down it counts frames and
@@ -246,7 +246,7 @@ struct exp_proto_nic_cfg {
 	void *gen_arg;
 };
 int exp_proto_nic_create(struct asx_module **out, const char *name,
-			  const struct exp_proto_nic_cfg *cfg);
+			 const struct exp_proto_nic_cfg *cfg);
 /* Start the producer: @count frames (0: until stopped).  0, -EBUSY, errno. */
 int exp_proto_nic_start(struct asx_module *nic, uint64_t count);
 /* Stop the producer and wait for it; returns the frames it delivered. */
@@ -285,7 +285,7 @@ exp_proto_gen_fn exp_proto_gen_frame;
  * (@g initialised, read only).  0 and *@mp, -EINVAL, -ENOMEM.
  */
 int exp_proto_gen_frame_ck(const struct exp_proto_gen *g, unsigned int c, uint64_t k,
-			    struct asx_msg **mp);
+			   struct asx_msg **mp);
 /* Payload bytes: an 8-byte header (connection, index) then a pattern. */
 void exp_proto_gen_fill(void *buf, size_t len, uint32_t conn, uint32_t k);
 /* Check a payload filled so; returns true and (*conn, *k) when every byte matches. */

@@ -387,7 +387,7 @@ out:
 /* ---------------------------------------------------------------- connections */
 
 int exp_proto_tcp_open(struct asx_module *mod, struct exp_proto_addr a, uint32_t iss,
-			uint32_t irs)
+		       uint32_t irs)
 {
 	struct tcp *tcp;
 	unsigned char key[4];
@@ -451,7 +451,7 @@ int exp_proto_tcp_close(struct asx_module *mod, struct exp_proto_addr a)
 }
 
 int exp_proto_tcp_info(struct asx_module *mod, struct exp_proto_addr a,
-			struct exp_proto_tcb_info *info)
+		       struct exp_proto_tcb_info *info)
 {
 	struct tcp *tcp;
 	struct tcb *tcb;
@@ -494,7 +494,7 @@ static void tcp_free(void *arg)
 }
 
 int exp_proto_tcp_create(struct asx_module **out, const char *name,
-			  const struct exp_proto_tcp_cfg *cfg)
+			 const struct exp_proto_tcp_cfg *cfg)
 {
 	struct tcp *tcp;
 	int r;

@@ -115,7 +115,7 @@ static const struct asx_task_ops udp_wr = { .open = exp_proto_open, .put = udp_w
 static const struct asx_task_ops udp_rd = { .open = exp_proto_open, .put = udp_rd_put };
 
 int exp_proto_udp_create(struct asx_module **out, const char *name,
-			  const struct exp_proto_udp_cfg *cfg)
+			 const struct exp_proto_udp_cfg *cfg)
 {
 	static const struct exp_proto_udp_cfg dflt;
 	struct udp *u = calloc(1, sizeof(*u));

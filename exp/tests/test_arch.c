@@ -41,8 +41,8 @@
 #define WATCHDOG_S (300 * SLOW)
 
 static struct exp_arch_result run(enum exp_arch a, bool asc, uint8_t proto,
-					 bool xdr, unsigned int pes, unsigned int nconn,
-					 enum asx_map_lock lock, uint64_t count)
+				  bool xdr, unsigned int pes, unsigned int nconn,
+				  enum asx_map_lock lock, uint64_t count)
 {
 	struct exp_arch_cfg c = {
 		.arch = a, .asc = asc, .proto = proto, .xdr = xdr, .pes = pes, .nconn = nconn,
