@@ -94,6 +94,17 @@ static int sem_wait(struct run *r, struct sem *s)
 
 /* ---------------------------------------------------------------- LP's layer queues */
 
+/*
+ * The seam for Streams' own task-based mode: LP has its own layer threads
+ * and queues only because a Stream Task's service thread
+ * (asx_task_activate) cannot be an ASC user thread (arch/arch.h).  Once
+ * libasx can run a Task's service procedure on an ASC (a public
+ * Task-on-ASC call), LP becomes asx_task_activate() on each layer's Task
+ * with that ASC: struct stage, stage_push/stage_pop, the hand-off Module
+ * (handoff_rd, push_handoff) and lp_layer() go; the driver, the credits
+ * and the app stay.
+ */
+
 /* One consumer (the layer's thread), one producer (the layer below's). */
 struct stage {
 	struct run *run;
