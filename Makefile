@@ -83,6 +83,21 @@ LIB_SO   := $(O)/lib/libasx.so.$(SOVERSION)
 LIB_A    := $(O)/lib/libasx.a
 LIB_MAP  := lib/libasx.map
 
+# ---------------------------------------------------------------- exp
+# exp/: the threading-architecture study, out of libasx: the protocol
+# Modules (exp/proto) and the LP/CP/MP runner (exp/arch), compiled against
+# the public headers alone into a static archive that asx-bench and the
+# tests of exp/tests link together with the shared libasx, so that reaching
+# an internal symbol fails to link (Documentation/architecture.rst).
+CPPFLAGS_PUB  := -D_GNU_SOURCE -Ilib/include -Iuapi
+EXP_SRCS      := $(sort $(wildcard exp/proto/*.c exp/arch/*.c))
+EXP_OBJS      := $(EXP_SRCS:%.c=$(OBJ)/%.o)
+EXP_A         := $(O)/exp/libasx-exp.a
+EXP_TEST_SRCS := $(sort $(wildcard exp/tests/test_*.c))
+EXP_TEST_BINS := $(EXP_TEST_SRCS:exp/tests/%.c=$(O)/tests/%)
+# what a program links to use the shared libasx of this tree
+LIB_SO_LINK    = -L$(O)/lib -l:libasx.so.$(SOVERSION) $(TOOL_RPATH)
+
 # ---------------------------------------------------------------- tools
 BENCH_SRCS := $(sort $(wildcard tools/bench/*.c))
 BENCH_OBJS := $(BENCH_SRCS:%.c=$(OBJ)/%.o)
@@ -136,7 +151,7 @@ REPLAY_BINS  := $(FUZZ_SRCS:lib/fuzz/fuzz_%.c=build/fuzz/replay_%)
 
 # ---------------------------------------------------------------- tests
 TEST_SRCS  := $(sort $(wildcard lib/tests/test_*.c))
-TEST_BINS  := $(TEST_SRCS:lib/tests/%.c=$(O)/tests/%)
+TEST_BINS  := $(TEST_SRCS:lib/tests/%.c=$(O)/tests/%) $(EXP_TEST_BINS)
 TEST_LIBS  := -lcmocka -lpthread -lm $(TIRPC_LIBS)
 
 # lib/tests/mustfail/*.c: programs that misuse the API; each must fail to
@@ -229,12 +244,24 @@ $(OBJ)/tools/%.o: tools/%.c
 BENCH_BUILT := $(strip $(CFLAGS_ASX))
 $(OBJ)/tools/bench/main.o: CFLAGS_ASX += -DASX_BENCH_CFLAGS='"$(BENCH_BUILT)"'
 
-# asx-bench links the static library, as the tests do: it reaches an
-# internal symbol (asx__asc_raw_switch_ns, lib/src/asc/bench_raw.h).
-$(BENCH): $(BENCH_OBJS) $(LIB_A)
+# exp/ and asx-bench see the public headers only (and exp/'s own); they
+# link the shared libasx, whose internal symbols they cannot reach.
+$(OBJ)/exp/%.o: exp/%.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS_PUB) -Iexp $(CFLAGS_ASX) $(DEPFLAGS) -c -o $@ $<
+
+$(EXP_A): $(EXP_OBJS)
+	$(call msg,AR,$@)
+	@mkdir -p $(@D)
+	$(Q)rm -f $@ && ar rcs $@ $(EXP_OBJS)
+
+$(BENCH_OBJS): CPPFLAGS_ASX := $(CPPFLAGS_PUB) -Iexp
+
+$(BENCH): $(BENCH_OBJS) $(EXP_A) $(LIB_SO) $(O)/lib/libasx.so
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) -o $@ $(BENCH_OBJS) $(LIB_A) $(LDFLAGS_ASX) $(LIB_LIBS) $(TOOL_LIBS)
+	$(Q)$(CC) -o $@ $(BENCH_OBJS) $(EXP_A) $(LIB_SO_LINK) $(LDFLAGS_ASX) $(TOOL_LIBS)
 
 $(O)/bin/asxctl: $(ASXCTL_OBJS) $(LIB_SO)
 	$(call msg,LD,$@)
@@ -306,6 +333,13 @@ $(O)/tests/test_svc: LDFLAGS_ASX += -rdynamic
 
 # test_mux looks where a message goes at the moment a link sets the upcall.
 $(O)/tests/test_mux: LDFLAGS_ASX += -Wl,--wrap=asx__stream_set_upcall
+
+# The tests of exp/ are the study's: public headers, the shared libasx.
+$(EXP_TEST_BINS): $(O)/tests/%: exp/tests/%.c $(EXP_A) $(LIB_SO) $(wildcard exp/*/*.h)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS_PUB) -Iexp $(CFLAGS_ASX) -o $@ $< $(EXP_A) $(LIB_SO_LINK) \
+		$(LDFLAGS_ASX) $(TEST_LIBS)
 
 # Tests link the static library, so they may reach internal symbols too.
 $(O)/tests/%: lib/tests/%.c $(LIB_A) $(wildcard lib/tests/*.h)
@@ -492,4 +526,4 @@ clean:
 
 FORCE:
 
--include $(LIB_OBJS:.o=.d) $(BENCH_OBJS:.o=.d) $(TTCP_OBJS:.o=.d) $(ASXCTL_OBJS:.o=.d) $(ASXD_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(EXP_OBJS:.o=.d) $(BENCH_OBJS:.o=.d) $(TTCP_OBJS:.o=.d) $(ASXCTL_OBJS:.o=.d) $(ASXD_OBJS:.o=.d)

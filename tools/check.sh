@@ -6,7 +6,7 @@
 # Usage: tools/check.sh [STAGE...]
 #
 # Stages (default: all, in this order):
-#   lib-plain   CMocka suite, optimised build            (build/tests)
+#   lib-plain   CMocka suite (lib/tests, exp/tests), optimised build (build/tests)
 #   lib-asan    CMocka suite under ASan + UBSan          (build/asan/tests)
 #   lib-tsan    CMocka suite under ThreadSanitizer       (build/tsan/tests)
 #   leak        leak checks with the message-block cache on, as in production:
@@ -15,7 +15,8 @@
 #   fuzz        every libFuzzer target replays its committed corpus under ASan + UBSan
 #   abi         libasx.so exports: SONAME, only asx_* symbols, all versioned;
 #               the API conventions (tools/api-check.py); every public struct's
-#               size and member offsets against lib/libasx.layout (tools/layout-check.py)
+#               size and member offsets against lib/libasx.layout (tools/layout-check.py);
+#               nothing of exp/ (the study) in libasx (tools/exp-out-of-lib.sh)
 #   tools       asx-bench smoke run (--quick), JSON well formed, keys present;
 #               the demo's report generator (tools/report/test-report.sh);
 #               asxd and asxctl svc end to end (tools/asxd/test-asxd.sh), plain and ASan
@@ -130,11 +131,18 @@ stage_lib() {
 		fail "lib-$kind: build"
 		return
 	fi
-	local bins=("$dir"/test_*)
+	local bins=("$dir"/test_*) src
 	if [ ! -x "${bins[0]}" ]; then
 		fail "lib-$kind: no test binaries in $dir"
 		return
 	fi
+	# every suite's source, libasx's and the study's (exp/tests), has its
+	# binary here: a suite moved out of the Makefile's reach fails, it
+	# does not silently stop running
+	for src in lib/tests/test_*.c exp/tests/test_*.c; do
+		[ -x "$dir/$(basename "$src" .c)" ] ||
+			fail "lib-$kind: $src was not built into $dir"
+	done
 	for bin in "${bins[@]}"; do
 		case "$kind" in
 		asan)
@@ -268,6 +276,13 @@ stage_abi() {
 		pass
 	else
 		fail "abi: API conventions (tools/api-check.py)"
+	fi
+	# the threading-architecture study lives in exp/, not in libasx: none of
+	# its symbols, exported or local, in the shared or the static library
+	if tools/exp-out-of-lib.sh "$so" build/lib/libasx.a; then
+		pass
+	else
+		fail "abi: the study (exp/) is compiled into libasx"
 	fi
 	# every public struct's size and member offsets as committed in lib/libasx.layout
 	if tools/layout-check.py; then

@@ -31,7 +31,6 @@
 #include <arpa/inet.h>
 
 #include <asx/asc.h>
-#include "asc/bench_raw.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define NMANY 1000
@@ -137,7 +136,48 @@ static void test_fp_state(void **state)
 		assert_int_equal(asx_asc_thread_join(t[i], NULL), 0);
 	assert_int_equal(asx_asc_destroy(a), 0);
 	assert_threads_ok();
-	assert_true(asx__asc_raw_switch_ns(1000) > 0);
+}
+
+/* Switch counts (asx_asc_switches) and the raw switch floor (asx_asc_raw_switch_ns). */
+static int yield_go;
+
+static void *yield_n(void *arg)
+{
+	while (!__atomic_load_n(&yield_go, __ATOMIC_ACQUIRE))
+		asx_asc_thread_yield();
+	for (int i = 0; i < (int)(intptr_t)arg; i++)
+		asx_asc_thread_yield();
+	return NULL;
+}
+
+static void test_switch_counts(void **state)
+{
+	(void)state;
+	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_asc_thread *t[2];
+	uint64_t before;
+	double raw = -1;
+
+	assert_int_equal(asx_asc_switches(NULL), 0);
+	before = asx_asc_switches(a);
+	/* two threads of one priority on one VP, both there before either
+	 * starts counting: each yield but the last few switches to the other */
+	__atomic_store_n(&yield_go, 0, __ATOMIC_RELAXED);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(asx_asc_thread_spawn(a, &q.qos, yield_n, (void *)(intptr_t)100,
+						  NULL, &t[i]), 0);
+	__atomic_store_n(&yield_go, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(asx_asc_thread_join(t[i], NULL), 0);
+	assert_true(asx_asc_switches(a) - before >= 100);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_threads_ok();
+
+	assert_int_equal(asx_asc_raw_switch_ns(1000, &raw), 0);
+	assert_true(raw > 0);
+	assert_int_equal(asx_asc_raw_switch_ns(0, &raw), -EINVAL);
+	assert_int_equal(asx_asc_raw_switch_ns(1000, NULL), -EINVAL);
 }
 
 /* ---------------------------------------------------------------- PRIO order */
@@ -1826,6 +1866,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spawn_join),
 		cmocka_unit_test(test_fp_state),
+		cmocka_unit_test(test_switch_counts),
 		cmocka_unit_test(test_prio_order),
 		cmocka_unit_test(test_qos_change),
 		cmocka_unit_test(test_many_threads_1vp),

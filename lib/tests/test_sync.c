@@ -853,6 +853,110 @@ static void test_guard_null_lock(void **state)
 	asx_mutex_unlock(&b.lock);
 }
 
+/* The opt-in lock statistics themselves: a holder that sleeps, known waits. */
+struct held {
+	struct asx_mutex m;
+	struct asx_rwlock rw;
+	struct asx_cond c;
+	int flag;
+};
+
+static void *contend_mutex(void *arg)
+{
+	struct held *h = arg;
+
+	asx_mutex_lock(&h->m);
+	asx_mutex_unlock(&h->m);
+	asx_rwlock_rdlock(&h->rw);
+	asx_rwlock_unlock(&h->rw);
+	asx_mutex_lock(&h->m);
+	h->flag = 1;
+	asx_cond_signal(&h->c);
+	asx_mutex_unlock(&h->m);
+	return NULL;
+}
+
+static void test_lockstat(void **state)
+{
+	struct asx_lockstat ls, before;
+	struct held h;
+	uint64_t t0;
+	pthread_t th;
+
+	(void)state;
+	asx_mutex_init(&h.m);
+	asx_rwlock_init(&h.rw);
+	asx_cond_init(&h.c);
+	h.flag = 0;
+	/* off: nothing is counted */
+	asx_lockstat_enable(false);
+	asx_lockstat_reset();
+	asx_mutex_lock(&h.m);
+	assert_int_equal(pthread_create(&th, NULL, contend_mutex, &h), 0);
+	usleep(20000);
+	asx_mutex_unlock(&h.m);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	asx_lockstat_read(&ls);
+	assert_int_equal(ls.contended, 0);
+	assert_int_equal(ls.waits, 0);
+
+	/* on: the mutex and the rwlock are held 20 ms while the thread
+	 * wants them, and the main thread waits on the condition; the 20 ms
+	 * on the mutex start once the thread sleeps on it (word 2: a slow
+	 * start on a loaded host must not find it free) */
+	h.flag = 0;
+	asx_lockstat_enable(true);
+	asx_mutex_lock(&h.m);
+	asx_rwlock_wrlock(&h.rw);
+	assert_int_equal(pthread_create(&th, NULL, contend_mutex, &h), 0);
+	for (int i = 0; __atomic_load_n(&h.m.word, __ATOMIC_RELAXED) != 2; i++) {
+		assert_true(i < 60000);		/* a minute */
+		usleep(1000);
+	}
+	usleep(20000);
+	asx_mutex_unlock(&h.m);
+	usleep(20000);
+	asx_rwlock_unlock(&h.rw);
+	asx_mutex_lock(&h.m);
+	while (!h.flag)
+		asx_cond_wait(&h.c, &h.m);
+	asx_mutex_unlock(&h.m);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	asx_lockstat_enable(false);
+	asx_lockstat_read(&ls);
+	assert_true(ls.contended >= 1);
+	assert_true(ls.acquire_ns >= 10000000ull);
+	if (ls.waits)
+		assert_true(ls.wait_ns > 0);
+	assert_int_equal(ls.holds, 0);		/* libasx's locks never time holds */
+
+	/* a program's own critical sections and waits, the same counters */
+	asx_lockstat_enable(true);
+	t0 = asx_lockstat_begin();
+	assert_true(t0 > 0);
+	usleep(2000);
+	asx_lockstat_end(ASX_LOCKSTAT_HOLD, t0);
+	asx_lockstat_end(ASX_LOCKSTAT_WAIT, asx_lockstat_begin());
+	asx_lockstat_end(ASX_LOCKSTAT_HOLD, 0);	/* begun while off: not counted */
+	asx_lockstat_enable(false);
+	assert_int_equal(asx_lockstat_begin(), 0);
+	before = ls;
+	assert_int_equal(asx_lockstat_read(&ls), 0);
+	assert_int_equal(ls.holds, 1);
+	assert_true(ls.hold_ns >= 1000000ull);
+	assert_int_equal(ls.waits, before.waits + 1);
+	assert_int_equal(ls.contended, before.contended);
+
+	asx_lockstat_reset();
+	asx_lockstat_read(&ls);
+	assert_int_equal(ls.contended + ls.acquire_ns + ls.waits + ls.wait_ns + ls.holds +
+			 ls.hold_ns, 0);
+	assert_int_equal(asx_lockstat_read(NULL), -EINVAL);
+	asx_cond_destroy(&h.c);
+	asx_rwlock_destroy(&h.rw);
+	asx_mutex_destroy(&h.m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -876,6 +980,7 @@ int main(void)
 		cmocka_unit_test(test_guard_mutex),
 		cmocka_unit_test(test_guard_rmutex_rwlock),
 		cmocka_unit_test(test_guard_null_lock),
+		cmocka_unit_test(test_lockstat),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

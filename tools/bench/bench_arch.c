@@ -30,7 +30,7 @@
 #include <asx/map.h>
 
 #include "bench.h"
-#include "proto/arch.h"
+#include "arch/arch.h"
 #include "proto/proto.h"
 
 #define PAYLOAD 4096
@@ -58,24 +58,24 @@ static double last_runs[16];
 static size_t last_nruns;
 
 /* The median of o->reps runs of @c (by throughput); 0 or an error. */
-static int measure(const struct opts *o, const struct asx__proto_arch_cfg *c,
-		   struct asx__proto_arch_result *out)
+static int measure(const struct opts *o, const struct exp_arch_cfg *c,
+		   struct exp_arch_result *out)
 {
-	struct asx__proto_arch_result r[16];
+	struct exp_arch_result r[16];
 	int n = o->reps > 16 ? 16 : o->reps;
 
 	for (int i = 0; i < n; i++) {
-		int e = asx__proto_arch_run(c, &r[i]);
+		int e = exp_arch_run(c, &r[i]);
 
 		if (e) {
-			fprintf(stderr, "arch: %s%s run failed: %s\n", asx__proto_arch_name(c->arch),
+			fprintf(stderr, "arch: %s%s run failed: %s\n", exp_arch_name(c->arch),
 				c->asc ? "_asc" : "", strerror(-e));
 			return e;
 		}
 		if (r[i].msgs != r[i].bytes / c->payload || r[i].drops || r[i].failed ||
 		    r[i].missing) {
 			fprintf(stderr, "arch: %s: %llu messages, %llu drops, %llu failed, "
-				"%llu missing\n", asx__proto_arch_name(c->arch),
+				"%llu missing\n", exp_arch_name(c->arch),
 				(unsigned long long)r[i].msgs, (unsigned long long)r[i].drops,
 				(unsigned long long)r[i].failed, (unsigned long long)r[i].missing);
 			return -EIO;
@@ -85,7 +85,7 @@ static int measure(const struct opts *o, const struct asx__proto_arch_cfg *c,
 	/* insertion sort by throughput, take the middle */
 	for (int i = 1; i < n; i++)
 		for (int j = i; j > 0 && r[j].mbps < r[j - 1].mbps; j--) {
-			struct asx__proto_arch_result t = r[j];
+			struct exp_arch_result t = r[j];
 
 			r[j] = r[j - 1];
 			r[j - 1] = t;
@@ -95,11 +95,11 @@ static int measure(const struct opts *o, const struct asx__proto_arch_cfg *c,
 	return 0;
 }
 
-static void key(char *buf, size_t len, enum asx__proto_arch a, bool asc, uint8_t proto,
+static void key(char *buf, size_t len, enum exp_arch a, bool asc, uint8_t proto,
 		bool xdr, const char *what)
 {
-	snprintf(buf, len, "arch_%s%s_%s%s_%s", asx__proto_arch_name(a), asc ? "_asc" : "",
-		 proto == ASX__PROTO_IP_TCP ? "tcp" : "udp", xdr ? "_xdr" : "", what);
+	snprintf(buf, len, "arch_%s%s_%s%s_%s", exp_arch_name(a), asc ? "_asc" : "",
+		 proto == EXP_PROTO_IP_TCP ? "tcp" : "udp", xdr ? "_xdr" : "", what);
 }
 
 /*
@@ -108,7 +108,7 @@ static void key(char *buf, size_t len, enum asx__proto_arch a, bool asc, uint8_t
  * them and @what.
  */
 static void put(struct bench_ctx *ctx, struct bench_rec rec,
-		const struct asx__proto_arch_cfg *c, const char *what)
+		const struct exp_arch_cfg *c, const char *what)
 {
 	char k[96];
 
@@ -116,9 +116,9 @@ static void put(struct bench_ctx *ctx, struct bench_rec rec,
 		key(k, sizeof(k), c->arch, c->asc, c->proto, c->xdr, what);
 		rec.key = k;
 	}
-	rec.arch = asx__proto_arch_name(c->arch);
+	rec.arch = exp_arch_name(c->arch);
 	rec.sched = c->asc ? "asc" : "pthread";
-	rec.proto = c->proto == ASX__PROTO_IP_TCP ? "tcp" : "udp";
+	rec.proto = c->proto == EXP_PROTO_IP_TCP ? "tcp" : "udp";
 	rec.xdr = c->xdr;
 	rec.pes = c->pes;
 	rec.conns = c->nconn;
@@ -130,7 +130,7 @@ static void put(struct bench_ctx *ctx, struct bench_rec rec,
 #define MBPS(v) .metric = "mbps", .unit = "Mbit/s", .value = (v), .runs = last_runs, \
 		.nruns = last_nruns
 
-static double per_msg(uint64_t v, const struct asx__proto_arch_result *r)
+static double per_msg(uint64_t v, const struct exp_arch_result *r)
 {
 	return r->msgs ? (double)v / (double)r->msgs : 0;
 }
@@ -140,7 +140,7 @@ static double at_nproc[3][2][2][2];
 
 static int pe_sweep(struct bench_ctx *ctx, const struct opts *o)
 {
-	static const uint8_t protos[2] = { ASX__PROTO_IP_TCP, ASX__PROTO_IP_UDP };
+	static const uint8_t protos[2] = { EXP_PROTO_IP_TCP, EXP_PROTO_IP_UDP };
 	char what[48];
 
 	bench_say(ctx, "PE sweep: %u connections, %zu-byte messages, %llu per run; "
@@ -154,16 +154,16 @@ static int pe_sweep(struct bench_ctx *ctx, const struct opts *o)
 		for (int p = 0; p < 2; p++)
 			for (int asc = 0; asc < 2; asc++)
 				for (int a = 0; a < 3; a++) {
-	struct asx__proto_arch_cfg c = {
-		.arch = (enum asx__proto_arch)a, .asc = asc, .proto = protos[p], .xdr = x,
+	struct exp_arch_cfg c = {
+		.arch = (enum exp_arch)a, .asc = asc, .proto = protos[p], .xdr = x,
 		.nconn = o->pe_conns, .lock = ASX_MAP_MUTEX, .payload = PAYLOAD,
 		.count = o->count,
 	};
-	struct asx__proto_arch_result r, rn = { 0 };
+	struct exp_arch_result r, rn = { 0 };
 	double base = 0;
 	char name[32];
 
-	snprintf(name, sizeof(name), "%s%s_%s%s", asx__proto_arch_name(c.arch), asc ? "_asc" : "",
+	snprintf(name, sizeof(name), "%s%s_%s%s", exp_arch_name(c.arch), asc ? "_asc" : "",
 		 p ? "udp" : "tcp", x ? "_xdr" : "");
 	bench_say(ctx, "%-16s", name);
 	for (unsigned int i = 0; i < o->npes; i++) {
@@ -255,22 +255,22 @@ static int conn_sweep(struct bench_ctx *ctx, const struct opts *o)
 	bench_say(ctx, "\n");
 	for (int row = 0; row < 6; row++) {
 		/* cp, mp (map mutex), then mp with each map lock strategy */
-		enum asx__proto_arch a = row == 0 ? ASX__ARCH_CP : ASX__ARCH_MP;
+		enum exp_arch a = row == 0 ? EXP_ARCH_CP : EXP_ARCH_MP;
 		enum asx_map_lock lk = row < 2 ? ASX_MAP_MUTEX : (enum asx_map_lock)(row - 2);
 		char label[32];
 
 		if (row < 2)
-			snprintf(label, sizeof(label), "%s", asx__proto_arch_name(a));
+			snprintf(label, sizeof(label), "%s", exp_arch_name(a));
 		else
 			snprintf(label, sizeof(label), "mp map %s", lock_name[lk]);
 		bench_say(ctx, "%-12s", label);
 		for (unsigned int i = 0; i < o->nconns; i++) {
-			struct asx__proto_arch_cfg c = {
-				.arch = a, .proto = ASX__PROTO_IP_TCP, .pes = o->nproc,
+			struct exp_arch_cfg c = {
+				.arch = a, .proto = EXP_PROTO_IP_TCP, .pes = o->nproc,
 				.nconn = o->conns[i], .lock = lk, .payload = PAYLOAD,
 				.count = o->conn_count,
 			};
-			struct asx__proto_arch_result r;
+			struct exp_arch_result r;
 			int e = measure(o, &c, &r);
 
 			if (e)
@@ -300,13 +300,13 @@ static int ttcp(struct bench_ctx *ctx, const struct opts *o)
 		double v[2];
 
 		for (int m = 0; m < 2; m++) {
-			struct asx__proto_arch_cfg c = {
-				.arch = m ? ASX__ARCH_MP : ASX__ARCH_LP,
-				.proto = p ? ASX__PROTO_IP_UDP : ASX__PROTO_IP_TCP, .pes = o->nproc,
+			struct exp_arch_cfg c = {
+				.arch = m ? EXP_ARCH_MP : EXP_ARCH_LP,
+				.proto = p ? EXP_PROTO_IP_UDP : EXP_PROTO_IP_TCP, .pes = o->nproc,
 				.nconn = 1, .lock = ASX_MAP_MUTEX, .payload = PAYLOAD,
 				.count = o->ttcp_count,
 			};
-			struct asx__proto_arch_result r;
+			struct exp_arch_result r;
 			int e = measure(o, &c, &r);
 
 			if (e)
@@ -349,7 +349,7 @@ static int bench_arch(struct bench_ctx *ctx, int argc, char **argv)
 			return -EINVAL;
 		}
 	}
-	o.nproc = asx__proto_arch_ncpu();
+	o.nproc = exp_arch_ncpu();
 	if (o.nproc > 64)
 		o.nproc = 64;
 	for (unsigned int p = 1; p <= o.nproc && o.npes < MAXPES - 3; p++) {

@@ -34,7 +34,6 @@
 
 #include <asx/asc.h>
 #include <asx/sa.h>
-#include "asc/bench_raw.h"
 #include "bench.h"
 
 /* ---------------------------------------------------------------- asc-yield */
@@ -295,7 +294,8 @@ static int cmd_asc_yield(struct bench_ctx *ctx, int argc, char **argv)
 		v[Y_EXTRA][r] = prio_yield(n, true, false);
 		if (sa)
 			v[Y_SA][r] = prio_yield(n, false, true);
-		v[Y_RAW][r] = asx__asc_raw_switch_ns(n);
+		if (asx_asc_raw_switch_ns(n, &v[Y_RAW][r]))
+			v[Y_RAW][r] = -1;
 		v[Y_COND][r] = pthread_handoff(nk, cond_thread);
 		v[Y_YIELD][r] = pthread_handoff(nk, yield_thread);
 		for (int k = 0; k < Y_N; k++)

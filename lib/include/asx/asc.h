@@ -180,6 +180,21 @@ ASX_API int asx_asc_stats(struct asx_asc *asc, struct asx_asc_stats *st);
 ASX_API const char *asx_asc_name(const struct asx_asc *asc);
 /* True when the whole process runs on the lock-free single-VP path. */
 ASX_API bool asx_asc_single_vp_mode(void);
+/*
+ * User-level context switches made so far on @asc's VPs (a thread
+ * switched out for another or for its VP's loop), summed over every VP
+ * it ever had; 0 for NULL.  Read it before and after a run: the
+ * difference is what the run cost in switches.
+ */
+ASX_API uint64_t asx_asc_switches(struct asx_asc *asc);
+/*
+ * The floor under a user-level switch: two contexts switching to each
+ * other from one call site, @rounds round trips, with no scheduler, queue
+ * or lock in between (asx-bench asc-yield's raw_switch_ns).  0 and the
+ * nanoseconds per switch in *@ns; -EINVAL (@rounds 0, @ns NULL), -ENOMEM
+ * (no stack).  It runs on the calling thread, which needs no ASC.
+ */
+ASX_API int asx_asc_raw_switch_ns(unsigned long rounds, double *ns);
 
 /* ------------------------------------------------------------ threads */
 

@@ -24,6 +24,7 @@
 #ifndef ASX_SYNC_H
 #define ASX_SYNC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 #include <asx/common.h>
@@ -135,6 +136,46 @@ ASX_API int asx_barrier_init(struct asx_barrier *b, unsigned int count);
 ASX_API void asx_barrier_destroy(struct asx_barrier *b);
 /* ASX_BARRIER_SERIAL in exactly one thread per round, 0 in the others. */
 ASX_API int asx_barrier_wait(struct asx_barrier *b);
+
+/*
+ * Lock statistics: opt-in, process-wide counters of time lost to locks.
+ * Off by default (the slow paths then pay one relaxed load; an
+ * uncontended acquisition pays nothing).  While switched on, the slow
+ * paths of asx_mutex, asx_rwlock and asx_cond add:
+ *
+ *   contended / acquire_ns  acquisitions that did not succeed at once, and
+ *                           the time from the first failed attempt until
+ *                           the lock was held (spinning + sleeping)
+ *   waits / wait_ns         condition waits, from going to sleep to having
+ *                           the mutex back
+ *   holds / hold_ns         critical sections that time themselves (no lock
+ *                           of libasx does: its structs have no room for a
+ *                           time stamp)
+ *
+ * A program's own locks, queues and critical sections add to the same
+ * counters with asx_lockstat_begin() and asx_lockstat_end(), so that one
+ * read covers them all.  Uncontended acquisitions are not timed.  Each
+ * counter is read atomically, the six together are not a snapshot; the
+ * counters are a measurement aid for benchmarks (asx-bench arch), not a
+ * per-lock profile (asx-lockstat(8) is, from the USDT probes above).
+ */
+struct asx_lockstat {
+	uint64_t contended, acquire_ns;
+	uint64_t waits, wait_ns;
+	uint64_t holds, hold_ns;
+};
+enum asx_lockstat_kind { ASX_LOCKSTAT_ACQUIRE, ASX_LOCKSTAT_WAIT, ASX_LOCKSTAT_HOLD };
+/* Switch counting on or off; the counters keep their values. */
+ASX_API void asx_lockstat_enable(bool on);
+ASX_API void asx_lockstat_reset(void);
+/* 0 and the counters in *@out; -EINVAL for NULL. */
+ASX_API int asx_lockstat_read(struct asx_lockstat *out);
+/* The start of a slow path or critical section: a time stamp to hand to
+ * asx_lockstat_end(), or 0 while statistics are off. */
+ASX_API uint64_t asx_lockstat_begin(void);
+/* Its end: one of @kind, lasting since @t0, is counted (nothing if @t0
+ * is 0 or @kind unknown). */
+ASX_API void asx_lockstat_end(enum asx_lockstat_kind kind, uint64_t t0);
 
 /*
  * Null lock: the "no locking" strategy.  Same shape as a mutex so code

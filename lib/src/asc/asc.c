@@ -13,7 +13,6 @@
 #include <asx/sa.h>
 
 #include "asc/sched_impl.h"
-#include "asc/counters.h"
 #include "core/opts.h"
 
 /* ---------------------------------------------------------------- ASCs */
@@ -234,7 +233,7 @@ int asx_asc_stats(struct asx_asc *a, struct asx_asc_stats *st)
 	return 0;
 }
 
-uint64_t asx__asc_switches(struct asx_asc *a)
+uint64_t asx_asc_switches(struct asx_asc *a)
 {
 	uint64_t n = 0;
 

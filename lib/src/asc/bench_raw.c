@@ -2,13 +2,13 @@
 /*
  * bench_raw.c - the floor of a user-level switch: two contexts switching
  * to each other from one call site, with no scheduler in between
- * (asx-bench asc-yield, raw_switch_ns).  Internal: asx-bench and the
- * tests link libasx.a for it.
+ * (asx_asc_raw_switch_ns(), <asx/asc.h>; asx-bench asc-yield's
+ * raw_switch_ns).
  */
+#include <errno.h>
 #include <stddef.h>
 
-#include <asx/common.h>
-#include "asc/bench_raw.h"
+#include <asx/asc.h>
 #include "asc/ctx.h"
 
 struct raw_bench {
@@ -35,14 +35,17 @@ static void raw_entry(void *xfer, void *param)
 		asx__ctx_switch(&b->other, &b->main, NULL);
 }
 
-double asx__asc_raw_switch_ns(unsigned long n)
+int asx_asc_raw_switch_ns(unsigned long n, double *ns)
 {
 	struct raw_bench b;
-	struct asx_stack *s = asx__stack_get(64 * 1024);
+	struct asx_stack *s;
 	uint64_t t0, t1;
 
-	if (!s || !n)
-		return -1;
+	if (!n || !ns)
+		return -EINVAL;
+	s = asx__stack_get(64 * 1024);
+	if (!s)
+		return -ENOMEM;
 	b.n = n;
 	asx__ctx_init_self(&b.main);
 	asx__ctx_make(&b.other, s->lo, s->size, raw_entry, &b);
@@ -54,5 +57,6 @@ double asx__asc_raw_switch_ns(unsigned long n)
 	asx__ctx_release(&b.other);
 	asx__stack_put(s);
 	/* n round trips, two switches each */
-	return (double)(t1 - t0) / (2.0 * (double)n);
+	*ns = (double)(t1 - t0) / (2.0 * (double)n);
+	return 0;
 }

@@ -519,6 +519,7 @@ void asx_asc_thread_yield(void)
 	}
 	next = a->pol->schedule(a, vp, self);
 	if (likely(next != self)) {
+		__atomic_store_n(&vp->nswitch, vp->nswitch + 1, __ATOMIC_RELAXED);	/* asx_asc_switches */
 		note_switch(vp, a);
 		vp->cur = next;
 		next->vp = vp;

@@ -270,7 +270,7 @@ static inline __attribute__((always_inline)) void switch_to(struct asx_vp *vp, s
 	struct asx_asc_thread *prev;
 
 	SCHED_FUZZ();
-	__atomic_store_n(&vp->nswitch, vp->nswitch + 1, __ATOMIC_RELAXED);	/* read by asx__asc_switches */
+	__atomic_store_n(&vp->nswitch, vp->nswitch + 1, __ATOMIC_RELAXED);	/* read by asx_asc_switches */
 	note_switch(vp, self->asc);
 	if (unlikely(next && !ctx_saved(next)))
 		next = asx__vp_handoff(vp, next);

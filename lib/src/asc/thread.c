@@ -235,7 +235,7 @@ static void thread_end(struct asx_asc_thread *self)
 		next = a->pol->schedule(a, vp, NULL);
 	if (locked)
 		spin_unlock(&a->lock);
-	__atomic_store_n(&vp->nswitch, vp->nswitch + 1, __ATOMIC_RELAXED);	/* read by asx__asc_switches */
+	__atomic_store_n(&vp->nswitch, vp->nswitch + 1, __ATOMIC_RELAXED);	/* read by asx_asc_switches */
 	if (next && !ctx_saved(next))
 		next = asx__vp_handoff(vp, next);
 	if (next) {

@@ -53,7 +53,7 @@ int asx_cond_timedwait(struct asx_cond *c, struct asx_mutex *m,
 
 	__atomic_fetch_sub(&c->waiters, 1, __ATOMIC_RELAXED);
 	asx_mutex_lock(m);
-	asx__lockstat_add(ASX__LOCKSTAT_WAIT, t0);
+	asx__lockstat_add(ASX_LOCKSTAT_WAIT, t0);
 	return r == -ETIMEDOUT ? -ETIMEDOUT : 0;
 }
 

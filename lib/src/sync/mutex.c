@@ -131,7 +131,7 @@ static int mx_lock_slow(struct asx_mutex *m, const struct timespec *abstime)
 		c = __atomic_exchange_n(&m->word, MX_CONTENDED, __ATOMIC_ACQUIRE);
 	}
 out:
-	asx__lockstat_add(ASX__LOCKSTAT_ACQUIRE, t0);
+	asx__lockstat_add(ASX_LOCKSTAT_ACQUIRE, t0);
 	ASX_PROBE3(mutex_acquired, m, spins, sleeps);
 	return 0;
 }

@@ -126,7 +126,7 @@ void asx_rwlock_rdlock(struct asx_rwlock *l)
 			goto got;
 	}
 got:
-	asx__lockstat_add(ASX__LOCKSTAT_ACQUIRE, t0);
+	asx__lockstat_add(ASX_LOCKSTAT_ACQUIRE, t0);
 out:
 	ASX_PROBE4(rwlock_acquired, l, 0, spins, sleeps);
 }
@@ -164,7 +164,7 @@ out:
 	 * Readers that queued behind us stay asleep: we hold the lock now,
 	 * and our unlock wakes them if no other writer is waiting by then.
 	 */
-	asx__lockstat_add(ASX__LOCKSTAT_ACQUIRE, t0);
+	asx__lockstat_add(ASX_LOCKSTAT_ACQUIRE, t0);
 	__atomic_fetch_sub(&l->writers_waiting, 1, __ATOMIC_SEQ_CST);
 	ASX_PROBE4(rwlock_acquired, l, 1, spins, sleeps);
 }

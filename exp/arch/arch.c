@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * proto/arch.c - Layer, Connectional and Message Parallelism over the
- * proto Modules, on pthreads or ASC user threads (proto/arch.h).
+ * arch/arch.c - Layer, Connectional and Message Parallelism over the
+ * proto Modules, on pthreads or ASC user threads (arch/arch.h).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,10 +18,8 @@
 #include <asx/sync.h>
 #include <asx/xdr.h>
 
-#include "asc/counters.h"
-#include "proto/arch.h"
+#include "arch/arch.h"
 #include "proto/proto.h"
-#include "sync/lockstat.h"
 
 #define LPORT0 5000
 #define RPORT0 6000
@@ -81,7 +79,7 @@ static int sem_wait(struct run *r, struct sem *s)
 
 	if ((s->asc ? asx_asc_sem_trywait(&s->a) : asx_sem_trywait(&s->p)) == 0)
 		return 0;
-	t0 = asx__lockstat_begin();
+	t0 = asx_lockstat_begin();
 	for (;;) {
 		asx_deadline(&ts, TICK_NS);
 		e = s->asc ? asx_asc_sem_timedwait(&s->a, &ts) : asx_sem_timedwait(&s->p, &ts);
@@ -90,11 +88,22 @@ static int sem_wait(struct run *r, struct sem *s)
 		if (aborted(r))
 			return -ECANCELED;
 	}
-	asx__lockstat_add(ASX__LOCKSTAT_WAIT, t0);
+	asx_lockstat_end(ASX_LOCKSTAT_WAIT, t0);
 	return 0;
 }
 
 /* ---------------------------------------------------------------- LP's layer queues */
+
+/*
+ * The seam for Streams' own task-based mode: LP has its own layer threads
+ * and queues only because a Stream Task's service thread
+ * (asx_task_activate) cannot be an ASC user thread (arch/arch.h).  Once
+ * libasx can run a Task's service procedure on an ASC (a public
+ * Task-on-ASC call), LP becomes asx_task_activate() on each layer's Task
+ * with that ASC: struct stage, stage_push/stage_pop, the hand-off Module
+ * (handoff_rd, push_handoff) and lp_layer() go; the driver, the credits
+ * and the app stay.
+ */
 
 /* One consumer (the layer's thread), one producer (the layer below's). */
 struct stage {
@@ -139,12 +148,12 @@ struct worker {
 };
 
 struct run {
-	struct asx__proto_arch_cfg cfg;
+	struct exp_arch_cfg cfg;
 	unsigned int cpus;
 	cpu_set_t cpuset;
 	uint64_t per;			/* messages per connection */
 	uint64_t total;
-	struct asx__proto_gen gen;
+	struct exp_proto_gen gen;
 	struct asx_stream *s;
 	struct asx_module *nic, *dlp, *ip, *tp, *xdr, *app;
 	struct asx_asc *asc;
@@ -190,7 +199,7 @@ static struct asx_msg *frame(struct run *r, unsigned int c, uint64_t k)
 {
 	struct asx_msg *m = NULL;
 
-	if (asx__proto_gen_frame_ck(&r->gen, c, k, &m)) {
+	if (exp_proto_gen_frame_ck(&r->gen, c, k, &m)) {
 		__atomic_fetch_add(&r->failed, 1, __ATOMIC_RELAXED);
 		return NULL;
 	}
@@ -203,10 +212,10 @@ static bool app_check(struct run *r, struct asx_msg *m, uint32_t *c, uint32_t *k
 {
 	size_t n = asx_msg_length(m), plen;
 	unsigned char *buf;
-	struct asx__proto_addr a;
+	struct exp_proto_addr a;
 	bool ok;
 
-	if (n < ASX__PROTO_ADDR_LEN + 8 || asx_msg_pullup(m, n))
+	if (n < EXP_PROTO_ADDR_LEN + 8 || asx_msg_pullup(m, n))
 		return false;
 	if (r->cfg.xdr) {	/* native words: back to the bytes that were sent */
 		const uint32_t *w = (const uint32_t *)(void *)m->rd;
@@ -224,10 +233,10 @@ static bool app_check(struct run *r, struct asx_msg *m, uint32_t *c, uint32_t *k
 	} else {
 		buf = m->rd;
 	}
-	a = asx__proto_get_addr(buf);
-	plen = n - ASX__PROTO_ADDR_LEN;
+	a = exp_proto_get_addr(buf);
+	plen = n - EXP_PROTO_ADDR_LEN;
 	ok = plen == r->cfg.payload &&
-	     asx__proto_gen_check(buf + ASX__PROTO_ADDR_LEN, plen, c, k) &&
+	     exp_proto_gen_check(buf + EXP_PROTO_ADDR_LEN, plen, c, k) &&
 	     *c < r->cfg.nconn && *k < r->per && a.lport == LPORT0 + *c && a.rport == RPORT0 + *c;
 	if (buf != m->rd)
 		free(buf);
@@ -255,7 +264,7 @@ static int app_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 			if (__atomic_exchange_n(&r->seen[k * r->cfg.nconn + c], 1,
 						__ATOMIC_RELAXED))
 				__atomic_fetch_add(&r->dups, 1, __ATOMIC_RELAXED);
-			if (r->cfg.proto == ASX__PROTO_IP_TCP) {
+			if (r->cfg.proto == EXP_PROTO_IP_TCP) {
 				/* one connection's deliveries are serialised
 				 * (TCB lock, or LP's single layer thread) */
 				if (r->next_k[c] != k)
@@ -265,7 +274,7 @@ static int app_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 		}
 	}
 	__atomic_fetch_add(&r->delivered, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&r->bytes, n - ASX__PROTO_ADDR_LEN, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&r->bytes, n - EXP_PROTO_ADDR_LEN, __ATOMIC_RELAXED);
 	asx_msg_free_chain(m);
 	credit_return(r);
 	return 0;
@@ -350,7 +359,7 @@ static void cp_escort(struct run *r, unsigned int t)
 				continue;
 			/* eager demultiplexing: the packet filter picks the
 			 * connection (and so the thread) at the driver */
-			if (asx__proto_demux(m, &id) ||
+			if (exp_proto_demux(m, &id) ||
 			    id != ((uint32_t)(LPORT0 + c) << 16 | (uint32_t)(RPORT0 + c))) {
 				asx_msg_free_chain(m);
 				__atomic_fetch_add(&r->failed, 1, __ATOMIC_RELAXED);
@@ -389,16 +398,16 @@ static void *worker_main(void *arg)
 	struct run *r = w->run;
 
 	switch (r->cfg.arch) {
-	case ASX__ARCH_LP:
+	case EXP_ARCH_LP:
 		if (w->idx == 0)
 			lp_driver(r);
 		else
 			lp_layer(r, &r->stages[w->idx - 1]);
 		break;
-	case ASX__ARCH_CP:
+	case EXP_ARCH_CP:
 		cp_escort(r, w->idx);
 		break;
-	case ASX__ARCH_MP:
+	case EXP_ARCH_MP:
 		mp_escort(r);
 		break;
 	}
@@ -434,9 +443,9 @@ static void join(struct run *r, struct worker *w)
 
 /* ---------------------------------------------------------------- set-up */
 
-const char *asx__proto_arch_name(enum asx__proto_arch a)
+const char *exp_arch_name(enum exp_arch a)
 {
-	return a == ASX__ARCH_LP ? "lp" : a == ASX__ARCH_CP ? "cp" : a == ASX__ARCH_MP ? "mp" : "?";
+	return a == EXP_ARCH_LP ? "lp" : a == EXP_ARCH_CP ? "cp" : a == EXP_ARCH_MP ? "mp" : "?";
 }
 
 static unsigned int allowed(cpu_set_t *set)
@@ -448,7 +457,7 @@ static unsigned int allowed(cpu_set_t *set)
 	return (unsigned int)CPU_COUNT(set);
 }
 
-unsigned int asx__proto_arch_ncpu(void)
+unsigned int exp_arch_ncpu(void)
 {
 	cpu_set_t set;
 
@@ -488,7 +497,7 @@ static int push_handoff(struct run *r, unsigned int i)
 	int e;
 
 	snprintf(name, sizeof(name), "handoff%u", i);
-	e = asx__proto_module_new(&h, NULL, name, NULL, &handoff_rd, &r->stages[i], no_dtor);
+	e = exp_proto_module_new(&h, NULL, name, NULL, &handoff_rd, &r->stages[i], no_dtor);
 	if (e)
 		return e;
 	e = push(r, h);
@@ -501,16 +510,16 @@ static int push_handoff(struct run *r, unsigned int i)
 static int build(struct run *r)
 {
 	ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_DRIVER);
-	struct asx__proto_nic_cfg nc = { .mode = ASX__PROTO_NIC_SINK };
-	struct asx__proto_dlp_cfg dc = { .svc_threads = 0 };
-	struct asx__proto_ip_cfg ic = { .local = IP_US, .peer = IP_PEER, .proto = r->cfg.proto };
-	bool lp = r->cfg.arch == ASX__ARCH_LP;
+	struct exp_proto_nic_cfg nc = { .mode = EXP_PROTO_NIC_SINK };
+	struct exp_proto_dlp_cfg dc = { .svc_threads = 0 };
+	struct exp_proto_ip_cfg ic = { .local = IP_US, .peer = IP_PEER, .proto = r->cfg.proto };
+	bool lp = r->cfg.arch == EXP_ARCH_LP;
 	unsigned int si = 0;
 	int e;
 
 	memcpy(dc.mac, MAC_US, 6);
 	memcpy(dc.peer, MAC_PEER, 6);
-	e = asx__proto_nic_create(&r->nic, "nic", &nc);
+	e = exp_proto_nic_create(&r->nic, "nic", &nc);
 	if (e)
 		return e;
 	o.driver = r->nic;
@@ -521,40 +530,40 @@ static int build(struct run *r)
 	}
 	if (lp)
 		r->stages[si++].from = asx_module_rd(r->nic);
-	e = asx__proto_dlp_create(&r->dlp, "dlp", &dc);
+	e = exp_proto_dlp_create(&r->dlp, "dlp", &dc);
 	if (!e)
 		e = push(r, r->dlp);
 	if (!e && lp)
 		e = push_handoff(r, si++);
 	if (!e)
-		e = asx__proto_ip_create(&r->ip, "ip", &ic);
+		e = exp_proto_ip_create(&r->ip, "ip", &ic);
 	if (!e)
 		e = push(r, r->ip);
 	if (!e && lp)
 		e = push_handoff(r, si++);
 	if (e)
 		return e;
-	if (r->cfg.proto == ASX__PROTO_IP_TCP) {
+	if (r->cfg.proto == EXP_PROTO_IP_TCP) {
 		unsigned int w = r->cfg.window;
-		struct asx__proto_tcp_cfg tc = {
+		struct exp_proto_tcp_cfg tc = {
 			.lock = r->cfg.lock, .rcv_wnd = 1u << 30,
-			.reorder = w + 8 > ASX__PROTO_TCP_REORDER_MAX ? ASX__PROTO_TCP_REORDER_MAX
+			.reorder = w + 8 > EXP_PROTO_TCP_REORDER_MAX ? EXP_PROTO_TCP_REORDER_MAX
 								       : w + 8,
 		};
 
-		e = asx__proto_tcp_create(&r->tp, "tcp", &tc);
+		e = exp_proto_tcp_create(&r->tp, "tcp", &tc);
 	} else {
-		struct asx__proto_udp_cfg uc = { .svc_threads = 0 };
+		struct exp_proto_udp_cfg uc = { .svc_threads = 0 };
 
-		e = asx__proto_udp_create(&r->tp, "udp", &uc);
+		e = exp_proto_udp_create(&r->tp, "udp", &uc);
 	}
 	if (!e)
 		e = push(r, r->tp);
 	if (e)
 		return e;
-	if (r->cfg.proto == ASX__PROTO_IP_TCP) {
+	if (r->cfg.proto == EXP_PROTO_IP_TCP) {
 		for (unsigned int c = 0; c < r->cfg.nconn && !e; c++)
-			e = asx__proto_tcp_open(r->tp, (struct asx__proto_addr){
+			e = exp_proto_tcp_open(r->tp, (struct exp_proto_addr){
 				(uint16_t)(LPORT0 + c), (uint16_t)(RPORT0 + c) }, 1, r->gen.iss);
 		if (e)
 			return e;
@@ -569,7 +578,7 @@ static int build(struct run *r)
 		if (e)
 			return e;
 	}
-	e = asx__proto_module_new(&r->app, NULL, "app", NULL, &app_rd, r, no_dtor);
+	e = exp_proto_module_new(&r->app, NULL, "app", NULL, &app_rd, r, no_dtor);
 	if (!e)
 		e = push(r, r->app);
 	return e;
@@ -577,11 +586,11 @@ static int build(struct run *r)
 
 static uint64_t proto_drops(struct asx_module *m)
 {
-	struct asx__proto_stats st;
+	struct exp_proto_stats st;
 
-	if (!m || asx__proto_stats(m, &st))
+	if (!m || exp_proto_stats(m, &st))
 		return 0;
-	return asx__proto_drops(&st);
+	return exp_proto_drops(&st);
 }
 
 static void run_fini(struct run *r)
@@ -603,26 +612,26 @@ static void run_fini(struct run *r)
 		sem_fini(&r->credits);
 	if (r->asc)
 		asx_asc_destroy(r->asc);
-	asx__proto_gen_fini(&r->gen);
+	exp_proto_gen_fini(&r->gen);
 	free(r->next_k);
 	free(r->seen);
 	pthread_cond_destroy(&r->cond);
 	pthread_mutex_destroy(&r->lock);
 }
 
-int asx__proto_arch_run(const struct asx__proto_arch_cfg *cfg,
-			struct asx__proto_arch_result *res)
+int exp_arch_run(const struct exp_arch_cfg *cfg,
+		 struct exp_arch_result *res)
 {
 	struct run *r;
 	struct worker *w = NULL;
 	struct rusage s0, s1, m0, m1;
-	struct asx__lockstat ls;
+	struct asx_lockstat ls;
 	uint64_t t0, t1, u0 = 0, deadline;
 	unsigned int nw = 0, ncpu;
 	int e = 0;
 
-	if (!cfg || !res || cfg->arch > ASX__ARCH_MP ||
-	    (cfg->proto != ASX__PROTO_IP_TCP && cfg->proto != ASX__PROTO_IP_UDP))
+	if (!cfg || !res || cfg->arch > EXP_ARCH_MP ||
+	    (cfg->proto != EXP_PROTO_IP_TCP && cfg->proto != EXP_PROTO_IP_UDP))
 		return -EINVAL;
 	memset(res, 0, sizeof(*res));
 	r = calloc(1, sizeof(*r));
@@ -650,18 +659,18 @@ int asx__proto_arch_run(const struct asx__proto_arch_cfg *cfg,
 	if (!r->per)
 		r->per = 1;
 	r->total = r->per * r->cfg.nconn;
-	ncpu = asx__proto_arch_ncpu();
+	ncpu = exp_arch_ncpu();
 	r->cpus = r->cfg.pes < ncpu ? r->cfg.pes : ncpu;
 	pick_cpus(r, r->cpus);
 
-	r->gen = (struct asx__proto_gen){
+	r->gen = (struct exp_proto_gen){
 		.proto = r->cfg.proto, .ip = IP_US, .peer_ip = IP_PEER, .lport0 = LPORT0,
 		.rport0 = RPORT0, .nconn = r->cfg.nconn, .payload = r->cfg.payload,
 		.iss = 0xffff0000u,	/* sequence numbers wrap around */
 	};
 	memcpy(r->gen.mac, MAC_US, 6);
 	memcpy(r->gen.peer_mac, MAC_PEER, 6);
-	e = asx__proto_gen_init(&r->gen);
+	e = exp_proto_gen_init(&r->gen);
 	if (e)
 		goto out;
 	r->next_k = calloc(r->cfg.nconn, sizeof(*r->next_k));
@@ -679,11 +688,11 @@ int asx__proto_arch_run(const struct asx__proto_arch_cfg *cfg,
 		if (e)
 			goto out;
 	}
-	r->credits_on = r->cfg.arch != ASX__ARCH_CP;
+	r->credits_on = r->cfg.arch != EXP_ARCH_CP;
 	if (r->credits_on)
 		sem_init(&r->credits, r->cfg.asc, r->cfg.window);
 	switch (r->cfg.arch) {
-	case ASX__ARCH_LP:
+	case EXP_ARCH_LP:
 		r->nstages = 3 + (r->cfg.xdr ? 1 : 0);
 		r->stages = calloc(r->nstages, sizeof(*r->stages));
 		if (!r->stages) {
@@ -709,10 +718,10 @@ int asx__proto_arch_run(const struct asx__proto_arch_cfg *cfg,
 		}
 		nw = 1 + r->nstages;
 		break;
-	case ASX__ARCH_CP:
+	case EXP_ARCH_CP:
 		nw = r->nthreads = r->cfg.pes < r->cfg.nconn ? r->cfg.pes : r->cfg.nconn;
 		break;
-	case ASX__ARCH_MP:
+	case EXP_ARCH_MP:
 		nw = r->cfg.pes;
 		break;
 	}
@@ -725,12 +734,12 @@ int asx__proto_arch_run(const struct asx__proto_arch_cfg *cfg,
 		goto out;
 	}
 
-	asx__lockstat_reset();
-	asx__lockstat_enable(true);
+	asx_lockstat_reset();
+	asx_lockstat_enable(true);
 	getrusage(RUSAGE_SELF, &s0);
 	getrusage(RUSAGE_THREAD, &m0);
 	if (r->asc)
-		u0 = asx__asc_switches(r->asc);
+		u0 = asx_asc_switches(r->asc);
 	t0 = asx_now_ns();
 	for (unsigned int i = 0; i < nw; i++) {
 		w[i].run = r;
@@ -775,9 +784,9 @@ int asx__proto_arch_run(const struct asx__proto_arch_cfg *cfg,
 	getrusage(RUSAGE_SELF, &s1);
 	getrusage(RUSAGE_THREAD, &m1);
 	if (r->asc)
-		res->uswitch = asx__asc_switches(r->asc) - u0;
-	asx__lockstat_enable(false);
-	asx__lockstat_read(&ls);
+		res->uswitch = asx_asc_switches(r->asc) - u0;
+	asx_lockstat_enable(false);
+	asx_lockstat_read(&ls);
 
 	res->threads = nw;
 	res->cpus = r->cpus;

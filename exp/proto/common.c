@@ -9,14 +9,13 @@
 
 #include <asx/modules.h>
 
-#include "core/compiler.h"
 #include "proto/proto.h"
 
 /* ---------------------------------------------------------------- the constructor */
 
-int asx__proto_module_new(struct asx_module **out, const char *stock, const char *name,
-			  const struct asx_task_ops *wr, const struct asx_task_ops *rd,
-			  void *arg, void (*dtor)(void *arg))
+int exp_proto_module_new(struct asx_module **out, const char *stock, const char *name,
+			 const struct asx_task_ops *wr, const struct asx_task_ops *rd,
+			 void *arg, void (*dtor)(void *arg))
 {
 	struct asx_module *mod = NULL;
 	int r;
@@ -46,39 +45,39 @@ int asx__proto_module_new(struct asx_module **out, const char *stock, const char
 	return 0;
 }
 
-int asx__proto_open(struct asx_task *t, int argc, char **argv)
+int exp_proto_open(struct asx_task *t, int argc, char **argv)
 {
-	struct asx__proto_common *c = asx__proto_of(t);
+	struct exp_proto_common *c = exp_proto_of(t);
 
 	(void)argc;
 	(void)argv;
 	return c->svc_threads > 0 ? asx_task_activate(t, c->svc_threads) : 0;
 }
 
-void *asx__proto_arg(struct asx_module *mod, enum asx__proto_kind kind)
+void *exp_proto_arg(struct asx_module *mod, enum exp_proto_kind kind)
 {
-	struct asx__proto_common *c = mod ? asx_module_arg(mod) : NULL;
+	struct exp_proto_common *c = mod ? asx_module_arg(mod) : NULL;
 
-	return c && c->magic == ASX__PROTO_MAGIC && c->kind == kind ? c : NULL;
+	return c && c->magic == EXP_PROTO_MAGIC && c->kind == kind ? c : NULL;
 }
 
 /* ---------------------------------------------------------------- statistics */
 
-int asx__proto_stats(struct asx_module *mod, struct asx__proto_stats *out)
+int exp_proto_stats(struct asx_module *mod, struct exp_proto_stats *out)
 {
-	struct asx__proto_common *c = mod ? asx_module_arg(mod) : NULL;
+	struct exp_proto_common *c = mod ? asx_module_arg(mod) : NULL;
 	const uint64_t *src;
 	uint64_t *dst = (uint64_t *)out;
 
-	if (!c || c->magic != ASX__PROTO_MAGIC || !out)
+	if (!c || c->magic != EXP_PROTO_MAGIC || !out)
 		return -EINVAL;
 	src = (const uint64_t *)&c->st;
 	for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
-		dst[i] = ASX_LOAD_RLX(&src[i]);
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 	return 0;
 }
 
-uint64_t asx__proto_drops(const struct asx__proto_stats *s)
+uint64_t exp_proto_drops(const struct exp_proto_stats *s)
 {
 	return s->short_drop + s->bad_version + s->bad_len + s->bad_cksum + s->not_mine +
 	       s->no_conn + s->nomem + s->dup + s->ooo_drop + s->out_of_window;
@@ -108,18 +107,18 @@ static uint32_t rd32(const unsigned char *p)
 	return (uint32_t)rd16(p) << 16 | rd16(p + 2);
 }
 
-void asx__proto_put_addr(void *p, struct asx__proto_addr a)
+void exp_proto_put_addr(void *p, struct exp_proto_addr a)
 {
 	be16(p, a.lport);
 	be16((unsigned char *)p + 2, a.rport);
 }
 
-struct asx__proto_addr asx__proto_get_addr(const void *p)
+struct exp_proto_addr exp_proto_get_addr(const void *p)
 {
-	return (struct asx__proto_addr){ rd16(p), rd16((const unsigned char *)p + 2) };
+	return (struct exp_proto_addr){ rd16(p), rd16((const unsigned char *)p + 2) };
 }
 
-void asx__proto_eth_put(void *p, const uint8_t dst[6], const uint8_t src[6], uint16_t type)
+void exp_proto_eth_put(void *p, const uint8_t dst[6], const uint8_t src[6], uint16_t type)
 {
 	unsigned char *b = p;
 
@@ -128,7 +127,7 @@ void asx__proto_eth_put(void *p, const uint8_t dst[6], const uint8_t src[6], uin
 	be16(b + 12, type);
 }
 
-void asx__proto_ip_put(void *p, const struct asx__proto_ip *h)
+void exp_proto_ip_put(void *p, const struct exp_proto_ip *h)
 {
 	unsigned char *b = p;
 	uint16_t ck;
@@ -143,22 +142,22 @@ void asx__proto_ip_put(void *p, const struct asx__proto_ip *h)
 	be16(b + 10, 0);
 	be32(b + 12, h->src);
 	be32(b + 16, h->dst);
-	ck = asx_inet_cksum(b, ASX__PROTO_IP_HLEN);
+	ck = asx_inet_cksum(b, EXP_PROTO_IP_HLEN);
 	memcpy(b + 10, &ck, 2);
 }
 
-int asx__proto_ip_parse(const void *p, size_t avail, struct asx__proto_ip *h)
+int exp_proto_ip_parse(const void *p, size_t avail, struct exp_proto_ip *h)
 {
 	const unsigned char *b = p;
 
-	if (avail < ASX__PROTO_IP_HLEN)
+	if (avail < EXP_PROTO_IP_HLEN)
 		return -EMSGSIZE;
 	if (b[0] != 0x45 || (rd16(b + 6) & 0x3fff))	/* no options, no fragments */
 		return -EPROTO;
 	h->len = rd16(b + 2);
-	if (h->len < ASX__PROTO_IP_HLEN || h->len > avail)
+	if (h->len < EXP_PROTO_IP_HLEN || h->len > avail)
 		return -EMSGSIZE;
-	if (asx_inet_cksum(b, ASX__PROTO_IP_HLEN) != 0)
+	if (asx_inet_cksum(b, EXP_PROTO_IP_HLEN) != 0)
 		return -EBADMSG;
 	h->tos = b[1];
 	h->id = rd16(b + 4);
@@ -169,7 +168,7 @@ int asx__proto_ip_parse(const void *p, size_t avail, struct asx__proto_ip *h)
 	return 0;
 }
 
-void asx__proto_udp_put(void *p, uint16_t sport, uint16_t dport, uint16_t len)
+void exp_proto_udp_put(void *p, uint16_t sport, uint16_t dport, uint16_t len)
 {
 	unsigned char *b = p;
 
@@ -179,7 +178,7 @@ void asx__proto_udp_put(void *p, uint16_t sport, uint16_t dport, uint16_t len)
 	be16(b + 6, 0);
 }
 
-void asx__proto_tcp_put(void *p, const struct asx__proto_tcp *h)
+void exp_proto_tcp_put(void *p, const struct exp_proto_tcp *h)
 {
 	unsigned char *b = p;
 
@@ -194,7 +193,7 @@ void asx__proto_tcp_put(void *p, const struct asx__proto_tcp *h)
 	be16(b + 18, 0);
 }
 
-void asx__proto_tcp_parse(const void *p, struct asx__proto_tcp *h)
+void exp_proto_tcp_parse(const void *p, struct exp_proto_tcp *h)
 {
 	const unsigned char *b = p;
 
@@ -208,16 +207,16 @@ void asx__proto_tcp_parse(const void *p, struct asx__proto_tcp *h)
 
 /* ---------------------------------------------------------------- messages */
 
-int asx__proto_push_hdr(struct asx_msg **mp, const void *hdr, size_t len)
+int exp_proto_push_hdr(struct asx_msg **mp, const void *hdr, size_t len)
 {
 	struct asx_msg *m = *mp, *h;
 
 	if (asx_msg_headroom(m) >= len && !asx_msg_shared(m))
 		return asx_msg_prepend(m, hdr, len);
-	h = asx_msg_alloc(len + ASX__PROTO_HEADROOM, m->type);
+	h = asx_msg_alloc(len + EXP_PROTO_HEADROOM, m->type);
 	if (!h)
 		return -ENOMEM;
-	asx_msg_reserve(h, ASX__PROTO_HEADROOM);
+	asx_msg_reserve(h, EXP_PROTO_HEADROOM);
 	asx_msg_append(h, hdr, len);
 	h->band = m->band;
 	h->cont = m;
@@ -225,14 +224,14 @@ int asx__proto_push_hdr(struct asx_msg **mp, const void *hdr, size_t len)
 	return 0;
 }
 
-unsigned char *asx__proto_pull(struct asx_msg *m, size_t len)
+unsigned char *exp_proto_pull(struct asx_msg *m, size_t len)
 {
 	if (asx_msg_block_len(m) < len && asx_msg_pullup(m, len))
 		return NULL;
 	return m->rd;
 }
 
-void asx__proto_trim(struct asx_msg *m, size_t len)
+void exp_proto_trim(struct asx_msg *m, size_t len)
 {
 	for (; m; m = m->cont) {
 		size_t bl = asx_msg_block_len(m);
@@ -247,7 +246,7 @@ void asx__proto_trim(struct asx_msg *m, size_t len)
 	}
 }
 
-void asx__proto_pop_hdr(struct asx_msg **mp, struct asx_msg *orig, size_t len)
+void exp_proto_pop_hdr(struct asx_msg **mp, struct asx_msg *orig, size_t len)
 {
 	struct asx_msg *h = *mp;
 
@@ -260,42 +259,42 @@ void asx__proto_pop_hdr(struct asx_msg **mp, struct asx_msg *orig, size_t len)
 	*mp = orig;
 }
 
-int asx__proto_send(struct asx_task *t, struct asx__proto_common *c, struct asx_msg *m,
-		     const void *hdr, size_t hlen, size_t len, const struct timespec *dl)
+int exp_proto_send(struct asx_task *t, struct exp_proto_common *c, struct asx_msg *m,
+		   const void *hdr, size_t hlen, size_t len, const struct timespec *dl)
 {
 	struct asx_msg *orig = m;
-	int r = asx__proto_push_hdr(&m, hdr, hlen);
+	int r = exp_proto_push_hdr(&m, hdr, hlen);
 
 	if (r)
 		return r;
 	r = asx_task_put_next(t, m, dl);
 	if (r) {
-		asx__proto_pop_hdr(&m, orig, hlen);
+		exp_proto_pop_hdr(&m, orig, hlen);
 		return r;
 	}
-	ASX__PROTO_COUNT(c, down, 1);
-	ASX__PROTO_COUNT(c, down_bytes, len);
+	EXP_PROTO_COUNT(c, down, 1);
+	EXP_PROTO_COUNT(c, down_bytes, len);
 	return 0;
 }
 
-int asx__proto_replace_hdr(struct asx_msg **mp, size_t hlen, const void *nh, size_t nlen)
+int exp_proto_replace_hdr(struct asx_msg **mp, size_t hlen, const void *nh, size_t nlen)
 {
 	struct asx_msg *m = *mp;
 	int r;
 
 	m->rd += hlen;
-	r = asx__proto_push_hdr(mp, nh, nlen);
+	r = exp_proto_push_hdr(mp, nh, nlen);
 	if (r)
 		m->rd -= hlen;
 	return r;
 }
 
-void asx__proto_restore_hdr(struct asx_msg **mp, struct asx_msg *orig, size_t hlen,
-			    const void *saved, size_t nlen)
+void exp_proto_restore_hdr(struct asx_msg **mp, struct asx_msg *orig, size_t hlen,
+			   const void *saved, size_t nlen)
 {
 	bool inplace = *mp == orig;
 
-	asx__proto_pop_hdr(mp, orig, nlen);
+	exp_proto_pop_hdr(mp, orig, nlen);
 	orig->rd -= hlen;
 	if (inplace)		/* the new bytes overwrote part of the old */
 		memcpy(orig->rd, saved, hlen);

@@ -17,14 +17,13 @@
 #include <asx/modules.h>
 #include <asx/sync.h>
 
-#include "core/compiler.h"
 #include "proto/proto.h"
 
 #define RETRY_NS (20 * 1000 * 1000ULL)	/* producer's put deadline, then re-check stop */
 
 struct nic {
-	struct asx__proto_common c;
-	struct asx__proto_nic_cfg cfg;
+	struct exp_proto_common c;
+	struct exp_proto_nic_cfg cfg;
 	struct asx_module *mod;
 	struct asx_mutex lock;		/* running, finished */
 	struct asx_cond done;
@@ -40,7 +39,7 @@ struct nic {
 
 static int nic_wr_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
 {
-	struct nic *n = (struct nic *)asx__proto_of(t);
+	struct nic *n = (struct nic *)exp_proto_of(t);
 	size_t len = asx_msg_length(m);
 	int r;
 
@@ -50,15 +49,15 @@ static int nic_wr_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 		asx_msg_free_chain(m);
 		return 0;
 	}
-	if (n->cfg.mode == ASX__PROTO_NIC_LOOP) {
+	if (n->cfg.mode == EXP_PROTO_NIC_LOOP) {
 		r = asx_task_reply(t, m, dl);
 		if (r)
 			return r;
 	} else {
 		asx_msg_free_chain(m);
 	}
-	ASX__PROTO_COUNT(&n->c, tx_frames, 1);
-	ASX__PROTO_COUNT(&n->c, tx_bytes, len);
+	EXP_PROTO_COUNT(&n->c, tx_frames, 1);
+	EXP_PROTO_COUNT(&n->c, tx_bytes, len);
 	return 0;
 }
 
@@ -73,23 +72,23 @@ static void *producer(void *arg)
 		size_t len;
 		int r;
 
-		if (ASX_LOAD_ACQ(&n->stop))
+		if (__atomic_load_n(&n->stop, __ATOMIC_ACQUIRE))
 			break;
 		if (n->cfg.gen(n->cfg.gen_arg, i, &m))
 			break;
 		len = asx_msg_length(m);
 		do {
 			r = asx_task_put_next(rd, m, asx_deadline(&ts, RETRY_NS));
-		} while (r == -ETIMEDOUT && !ASX_LOAD_ACQ(&n->stop));
+		} while (r == -ETIMEDOUT && !__atomic_load_n(&n->stop, __ATOMIC_ACQUIRE));
 		if (r) {
 			asx_msg_free_chain(m);
-			ASX__PROTO_COUNT(&n->c, rx_fail, 1);
+			EXP_PROTO_COUNT(&n->c, rx_fail, 1);
 			if (r != -ETIMEDOUT && r != -ENOMEM)
 				break;	/* -ESHUTDOWN, -EPIPE: the stream is going */
 			continue;
 		}
-		ASX__PROTO_COUNT(&n->c, rx_frames, 1);
-		ASX__PROTO_COUNT(&n->c, rx_bytes, len);
+		EXP_PROTO_COUNT(&n->c, rx_frames, 1);
+		EXP_PROTO_COUNT(&n->c, rx_bytes, len);
 		__atomic_fetch_add(&n->delivered, 1, __ATOMIC_RELAXED);
 	}
 	asx_mutex_lock(&n->lock);
@@ -99,9 +98,9 @@ static void *producer(void *arg)
 	return NULL;
 }
 
-int asx__proto_nic_start(struct asx_module *mod, uint64_t count)
+int exp_proto_nic_start(struct asx_module *mod, uint64_t count)
 {
-	struct nic *n = asx__proto_arg(mod, ASX__PROTO_NIC);
+	struct nic *n = exp_proto_arg(mod, EXP_PROTO_NIC);
 	int r;
 
 	if (!n)
@@ -113,7 +112,7 @@ int asx__proto_nic_start(struct asx_module *mod, uint64_t count)
 	}
 	n->count = count;
 	n->finished = false;
-	ASX_STORE_REL(&n->stop, 0);
+	__atomic_store_n(&n->stop, 0, __ATOMIC_RELEASE);
 	r = -pthread_create(&n->th, NULL, producer, n);
 	n->running = r == 0;
 	asx_mutex_unlock(&n->lock);
@@ -124,26 +123,26 @@ static uint64_t nic_stop(struct nic *n)
 {
 	bool join;
 
-	ASX_STORE_REL(&n->stop, 1);
+	__atomic_store_n(&n->stop, 1, __ATOMIC_RELEASE);
 	asx_mutex_lock(&n->lock);
 	join = n->running;
 	n->running = false;
 	asx_mutex_unlock(&n->lock);
 	if (join)
 		pthread_join(n->th, NULL);
-	return ASX_LOAD_RLX(&n->delivered);
+	return __atomic_load_n(&n->delivered, __ATOMIC_RELAXED);
 }
 
-uint64_t asx__proto_nic_stop(struct asx_module *mod)
+uint64_t exp_proto_nic_stop(struct asx_module *mod)
 {
-	struct nic *n = asx__proto_arg(mod, ASX__PROTO_NIC);
+	struct nic *n = exp_proto_arg(mod, EXP_PROTO_NIC);
 
 	return n ? nic_stop(n) : 0;
 }
 
-int asx__proto_nic_wait(struct asx_module *mod, const struct timespec *deadline)
+int exp_proto_nic_wait(struct asx_module *mod, const struct timespec *deadline)
 {
-	struct nic *n = asx__proto_arg(mod, ASX__PROTO_NIC);
+	struct nic *n = exp_proto_arg(mod, EXP_PROTO_NIC);
 	int r = 0;
 
 	if (!n)
@@ -179,23 +178,23 @@ static int no_frames(void *arg, uint64_t i, struct asx_msg **mp)
 
 static const struct asx_task_ops nic_wr = { .put = nic_wr_put };
 
-int asx__proto_nic_create(struct asx_module **out, const char *name,
-			  const struct asx__proto_nic_cfg *cfg)
+int exp_proto_nic_create(struct asx_module **out, const char *name,
+			 const struct exp_proto_nic_cfg *cfg)
 {
 	struct nic *n = calloc(1, sizeof(*n));
 	int r;
 
 	if (!n)
 		return -ENOMEM;
-	n->c.magic = ASX__PROTO_MAGIC;
-	n->c.kind = ASX__PROTO_NIC;
+	n->c.magic = EXP_PROTO_MAGIC;
+	n->c.kind = EXP_PROTO_NIC;
 	if (cfg)
 		n->cfg = *cfg;
 	if (!n->cfg.gen)
 		n->cfg.gen = no_frames;
 	asx_mutex_init(&n->lock);
 	asx_cond_init(&n->done);
-	r = asx__proto_module_new(out, NULL, name, &nic_wr, NULL, n, nic_free);
+	r = exp_proto_module_new(out, NULL, name, &nic_wr, NULL, n, nic_free);
 	if (r) {
 		asx_cond_destroy(&n->done);
 		asx_mutex_destroy(&n->lock);
@@ -226,7 +225,7 @@ static unsigned char pattern(uint32_t conn, uint32_t k, size_t j)
 	return (unsigned char)(conn * 31u + k * 7u + j * 13u + (j >> 8));
 }
 
-void asx__proto_gen_fill(void *buf, size_t len, uint32_t conn, uint32_t k)
+void exp_proto_gen_fill(void *buf, size_t len, uint32_t conn, uint32_t k)
 {
 	unsigned char *b = buf;
 
@@ -236,7 +235,7 @@ void asx__proto_gen_fill(void *buf, size_t len, uint32_t conn, uint32_t k)
 		b[j] = pattern(conn, k, j);
 }
 
-bool asx__proto_gen_check(const void *buf, size_t len, uint32_t *conn, uint32_t *k)
+bool exp_proto_gen_check(const void *buf, size_t len, uint32_t *conn, uint32_t *k)
 {
 	const unsigned char *b = buf;
 
@@ -250,15 +249,15 @@ bool asx__proto_gen_check(const void *buf, size_t len, uint32_t *conn, uint32_t 
 	return true;
 }
 
-int asx__proto_gen_init(struct asx__proto_gen *g)
+int exp_proto_gen_init(struct exp_proto_gen *g)
 {
 	if (!g->nconn || g->payload < 8 || g->payload > 60000 ||
-	    (g->proto != ASX__PROTO_IP_TCP && g->proto != ASX__PROTO_IP_UDP))
+	    (g->proto != EXP_PROTO_IP_TCP && g->proto != EXP_PROTO_IP_UDP))
 		return -EINVAL;
 	g->seq = calloc(g->nconn, sizeof(*g->seq));
 	g->k = calloc(g->nconn, sizeof(*g->k));
 	if (!g->seq || !g->k) {
-		asx__proto_gen_fini(g);
+		exp_proto_gen_fini(g);
 		return -ENOMEM;
 	}
 	for (unsigned int c = 0; c < g->nconn; c++)
@@ -266,7 +265,7 @@ int asx__proto_gen_init(struct asx__proto_gen *g)
 	return 0;
 }
 
-void asx__proto_gen_fini(struct asx__proto_gen *g)
+void exp_proto_gen_fini(struct exp_proto_gen *g)
 {
 	free(g->seq);
 	free(g->k);
@@ -274,14 +273,14 @@ void asx__proto_gen_fini(struct asx__proto_gen *g)
 	g->k = NULL;
 }
 
-int asx__proto_gen_frame_ck(const struct asx__proto_gen *g, unsigned int c, uint64_t k,
-			    struct asx_msg **mp)
+int exp_proto_gen_frame_ck(const struct exp_proto_gen *g, unsigned int c, uint64_t k,
+			   struct asx_msg **mp)
 {
-	size_t th = g->proto == ASX__PROTO_IP_TCP ? ASX__PROTO_TCP_HLEN : ASX__PROTO_UDP_HLEN;
-	size_t len = ASX__PROTO_ETH_HLEN + ASX__PROTO_IP_HLEN + th + g->payload;
-	struct asx__proto_ip ih = {
+	size_t th = g->proto == EXP_PROTO_IP_TCP ? EXP_PROTO_TCP_HLEN : EXP_PROTO_UDP_HLEN;
+	size_t len = EXP_PROTO_ETH_HLEN + EXP_PROTO_IP_HLEN + th + g->payload;
+	struct exp_proto_ip ih = {
 		.ttl = 64, .proto = g->proto, .id = (uint16_t)(k * g->nconn + c),
-		.len = (uint16_t)(ASX__PROTO_IP_HLEN + th + g->payload),
+		.len = (uint16_t)(EXP_PROTO_IP_HLEN + th + g->payload),
 		.src = g->peer_ip, .dst = g->ip,
 	};
 	uint16_t sport = (uint16_t)(g->rport0 + c), dport = (uint16_t)(g->lport0 + c), ck;
@@ -294,22 +293,22 @@ int asx__proto_gen_frame_ck(const struct asx__proto_gen *g, unsigned int c, uint
 	if (!m)
 		return -ENOMEM;
 	b = m->wr;
-	asx__proto_eth_put(b, g->mac, g->peer_mac, ASX__PROTO_ETH_IP);
-	asx__proto_ip_put(b + ASX__PROTO_ETH_HLEN, &ih);
-	tp = b + ASX__PROTO_ETH_HLEN + ASX__PROTO_IP_HLEN;
-	asx__proto_gen_fill(tp + th, g->payload, c, (uint32_t)k);
-	if (g->proto == ASX__PROTO_IP_TCP) {
-		struct asx__proto_tcp h = {
+	exp_proto_eth_put(b, g->mac, g->peer_mac, EXP_PROTO_ETH_IP);
+	exp_proto_ip_put(b + EXP_PROTO_ETH_HLEN, &ih);
+	tp = b + EXP_PROTO_ETH_HLEN + EXP_PROTO_IP_HLEN;
+	exp_proto_gen_fill(tp + th, g->payload, c, (uint32_t)k);
+	if (g->proto == EXP_PROTO_IP_TCP) {
+		struct exp_proto_tcp h = {
 			.sport = sport, .dport = dport,
 			.seq = g->iss + (uint32_t)(k * g->payload), .win = 65535,
-			.flags = ASX__PROTO_TCP_PSH,
+			.flags = EXP_PROTO_TCP_PSH,
 		};
 
-		asx__proto_tcp_put(tp, &h);
+		exp_proto_tcp_put(tp, &h);
 		ck = asx_inet_cksum(tp, th + g->payload);
 		memcpy(tp + 16, &ck, 2);
 	} else {
-		asx__proto_udp_put(tp, sport, dport, (uint16_t)(th + g->payload));
+		exp_proto_udp_put(tp, sport, dport, (uint16_t)(th + g->payload));
 		ck = asx_inet_cksum(tp, th + g->payload);
 		if (ck == 0)
 			ck = 0xffff;
@@ -320,11 +319,11 @@ int asx__proto_gen_frame_ck(const struct asx__proto_gen *g, unsigned int c, uint
 	return 0;
 }
 
-int asx__proto_gen_frame(void *arg, uint64_t i, struct asx_msg **mp)
+int exp_proto_gen_frame(void *arg, uint64_t i, struct asx_msg **mp)
 {
-	struct asx__proto_gen *g = arg;
+	struct exp_proto_gen *g = arg;
 	unsigned int c = (unsigned int)(i % g->nconn);
-	int r = asx__proto_gen_frame_ck(g, c, g->k[c], mp);
+	int r = exp_proto_gen_frame_ck(g, c, g->k[c], mp);
 
 	if (r == 0) {
 		g->k[c]++;
@@ -335,16 +334,16 @@ int asx__proto_gen_frame(void *arg, uint64_t i, struct asx_msg **mp)
 
 /* ---------------------------------------------------------------- the packet filter */
 
-int asx__proto_demux(const struct asx_msg *frame, uint32_t *conn)
+int exp_proto_demux(const struct asx_msg *frame, uint32_t *conn)
 {
-	enum { OFF_IP = ASX__PROTO_ETH_HLEN, OFF_T = OFF_IP + ASX__PROTO_IP_HLEN };
+	enum { OFF_IP = EXP_PROTO_ETH_HLEN, OFF_T = OFF_IP + EXP_PROTO_IP_HLEN };
 	unsigned char b[OFF_T + 4];
 
 	if (asx_msg_read(frame, 0, b, sizeof(b)) != sizeof(b))
 		return -EPROTO;
-	if (b[12] != ASX__PROTO_ETH_IP >> 8 || b[13] != (ASX__PROTO_ETH_IP & 0xff) ||
+	if (b[12] != EXP_PROTO_ETH_IP >> 8 || b[13] != (EXP_PROTO_ETH_IP & 0xff) ||
 	    b[OFF_IP] != 0x45 ||
-	    (b[OFF_IP + 9] != ASX__PROTO_IP_TCP && b[OFF_IP + 9] != ASX__PROTO_IP_UDP))
+	    (b[OFF_IP + 9] != EXP_PROTO_IP_TCP && b[OFF_IP + 9] != EXP_PROTO_IP_UDP))
 		return -EPROTO;
 	/* the receiver's view: (destination port, source port) */
 	*conn = (uint32_t)(b[OFF_T + 2] << 8 | b[OFF_T + 3]) << 16 |
@@ -352,16 +351,16 @@ int asx__proto_demux(const struct asx_msg *frame, uint32_t *conn)
 	return 0;
 }
 
-int asx__proto_demux_key(const struct asx_msg *m, void *key, void *arg)
+int exp_proto_demux_key(const struct asx_msg *m, void *key, void *arg)
 {
 	uint32_t conn;
 	int r;
 
 	(void)arg;
-	r = asx__proto_demux(m, &conn);
+	r = exp_proto_demux(m, &conn);
 	if (r)
 		return r;
-	asx__proto_put_addr(key, (struct asx__proto_addr){ (uint16_t)(conn >> 16),
+	exp_proto_put_addr(key, (struct exp_proto_addr){ (uint16_t)(conn >> 16),
 							   (uint16_t)conn });
 	return 0;
 }

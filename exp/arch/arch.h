@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * proto/arch.h - the threading architectures of the paper's study
- * (001, sections 3-5) over the proto Modules (internal to libasx; the
- * tests and asx-bench link the static library).
+ * arch/arch.h - the threading architectures of the paper's study
+ * (001, sections 3-5) over the proto Modules (exp/, outside libasx:
+ * public API only; asx-bench and exp/tests link build/exp/libasx-exp.a).
  *
  * The receive path of one host: frames made by the simulated NIC (the
  * built-in generator: real Ethernet/IP/TCP-or-UDP headers, checksums,
@@ -24,7 +24,7 @@
  *   CP  Connectional Parallelism (message-based): min(pes, nconn)
  *       threads, connection c escorted by thread c % threads from the
  *       driver (frame made, demultiplexed eagerly with the packet
- *       filter asx__proto_demux) through every layer's put to the app.
+ *       filter exp_proto_demux) through every layer's put to the app.
  *   MP  Message Parallelism (message-based): pes threads at the driver,
  *       each taking the next frame of the whole stream (any connection)
  *       and escorting it up.  TCP-lite keeps per-connection order with
@@ -42,8 +42,8 @@
  * block the VP, and a put chain holds an RCU read section on the pthread
  * it started on; hence LP's own layer threads and queues.
  */
-#ifndef ASX_PROTO_ARCH_H
-#define ASX_PROTO_ARCH_H
+#ifndef EXP_ARCH_ARCH_H
+#define EXP_ARCH_ARCH_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -51,12 +51,12 @@
 
 #include <asx/map.h>
 
-enum asx__proto_arch { ASX__ARCH_LP, ASX__ARCH_CP, ASX__ARCH_MP };
+enum exp_arch { EXP_ARCH_LP, EXP_ARCH_CP, EXP_ARCH_MP };
 
-struct asx__proto_arch_cfg {
-	enum asx__proto_arch arch;
+struct exp_arch_cfg {
+	enum exp_arch arch;
 	bool asc;			/* ASC user threads, else pthreads */
-	uint8_t proto;			/* ASX__PROTO_IP_TCP or _UDP */
+	uint8_t proto;			/* EXP_PROTO_IP_TCP or _UDP */
 	bool xdr;			/* the presentation layer (asx_mod_xdr) */
 	unsigned int pes;		/* processing elements (0: 1): CPUs or VPs
 					 * min(pes, ncpu); CP, MP threads */
@@ -71,7 +71,7 @@ struct asx__proto_arch_cfg {
 	uint64_t timeout_ns;		/* give up after (0: 120 s): -ETIMEDOUT */
 };
 
-struct asx__proto_arch_result {
+struct exp_arch_result {
 	unsigned int threads, cpus;	/* workers; CPUs or VPs */
 	uint64_t msgs, bytes;		/* payload delivered to the app */
 	uint64_t ns;			/* wall time of the run */
@@ -88,16 +88,16 @@ struct asx__proto_arch_result {
 	uint64_t bad, dups, out_of_order, missing;
 };
 
-const char *asx__proto_arch_name(enum asx__proto_arch a);
+const char *exp_arch_name(enum exp_arch a);
 /* CPUs this process may run on (its affinity mask). */
-unsigned int asx__proto_arch_ncpu(void);
+unsigned int exp_arch_ncpu(void);
 /*
  * Build the stack, run @cfg->count messages through it, measure, tear it
  * down.  0 and *@res (then, with verify, bad, dups, out_of_order and
  * missing say what went wrong, if anything), -EINVAL, -ENOMEM,
  * -ETIMEDOUT (res filled with what was done).
  */
-int asx__proto_arch_run(const struct asx__proto_arch_cfg *cfg,
-			struct asx__proto_arch_result *res);
+int exp_arch_run(const struct exp_arch_cfg *cfg,
+		 struct exp_arch_result *res);
 
-#endif /* ASX_PROTO_ARCH_H */
+#endif /* EXP_ARCH_ARCH_H */

@@ -15,12 +15,12 @@
  * next sequence number and piggybacks the acknowledgement.  Coming up:
  * checksum, then under the TCB's lock: acknowledgement processing, the
  * receive window, in-order delivery with a reorder buffer of
- * cfg.reorder segments (default ASX__PROTO_TCP_REORDER; or drop-and-count), and a pure ACK
+ * cfg.reorder segments (default EXP_PROTO_TCP_REORDER; or drop-and-count), and a pure ACK
  * every ack_every in-order segments, sent back down after the lock is
  * dropped.  Delivery up happens under the TCB's lock, so segments of one
  * connection reach the head in order whatever the threads.
  *
- * Not in TCP-lite: handshake (asx__proto_tcp_open creates an established
+ * Not in TCP-lite: handshake (exp_proto_tcp_open creates an established
  * connection), retransmission (the simulated network does not lose),
  * congestion control.  The sender records the peer's window and counts
  * segments sent beyond it (wnd_over) but does not hold them back.
@@ -33,7 +33,6 @@
 #include <asx/sync.h>
 
 #include "proto/proto.h"
-#include "sync/lockstat.h"
 
 struct held {
 	uint32_t seq, len;
@@ -41,7 +40,7 @@ struct held {
 };
 
 struct tcb {
-	struct asx__proto_addr a;
+	struct exp_proto_addr a;
 	uint32_t refs;			/* atomic: the map's + users' */
 	struct tcb *next;		/* tcp->conns, under tcp->conn_lock */
 	struct asx_mutex lock;
@@ -53,16 +52,16 @@ struct tcb {
 };
 
 struct tcp {
-	struct asx__proto_common c;
-	struct asx__proto_tcp_cfg cfg;
+	struct exp_proto_common c;
+	struct exp_proto_tcp_cfg cfg;
 	struct asx_map *map;
 	struct asx_mutex conn_lock;	/* conns */
 	struct tcb *conns;
 };
 
-static void key_of(unsigned char key[4], struct asx__proto_addr a)
+static void key_of(unsigned char key[4], struct exp_proto_addr a)
 {
-	asx__proto_put_addr(key, a);
+	exp_proto_put_addr(key, a);
 }
 
 static int tcb_ref(void *value, void *arg)
@@ -74,7 +73,7 @@ static int tcb_ref(void *value, void *arg)
 	return 0;
 }
 
-static struct tcb *tcb_get(struct tcp *tcp, struct asx__proto_addr a)
+static struct tcb *tcb_get(struct tcp *tcp, struct exp_proto_addr a)
 {
 	unsigned char key[4];
 	struct tcb *tcb = NULL;
@@ -99,12 +98,12 @@ static void tcb_put(struct tcb *tcb)
 static inline uint64_t tcb_lock(struct tcb *tcb)
 {
 	asx_mutex_lock(&tcb->lock);
-	return asx__lockstat_begin();
+	return asx_lockstat_begin();
 }
 
 static inline void tcb_unlock(struct tcb *tcb, uint64_t t0)
 {
-	asx__lockstat_add(ASX__LOCKSTAT_HOLD, t0);
+	asx_lockstat_end(ASX_LOCKSTAT_HOLD, t0);
 	asx_mutex_unlock(&tcb->lock);
 }
 
@@ -127,10 +126,10 @@ static void seal(struct asx_msg *m)
 
 static int tcp_wr_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
 {
-	struct tcp *tcp = (struct tcp *)asx__proto_of(t);
-	unsigned char hdr[ASX__PROTO_TCP_HLEN];
-	struct asx__proto_tcp h = { 0 };
-	struct asx__proto_addr a;
+	struct tcp *tcp = (struct tcp *)exp_proto_of(t);
+	unsigned char hdr[EXP_PROTO_TCP_HLEN];
+	struct exp_proto_tcp h = { 0 };
+	struct exp_proto_addr a;
 	struct asx_msg *orig = m;
 	const unsigned char *p;
 	struct tcb *tcb;
@@ -143,18 +142,18 @@ static int tcp_wr_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 	if (m->type != ASX_MSG_DATA)
 		return asx_task_put_next(t, m, dl);
 	len = asx_msg_length(m);
-	if (len < ASX__PROTO_ADDR_LEN)
-		return ASX__PROTO_COUNT(&tcp->c, short_drop, 1), -EINVAL;
-	if (len - ASX__PROTO_ADDR_LEN > 65535 - ASX__PROTO_TCP_HLEN - ASX__PROTO_IP_HLEN)
+	if (len < EXP_PROTO_ADDR_LEN)
+		return EXP_PROTO_COUNT(&tcp->c, short_drop, 1), -EINVAL;
+	if (len - EXP_PROTO_ADDR_LEN > 65535 - EXP_PROTO_TCP_HLEN - EXP_PROTO_IP_HLEN)
 		return -EMSGSIZE;
-	plen = (uint32_t)(len - ASX__PROTO_ADDR_LEN);
-	p = asx__proto_pull(m, ASX__PROTO_ADDR_LEN);
+	plen = (uint32_t)(len - EXP_PROTO_ADDR_LEN);
+	p = exp_proto_pull(m, EXP_PROTO_ADDR_LEN);
 	if (!p)
 		return -ENOMEM;
-	a = asx__proto_get_addr(p);
+	a = exp_proto_get_addr(p);
 	tcb = tcb_get(tcp, a);
 	if (!tcb) {
-		ASX__PROTO_COUNT(&tcp->c, no_conn, 1);
+		EXP_PROTO_COUNT(&tcp->c, no_conn, 1);
 		return -ENOTCONN;
 	}
 
@@ -164,33 +163,33 @@ static int tcp_wr_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 	h.ack = tcb->rcv_nxt;
 	h.win = rcv_win(tcp, tcb);
 	if (tcb->snd_nxt - tcb->snd_una > tcb->snd_wnd)
-		ASX__PROTO_COUNT(&tcp->c, wnd_over, 1);
+		EXP_PROTO_COUNT(&tcp->c, wnd_over, 1);
 	tcb->since_ack = 0;		/* this segment carries the ACK */
 	tcb_unlock(tcb, held);
 
 	h.sport = a.lport;
 	h.dport = a.rport;
-	h.flags = ASX__PROTO_TCP_ACK | ASX__PROTO_TCP_PSH;
-	asx__proto_tcp_put(hdr, &h);
-	m->rd += ASX__PROTO_ADDR_LEN;
-	r = asx__proto_push_hdr(&m, hdr, sizeof(hdr));
+	h.flags = EXP_PROTO_TCP_ACK | EXP_PROTO_TCP_PSH;
+	exp_proto_tcp_put(hdr, &h);
+	m->rd += EXP_PROTO_ADDR_LEN;
+	r = exp_proto_push_hdr(&m, hdr, sizeof(hdr));
 	if (r) {
-		m->rd -= ASX__PROTO_ADDR_LEN;
+		m->rd -= EXP_PROTO_ADDR_LEN;
 		goto unsend;
 	}
 	seal(m);
 	inplace = m == orig;
 	r = asx_task_put_next(t, m, dl);
 	if (r) {
-		asx__proto_pop_hdr(&m, orig, sizeof(hdr));
-		m->rd -= ASX__PROTO_ADDR_LEN;
+		exp_proto_pop_hdr(&m, orig, sizeof(hdr));
+		m->rd -= EXP_PROTO_ADDR_LEN;
 		if (inplace)
-			asx__proto_put_addr(m->rd, a);
+			exp_proto_put_addr(m->rd, a);
 		goto unsend;
 	}
 	tcb_put(tcb);
-	ASX__PROTO_COUNT(&tcp->c, down, 1);
-	ASX__PROTO_COUNT(&tcp->c, down_bytes, plen);
+	EXP_PROTO_COUNT(&tcp->c, down, 1);
+	EXP_PROTO_COUNT(&tcp->c, down_bytes, plen);
 	return 0;
 
 unsend:
@@ -209,19 +208,19 @@ unsend:
 /* Turn the segment's header into the receiver's address and pass it up. */
 static int deliver(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
 {
-	unsigned char hdr[ASX__PROTO_TCP_HLEN], addr[ASX__PROTO_ADDR_LEN];
+	unsigned char hdr[EXP_PROTO_TCP_HLEN], addr[EXP_PROTO_ADDR_LEN];
 	struct asx_msg *orig = m;
 	int r;
 
 	memcpy(hdr, m->rd, sizeof(hdr));
-	asx__proto_put_addr(addr, (struct asx__proto_addr){
+	exp_proto_put_addr(addr, (struct exp_proto_addr){
 		(uint16_t)(hdr[2] << 8 | hdr[3]), (uint16_t)(hdr[0] << 8 | hdr[1]) });
-	r = asx__proto_replace_hdr(&m, sizeof(hdr), addr, sizeof(addr));
+	r = exp_proto_replace_hdr(&m, sizeof(hdr), addr, sizeof(addr));
 	if (r)
 		return r;
 	r = asx_task_put_next(t, m, dl);
 	if (r)
-		asx__proto_restore_hdr(&m, orig, sizeof(hdr), hdr, sizeof(addr));
+		exp_proto_restore_hdr(&m, orig, sizeof(hdr), hdr, sizeof(addr));
 	return r;
 }
 
@@ -231,37 +230,37 @@ static int deliver(struct asx_task *t, struct asx_msg *m, const struct timespec 
  * waiting for the read side to drain), and ACKs are cumulative, so a
  * skipped one is covered by the next.
  */
-static void send_ack(struct asx_task *t, struct tcp *tcp, struct asx__proto_addr a,
+static void send_ack(struct asx_task *t, struct tcp *tcp, struct exp_proto_addr a,
 		     uint32_t seq, uint32_t ack, uint16_t win)
 {
-	struct asx__proto_tcp h = {
+	struct exp_proto_tcp h = {
 		.sport = a.lport, .dport = a.rport, .seq = seq, .ack = ack, .win = win,
-		.flags = ASX__PROTO_TCP_ACK,
+		.flags = EXP_PROTO_TCP_ACK,
 	};
-	struct asx_msg *m = asx_msg_alloc(ASX__PROTO_HEADROOM + ASX__PROTO_TCP_HLEN,
+	struct asx_msg *m = asx_msg_alloc(EXP_PROTO_HEADROOM + EXP_PROTO_TCP_HLEN,
 					  ASX_MSG_DATA);
 
 	if (!m) {
-		ASX__PROTO_COUNT(&tcp->c, nomem, 1);
+		EXP_PROTO_COUNT(&tcp->c, nomem, 1);
 		return;
 	}
-	asx_msg_reserve(m, ASX__PROTO_HEADROOM);
-	asx__proto_tcp_put(m->wr, &h);
-	asx_msg_commit(m, ASX__PROTO_TCP_HLEN);
+	asx_msg_reserve(m, EXP_PROTO_HEADROOM);
+	exp_proto_tcp_put(m->wr, &h);
+	asx_msg_commit(m, EXP_PROTO_TCP_HLEN);
 	seal(m);
 	if (asx_task_reply(t, m, ASX_DEADLINE_NOW)) {
 		asx_msg_free(m);
-		ASX__PROTO_COUNT(&tcp->c, acks_skipped, 1);
+		EXP_PROTO_COUNT(&tcp->c, acks_skipped, 1);
 		return;
 	}
-	ASX__PROTO_COUNT(&tcp->c, acks_sent, 1);
+	EXP_PROTO_COUNT(&tcp->c, acks_sent, 1);
 }
 
 static int tcp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
 {
-	struct tcp *tcp = (struct tcp *)asx__proto_of(t);
-	struct asx__proto_tcp h;
-	struct asx__proto_addr a;
+	struct tcp *tcp = (struct tcp *)exp_proto_of(t);
+	struct exp_proto_tcp h;
+	struct exp_proto_addr a;
 	uint32_t plen, off, ack = 0, snd = 0;
 	uint16_t win = 0;
 	const unsigned char *p;
@@ -275,26 +274,26 @@ static int tcp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 	if (m->type != ASX_MSG_DATA)
 		return asx_task_put_next(t, m, dl);
 	len = asx_msg_length(m);
-	if (len < ASX__PROTO_TCP_HLEN)
-		return ASX__PROTO_DROP(&tcp->c, short_drop, m);
+	if (len < EXP_PROTO_TCP_HLEN)
+		return EXP_PROTO_DROP(&tcp->c, short_drop, m);
 	if (len > 65535)
-		return ASX__PROTO_DROP(&tcp->c, bad_len, m);
-	p = asx__proto_pull(m, ASX__PROTO_TCP_HLEN);
+		return EXP_PROTO_DROP(&tcp->c, bad_len, m);
+	p = exp_proto_pull(m, EXP_PROTO_TCP_HLEN);
 	if (!p)
-		return ASX__PROTO_DROP(&tcp->c, nomem, m);
+		return EXP_PROTO_DROP(&tcp->c, nomem, m);
 	if (p[12] >> 4 != 5)
-		return ASX__PROTO_DROP(&tcp->c, bad_len, m);
+		return EXP_PROTO_DROP(&tcp->c, bad_len, m);
 	if (asx_msg_cksum(m) != 0)
-		return ASX__PROTO_DROP(&tcp->c, bad_cksum, m);
-	asx__proto_tcp_parse(p, &h);
-	plen = (uint32_t)(len - ASX__PROTO_TCP_HLEN);
-	a = (struct asx__proto_addr){ h.dport, h.sport };
+		return EXP_PROTO_DROP(&tcp->c, bad_cksum, m);
+	exp_proto_tcp_parse(p, &h);
+	plen = (uint32_t)(len - EXP_PROTO_TCP_HLEN);
+	a = (struct exp_proto_addr){ h.dport, h.sport };
 	tcb = tcb_get(tcp, a);
 	if (!tcb)
-		return ASX__PROTO_DROP(&tcp->c, no_conn, m);
+		return EXP_PROTO_DROP(&tcp->c, no_conn, m);
 
 	held = tcb_lock(tcb);
-	if (h.flags & ASX__PROTO_TCP_ACK) {
+	if (h.flags & EXP_PROTO_TCP_ACK) {
 		uint32_t acked = h.ack - tcb->snd_una;
 
 		if (acked && acked <= tcb->snd_nxt - tcb->snd_una)
@@ -306,32 +305,32 @@ static int tcp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 		tcb_unlock(tcb, held);
 		tcb_put(tcb);
 		asx_msg_free_chain(m);
-		ASX__PROTO_COUNT(&tcp->c, acks_rcvd, 1);
+		EXP_PROTO_COUNT(&tcp->c, acks_rcvd, 1);
 		return 0;
 	}
 	off = h.seq - tcb->rcv_nxt;
 	if ((int32_t)(h.seq + plen - tcb->rcv_nxt) <= 0 || (int32_t)off < 0) {
-		ASX__PROTO_COUNT(&tcp->c, dup, 1);
+		EXP_PROTO_COUNT(&tcp->c, dup, 1);
 		goto drop;
 	}
 	if (off + plen > tcp->cfg.rcv_wnd) {
-		ASX__PROTO_COUNT(&tcp->c, out_of_window, 1);
+		EXP_PROTO_COUNT(&tcp->c, out_of_window, 1);
 		goto drop;
 	}
 	if (off) {			/* ahead of a gap: hold it, or drop it */
 		if (tcp->cfg.no_reorder || tcb->nheld == tcp->cfg.reorder) {
-			ASX__PROTO_COUNT(&tcp->c, ooo_drop, 1);
+			EXP_PROTO_COUNT(&tcp->c, ooo_drop, 1);
 			goto drop;
 		}
 		for (unsigned int i = 0; i < tcb->nheld; i++) {
 			if (tcb->hold[i].seq == h.seq) {
-				ASX__PROTO_COUNT(&tcp->c, dup, 1);
+				EXP_PROTO_COUNT(&tcp->c, dup, 1);
 				goto drop;
 			}
 		}
 		tcb->hold[tcb->nheld++] = (struct held){ h.seq, plen, m };
 		tcb->held_bytes += plen;
-		ASX__PROTO_COUNT(&tcp->c, ooo_held, 1);
+		EXP_PROTO_COUNT(&tcp->c, ooo_held, 1);
 		goto out;
 	}
 
@@ -339,7 +338,7 @@ static int tcp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 	if (r)
 		goto out;		/* still the caller's, nothing changed */
 	tcb->rcv_nxt += plen;
-	ASX__PROTO_COUNT(&tcp->c, up_bytes, plen);
+	EXP_PROTO_COUNT(&tcp->c, up_bytes, plen);
 	n = 1;
 	/* the reorder buffer: deliver what now follows, drop what is now old */
 	for (unsigned int i = 0; i < tcb->nheld;) {
@@ -353,18 +352,18 @@ static int tcp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 			break;		/* stays held; the next in-order segment retries */
 		if (hd.seq == tcb->rcv_nxt) {
 			tcb->rcv_nxt += hd.len;
-			ASX__PROTO_COUNT(&tcp->c, up_bytes, hd.len);
+			EXP_PROTO_COUNT(&tcp->c, up_bytes, hd.len);
 			n++;
 		} else {
 			asx_msg_free_chain(hd.m);
-			ASX__PROTO_COUNT(&tcp->c, dup, 1);
+			EXP_PROTO_COUNT(&tcp->c, dup, 1);
 		}
 		tcb->held_bytes -= hd.len;
 		tcb->hold[i] = tcb->hold[--tcb->nheld];
 		i = 0;			/* the moved one may be next */
 	}
 	tcb->delivered += n;
-	ASX__PROTO_COUNT(&tcp->c, up, n);
+	EXP_PROTO_COUNT(&tcp->c, up, n);
 	tcb->since_ack += n;
 	if (tcp->cfg.ack_every && tcb->since_ack >= tcp->cfg.ack_every) {
 		tcb->since_ack = 0;
@@ -387,15 +386,15 @@ out:
 
 /* ---------------------------------------------------------------- connections */
 
-int asx__proto_tcp_open(struct asx_module *mod, struct asx__proto_addr a, uint32_t iss,
-			uint32_t irs)
+int exp_proto_tcp_open(struct asx_module *mod, struct exp_proto_addr a, uint32_t iss,
+		       uint32_t irs)
 {
 	struct tcp *tcp;
 	unsigned char key[4];
 	struct tcb *tcb;
 	int r;
 
-	tcp = asx__proto_arg(mod, ASX__PROTO_TCP);
+	tcp = exp_proto_arg(mod, EXP_PROTO_TCP);
 	if (!tcp)
 		return -EINVAL;
 	tcb = calloc(1, sizeof(*tcb) + tcp->cfg.reorder * sizeof(tcb->hold[0]));
@@ -422,14 +421,14 @@ int asx__proto_tcp_open(struct asx_module *mod, struct asx__proto_addr a, uint32
 	return r;
 }
 
-int asx__proto_tcp_close(struct asx_module *mod, struct asx__proto_addr a)
+int exp_proto_tcp_close(struct asx_module *mod, struct exp_proto_addr a)
 {
 	struct tcp *tcp;
 	unsigned char key[4];
 	void *v;
 	int r;
 
-	tcp = asx__proto_arg(mod, ASX__PROTO_TCP);
+	tcp = exp_proto_arg(mod, EXP_PROTO_TCP);
 	if (!tcp)
 		return -EINVAL;
 	key_of(key, a);
@@ -451,20 +450,20 @@ int asx__proto_tcp_close(struct asx_module *mod, struct asx__proto_addr a)
 	return 0;
 }
 
-int asx__proto_tcp_info(struct asx_module *mod, struct asx__proto_addr a,
-			struct asx__proto_tcb_info *info)
+int exp_proto_tcp_info(struct asx_module *mod, struct exp_proto_addr a,
+		       struct exp_proto_tcb_info *info)
 {
 	struct tcp *tcp;
 	struct tcb *tcb;
 
-	tcp = asx__proto_arg(mod, ASX__PROTO_TCP);
+	tcp = exp_proto_arg(mod, EXP_PROTO_TCP);
 	if (!tcp || !info)
 		return -EINVAL;
 	tcb = tcb_get(tcp, a);
 	if (!tcb)
 		return -ENOENT;
 	asx_mutex_lock(&tcb->lock);
-	*info = (struct asx__proto_tcb_info){
+	*info = (struct exp_proto_tcb_info){
 		.snd_nxt = tcb->snd_nxt, .snd_una = tcb->snd_una, .snd_wnd = tcb->snd_wnd,
 		.rcv_nxt = tcb->rcv_nxt, .held = tcb->nheld, .delivered = tcb->delivered,
 	};
@@ -473,8 +472,8 @@ int asx__proto_tcp_info(struct asx_module *mod, struct asx__proto_addr a,
 	return 0;
 }
 
-static const struct asx_task_ops tcp_wr = { .open = asx__proto_open, .put = tcp_wr_put };
-static const struct asx_task_ops tcp_rd = { .open = asx__proto_open, .put = tcp_rd_put };
+static const struct asx_task_ops tcp_wr = { .open = exp_proto_open, .put = tcp_wr_put };
+static const struct asx_task_ops tcp_rd = { .open = exp_proto_open, .put = tcp_rd_put };
 
 static void tcp_free(void *arg)
 {
@@ -494,8 +493,8 @@ static void tcp_free(void *arg)
 	free(tcp);
 }
 
-int asx__proto_tcp_create(struct asx_module **out, const char *name,
-			  const struct asx__proto_tcp_cfg *cfg)
+int exp_proto_tcp_create(struct asx_module **out, const char *name,
+			 const struct exp_proto_tcp_cfg *cfg)
 {
 	struct tcp *tcp;
 	int r;
@@ -505,25 +504,25 @@ int asx__proto_tcp_create(struct asx_module **out, const char *name,
 	tcp = calloc(1, sizeof(*tcp));
 	if (!tcp)
 		return -ENOMEM;
-	tcp->c.magic = ASX__PROTO_MAGIC;
-	tcp->c.kind = ASX__PROTO_TCP;
+	tcp->c.magic = EXP_PROTO_MAGIC;
+	tcp->c.kind = EXP_PROTO_TCP;
 	tcp->c.svc_threads = cfg->svc_threads;
 	tcp->cfg = *cfg;
 	if (!tcp->cfg.rcv_wnd)
 		tcp->cfg.rcv_wnd = 65535;
 	if (!tcp->cfg.reorder)
-		tcp->cfg.reorder = ASX__PROTO_TCP_REORDER;
-	if (tcp->cfg.reorder > ASX__PROTO_TCP_REORDER_MAX) {
+		tcp->cfg.reorder = EXP_PROTO_TCP_REORDER;
+	if (tcp->cfg.reorder > EXP_PROTO_TCP_REORDER_MAX) {
 		free(tcp);
 		return -EINVAL;
 	}
 	asx_mutex_init(&tcp->conn_lock);
-	r = asx_map_create(&tcp->map, cfg->lock, ASX__PROTO_ADDR_LEN);
+	r = asx_map_create(&tcp->map, cfg->lock, EXP_PROTO_ADDR_LEN);
 	if (r) {
 		free(tcp);
 		return r;
 	}
-	r = asx__proto_module_new(out, NULL, name, &tcp_wr, &tcp_rd, tcp, tcp_free);
+	r = exp_proto_module_new(out, NULL, name, &tcp_wr, &tcp_rd, tcp, tcp_free);
 	if (r)
 		tcp_free(tcp);
 	return r;
