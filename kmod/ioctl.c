@@ -9,6 +9,7 @@
 
 #include "driver.h"
 #include "main.h"
+#include "registry.h"
 #include "sa.h"
 #include "uarg.h"
 
@@ -21,7 +22,7 @@
 #include <linux/uaccess.h>
 
 #define ASX_FEATURES	(ASX_FEAT_STREAMS | ASX_FEAT_PIPE | ASX_FEAT_MUX | ASX_FEAT_STR | \
-			 ASX_FEAT_PROCFS | ASX_FEAT_SA_BUILT | ASX_FEAT_XSI)
+			 ASX_FEAT_PROCFS | ASX_FEAT_SA_BUILT | ASX_FEAT_XSI | ASX_FEAT_AUTOPUSH)
 #define ASX_STR_TIMEOUT	(15 * HZ)
 
 static_assert(sizeof(struct asx_version) == ASX_VERSION_SIZE_VER1);
@@ -36,6 +37,7 @@ static_assert(sizeof(struct asx_qstats) == ASX_QSTATS_SIZE_VER0);
 static_assert(sizeof(struct asx_strioctl) == ASX_STRIOCTL_SIZE_VER0);
 static_assert(sizeof(struct asx_link) == ASX_LINK_SIZE_VER0);
 static_assert(sizeof(struct asx_pipe) == ASX_PIPE_SIZE_VER0);
+static_assert(sizeof(struct asx_autopush) == ASX_AUTOPUSH_SIZE_VER0);
 
 /*
  * The size encoded in an ioctl command is the size of the struct when the
@@ -110,7 +112,67 @@ static long ioc_setdrv(struct asx_stream *st, void __user *uarg)
 	drv = asx_find_driver(mn.name);
 	if (!drv)
 		return -ENOENT;
-	return asx_drv_set(st, drv);
+	/* what the loop driver's autopush pushed gives way to @drv's list */
+	ret = asx_stream_unautopush(st);
+	if (!ret)
+		ret = asx_drv_set(st, drv);
+	return ret ? ret : asx_stream_autopush(st, drv->name);
+}
+
+static long ioc_autopush(void __user *uarg)
+{
+	struct asx_autopush *ap;
+	u32 i;
+	int ret;
+
+	ap = kzalloc(sizeof(*ap), GFP_KERNEL);
+	if (!ap)
+		return -ENOMEM;
+	ret = ASX_COPY_IN(*ap, uarg, ASX_AUTOPUSH_SIZE_VER0);
+	if (ret)
+		goto out;
+	ret = -EINVAL;
+	if (ap->reserved || !memchr(ap->driver, 0, sizeof(ap->driver)))
+		goto out;
+	ret = -ENOENT;	/* the drivers SETDRV chooses, and pipe ends */
+	if (!asx_find_driver(ap->driver) && strcmp(ap->driver, asx_drv_pipe.name))
+		goto out;
+	switch (ap->cmd) {
+	case ASX_AP_SET:
+		ret = -EINVAL;
+		if (!ap->count || ap->count > ASX_AUTOPUSH_MAX)
+			goto out;
+		for (i = 0; i < ap->count; i++)
+			if (!memchr(ap->modules[i], 0, ASX_NAME_MAX) || !ap->modules[i][0])
+				goto out;
+		fallthrough;
+	case ASX_AP_CLEAR:
+		ret = -EPERM;
+		if (!capable(CAP_SYS_ADMIN))
+			goto out;
+		if (ap->cmd == ASX_AP_CLEAR && (ap->count || NONZERO(ap->modules))) {
+			ret = -EINVAL;
+			goto out;
+		}
+		ret = asx_autopush_set(ap->driver, ap->cmd == ASX_AP_SET ? ap->count : 0,
+				       &ap->modules[0][0]);
+		break;
+	case ASX_AP_GET:
+		ret = -EINVAL;
+		if (ap->count || NONZERO(ap->modules))
+			goto out;
+		ret = asx_autopush_get(ap->driver, &ap->count, &ap->modules[0][0]);
+		if (!ret && !ap->count)
+			ret = -ENOENT;
+		if (!ret)
+			ret = ASX_COPY_OUT(uarg, *ap);
+		break;
+	default:
+		ret = -EINVAL;
+	}
+out:
+	kfree(ap);
+	return ret;
 }
 
 static long ioc_list(struct asx_stream *st, void __user *uarg)
@@ -730,7 +792,13 @@ static long ioc_pipe(struct asx_stream *st, void __user *uarg)
 	if (ret)
 		goto err_fput;
 
-	ret = asx_pipe_connect(st, peer);
+	ret = asx_stream_unautopush(st);
+	if (!ret)
+		ret = asx_pipe_connect(st, peer);
+	if (!ret)
+		ret = asx_stream_autopush(st, asx_drv_pipe.name);
+	if (!ret)
+		ret = asx_stream_autopush(peer, asx_drv_pipe.name);
 	if (ret)
 		goto err_fput;
 	fd_install(fd, file);
@@ -777,7 +845,7 @@ static long ioc_refused(struct asx_stream *st, unsigned int base)
 	case ASX_IOC_BASE(ASX_IOC_PIPE):
 	case ASX_IOC_BASE(ASX_IOC_SETDRV):
 		break;
-	default:	/* VERSION, GETWM, QSTATS, SA_CREATE; unknown ones: ENOTTY */
+	default:	/* VERSION, GETWM, QSTATS, AUTOPUSH, SA_CREATE; unknown ones: ENOTTY */
 		return 0;
 	}
 	if (asx_stream_linked(st))
@@ -847,6 +915,8 @@ long asx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return ioc_pipe(st, uarg);
 	case ASX_IOC_BASE(ASX_IOC_SETDRV):
 		return ioc_setdrv(st, uarg);
+	case ASX_IOC_BASE(ASX_IOC_AUTOPUSH):
+		return ioc_autopush(uarg);
 	case ASX_IOC_BASE(ASX_IOC_SA_CREATE):
 		return asx_sa_create(uarg);
 	default:

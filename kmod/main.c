@@ -22,9 +22,16 @@ static int asx_open(struct inode *inode, struct file *file)
 {
 	struct asx_stream *st;
 
+	int ret;
+
 	st = asx_stream_new(&asx_drv_loop);
 	if (!st)
 		return -ENOMEM;
+	ret = asx_stream_autopush(st, asx_drv_loop.name);
+	if (ret) {
+		asx_stream_destroy(st);
+		return ret;
+	}
 	file->private_data = st;
 	return nonseekable_open(inode, file);
 }

@@ -90,12 +90,104 @@ void asx_put_module(struct asx_modinfo *mi)
 		module_put(mi->owner);
 }
 
+/*
+ * Autopush: per driver name, the modules a Stream gets pushed when it gets
+ * that driver.  A few drivers, a few modules each: a small table under its
+ * own lock; asx_ap_used lets an open skip it when nothing is set.
+ */
+struct asx_ap_entry {
+	char drv[ASX_NAME_MAX];
+	u32 count;		/* 0: a free slot */
+	char mods[ASX_AUTOPUSH_MAX][ASX_NAME_MAX];
+};
+
+static struct asx_ap_entry asx_ap[ASX_AUTOPUSH_DRIVERS];
+static DEFINE_MUTEX(asx_ap_lock);
+static int asx_ap_used;
+
+static struct asx_ap_entry *ap_find(const char *drv)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&asx_ap_lock);
+	for (i = 0; i < ARRAY_SIZE(asx_ap); i++)
+		if (asx_ap[i].count && !strcmp(asx_ap[i].drv, drv))
+			return &asx_ap[i];
+	return NULL;
+}
+
+int asx_autopush_set(const char *drv, u32 count, const char *mods)
+{
+	struct asx_ap_entry *e;
+	struct asx_modinfo *mi;
+	unsigned int i;
+	int ret = 0;
+
+	if (count > ASX_AUTOPUSH_MAX)
+		return -EINVAL;
+	for (i = 0; i < count; i++) {
+		mi = asx_find_module(mods + i * ASX_NAME_MAX);
+		if (!mi)
+			return -ENOENT;
+		asx_put_module(mi);
+	}
+	mutex_lock(&asx_ap_lock);
+	e = ap_find(drv);
+	for (i = 0; !e && count && i < ARRAY_SIZE(asx_ap); i++)
+		if (!asx_ap[i].count)
+			e = &asx_ap[i];
+	if (!e) {
+		ret = count ? -ENOSPC : -ENOENT;
+		goto out;
+	}
+	if (!count && e->count)
+		WRITE_ONCE(asx_ap_used, asx_ap_used - 1);
+	else if (count && !e->count)
+		WRITE_ONCE(asx_ap_used, asx_ap_used + 1);
+	strscpy(e->drv, drv, sizeof(e->drv));
+	for (i = 0; i < count; i++)
+		strscpy(e->mods[i], mods + i * ASX_NAME_MAX, ASX_NAME_MAX);
+	e->count = count;
+out:
+	mutex_unlock(&asx_ap_lock);
+	return ret;
+}
+
+/* @drv's list into @mods (ASX_AUTOPUSH_MAX entries); *@count 0 when none. */
+int asx_autopush_get(const char *drv, u32 *count, char *mods)
+{
+	struct asx_ap_entry *e;
+
+	*count = 0;
+	if (!READ_ONCE(asx_ap_used))
+		return 0;
+	mutex_lock(&asx_ap_lock);
+	e = ap_find(drv);
+	if (e) {
+		memcpy(mods, e->mods, sizeof(e->mods));
+		*count = e->count;
+	}
+	mutex_unlock(&asx_ap_lock);
+	return 0;
+}
+
 void asx_registry_show(struct seq_file *m)
 {
 	struct asx_modinfo *mi;
+	unsigned int i, k;
 
 	mutex_lock(&asx_registry_lock);
 	list_for_each_entry(mi, &asx_modules, list)
 		seq_printf(m, "module %s %s\n", mi->name, module_name(mi->owner));
 	mutex_unlock(&asx_registry_lock);
+	mutex_lock(&asx_ap_lock);
+	for (i = 0; i < ARRAY_SIZE(asx_ap); i++) {
+		if (!asx_ap[i].count)
+			continue;
+		seq_printf(m, "autopush %s", asx_ap[i].drv);
+		for (k = 0; k < asx_ap[i].count; k++)
+			seq_printf(m, " %s", asx_ap[i].mods[k]);
+		seq_putc(m, '\n');
+	}
+	mutex_unlock(&asx_ap_lock);
 }

@@ -16,4 +16,11 @@ struct asx_modinfo *asx_find_module(const char *name);
 void asx_put_module(struct asx_modinfo *mi);
 void asx_registry_show(struct seq_file *m);
 
+/*
+ * Autopush lists by driver name (count 0: none); see struct asx_autopush.
+ * @mods: @count (up to ASX_AUTOPUSH_MAX) names of ASX_NAME_MAX bytes each.
+ */
+int asx_autopush_set(const char *drv, u32 count, const char *mods);
+int asx_autopush_get(const char *drv, u32 *count, char *mods);
+
 #endif /* _ASX_REGISTRY_H */

@@ -403,6 +403,7 @@ int asx_stream_push(struct asx_stream *st, const char *name)
 	rcu_assign_pointer(st->hwq.next, &m->wq);
 	list_add(&m->node, &st->mods);
 	st->depth++;
+	st->ap_depth = 0;
 	mutex_unlock(&st->cfg);
 	return 0;
 
@@ -410,6 +411,49 @@ err_unlock:
 	mutex_unlock(&st->cfg);
 err_free_minst:
 	minst_free(m);
+	return ret;
+}
+
+/*
+ * Pushes @drv's autopush list (ASX_IOC_AUTOPUSH) on @st, first to last; if
+ * one fails, pops those it pushed and returns the error.  The Stream then
+ * counts them as autopushed until a PUSH or POP of its user.
+ */
+int asx_stream_autopush(struct asx_stream *st, const char *drv)
+{
+	char mods[ASX_AUTOPUSH_MAX * ASX_NAME_MAX];	/* 256 bytes */
+	u32 count, i;
+	int ret;
+
+	ret = asx_autopush_get(drv, &count, mods);
+	for (i = 0; !ret && i < count; i++)
+		ret = asx_stream_push(st, mods + i * ASX_NAME_MAX);
+	if (ret) {
+		while (i-- > 1)
+			asx_stream_pop(st, "");
+	} else if (count) {
+		mutex_lock(&st->cfg);
+		st->ap_depth = count;
+		mutex_unlock(&st->cfg);
+	}
+	return ret;
+}
+
+/*
+ * Pops what autopush pushed, if that is all @st holds (its user pushed and
+ * popped nothing since), so that SETDRV and PIPE find the fresh Stream they
+ * need and push the new driver's list instead.
+ */
+int asx_stream_unautopush(struct asx_stream *st)
+{
+	u32 n;
+	int ret = 0;
+
+	mutex_lock(&st->cfg);
+	n = st->ap_depth == st->depth ? st->ap_depth : 0;
+	mutex_unlock(&st->cfg);
+	while (n-- && !ret)
+		ret = asx_stream_pop(st, "");
 	return ret;
 }
 
@@ -460,6 +504,7 @@ int asx_stream_pop(struct asx_stream *st, const char *name)
 		goto out_unlock;
 	}
 	m = found;
+	st->ap_depth = 0;
 	unlink_minst(st, m);
 	synchronize_rcu();
 	cancel_work_sync(&m->wq.srv_work);

@@ -96,6 +96,7 @@ struct asx_stream {
 	const struct asx_driver *drv;
 	struct list_head mods;		/* top first, under cfg */
 	u32 depth;
+	u32 ap_depth;		/* the modules autopush pushed, until a PUSH or POP (cfg) */
 
 	u32 ropt;
 	u32 wopt;
@@ -139,6 +140,8 @@ void asx_stream_set_driver(struct asx_stream *st, const struct asx_driver *drv);
 void asx_stream_destroy(struct asx_stream *st);
 int asx_stream_push(struct asx_stream *st, const char *name);
 int asx_stream_pop(struct asx_stream *st, const char *name);
+int asx_stream_autopush(struct asx_stream *st, const char *drv);
+int asx_stream_unautopush(struct asx_stream *st);
 struct asx_queue *asx_stream_queue(struct asx_stream *st, u32 level, u32 side);
 
 /* The head: the file operations, and its procedures (a mux lower's build on them) */

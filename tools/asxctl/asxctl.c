@@ -5,6 +5,7 @@
  * USAGE: asxctl streams | stats | modules | version
  *        asxctl push [-n MSGS] MODULE...
  *        asxctl pop MODULE...
+ *        asxctl autopush DRIVER [MODULE...] | -d DRIVER
  *
  * streams  every live Stream of /dev/asx with its queues (/proc/asx/streams)
  * stats    live object counts and, per Stream, bytes queued and flow-control
@@ -15,6 +16,8 @@
  *          round the loop, show the Stream's queues, close it
  * pop      open a Stream, push MODULEs, then pop them one by one, listing the
  *          Stream after each pop
+ * autopush show DRIVER's autopush list, set it to MODULEs (first = lowest;
+ *          root), or delete it (-d, root)
  *
  * Documentation/asxctl.rst has examples. Exit status: 0, 1 on an error (a
  * message of push that does not come back within 10 s included), 2 on a
@@ -40,6 +43,7 @@ static void usage(FILE *f)
 	fputs("usage: asxctl streams | stats | modules | version\n"
 	      "       asxctl push [-n MSGS] MODULE...\n"
 	      "       asxctl pop MODULE...\n"
+	      "       asxctl autopush DRIVER [MODULE...] | -d DRIVER\n"
 	      "       asxctl svc [-s SOCKET] [-t SECONDS] list | reload | suspend NAME | resume NAME |\n"
 	      "                  remove NAME\n", f);
 }
@@ -322,6 +326,65 @@ static int pop(int argc, char **argv)
 	return ret;
 }
 
+/* autopush DRIVER: show; DRIVER MODULE...: set; -d DRIVER: delete. */
+static int autopush(int argc, char **argv)
+{
+	struct asx_autopush ap;
+	struct asx_kstream *ks;
+	const char *drv;
+	int i, r, del;
+
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return 0;
+	}
+	del = argc > 1 && !strcmp(argv[1], "-d");
+	if (argc < 2 || (del && argc != 3) || argc - 2 > ASX_AUTOPUSH_MAX) {
+		if (argc - 2 > ASX_AUTOPUSH_MAX)
+			fprintf(stderr, "asxctl autopush: at most %d modules\n", ASX_AUTOPUSH_MAX);
+		usage(stderr);
+		return 2;
+	}
+	drv = argv[del ? 2 : 1];
+	memset(&ap, 0, sizeof(ap));
+	ap.cmd = del ? ASX_AP_CLEAR : argc > 2 ? ASX_AP_SET : ASX_AP_GET;
+	if (strlen(drv) >= sizeof(ap.driver)) {
+		fprintf(stderr, "asxctl autopush: no driver '%s'\n", drv);
+		return 1;
+	}
+	strcpy(ap.driver, drv);
+	for (i = 2; !del && i < argc; i++) {
+		if (strlen(argv[i]) >= ASX_NAME_MAX) {
+			fprintf(stderr, "asxctl autopush: no module '%s'\n", argv[i]);
+			return 1;
+		}
+		strcpy(ap.modules[ap.count++], argv[i]);
+	}
+	ks = open_asx();
+	if (!ks)
+		return 1;
+	r = asx_kstream_autopush(ks, &ap);
+	asx_kstream_close(ks);
+	if (r == -ENOENT && ap.cmd == ASX_AP_GET) {
+		printf("%s: no autopush list\n", drv);
+		return 0;
+	}
+	if (r) {
+		fprintf(stderr, "asxctl autopush %s: %s%s\n", drv, strerror(-r),
+			r == -EPERM ? " (setting or deleting a list needs CAP_SYS_ADMIN)" :
+			r == -ENOENT ? " (no such driver, or a module is not registered: "
+				       "asxctl modules)" : "");
+		return 1;
+	}
+	if (ap.cmd == ASX_AP_GET) {
+		printf("%s:", drv);
+		for (i = 0; i < (int)ap.count; i++)
+			printf(" %s", ap.modules[i]);
+		printf("\n");
+	}
+	return 0;
+}
+
 /* streams, stats, modules and version take no arguments: say so, do not ignore them */
 static int no_args(int argc, char **argv)
 {
@@ -361,9 +424,11 @@ int main(int argc, char **argv)
 		return push(argc - 1, argv + 1);
 	if (!strcmp(cmd, "pop"))
 		return pop(argc - 1, argv + 1);
+	if (!strcmp(cmd, "autopush"))
+		return autopush(argc - 1, argv + 1);
 	if (!strcmp(cmd, "svc"))
 		return asxctl_svc(argc - 1, argv + 1);
 	fprintf(stderr, "asxctl: unknown command '%s' (commands: streams, stats, modules, "
-		"version, push, pop, svc; asxctl --help)\n", cmd);
+		"version, push, pop, autopush, svc; asxctl --help)\n", cmd);
 	return 2;
 }

@@ -144,6 +144,31 @@ expect "pop of an unknown module: exit 1" 1 '' 'no-such-module'
 run pop -h
 expect "pop -h: usage, exit 0 (as push -h)" 0 '^usage: asxctl'
 
+# ---------------------------------------------------------------- autopush
+run autopush null
+expect "autopush null: no list yet" 0 '^null: no autopush list$'
+run autopush null count pass
+expect "autopush null count pass: set" 0
+run autopush null
+expect "autopush null: the list, first to last" 0 '^null: count pass$'
+grep -qx 'autopush null count pass' /proc/asx/modules
+rc=$?
+expect "autopush: /proc/asx/modules lists it" 0
+run autopush null count no-such-module
+expect "autopush of an unknown module: exit 1, says why" 1 '' 'not registered'
+run autopush no-such-driver pass
+expect "autopush of an unknown driver: exit 1" 1 '' 'no-such-driver'
+run autopush -d null
+expect "autopush -d null: deleted" 0
+run autopush null
+expect "autopush -d: the list is gone" 0 '^null: no autopush list$'
+run autopush -d null
+expect "autopush -d of no list: exit 1" 1 '' 'No such file'
+run autopush
+expect "autopush without a driver: usage error" 2 '' 'usage'
+run autopush null a b c d e f g h i
+expect "autopush of 9 modules: usage error, says the limit" 2 '' 'at most 8'
+
 # nothing left behind by any of the above (the kernel frees after a grace period)
 for _ in $(seq 100); do
 	[ "$(objects streams)" -eq "$base" ] && break

@@ -76,6 +76,7 @@ enum asx_feature {
 	ASX_FEAT_SA		= 1 << 5,	/* scheduler activations: ASX_IOC_SA_* */
 	ASX_FEAT_SA_POST	= 1 << 6,	/* ASX_IOC_SA_POST, ASX_SA_USER events (0.3) */
 	ASX_FEAT_XSI		= 1 << 7,	/* the XSI requests ASX_I_* (streamio(7)) */
+	ASX_FEAT_AUTOPUSH	= 1 << 8,	/* ASX_IOC_AUTOPUSH */
 };
 
 /* Limits. */
@@ -447,6 +448,39 @@ struct asx_pipe {
 
 #define ASX_PIPE_SIZE_VER0	16
 
+/* Autopush (ASX_IOC_AUTOPUSH): the modules pushed when a Stream gets a driver */
+#define ASX_AUTOPUSH_MAX	8	/* modules in one driver's list */
+#define ASX_AUTOPUSH_DRIVERS	16	/* drivers with a list */
+#define ASX_AP_SET		1	/* set @driver's list (CAP_SYS_ADMIN) */
+#define ASX_AP_GET		2	/* read it */
+#define ASX_AP_CLEAR		3	/* remove it (CAP_SYS_ADMIN) */
+
+/**
+ * struct asx_autopush - AUTOPUSH argument
+ * @size:     in: sizeof(struct asx_autopush)
+ * @cmd:      in: ASX_AP_SET, ASX_AP_GET or ASX_AP_CLEAR
+ * @driver:   in: the driver's name (loop, null, pipe, mux)
+ * @count:    SET in, GET out: modules in @modules (1..ASX_AUTOPUSH_MAX)
+ * @reserved: in: must be 0
+ * @modules:  SET in, GET out: the names, pushed first to last (the last
+ *            ends up on top), NUL-terminated
+ *
+ * A Stream gets its driver's list pushed when it is opened (loop), given a
+ * driver by SETDRV, or made a pipe end (both ends: pipe).  SET checks that
+ * every module is registered (ENOENT) and replaces the list; GET of a driver
+ * with no list fails with ENOENT.
+ */
+struct asx_autopush {
+	__u32 size;
+	__u32 cmd;
+	char driver[ASX_NAME_MAX];
+	__u32 count;
+	__u32 reserved;
+	char modules[ASX_AUTOPUSH_MAX][ASX_NAME_MAX];
+};
+
+#define ASX_AUTOPUSH_SIZE_VER0	304
+
 /* Scheduler activations: limits, ring sizes in events */
 #define ASX_SA_MAX_GROUPS	256	/* default of sa_max_groups: groups in the system */
 #define ASX_SA_MAX_VPS		1024	/* members of one group */
@@ -632,6 +666,7 @@ struct asx_sa_post {
 #define ASX_IOC_UNLINK		_IOW(ASX_IOC_MAGIC, 0x12, struct asx_link)
 #define ASX_IOC_PIPE		_IOWR(ASX_IOC_MAGIC, 0x13, struct asx_pipe)
 #define ASX_IOC_SETDRV		_IOW(ASX_IOC_MAGIC, 0x14, struct asx_modname)
+#define ASX_IOC_AUTOPUSH	_IOWR(ASX_IOC_MAGIC, 0x15, struct asx_autopush)
 /* Scheduler activations: SA_CREATE on /dev/asx, the others on a group */
 #define ASX_IOC_SA_CREATE	_IOWR(ASX_IOC_MAGIC, 0x20, struct asx_sa_create)
 #define ASX_IOC_SA_JOIN		_IOWR(ASX_IOC_MAGIC, 0x21, struct asx_sa_join)

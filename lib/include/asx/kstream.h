@@ -188,6 +188,13 @@ ASX_API int asx_kstream_str(struct asx_kstream *ks, unsigned int cmd, void *data
  * XSI I_STR returns); else the module's negative errno, -ETIME, -ERANGE, ...
  */
 ASX_API int asx_kstream_strioctl(struct asx_kstream *ks, struct asx_strioctl *si);
+/*
+ * AUTOPUSH through @ks (any Stream): @ap's cmd (ASX_AP_SET, ASX_AP_GET,
+ * ASX_AP_CLEAR), driver, count and modules as in <linux/asx.h>; the size is
+ * filled in.  -EPERM: SET and CLEAR need CAP_SYS_ADMIN; -ENOENT: no such
+ * driver or module, or (GET, CLEAR) no list.
+ */
+ASX_API int asx_kstream_autopush(struct asx_kstream *ks, struct asx_autopush *ap);
 
 /* ---------------------------------------------------------------- mux, pipes */
 

@@ -344,6 +344,14 @@ int asx_kstream_strioctl(struct asx_kstream *ks, struct asx_strioctl *si)
 	return xioctl(ks, ASX_IOC_STR, si);
 }
 
+int asx_kstream_autopush(struct asx_kstream *ks, struct asx_autopush *ap)
+{
+	if (!ap)
+		return -EINVAL;
+	ap->size = sizeof(*ap);
+	return xioctl(ks, ASX_IOC_AUTOPUSH, ap);
+}
+
 int asx_kstream_str(struct asx_kstream *ks, unsigned int cmd, void *data, uint32_t len,
 		    uint32_t maxlen, int timeout_ms)
 {
