@@ -6,6 +6,10 @@
  * (a blocked VP taken over, an unblocked one counted back, the posts that
  * wake a spare or refill the pool).  Without activations (the wrapper
  * path) none of this runs: vp.c's asx__vp_blocked() tells the policy.
+ *
+ * File order of asc/, lowest first: switch < io < preempt < stack < sched <
+ * mode < upcall < vp < sync < sentinel < thread < prio < edf < direct < asc.
+ * A file calls only its own and lower files (tools/lib-layers.sh checks).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -75,25 +79,6 @@ void asx__sa_teardown(struct asx_asc *a)
 }
 
 /* ---------------------------------------------------------------- events */
-
-/*
- * Activations, under @a's lock: @vp runs again.  A spare calls it for
- * @vp's UNBLOCKED; @vp itself at a scheduling point (sa_sync) if that
- * comes first: it runs scheduler code, so it is not blocked, whatever the
- * events not yet read say.  An UNBLOCKED read later finds it running and
- * does nothing; a BLOCKED read later is followed by its own UNBLOCKED.
- */
-__attribute__((noinline)) void asx__sa_unblocked_locked(struct asx_asc *a, struct asx_vp *vp)
-{
-	vp->sa_blocked = false;
-	vp->state = VP_RUNNING;
-	a->nblocked--;
-	/* the woken VP runs its thread to its next scheduling point, then
-	 * gives its place back if the ASC has more running than it wants */
-	if (a->pol->activation(a, VPEV_UNBLOCKED) < 0)
-		__atomic_store_n(&vp->passivate, 1, __ATOMIC_RELAXED);	/* maybe another VP's */
-	ASX_PROBE2(asc_vp_unblocked, a, vp);
-}
 
 /* The calling VP joins its ASC's activation group (Documentation/sa.rst). */
 void asx__sa_join_self(struct asx_asc *a, struct asx_vp *vp)
