@@ -12,7 +12,7 @@
  * an earlier callback of the same batch is never called.
  *
  * File order of reactor/, lowest first: hmap < handler < notify < timer <
- * reactor. A file calls only its own and lower files (tools/lib-layers.sh
+ * reactor.  A file calls only its own and lower files (tools/lib-layers.sh
  * checks).
  */
 #include <errno.h>

@@ -15,7 +15,7 @@
  * if made right after it, so it never hands out an arg in use.
  *
  * File order of reactor/, lowest first: hmap < handler < notify < timer <
- * reactor. A file calls only its own and lower files (tools/lib-layers.sh
+ * reactor.  A file calls only its own and lower files (tools/lib-layers.sh
  * checks).
  */
 #include <errno.h>
