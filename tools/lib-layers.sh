@@ -87,7 +87,6 @@ declare -A order=(
 owed=(
 	"asc/sched.c asx__timer_add: a timed wait and the activation watch arm a timer; the timer heap is in sentinel.c with the thread that fires it, which its first use starts"
 	"asc/sched.c asx__timer_del: a timed wait disarms its timer (as asx__timer_add)"
-	"asc/upcall.c asx__vp_todo_run: a spare parked in the kernel runs what its events owe inside asx__sa_park()'s loop, which vp.c's loop calls"
 )
 declare -A owed_seen
 

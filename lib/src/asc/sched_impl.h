@@ -252,9 +252,13 @@ static inline void sa_sync(struct asx_asc *a, struct asx_vp *vp)
 /* upcall.c */
 void asx__sa_join_self(struct asx_asc *a, struct asx_vp *vp);
 void asx__sa_leave_self(struct asx_asc *a, struct asx_vp *vp);
+/* Parking a VP of an ASC with activations (vp.c's loop drives it). */
+enum { SA_PARK_AGAIN, SA_PARK_RUN, SA_PARK_EXIT, SA_PARK_STOP };
 /* Entered under the lock with nothing to run; returns (unlocked) true to
- * run threads again, false to exit. */
-bool asx__sa_park(struct asx_asc *a, struct asx_vp *vp);
+ * run threads at once, false to park (*@excess: a surplus VP). */
+bool asx__sa_park_begin(struct asx_asc *a, struct asx_vp *vp, bool *excess);
+/* One wait in the kernel and its events; unlocked; what they owe in *@td. */
+int asx__sa_park_batch(struct asx_asc *a, struct asx_vp *vp, bool *excess, struct vp_todo *td);
 /* Opens @a's activation group if @mode and the module allow; 0 or -errno. */
 int asx__sa_setup(struct asx_asc *a, int mode, const struct asx_asc_opts *attr);
 void asx__sa_teardown(struct asx_asc *a);

@@ -55,6 +55,29 @@ static void vp_idle(struct asx_asc *a, struct asx_vp *vp)
 }
 
 /*
+ * With activations, entered under the lock with nothing to run: park in
+ * the kernel as a spare (upcall.c) and run what each batch of events
+ * owes.  Returns (unlocked) true to run threads again, false to exit.
+ */
+static bool vp_park(struct asx_asc *a, struct asx_vp *vp)
+{
+	bool excess;
+	int r;
+
+	if (asx__sa_park_begin(a, vp, &excess))
+		return true;
+	do {
+		struct vp_todo td = { 0 };
+
+		r = asx__sa_park_batch(a, vp, &excess, &td);
+		asx__vp_todo_run(a, &td);
+	} while (r == SA_PARK_AGAIN);
+	if (r == SA_PARK_STOP)
+		asx_sa_post(a->sa, SA_STOP);
+	return r == SA_PARK_RUN;
+}
+
+/*
  * Wait until @t's context is saved.  Only a VP's own loop waits for as
  * long as it takes: it holds no thread whose switch-out another VP may be
  * waiting for.  A thread switching out must not wait there (two VPs, each
@@ -89,7 +112,7 @@ static void *vp_main(void *arg)
 		spin_lock(&a->lock);
 		if (vp->state != VP_SPARE)
 			spin_unlock(&a->lock);
-		else if (!asx__sa_park(a, vp))
+		else if (!vp_park(a, vp))
 			goto out;
 	}
 	for (;;) {
@@ -162,7 +185,7 @@ static void *vp_main(void *arg)
 		}
 		if (a->sa) {
 			/* activations: park in the kernel as a spare */
-			if (!asx__sa_park(a, vp))
+			if (!vp_park(a, vp))
 				break;
 			continue;
 		}
