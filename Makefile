@@ -20,6 +20,7 @@
 #   make fuzz         libFuzzer targets (clang) in build/fuzz/; fuzz-replay: corpus replayers
 #   make install      PREFIX=/usr/local DESTDIR= LIBDIR= INCLUDEDIR= BINDIR=
 #   make style        checkpatch.pl on kmod/ and uapi/, asx.ko's one-way includes,
+#                     libasx's one-way includes and calls (tools/lib-layers.sh),
 #                     lib/src/svc's one-way calls
 #   make setup        install the Debian/PyPI packages the tree needs
 #   make clean
@@ -511,11 +512,13 @@ uninstall:
 		$(DESTDIR)$(SBINDIR)/asxd $(DESTDIR)$(UNITDIR)/asxd.service
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/asx $(DESTDIR)$(BCCDIR) $(DESTDIR)$(SVCDIR) $(DESTDIR)$(DATADIR)
 
-style:
+style: lib
 	$(Q)tools/checkpatch.sh
 	$(Q)tools/kmod-layers.sh
 	$(Q)tools/svc-calls.sh --self-test
 	$(Q)tools/svc-calls.sh
+	$(Q)tools/lib-layers.sh
+	$(Q)tools/lib-layers.sh --self-test
 
 setup:
 	$(Q)tools/setup.sh --quiet

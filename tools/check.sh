@@ -25,6 +25,8 @@
 #               every installed command has a man page; every man page renders cleanly
 #   style       checkpatch.pl --no-tree on kmod/ and uapi/; asx.ko's includes one-way
 #               (tools/kmod-layers.sh: no circle, no layer including a higher one);
+#               libasx's components and the files of asc/ and reactor/ one-way
+#               (tools/lib-layers.sh, on a fresh `make lib`), and its self-test
 #               lib/src/svc's files call each other one way (tools/svc-calls.sh)
 #   dkms        asx.ko built through dkms (dkms.conf) against the installed headers
 #               of each kernel of the matrix
@@ -452,6 +454,16 @@ stage_style() {
 	if tools/checkpatch.sh; then pass; else fail "style: checkpatch"; fi
 	note "asx.ko layers (one-way includes)"
 	if tools/kmod-layers.sh; then pass; else fail "style: kmod layers"; fi
+	note "libasx layers (includes one-way, no call up in asc/ and reactor/)"
+	if ! make -s -j"$jobs" lib >/dev/null; then
+		fail "style: make lib (for tools/lib-layers.sh)"
+	elif tools/lib-layers.sh; then
+		pass
+	else
+		fail "style: lib layers"
+	fi
+	note "libasx layers: the gate fails on planted faults"
+	if tools/lib-layers.sh --self-test; then pass; else fail "style: lib-layers self-test"; fi
 	note "lib/src/svc's calls (one way, no circle)"
 	if tools/svc-calls.sh --self-test; then pass; else fail "style: svc-calls.sh's self-test"; fi
 	if tools/svc-calls.sh; then pass; else fail "style: svc calls"; fi

@@ -37,19 +37,14 @@ declare -A layer=(
 )
 names=(api msg queue stream driver main)
 
-faults=0
-checked=0
-fault() {
-	printf 'kmod-layers: %s\n' "$*" >&2
-	faults=$((faults + 1))
-}
+layers_tool=kmod-layers
+. "$top/tools/layers-common.sh"
 
 # The quoted includes of a file, one per line.
 includes() {
 	sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$1"
 }
 
-declare -A edges	# header -> the headers it includes, space-separated
 shopt -s nullglob
 files=("$dir"/*.c "$dir"/*.h "$dir"/test/*.c)
 [ ${#files[@]} -gt 0 ] || { fault "no sources in $dir"; exit 1; }
@@ -89,32 +84,7 @@ for path in "${files[@]}"; do
 	done < <(includes "$path")
 done
 
-# Include circles among the headers: depth-first, a header met again while
-# still on the path closes a circle.
-declare -A state	# "" unseen, 1 on the path, 2 done
-path=()
-visit() {
-	local h=$1 n i
-	state[$h]=1
-	path+=("$h")
-	for n in ${edges[$h]:-}; do
-		if [ "${state[$n]:-}" = 1 ]; then
-			local circle=
-			for ((i = 0; i < ${#path[@]}; i++)); do
-				[ -n "$circle" ] || [ "${path[$i]}" = "$n" ] || continue
-				circle+="${path[$i]} -> "
-			done
-			fault "include circle: $circle$n"
-		elif [ -z "${state[$n]:-}" ]; then
-			visit "$n"
-		fi
-	done
-	unset 'path[${#path[@]}-1]'
-	state[$h]=2
-}
-for h in "${!edges[@]}"; do
-	[ -n "${state[$h]:-}" ] || visit "$h"
-done
+include_circles
 
 if [ "$faults" -gt 0 ]; then
 	echo "kmod-layers: $faults fault(s)" >&2

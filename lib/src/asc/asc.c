@@ -4,6 +4,10 @@
  * the activation group, the first VPs), destroying it (stopping and
  * joining its VPs, going back to the single-VP mode when one VP is
  * left), its statistics and name, and the dump the tests' watchdog reads.
+ *
+ * File order of asc/, lowest first: switch < io < preempt < stack < sched <
+ * mode < upcall < vp < sync < sentinel < wait < thread < prio < edf < direct < asc.
+ * A file calls only its own and lower files (tools/lib-layers.sh checks).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -285,16 +289,6 @@ void asx__asc_dump(struct asx_asc *a, FILE *f)
 				__atomic_load_n(&t->switching, __ATOMIC_RELAXED));
 		}
 	}
-}
-
-bool asx__asc_none(void)
-{
-	bool none;
-
-	pthread_mutex_lock(&asx__sched.cfg);
-	none = !asx__sched.ascs;
-	pthread_mutex_unlock(&asx__sched.cfg);
-	return none;
 }
 
 const char *asx_asc_name(const struct asx_asc *a)

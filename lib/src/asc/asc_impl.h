@@ -15,7 +15,7 @@
  *     the single VP acknowledges at its next scheduling point by moving
  *     to MODE_MULTI itself, so it never races with its own lock-free
  *     operation in flight.
- *   - Activations on one VP (asx__sched.sa_single, vp.c): MODE_SINGLE with
+ *   - Activations on one VP (asx__sched.sa_single, mode.c): MODE_SINGLE with
  *     spares parked in the kernel.  The single VP marks each lock-free
  *     operation with in_sched (stored before it reads the mode); a VP back
  *     from the kernel's wait either takes the single VP's place (that one
@@ -365,8 +365,7 @@ void asx__sched_fuzz(void);
 #define SCHED_FUZZ() ((void)0)
 #endif
 
-/* Make @t (blocked; claimed by the caller) runnable again. */
-void asx__wake(struct asx_asc_thread *t);
+/* Waking a thread: asx__wake() and asx__claim_wake() in sched_impl.h. */
 /*
  * Block the calling user thread.  The caller has set self->switching
  * and published self (wait queue, timer) and released its own locks.
@@ -384,8 +383,6 @@ static inline struct asx_asc_thread *asx__self(void)
  * until woken or @abstime; returns W_WOKEN or W_TIMEDOUT.  Releases
  * *@lock. */
 int asx__wait(struct asx_waiter *w, int *lock, const struct timespec *abstime);
-/* Claim @w (W_WAITING -> @how) and wake its owner; false if already claimed. */
-bool asx__claim_wake(struct asx_waiter *w, uint32_t how);
 
 /* Timers (the sentinel). */
 void asx__timer_add(struct tnode *n);

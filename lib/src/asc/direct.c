@@ -4,6 +4,10 @@
  * ended with it, so users get kernel threads (the paper's 4.1.2).  The
  * run queue is one flag per thread; a VP only ever runs its own thread,
  * and yield hands the CPU to the OS scheduler.
+ *
+ * File order of asc/, lowest first: switch < io < preempt < stack < sched <
+ * mode < upcall < vp < sync < sentinel < wait < thread < prio < edf < direct < asc.
+ * A file calls only its own and lower files (tools/lib-layers.sh checks).
  */
 #include <errno.h>
 

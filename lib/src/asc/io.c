@@ -12,6 +12,10 @@
  * kernel, and the ASC's VP activation policy decides whether an idle VP
  * is woken or a spare made to run the other threads meanwhile, and
  * whether the VP gives its place back afterwards.
+ *
+ * File order of asc/, lowest first: switch < io < preempt < stack < sched <
+ * mode < upcall < vp < sync < sentinel < wait < thread < prio < edf < direct < asc.
+ * A file calls only its own and lower files (tools/lib-layers.sh checks).
  */
 #include <errno.h>
 #include <stdbool.h>

@@ -2,17 +2,22 @@
 /*
  * sched.c - the ASC run-time's hot path: the spinlock's slow half and the
  * single-VP / multi-VP mode, the inbox of threads made runnable from
- * outside, the activation policy's answers (waking idle VPs), waking a
- * thread, switching, yield, blocking and waiting.  The rest of the
- * run-time is in thread.c, asc.c, vp.c, upcall.c and preempt.c
- * (sched_impl.h says which holds what); the yield path's inline helpers
- * are in sched_impl.h.
+ * outside, the activation policy's answers (waking idle VPs; what needs
+ * vp.c, making a VP, is recorded in a struct vp_todo for the caller), the
+ * sweep, waking a thread, switching and reaping, yield, blocking and
+ * waiting.  The rest of the run-time is in the files sched_impl.h lists,
+ * above this one; the yield path's inline helpers are in sched_impl.h.
+ *
+ * File order of asc/, lowest first: switch < io < preempt < stack < sched <
+ * mode < upcall < vp < sync < sentinel < wait < thread < prio < edf < direct < asc.
+ * A file calls only its own and lower files (tools/lib-layers.sh checks).
  */
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <asx/sa.h>
@@ -21,11 +26,19 @@
 #include "core/futex.h"
 #include "core/probes.h"
 
-__thread struct asx_vp *asx__tls_vp TLS_IE;
-
 struct sched_state asx__sched = {
 	.cfg = PTHREAD_MUTEX_INITIALIZER,
 };
+
+bool asx__asc_none(void)
+{
+	bool none;
+
+	pthread_mutex_lock(&asx__sched.cfg);
+	none = !asx__sched.ascs;
+	pthread_mutex_unlock(&asx__sched.cfg);
+	return none;
+}
 
 /* ---------------------------------------------------------------- fuzzing */
 
@@ -159,6 +172,44 @@ void asx__vp_wake(struct asx_vp *vp)
 	asx_futex_wake(&vp->wake, 1);
 }
 
+/* CPU time (ns) the VP with kernel thread id @tid has used; 0 if unknown. */
+static uint64_t vp_cputime(pid_t tid)
+{
+	/* the kernel's per-thread CPU clock id (MAKE_THREAD_CPUCLOCK(tid, SCHED)) */
+	clockid_t id = (clockid_t)((~(unsigned int)tid) << 3) | 6;
+	struct timespec ts;
+
+	if (tid <= 0 || clock_gettime(id, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * ASX_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Under @a's lock: did a running VP have the CPU for most of the time
+ * since the last check (it runs a thread that does not yield), rather
+ * than being off it (the OS runs something else: another VP would only
+ * compete for the same CPUs)?  Re-bases every running VP's mark.
+ */
+bool asx__vps_had_cpu(struct asx_asc *a, uint64_t now)
+{
+	uint64_t span = now - a->act_t;
+	bool busy = false;
+
+	for (struct asx_vp *v = a->vps; v; v = v->next) {
+		uint64_t c;
+
+		if (v->state != VP_RUNNING)
+			continue;
+		c = vp_cputime(__atomic_load_n(&v->tid, __ATOMIC_RELAXED));
+		/* no mark yet (it started running since): judged next time */
+		if (!c || (v->act_cpu && c - v->act_cpu >= span / 4))
+			busy = true;
+		v->act_cpu = c;
+	}
+	a->act_t = now;
+	return busy;
+}
+
 /*
  * Under @a's lock: arm the deferred activation check (asx__activation_check)
  * unless it is armed, when threads are queued and a VP could be added (one
@@ -219,19 +270,6 @@ int asx__activate_n(struct asx_asc *a, int n, struct asx_asc_thread *t,
 	return k;
 }
 
-void asx__vp_todo_run(struct asx_asc *a, struct vp_todo *td)
-{
-	for (; td->post; td->post--)
-		asx_sa_post(a->sa, SA_WAKE);
-	if (td->refill)
-		asx_sa_post(a->sa, SA_REFILL);
-	if (td->spawn)
-		asx__vp_spawn(a, NULL, true, false);
-	if (td->pool)
-		asx__vp_spawn(a, NULL, true, true);
-	td->spawn = td->pool = td->refill = false;
-}
-
 void asx__wake_list(struct asx_vp **wk, int k)
 {
 	for (int i = 0; i < k; i++)
@@ -247,13 +285,57 @@ static void inbox_activate(struct asx_asc *a)
 	asx__wake_list(wk, k);	/* a futex wake under the spinlock: rare path */
 }
 
+/* Make sure each ASC with runnable threads has a running VP (paper 3.3). */
+void asx__sweep_activation(void)
+{
+	struct asx_asc *a;
+
+	__atomic_store_n(&asx__sched.need_act, 0, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&asx__sched.cfg);
+	for (a = asx__sched.ascs; a; a = a->next) {
+		struct asx_vp *v = NULL;
+		bool post = false;
+
+		spin_lock(&a->lock);
+		if (!a->pol->vp_per_thread && a->pol->nrunnable(a) && asc_running(a) == 0) {
+			v = idle_take(a, NULL);
+			if (!v)
+				post = sa_claim_spare(a);
+		}
+		spin_unlock(&a->lock);
+		if (v)
+			asx__vp_wake(v);
+		if (post)
+			asx_sa_post(a->sa, SA_WAKE);
+	}
+	pthread_mutex_unlock(&asx__sched.cfg);
+}
+
+/*
+ * Activations, under @a's lock: @vp runs again.  A spare calls it for
+ * @vp's UNBLOCKED; @vp itself at a scheduling point (sa_sync) if that
+ * comes first: it runs scheduler code, so it is not blocked, whatever the
+ * events not yet read say.  An UNBLOCKED read later finds it running and
+ * does nothing; a BLOCKED read later is followed by its own UNBLOCKED.
+ */
+__attribute__((noinline)) void asx__sa_unblocked_locked(struct asx_asc *a, struct asx_vp *vp)
+{
+	vp->sa_blocked = false;
+	vp->state = VP_RUNNING;
+	a->nblocked--;
+	/* the woken VP runs its thread to its next scheduling point, then
+	 * gives its place back if the ASC has more running than it wants */
+	if (a->pol->activation(a, VPEV_UNBLOCKED) < 0)
+		__atomic_store_n(&vp->passivate, 1, __ATOMIC_RELAXED);	/* maybe another VP's */
+	ASX_PROBE2(asc_vp_unblocked, a, vp);
+}
+
 /* ---------------------------------------------------------------- waking */
 
-void asx__wake(struct asx_asc_thread *t)
+void asx__wake_owed(struct asx_asc_thread *t, struct vp_todo *td)
 {
 	struct asx_vp *vp = asx__tls_vp, *wk[2], *bound = t->bound;
 	struct asx_asc *a = t->asc;
-	struct vp_todo td = { 0 };
 	int k;
 
 	if (vp && !t->bound) {
@@ -286,11 +368,10 @@ void asx__wake(struct asx_asc_thread *t)
 		lock_np(&a->lock);
 		__atomic_store_n(&t->state, T_READY, __ATOMIC_RELAXED);
 		a->pol->enqueue(a, t);
-		k = activate_locked(a, VPEV_RUNNABLE, t, wk, 2, &td);
+		k = activate_locked(a, VPEV_RUNNABLE, t, wk, 2, td);
 		unlock_np(&a->lock);
 		SCHED_FUZZ();
 		asx__wake_list(wk, k);
-		asx__vp_todo_run(a, &td);
 		return;
 	}
 	/*
@@ -312,18 +393,23 @@ void asx__wake(struct asx_asc_thread *t)
 		if (v) {
 			wk[k++] = v;
 		} else if (!bound && sa_claim_spare(a)) {
-			td.post = 1;
+			if (td)
+				td->post++;
+			else
+				asx_sa_post(a->sa, SA_WAKE);	/* under the lock: a rare path */
 		} else if (!bound && asc_running(a) == 0 && a->nblocked && vp_room(a) &&
 			   mode_get() == MODE_MULTI) {
-			td.spawn = true;
+			if (td)
+				td->spawn = true;
+			else
+				__atomic_store_n(&asx__sched.need_act, 1, __ATOMIC_RELAXED);
 		}
 	}
 	unlock_np(&a->lock);
 	asx__wake_list(wk, k);
-	asx__vp_todo_run(a, &td);
 }
 
-bool asx__claim_wake(struct asx_waiter *w, uint32_t how)
+bool asx__claim_wake_owed(struct asx_waiter *w, uint32_t how, struct vp_todo *td)
 {
 	uint32_t exp = W_WAITING;
 	struct asx_asc_thread *t = w->t;
@@ -332,13 +418,53 @@ bool asx__claim_wake(struct asx_waiter *w, uint32_t how)
 					 __ATOMIC_RELAXED))
 		return false;
 	if (t)
-		asx__wake(t);
+		asx__wake_owed(t, td);
 	else
 		asx_futex_wake(&w->state, 1);
 	return true;
 }
 
 /* ---------------------------------------------------------------- switching */
+
+/* A dead thread's context is no longer in use: release it, tell joiners. */
+void asx__reap(struct asx_asc_thread *t)
+{
+	struct asx_waiter *w, *n;
+	bool det;
+
+	asx__ctx_release(&t->ctx);
+	asx__stack_put(t->stack);
+	t->stack = NULL;
+	if (t->bound) {
+		/* DIRECT: the VP ends with its thread (destroy may set it too) */
+		__atomic_store_n(&t->bound->stop, 1, __ATOMIC_RELEASE);
+		t->bound->bound = NULL;
+	}
+	spin_lock(&t->jlock);
+	det = t->detached;
+	w = t->joiners;
+	t->joiners = NULL;
+	__atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
+	spin_unlock(&t->jlock);
+	if (det) {
+		free(t);	/* as thread.c's thread_free() */
+		return;
+	}
+	for (; w; w = n) {
+		n = w->next;
+		asx__claim_wake_owed(w, W_WOKEN, NULL);	/* a VP to make: left to the activation check */
+	}
+}
+
+/* Run the thread timers that fired while @self was away (leave_sched()). */
+void asx__run_utimers(struct asx_asc_thread *self)
+{
+	uint32_t m = __atomic_exchange_n(&self->utimer_pending, 0, __ATOMIC_ACQ_REL);
+
+	for (unsigned int i = 0; i < ASX_ASC_THREAD_TIMERS; i++)
+		if ((m & (1u << i)) && self->utimers[i].fn)
+			self->utimers[i].fn(self->utimers[i].arg);
+}
 
 /*
  * @next was picked while another VP is still switching it out: spin a
@@ -577,7 +703,7 @@ int asx__wait(struct asx_waiter *w, int *lock, const struct timespec *abstime)
 			r = asx_futex_wait(&w->state, W_WAITING, abstime);
 			if (r == -ETIMEDOUT) {
 				spin_lock(lock);
-				asx__claim_wake(w, W_TIMEDOUT);	/* loses if woken meanwhile */
+				asx__claim_wake_owed(w, W_TIMEDOUT, NULL);	/* loses if woken meanwhile */
 				spin_unlock(lock);
 			}
 		}

@@ -2,16 +2,31 @@
 /*
  * sched_impl.h - internals of the ASC run-time shared by its files:
  *
- *   sched.c    the hot path: locks and the mode, the inbox, waking,
- *              switching, yield, blocking and waiting
- *   thread.c   user threads: create, put, end, join, thread_change,
- *              thread timers
- *   asc.c      ASC lifecycle: create, destroy, stats, dump
- *   vp.c       VPs: the VP loop, making VPs, the deferred activation
- *              check, blocking calls on the wrapper path, add/remove
+ * The files, lowest first; a file calls only its own and lower ones
+ * (tools/lib-layers.sh checks it from the objects; the exceptions still
+ * owed are listed there):
+ *
+ *   switch.c   the context switch; asx__tls_vp, the VP a pthread runs as
+ *   io.c       blocking-call wrappers
+ *   preempt.c  preemption by per-VP timer signals
+ *   stack.c    thread stacks
+ *   sched.c    the hot path: locks, the inbox, the activation policy's
+ *              answers (what they owe vp.c is recorded in a struct
+ *              vp_todo for the caller), waking, switching and reaping,
+ *              yield, blocking and waiting
+ *   mode.c     the single-VP lock-free mode with activations and the
+ *              changes of mode
  *   upcall.c   scheduler activations: the group, the spares parked in
  *              the kernel and the events they read
- *   preempt.c  preemption by per-VP timer signals
+ *   vp.c       VPs: the VP loop, making VPs (and running what a struct
+ *              vp_todo owes), the deferred activation check, blocking
+ *              calls on the wrapper path, add/remove
+ *   sync.c     ASC-aware locks
+ *   sentinel.c the timers and the sentinel thread
+ *   thread.c   user threads: create, put, end, join, thread_change,
+ *              thread timers
+ *   prio.c, edf.c, direct.c  the policies (called through their ops)
+ *   asc.c      ASC lifecycle: create, destroy, stats, dump
  *
  * The static inline helpers below are the ones the yield and switch path
  * inlines: they live here so that every file gets them inlined, as when
@@ -37,7 +52,7 @@ struct sched_state {
 	uint32_t ack;			/* futex: MODE_REQUEST acknowledged */
 	int need_act;			/* an ASC may lack a running VP */
 	/*
-	 * Activations on the single-VP path (vp.c): MODE_SINGLE although
+	 * Activations on the single-VP path (mode.c): MODE_SINGLE although
 	 * spares exist, parked in the kernel; @single is the VP that runs
 	 * threads.  A VP back from the kernel's wait calls asx__sa_wake_mode()
 	 * first.  going_multi: a switch to MODE_MULTI is waiting for @single
@@ -143,14 +158,62 @@ void asx__wake_list(struct asx_vp **wk, int k);
 void asx__act_watch(struct asx_asc *a);
 int asx__activate_n(struct asx_asc *a, int n, struct asx_asc_thread *t,
 		    struct asx_vp **wk, int max, struct vp_todo *td);
-/* After the lock: what asx__activate_n() left in *@td. */
+/* vp.c, after the lock: what asx__activate_n() or asx__wake_owed() left in *@td. */
 void asx__vp_todo_run(struct asx_asc *a, struct vp_todo *td);
+
+static inline bool vp_todo_owed(const struct vp_todo *td)
+{
+	return td->post || td->refill || td->spawn || td->pool;
+}
+
+/*
+ * Make @t (blocked; claimed by the caller) runnable again.  What only the
+ * files above sched.c can do (make a VP: vp.c) is recorded in *@td for
+ * the caller to run with asx__vp_todo_run() once unlocked; with @td NULL
+ * it is left to the activation check (need_act), as asx__activate_n()
+ * does.  sched.c calls no file above it.
+ */
+void asx__wake_owed(struct asx_asc_thread *t, struct vp_todo *td);
+/* Claim @w (W_WAITING -> @how) and wake its owner; false if already claimed. */
+bool asx__claim_wake_owed(struct asx_waiter *w, uint32_t how, struct vp_todo *td);
+
+/* For the files above vp.c: wake @t and settle what is owed at once. */
+static inline void asx__wake(struct asx_asc_thread *t)
+{
+	struct asx_asc *a = t->asc;	/* @t may be gone once woken; @a is not */
+	struct vp_todo td = { 0 };
+
+	asx__wake_owed(t, &td);
+	if (unlikely(vp_todo_owed(&td)))
+		asx__vp_todo_run(a, &td);
+}
+
+static inline bool asx__claim_wake(struct asx_waiter *w, uint32_t how)
+{
+	struct asx_asc_thread *t = w->t;
+	struct asx_asc *a = t ? t->asc : NULL;
+	struct vp_todo td = { 0 };
+
+	if (!asx__claim_wake_owed(w, how, &td))
+		return false;
+	if (unlikely(vp_todo_owed(&td)))
+		asx__vp_todo_run(a, &td);
+	return true;
+}
 
 static inline int activate_locked(struct asx_asc *a, enum vp_event ev, struct asx_asc_thread *t,
 				  struct asx_vp **wk, int max, struct vp_todo *td)
 {
 	return asx__activate_n(a, a->pol->activation(a, ev), t, wk, max, td);
 }
+
+/* ---------------------------------------------------------------- VPs (sched.c) */
+
+/* Under @a's lock: did a running VP have the CPU for most of the time
+ * since the last check?  Re-bases every running VP's mark. */
+bool asx__vps_had_cpu(struct asx_asc *a, uint64_t now);
+/* Make sure each ASC with runnable threads has a running VP (paper 3.3). */
+void asx__sweep_activation(void);
 
 /* ---------------------------------------------------------------- VPs (vp.c) */
 
@@ -160,6 +223,9 @@ static inline int activate_locked(struct asx_asc *a, enum vp_event ev, struct as
  * starts parked in the kernel (@park: the spare pool).
  */
 int asx__vp_spawn(struct asx_asc *a, struct asx_asc_thread *bound, bool spare, bool park);
+
+/* ---------------------------------------------------------------- the mode (mode.c) */
+
 /* asx__sched.cfg held: before a VP is added, leave the single-VP lock-free mode. */
 void asx__mode_before_new_vp(void);
 /* Registers the process for membarrier(PRIVATE_EXPEDITED); true if it can use it. */
@@ -171,15 +237,10 @@ void asx__sa_wake_mode(struct asx_vp *self);
 /* Under @a's lock, @self parking: the takeover over, give the one VP of @a
  * that runs the single-VP path back. */
 void asx__sa_try_single(struct asx_asc *a, struct asx_vp *self);
-/* Under @a's lock: did a running VP have the CPU for most of the time
- * since the last check?  Re-bases every running VP's mark. */
-bool asx__vps_had_cpu(struct asx_asc *a, uint64_t now);
-/* Make sure each ASC with runnable threads has a running VP (paper 3.3). */
-void asx__sweep_activation(void);
 
-/* ---------------------------------------------------------------- activations (upcall.c) */
+/* ---------------------------------------------------------------- activations */
 
-/* Under @a's lock: @vp, blocked, runs again. */
+/* Under @a's lock: @vp, blocked, runs again (sched.c). */
 void asx__sa_unblocked_locked(struct asx_asc *a, struct asx_vp *vp);
 
 static inline void sa_sync(struct asx_asc *a, struct asx_vp *vp)
@@ -188,16 +249,21 @@ static inline void sa_sync(struct asx_asc *a, struct asx_vp *vp)
 		asx__sa_unblocked_locked(a, vp);
 }
 
+/* upcall.c */
 void asx__sa_join_self(struct asx_asc *a, struct asx_vp *vp);
 void asx__sa_leave_self(struct asx_asc *a, struct asx_vp *vp);
+/* Parking a VP of an ASC with activations (vp.c's loop drives it). */
+enum { SA_PARK_AGAIN, SA_PARK_RUN, SA_PARK_EXIT, SA_PARK_STOP };
 /* Entered under the lock with nothing to run; returns (unlocked) true to
- * run threads again, false to exit. */
-bool asx__sa_park(struct asx_asc *a, struct asx_vp *vp);
+ * run threads at once, false to park (*@excess: a surplus VP). */
+bool asx__sa_park_begin(struct asx_asc *a, struct asx_vp *vp, bool *excess);
+/* One wait in the kernel and its events; unlocked; what they owe in *@td. */
+int asx__sa_park_batch(struct asx_asc *a, struct asx_vp *vp, bool *excess, struct vp_todo *td);
 /* Opens @a's activation group if @mode and the module allow; 0 or -errno. */
 int asx__sa_setup(struct asx_asc *a, int mode, const struct asx_asc_opts *attr);
 void asx__sa_teardown(struct asx_asc *a);
 
-/* ---------------------------------------------------------------- threads (thread.c) */
+/* ---------------------------------------------------------------- reaping (sched.c) */
 
 /* A dead thread's context is no longer in use: release it, tell joiners. */
 void asx__reap(struct asx_asc_thread *t);

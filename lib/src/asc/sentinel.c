@@ -8,6 +8,10 @@
  * the only thread of the scheduler that is awake; it is a pthread of its
  * own rather than a borrowed VP so that timers also fire while every VP
  * is busy (the paper's SIGALRM route, without a signal).
+ *
+ * File order of asc/, lowest first: switch < io < preempt < stack < sched <
+ * mode < upcall < vp < sync < sentinel < wait < thread < prio < edf < direct < asc.
+ * A file calls only its own and lower files (tools/lib-layers.sh checks).
  */
 #include <errno.h>
 #include <limits.h>
@@ -21,7 +25,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "asc/asc_impl.h"
+#include "asc/sched_impl.h"
 #include "core/futex.h"
 #include "core/probes.h"
 

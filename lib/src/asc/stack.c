@@ -13,6 +13,10 @@
  * valgrind from mapping to unmapping, so a switch to a user thread is
  * seen as a stack switch, not as a huge frame (no false errors); outside
  * valgrind the request is a few instructions, once per new stack.
+ *
+ * File order of asc/, lowest first: switch < io < preempt < stack < sched <
+ * mode < upcall < vp < sync < sentinel < wait < thread < prio < edf < direct < asc.
+ * A file calls only its own and lower files (tools/lib-layers.sh checks).
  */
 #include <errno.h>
 #include <stdint.h>

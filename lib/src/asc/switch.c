@@ -18,14 +18,25 @@
  * Anything else, or -DASX_ASC_UCONTEXT: getcontext/makecontext/
  * swapcontext (portable, about ten times slower: swapcontext changes
  * the signal mask with a system call every time).
+ *
+ * File order of asc/, lowest first: switch < io < preempt < stack < sched <
+ * mode < upcall < vp < sync < sentinel < wait < thread < prio < edf < direct < asc.
+ * A file calls only its own and lower files (tools/lib-layers.sh checks).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "asc/asc_impl.h"
 #include "asc/ctx.h"
 #include "core/compiler.h"
+
+/*
+ * The VP the calling pthread runs as (NULL: none).  Defined here, in the
+ * lowest file of asc/, because every file above reads it.
+ */
+__thread struct asx_vp *asx__tls_vp TLS_IE;
 
 #if !defined(__x86_64__) && !defined(ASX_ASC_UCONTEXT)
 #define ASX_ASC_UCONTEXT 1

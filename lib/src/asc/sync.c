@@ -7,10 +7,14 @@
  * (the same claim a timeout makes), so a waiter is woken exactly once.
  * The mutex and the semaphore hand ownership / the unit straight to the
  * waiter they wake (FIFO, no barging, no thundering herd).
+ *
+ * File order of asc/, lowest first: switch < io < preempt < stack < sched <
+ * mode < upcall < vp < sync < sentinel < wait < thread < prio < edf < direct < asc.
+ * A file calls only its own and lower files (tools/lib-layers.sh checks).
  */
 #include <errno.h>
 
-#include "asc/asc_impl.h"
+#include "asc/sched_impl.h"
 #include "core/futex.h"
 #include "core/probes.h"
 

@@ -4,6 +4,10 @@
  * ASC, its entry and end (periodic jobs included), reaping and joining,
  * moving to another ASC or QoS (asx_asc_thread_change), and the per-thread
  * timers that run at its next return from the scheduler.
+ *
+ * File order of asc/, lowest first: switch < io < preempt < stack < sched <
+ * mode < upcall < vp < sync < sentinel < wait < thread < prio < edf < direct < asc.
+ * A file calls only its own and lower files (tools/lib-layers.sh checks).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -253,36 +257,6 @@ static void thread_free(struct asx_asc_thread *t)
 	free(t);
 }
 
-/* A dead thread's context is no longer in use: release it, tell joiners. */
-void asx__reap(struct asx_asc_thread *t)
-{
-	struct asx_waiter *w, *n;
-	bool det;
-
-	asx__ctx_release(&t->ctx);
-	asx__stack_put(t->stack);
-	t->stack = NULL;
-	if (t->bound) {
-		/* DIRECT: the VP ends with its thread (destroy may set it too) */
-		__atomic_store_n(&t->bound->stop, 1, __ATOMIC_RELEASE);
-		t->bound->bound = NULL;
-	}
-	spin_lock(&t->jlock);
-	det = t->detached;
-	w = t->joiners;
-	t->joiners = NULL;
-	__atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
-	spin_unlock(&t->jlock);
-	if (det) {
-		thread_free(t);
-		return;
-	}
-	for (; w; w = n) {
-		n = w->next;
-		asx__claim_wake(w, W_WOKEN);
-	}
-}
-
 int asx_asc_thread_join(struct asx_asc_thread *t, void **ret)
 {
 	struct asx_waiter w = { .t = asx__self() };
@@ -385,15 +359,6 @@ int asx_asc_thread_change(struct asx_asc *to, const struct asx_qos *qos)
 }
 
 /* ---------------------------------------------------------------- thread timers */
-
-void asx__run_utimers(struct asx_asc_thread *self)
-{
-	uint32_t m = __atomic_exchange_n(&self->utimer_pending, 0, __ATOMIC_ACQ_REL);
-
-	for (unsigned int i = 0; i < ASX_ASC_THREAD_TIMERS; i++)
-		if ((m & (1u << i)) && self->utimers[i].fn)
-			self->utimers[i].fn(self->utimers[i].arg);
-}
 
 int asx_asc_thread_timer_set(unsigned int idx, const struct timespec *first, uint64_t period,
 			 void (*fn)(void *), void *arg)

@@ -6,6 +6,10 @@
  * (a blocked VP taken over, an unblocked one counted back, the posts that
  * wake a spare or refill the pool).  Without activations (the wrapper
  * path) none of this runs: vp.c's asx__vp_blocked() tells the policy.
+ *
+ * File order of asc/, lowest first: switch < io < preempt < stack < sched <
+ * mode < upcall < vp < sync < sentinel < wait < thread < prio < edf < direct < asc.
+ * A file calls only its own and lower files (tools/lib-layers.sh checks).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -75,25 +79,6 @@ void asx__sa_teardown(struct asx_asc *a)
 }
 
 /* ---------------------------------------------------------------- events */
-
-/*
- * Activations, under @a's lock: @vp runs again.  A spare calls it for
- * @vp's UNBLOCKED; @vp itself at a scheduling point (sa_sync) if that
- * comes first: it runs scheduler code, so it is not blocked, whatever the
- * events not yet read say.  An UNBLOCKED read later finds it running and
- * does nothing; a BLOCKED read later is followed by its own UNBLOCKED.
- */
-__attribute__((noinline)) void asx__sa_unblocked_locked(struct asx_asc *a, struct asx_vp *vp)
-{
-	vp->sa_blocked = false;
-	vp->state = VP_RUNNING;
-	a->nblocked--;
-	/* the woken VP runs its thread to its next scheduling point, then
-	 * gives its place back if the ASC has more running than it wants */
-	if (a->pol->activation(a, VPEV_UNBLOCKED) < 0)
-		__atomic_store_n(&vp->passivate, 1, __ATOMIC_RELAXED);	/* maybe another VP's */
-	ASX_PROBE2(asc_vp_unblocked, a, vp);
-}
 
 /* The calling VP joins its ASC's activation group (Documentation/sa.rst). */
 void asx__sa_join_self(struct asx_asc *a, struct asx_vp *vp)
@@ -242,14 +227,17 @@ static bool sa_excess(const struct asx_asc *a)
 /*
  * The idle loop of a VP of an ASC with activations, entered under the
  * lock with nothing to run: park in the kernel's wait as a spare, act on
- * what wakes it.  Returns (unlocked) true to run threads again, false to
- * exit (the ASC is being destroyed, or the VP is surplus: more parked than
- * the target and the pool, for SA_RETIRE_NS).
+ * what wakes it.  vp.c's loop calls asx__sa_park_begin(), then
+ * asx__sa_park_batch() until it says what next, running after each the
+ * vp_todo the batch's events leave owed (a VP to make, posts).
+ *
+ * asx__sa_park_begin() returns (unlocked) true to run threads at once;
+ * false to park, with *@excess set (more VPs parked than the target and
+ * the pool need).
  */
-bool asx__sa_park(struct asx_asc *a, struct asx_vp *vp)
+bool asx__sa_park_begin(struct asx_asc *a, struct asx_vp *vp, bool *excess)
 {
-	struct asx_sa_event ev[SA_BATCH];
-	bool excess, gave_back = vp->passivate;
+	bool gave_back = vp->passivate;
 
 	vp->act_cpu = 0;
 	vp->passivate = 0;
@@ -281,66 +269,72 @@ bool asx__sa_park(struct asx_asc *a, struct asx_vp *vp)
 	 * should take our place, not switch the process to the locked path.
 	 */
 	__atomic_store_n(&vp->resting, 1, __ATOMIC_RELEASE);
-	excess = sa_excess(a);
+	*excess = sa_excess(a);
 	spin_unlock(&a->lock);
 	ASX_PROBE1(asc_vp_idle, vp);
-	for (;;) {
-		struct vp_todo td = { 0 };
-		struct asx_vp *wk[4];
-		bool run, stop, retire = false;
-		unsigned int left = 0;
-		struct timespec dl;
-		int n, k = 0;
+	return false;
+}
 
-		/* from here to asx__sa_wake_mode(): no scheduler state touched */
-		__atomic_store_n(&vp->resting, 1, __ATOMIC_RELEASE);
-		if (excess) {
-			uint64_t d = asx_now_ns() + SA_RETIRE_NS;
+/*
+ * One wait in the kernel and the events it read (unlocked on entry and
+ * return): SA_PARK_AGAIN to wait again, SA_PARK_RUN to run threads,
+ * SA_PARK_EXIT to exit (SA_PARK_STOP: exit, and pass the stop on to a
+ * parked spare with an SA_STOP post).  What the events owe is in *@td.
+ */
+int asx__sa_park_batch(struct asx_asc *a, struct asx_vp *vp, bool *excess, struct vp_todo *td)
+{
+	struct asx_sa_event ev[SA_BATCH];
+	struct asx_vp *wk[4];
+	bool run, stop, retire = false;
+	unsigned int left = 0;
+	struct timespec dl;
+	int n, k = 0;
 
-			dl.tv_sec = (time_t)(d / ASX_NSEC_PER_SEC);
-			dl.tv_nsec = (long)(d % ASX_NSEC_PER_SEC);
-		}
-		n = asx_sa_wait(a->sa, ev, SA_BATCH, excess ? &dl : NULL);
-		if (n < 0 && n != -EINTR && n != -ETIMEDOUT) {
-			/* not expected (the group is ours until we leave):
-			 * do not spin on it, and keep seeing stop */
-			struct timespec ms = { 0, 1000000 };
+	/* from here to asx__sa_wake_mode(): no scheduler state touched */
+	__atomic_store_n(&vp->resting, 1, __ATOMIC_RELEASE);
+	if (*excess) {
+		uint64_t d = asx_now_ns() + SA_RETIRE_NS;
 
-			nanosleep(&ms, NULL);
-		}
-		/* the single VP may run lock-free: take its place or lock it out */
-		asx__sa_wake_mode(vp);
-		spin_lock(&a->lock);
-		if (n > 0)
-			a->sa_upcalls++;
-		asx__inbox_drain(a);
-		run = sa_events(a, vp, ev, n > 0 ? n : 0, wk, &k, (int)ASX_ARRAY_SIZE(wk), &td);
-		stop = __atomic_load_n(&vp->stop, __ATOMIC_ACQUIRE);
-		/* parked a whole SA_RETIRE_NS while surplus: give the thread back */
-		retire = !stop && !run && n == -ETIMEDOUT && sa_excess(a);
-		if (stop || retire) {
-			if (vp->state == VP_SPARE)
-				a->nspare--;
-			vp->state = VP_EXITED;
-			a->nexited++;
-			left = a->nspare;
-			if (retire)
-				a->sa_retired++;
-		}
-		excess = sa_excess(a);
-		spin_unlock(&a->lock);
-		asx__wake_list(wk, k);
-		asx__vp_todo_run(a, &td);
-		if (stop) {
-			if (left)	/* pass the word on: one post wakes one spare */
-				asx_sa_post(a->sa, SA_STOP);
-			return false;
-		}
-		if (retire)
-			return false;
-		if (run) {
-			ASX_PROBE1(asc_vp_active, vp);
-			return true;
-		}
+		dl.tv_sec = (time_t)(d / ASX_NSEC_PER_SEC);
+		dl.tv_nsec = (long)(d % ASX_NSEC_PER_SEC);
 	}
+	n = asx_sa_wait(a->sa, ev, SA_BATCH, *excess ? &dl : NULL);
+	if (n < 0 && n != -EINTR && n != -ETIMEDOUT) {
+		/* not expected (the group is ours until we leave):
+		 * do not spin on it, and keep seeing stop */
+		struct timespec ms = { 0, 1000000 };
+
+		nanosleep(&ms, NULL);
+	}
+	/* the single VP may run lock-free: take its place or lock it out */
+	asx__sa_wake_mode(vp);
+	spin_lock(&a->lock);
+	if (n > 0)
+		a->sa_upcalls++;
+	asx__inbox_drain(a);
+	run = sa_events(a, vp, ev, n > 0 ? n : 0, wk, &k, (int)ASX_ARRAY_SIZE(wk), td);
+	stop = __atomic_load_n(&vp->stop, __ATOMIC_ACQUIRE);
+	/* parked a whole SA_RETIRE_NS while surplus: give the thread back */
+	retire = !stop && !run && n == -ETIMEDOUT && sa_excess(a);
+	if (stop || retire) {
+		if (vp->state == VP_SPARE)
+			a->nspare--;
+		vp->state = VP_EXITED;
+		a->nexited++;
+		left = a->nspare;
+		if (retire)
+			a->sa_retired++;
+	}
+	*excess = sa_excess(a);
+	spin_unlock(&a->lock);
+	asx__wake_list(wk, k);
+	if (stop)	/* with spares left, pass the word on: one post wakes one */
+		return left ? SA_PARK_STOP : SA_PARK_EXIT;
+	if (retire)
+		return SA_PARK_EXIT;
+	if (run) {
+		ASX_PROBE1(asc_vp_active, vp);
+		return SA_PARK_RUN;
+	}
+	return SA_PARK_AGAIN;
 }

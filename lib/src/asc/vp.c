@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * vp.c - the ASC's virtual processors: the VP loop (idle on a futex, or
- * parked in the kernel with activations, upcall.c), making a VP and the
- * single-VP -> multi-VP mode change it may need, the sentinel's deferred
- * activation check and the sweep that gives every ASC with runnable
- * threads a running VP, blocking calls on the wrapper path (the
- * activation policy hears of them), and adding or removing a VP.
+ * parked in the kernel with activations, upcall.c), making a VP and
+ * running what the hot path recorded as owed (a struct vp_todo: a VP to
+ * make, posts to spares), the sentinel's deferred activation check,
+ * blocking calls on the wrapper path (the activation policy hears of
+ * them), and adding or removing a VP.
+ *
+ * File order of asc/, lowest first: switch < io < preempt < stack < sched <
+ * mode < upcall < vp < sync < sentinel < wait < thread < prio < edf < direct < asc.
+ * A file calls only its own and lower files (tools/lib-layers.sh checks).
  */
 #include <errno.h>
 #include <linux/membarrier.h>
@@ -51,6 +55,29 @@ static void vp_idle(struct asx_asc *a, struct asx_vp *vp)
 }
 
 /*
+ * With activations, entered under the lock with nothing to run: park in
+ * the kernel as a spare (upcall.c) and run what each batch of events
+ * owes.  Returns (unlocked) true to run threads again, false to exit.
+ */
+static bool vp_park(struct asx_asc *a, struct asx_vp *vp)
+{
+	bool excess;
+	int r;
+
+	if (asx__sa_park_begin(a, vp, &excess))
+		return true;
+	do {
+		struct vp_todo td = { 0 };
+
+		r = asx__sa_park_batch(a, vp, &excess, &td);
+		asx__vp_todo_run(a, &td);
+	} while (r == SA_PARK_AGAIN);
+	if (r == SA_PARK_STOP)
+		asx_sa_post(a->sa, SA_STOP);
+	return r == SA_PARK_RUN;
+}
+
+/*
  * Wait until @t's context is saved.  Only a VP's own loop waits for as
  * long as it takes: it holds no thread whose switch-out another VP may be
  * waiting for.  A thread switching out must not wait there (two VPs, each
@@ -85,7 +112,7 @@ static void *vp_main(void *arg)
 		spin_lock(&a->lock);
 		if (vp->state != VP_SPARE)
 			spin_unlock(&a->lock);
-		else if (!asx__sa_park(a, vp))
+		else if (!vp_park(a, vp))
 			goto out;
 	}
 	for (;;) {
@@ -158,7 +185,7 @@ static void *vp_main(void *arg)
 		}
 		if (a->sa) {
 			/* activations: park in the kernel as a spare */
-			if (!asx__sa_park(a, vp))
+			if (!vp_park(a, vp))
 				break;
 			continue;
 		}
@@ -182,179 +209,6 @@ out:
 
 /* Add @n VPs to the process; from outside the scheduler this may need the
  * single VP to acknowledge the locked path first. */
-/* ---------------------------------------------------------------- activations on one VP */
-
-/*
- * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) makes every running thread of
- * the process execute a full memory barrier before it returns: with it, a
- * VP switching the process to MODE_MULTI (a store of the mode, the barrier,
- * a read of the single VP's in_sched and resting) needs nothing from the
- * single VP's lock-free path but its plain store of in_sched before its read
- * of the mode (an asymmetric Dekker pair).  The fast path pays nothing; the
- * switch pays a system call and IPIs, once, when a spare takes over.
- */
-static int mb_state;	/* 0 unknown, 1 registered, -1 unavailable */
-
-bool asx__membarrier_ready(void)
-{
-	int s = __atomic_load_n(&mb_state, __ATOMIC_ACQUIRE);
-
-	if (!s) {
-		long q = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-
-		s = -1;
-		if (q > 0 && (q & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
-		    !syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0))
-			s = 1;
-		__atomic_store_n(&mb_state, s, __ATOMIC_RELEASE);
-	}
-	return s > 0;
-}
-
-/* @vp touches no scheduler state without the lock: out of the scheduler, or resting */
-static bool vp_quiet(struct asx_vp *vp)
-{
-	return !__atomic_load_n(&vp->in_sched, __ATOMIC_ACQUIRE) ||
-	       __atomic_load_n(&vp->resting, __ATOMIC_ACQUIRE);
-}
-
-/*
- * asx__sched.cfg held, in MODE_SINGLE with activations: switch to MODE_MULTI
- * and wait until @single (NULL: none to wait for) is out of any lock-free
- * operation it began before it could see the switch.
- */
-static void go_multi_locked(struct asx_vp *single)
-{
-	__atomic_store_n(&asx__sched.going_multi, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&asx__sched.mode, MODE_MULTI, __ATOMIC_SEQ_CST);
-	asx__sched.sa_single = false;
-	if (single) {
-		/* registered when sa_single was set: cannot fail but for a bug */
-		if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
-			abort();
-		for (unsigned int i = 0; !vp_quiet(single); i++) {
-			/* it blocked inside the scheduler (a page fault): rare */
-			if (i < 64) {
-				sched_yield();
-			} else {
-				struct timespec ts = { 0, 20000 };
-
-				nanosleep(&ts, NULL);
-			}
-		}
-	}
-	__atomic_store_n(&asx__sched.going_multi, 0, __ATOMIC_RELEASE);
-}
-
-void asx__sa_wake_mode(struct asx_vp *self)
-{
-	struct asx_vp *s;
-
-	if (likely(mode_get() == MODE_MULTI &&
-		   !__atomic_load_n(&asx__sched.going_multi, __ATOMIC_ACQUIRE))) {
-		__atomic_store_n(&self->resting, 0, __ATOMIC_RELAXED);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		return;
-	}
-	pthread_mutex_lock(&asx__sched.cfg);
-	s = asx__sched.single;
-	if (mode_get() == MODE_SINGLE && asx__sched.sa_single) {
-		if (!s || s == self || __atomic_load_n(&s->resting, __ATOMIC_ACQUIRE)) {
-			/*
-			 * The VP that ran threads is parked (or is us): we are
-			 * the one that runs them now, lock-free.  It reads
-			 * asx__sched.single here when it comes back.
-			 */
-			asx__sched.single = self;
-			__atomic_store_n(&self->resting, 0, __ATOMIC_RELAXED);
-			pthread_mutex_unlock(&asx__sched.cfg);
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			return;
-		}
-		/* it runs threads: a spare taking over, the locked path from now */
-		go_multi_locked(s);
-	}
-	pthread_mutex_unlock(&asx__sched.cfg);
-	while (__atomic_load_n(&asx__sched.going_multi, __ATOMIC_ACQUIRE))
-		sched_yield();
-	__atomic_store_n(&self->resting, 0, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-}
-
-void asx__sa_try_single(struct asx_asc *a, struct asx_vp *self)
-{
-	struct asx_vp *v, *run = NULL;
-	int n = 0;
-
-	if (likely(mode_get() != MODE_MULTI) ||
-	    __atomic_load_n(&asx__sched.sa_home, __ATOMIC_RELAXED) != a ||
-	    a->nblocked || a->dying || asc_running(a) != 1)
-		return;
-	for (v = a->vps; v; v = v->next) {
-		if (v->state == VP_RUNNING) {
-			run = v;
-			n++;
-		}
-	}
-	if (n != 1 || run == self)
-		return;
-	/*
-	 * The lock order is cfg, then an ASC's: try it only.  The running
-	 * VP reads MODE_SINGLE at its next scheduling point and goes
-	 * lock-free; whatever it does under the lock meanwhile stays
-	 * correct.  Every other VP of @a is parked or gone (and calls
-	 * asx__sa_wake_mode() when it comes back), no other ASC has VPs,
-	 * and pthreads outside only ever push onto the inbox.
-	 */
-	if (pthread_mutex_trylock(&asx__sched.cfg))
-		return;
-	if (asx__sched.sa_home == a && mode_get() == MODE_MULTI &&
-	    !__atomic_load_n(&asx__sched.going_multi, __ATOMIC_RELAXED)) {
-		asx__sched.single = run;
-		asx__sched.sa_single = true;
-		__atomic_store_n(&asx__sched.mode, MODE_SINGLE, __ATOMIC_RELEASE);
-	}
-	pthread_mutex_unlock(&asx__sched.cfg);
-}
-
-void asx__mode_before_new_vp(void)
-{
-	/* asx__sched.cfg held */
-	if (mode_get() == MODE_MULTI || asx__sched.nvps == 0)
-		return;
-	if (asx__sched.sa_single) {
-		/* the single VP may be parked in the kernel: no handshake */
-		go_multi_locked(asx__sched.single == asx__tls_vp ? NULL : asx__sched.single);
-		return;
-	}
-	if (asx__tls_vp) {
-		/* we are the single VP, between operations */
-		__atomic_store_n(&asx__sched.mode, MODE_MULTI, __ATOMIC_RELEASE);
-		return;
-	}
-	__atomic_store_n(&asx__sched.ack, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&asx__sched.mode, MODE_REQUEST, __ATOMIC_RELEASE);
-	struct asx_vp *v = asx__sched.single;
-	struct asx_asc *a = v->asc;
-
-	spin_lock(&a->lock);
-	if (v->state == VP_IDLE) {
-		struct asx_vp **pp;
-
-		for (pp = &a->idle; *pp != v; pp = &(*pp)->idle_next)
-			;
-		*pp = v->idle_next;
-		a->nidle--;
-		v->state = VP_RUNNING;
-		spin_unlock(&a->lock);
-		asx__vp_wake(v);
-	} else {
-		spin_unlock(&a->lock);
-	}
-	while (!__atomic_load_n(&asx__sched.ack, __ATOMIC_ACQUIRE))
-		asx_futex_wait(&asx__sched.ack, 0, NULL);
-}
-
 /* A new VP for @a (sched_impl.h). */
 int asx__vp_spawn(struct asx_asc *a, struct asx_asc_thread *bound, bool spare, bool park)
 {
@@ -433,44 +287,6 @@ int asx__vp_spawn(struct asx_asc *a, struct asx_asc_thread *bound, bool spare, b
 	return 0;
 }
 
-/* CPU time (ns) the VP with kernel thread id @tid has used; 0 if unknown. */
-static uint64_t vp_cputime(pid_t tid)
-{
-	/* the kernel's per-thread CPU clock id (MAKE_THREAD_CPUCLOCK(tid, SCHED)) */
-	clockid_t id = (clockid_t)((~(unsigned int)tid) << 3) | 6;
-	struct timespec ts;
-
-	if (tid <= 0 || clock_gettime(id, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * ASX_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
-/*
- * Under @a's lock: did a running VP have the CPU for most of the time
- * since the last check (it runs a thread that does not yield), rather
- * than being off it (the OS runs something else: another VP would only
- * compete for the same CPUs)?  Re-bases every running VP's mark.
- */
-bool asx__vps_had_cpu(struct asx_asc *a, uint64_t now)
-{
-	uint64_t span = now - a->act_t;
-	bool busy = false;
-
-	for (struct asx_vp *v = a->vps; v; v = v->next) {
-		uint64_t c;
-
-		if (v->state != VP_RUNNING)
-			continue;
-		c = vp_cputime(__atomic_load_n(&v->tid, __ATOMIC_RELAXED));
-		/* no mark yet (it started running since): judged next time */
-		if (!c || (v->act_cpu && c - v->act_cpu >= span / 4))
-			busy = true;
-		v->act_cpu = c;
-	}
-	a->act_t = now;
-	return busy;
-}
-
 uint64_t asx__activation_check(struct asx_asc *a)
 {
 	struct asx_vp *wk[1];
@@ -510,30 +326,20 @@ uint64_t asx__activation_check(struct asx_asc *a)
 	return again;
 }
 
-/* Make sure each ASC with runnable threads has a running VP (paper 3.3). */
-void asx__sweep_activation(void)
+/* ---------------------------------------------------------------- what the hot path owes */
+
+/* After the lock: what asx__activate_n() or asx__wake_owed() left in *@td. */
+void asx__vp_todo_run(struct asx_asc *a, struct vp_todo *td)
 {
-	struct asx_asc *a;
-
-	__atomic_store_n(&asx__sched.need_act, 0, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&asx__sched.cfg);
-	for (a = asx__sched.ascs; a; a = a->next) {
-		struct asx_vp *v = NULL;
-		bool post = false;
-
-		spin_lock(&a->lock);
-		if (!a->pol->vp_per_thread && a->pol->nrunnable(a) && asc_running(a) == 0) {
-			v = idle_take(a, NULL);
-			if (!v)
-				post = sa_claim_spare(a);
-		}
-		spin_unlock(&a->lock);
-		if (v)
-			asx__vp_wake(v);
-		if (post)
-			asx_sa_post(a->sa, SA_WAKE);
-	}
-	pthread_mutex_unlock(&asx__sched.cfg);
+	for (; td->post; td->post--)
+		asx_sa_post(a->sa, SA_WAKE);
+	if (td->refill)
+		asx_sa_post(a->sa, SA_REFILL);
+	if (td->spawn)
+		asx__vp_spawn(a, NULL, true, false);
+	if (td->pool)
+		asx__vp_spawn(a, NULL, true, true);
+	td->spawn = td->pool = td->refill = false;
 }
 
 /* ---------------------------------------------------------------- blocking calls */

@@ -3,6 +3,10 @@
  * wait.c - the one wait primitive under libasx's blocking calls (see
  * wait.h for the contract).
  *
+ * File order of asc/, lowest first: switch < io < preempt < stack < sched <
+ * mode < upcall < vp < sync < sentinel < wait < thread < prio < edf < direct < asc.
+ * A file calls only its own and lower files (tools/lib-layers.sh checks).
+ *
  * The waiter is the scheduler's struct asx_waiter: a user thread, or a
  * plain pthread sleeping on the waiter's state word.  A user thread that
  * waits on a lock's word parks in the bucket of the word's address; its
@@ -39,7 +43,7 @@
 #include "asc/sched_impl.h"
 #include "asc/wait.h"
 #include "core/futex.h"
-#include "stream/rcu.h"
+#include "core/rcudepth.h"
 
 #define WB_BITS	8
 

@@ -5,6 +5,10 @@
  * uses (handler.h) to tie a handler to one reactor, count its
  * registrations, run handle_close when the last one ends, and bracket
  * its callbacks.
+ *
+ * File order of reactor/, lowest first: hmap < handler < notify < timer <
+ * reactor.  A file calls only its own and lower files (tools/lib-layers.sh
+ * checks).
  */
 #include <errno.h>
 #include <string.h>
@@ -71,14 +75,15 @@ void asx__rx_detach_idle(struct asx_reactor *r, struct asx_event_handler *eh)
 	__atomic_store_n(&asx__eh(eh)->owner, NULL, __ATOMIC_RELEASE);
 }
 
-void asx__rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh)
+unsigned int asx__rx_close_run(struct asx_reactor *r, struct asx_event_handler *eh)
 {
-	struct asx__rx_link dead;
 	unsigned int puts = 0;
 
 	/*
 	 * Each ended lifetime still holds its reference, so @eh is alive
-	 * here; the references go only after the last handle_close.
+	 * here; the references go only after the last handle_close, and
+	 * only once the caller has unlocked (notify.c's
+	 * asx__rx_unlock_close()): they are what this function leaves owed.
 	 */
 	while (asx__eh(eh)->close_pending && !asx__eh(eh)->busy) {
 		unsigned int i, n = asx__eh(eh)->close_pending;
@@ -96,12 +101,7 @@ void asx__rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh)
 		puts += n;
 	}
 	asx__rx_detach_idle(r, eh);
-	asx__rx_mq_take_dead(r, &dead);
-	asx_mutex_unlock(&r->lock);
-	/* a queue hook call may still be inside the reactor: wait before returning */
-	asx__rx_mq_drain(&dead);
-	while (puts--)
-		asx_event_handler_put(eh);
+	return puts;
 }
 
 bool asx__rx_dispatch_begin(struct asx_reactor *r, struct asx_event_handler *eh)
@@ -111,11 +111,4 @@ bool asx__rx_dispatch_begin(struct asx_reactor *r, struct asx_event_handler *eh)
 	asx__eh(eh)->busy++;
 	asx_event_handler_get(eh);
 	return true;
-}
-
-void asx__rx_dispatch_end(struct asx_reactor *r, struct asx_event_handler *eh)
-{
-	asx__eh(eh)->busy--;
-	asx__rx_unlock_close(r, eh);
-	asx_event_handler_put(eh);
 }

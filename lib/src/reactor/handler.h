@@ -52,8 +52,13 @@ void asx__rx_reg_begin(struct asx_reactor *r, struct asx_event_handler *eh);
 void asx__rx_detach_idle(struct asx_reactor *r, struct asx_event_handler *eh);
 void asx__rx_reg_end(struct asx_reactor *r, struct asx_event_handler *eh, int fd,
 		    unsigned int mask);
-void asx__rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh);
+/*
+ * Lock held, dropped around the callbacks: run @eh's pending handle_close
+ * calls, detach it if idle; returns the references the caller owes
+ * (asx_event_handler_put() each, unlocked): notify.c's
+ * asx__rx_unlock_close() settles them with the unbound queue bindings.
+ */
+unsigned int asx__rx_close_run(struct asx_reactor *r, struct asx_event_handler *eh);
 bool asx__rx_dispatch_begin(struct asx_reactor *r, struct asx_event_handler *eh);
-void asx__rx_dispatch_end(struct asx_reactor *r, struct asx_event_handler *eh);
 
 #endif /* ASX_REACTOR_HANDLER_H */

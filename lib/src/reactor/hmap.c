@@ -6,6 +6,10 @@
  * it falls below 1/8 full.  Deletion shifts the following entries of the
  * probe run back, so there are no tombstones and lookups stay short.
  * Memory is proportional to the number of entries, whatever the keys.
+ *
+ * File order of reactor/, lowest first: hmap < handler < notify < timer <
+ * reactor.  A file calls only its own and lower files (tools/lib-layers.sh
+ * checks).
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -8,9 +8,14 @@
  * while the node is queued, further enqueues change nothing (coalescing);
  * the node leaves the FIFO just before the callback runs, so a message
  * enqueued during the callback queues it again.
+ *
+ * File order of reactor/, lowest first: hmap < handler < notify < timer <
+ * reactor.  A file calls only its own and lower files (tools/lib-layers.sh
+ * checks).
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <asx/msgq.h>
 #include "core/compiler.h"
@@ -18,6 +23,17 @@
 #include "msg/msgq_impl.h"
 #include "reactor/handler.h"
 #include "reactor/reactor_impl.h"
+
+void asx__rx_wake(struct asx_reactor *r)
+{
+	uint64_t one = 1;
+	ssize_t n;
+
+	do
+		n = write(r->wakefd, &one, sizeof(one));
+	while (n < 0 && errno == EINTR);
+	/* EAGAIN: the counter is saturated, the loop is awake anyway. */
+}
 
 static bool one_bit(unsigned int mask)
 {
@@ -297,7 +313,8 @@ err_unlock:
 	return err;
 }
 
-void asx__rx_mq_take_dead(struct asx_reactor *r, struct asx__rx_link *dead)
+/* Lock held: take the unbound bindings, to pass to mq_drain() unlocked. */
+static void mq_take_dead(struct asx_reactor *r, struct asx__rx_link *dead)
 {
 	rx_list_init(dead);
 	while (!rx_list_empty(&r->mq_dead)) {
@@ -308,7 +325,8 @@ void asx__rx_mq_take_dead(struct asx_reactor *r, struct asx__rx_link *dead)
 	}
 }
 
-void asx__rx_mq_drain(struct asx__rx_link *dead)
+/* Lock not held: wait out their queues' in-flight hook calls, then free them. */
+static void mq_drain(struct asx__rx_link *dead)
 {
 	while (!rx_list_empty(dead)) {
 		struct rx_mqbind *b = container_of(dead->next, struct rx_mqbind, all);
@@ -317,6 +335,26 @@ void asx__rx_mq_drain(struct asx__rx_link *dead)
 		asx__msgq_notify_drain(b->q, b->epoch);
 		free(b);
 	}
+}
+
+void asx__rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	struct asx__rx_link dead;
+	unsigned int puts = asx__rx_close_run(r, eh);
+
+	mq_take_dead(r, &dead);
+	asx_mutex_unlock(&r->lock);
+	/* a queue hook call may still be inside the reactor: wait before returning */
+	mq_drain(&dead);
+	while (puts--)
+		asx_event_handler_put(eh);
+}
+
+void asx__rx_dispatch_end(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	asx__eh(eh)->busy--;
+	asx__rx_unlock_close(r, eh);
+	asx_event_handler_put(eh);
 }
 
 int asx_reactor_remove_msgq(struct asx_reactor *r, struct asx_msgq *q)

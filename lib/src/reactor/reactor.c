@@ -10,6 +10,10 @@
  * reactor's own descriptors, RX_TAG_INTERNAL | kind.  Each event is looked
  * up again under the lock just before its callback, so a handler removed by
  * an earlier callback of the same batch is never called.
+ *
+ * File order of reactor/, lowest first: hmap < handler < notify < timer <
+ * reactor.  A file calls only its own and lower files (tools/lib-layers.sh
+ * checks).
  */
 #include <errno.h>
 #include <limits.h>
@@ -40,17 +44,6 @@ static inline void rx_lock(struct asx_reactor *r)
 static inline void rx_unlock(struct asx_reactor *r)
 {
 	asx_mutex_unlock(&r->lock);
-}
-
-void asx__rx_wake(struct asx_reactor *r)
-{
-	uint64_t one = 1;
-	ssize_t n;
-
-	do
-		n = write(r->wakefd, &one, sizeof(one));
-	while (n < 0 && errno == EINTR);
-	/* EAGAIN: the counter is saturated, the loop is awake anyway. */
 }
 
 /* ------------------------------------------------------------ reactor */

@@ -153,9 +153,6 @@ struct asx_reactor {
 	int ended;			/* atomic */
 };
 
-/* reactor.c: wake the loop (the eventfd); the caller set r->wake_pending. */
-void asx__rx_wake(struct asx_reactor *r);
-
 /* timer.c */
 int asx__rx_timers_expire(struct asx_reactor *r);
 /* Lock held: remove every timer of @eh (or all with NULL); returns how many. */
@@ -163,13 +160,19 @@ unsigned int asx__rx_timers_remove(struct asx_reactor *r, struct asx_event_handl
 void asx__rx_timers_free(struct asx_reactor *r);
 
 /* notify.c */
+/* Wake the loop (the eventfd); the caller set r->wake_pending. */
+void asx__rx_wake(struct asx_reactor *r);
+/*
+ * Lock held on entry, released on return: run @eh's pending handle_close
+ * calls (handler.c), then settle what they leave owed: the unbound queue
+ * bindings drained and the ended lifetimes' references put, unlocked.
+ */
+void asx__rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh);
+/* The end of a callback that asx__rx_dispatch_begin() began; unlocks. */
+void asx__rx_dispatch_end(struct asx_reactor *r, struct asx_event_handler *eh);
 int asx__rx_notify_dispatch(struct asx_reactor *r);
 /* Lock held: drop the bindings of @eh (NULL: all); returns how many. */
 unsigned int asx__rx_mq_remove(struct asx_reactor *r, struct asx_event_handler *eh);
-/* Lock held: take the unbound bindings, to pass to asx__rx_mq_drain() unlocked. */
-void asx__rx_mq_take_dead(struct asx_reactor *r, struct asx__rx_link *dead);
-/* Lock not held: wait out their queues' in-flight hook calls, then free them. */
-void asx__rx_mq_drain(struct asx__rx_link *dead);
 /* Lock held: unlink every queued notification (of @eh, or all) onto @out. */
 void asx__rx_notifs_take(struct asx_reactor *r, struct asx_event_handler *eh,
 			struct asx__rx_link *out);

@@ -13,6 +13,10 @@
  * the callback (the loop drops the timer when it returns); a cancel from
  * another thread of a periodic timer waits for the callback and acts as
  * if made right after it, so it never hands out an arg in use.
+ *
+ * File order of reactor/, lowest first: hmap < handler < notify < timer <
+ * reactor.  A file calls only its own and lower files (tools/lib-layers.sh
+ * checks).
  */
 #include <errno.h>
 #include <stdlib.h>

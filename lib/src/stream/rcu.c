@@ -11,7 +11,6 @@
 #include "core/futex.h"
 #include "stream/rcu.h"
 
-__thread int asx__rcu_depth = -1;
 unsigned int asx__rcu_gp_waiters;
 static unsigned int gp_pausers;		/* threads in asx__rcu_gp_pause() */
 #if defined(__SANITIZE_THREAD__)

@@ -27,6 +27,8 @@
 
 #include <urcu/urcu-memb.h>
 
+#include "core/rcudepth.h"
+
 #if defined(__SANITIZE_THREAD__)
 #include <sanitizer/tsan_interface.h>
 extern char asx__rcu_tsan_gp;
@@ -37,7 +39,6 @@ extern char asx__rcu_tsan_gp;
 #define ASX_RCU_TSAN_ACQUIRE() do { } while (0)
 #endif
 
-extern __thread int asx__rcu_depth;	/* -1: not registered yet */
 void asx__rcu_register_self(void);
 
 static inline void asx__rcu_read_lock(void)
@@ -54,11 +55,6 @@ static inline void asx__rcu_read_unlock(void)
 		ASX_RCU_TSAN_RELEASE();
 		urcu_memb_read_unlock();
 	}
-}
-
-static inline bool asx__rcu_in_reader(void)
-{
-	return asx__rcu_depth > 0;
 }
 
 /* In one read section, not nested: leaving it leaves every one. */
