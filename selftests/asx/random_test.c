@@ -68,11 +68,12 @@ static const char *const names[] = {
 };
 
 enum { OP_OPEN, OP_CLOSE, OP_PUSH, OP_POP, OP_WRITE, OP_READ, OP_PUTMSG, OP_GETMSG,
-	OP_POLL, OP_FLUSH, OP_SETWM, OP_STR, OP_SETDRV, OP_LINK, OP_PIPE, OP_IOCTL, NOPKINDS };
+	OP_POLL, OP_FLUSH, OP_SETWM, OP_STR, OP_SETDRV, OP_LINK, OP_PIPE, OP_IOCTL, OP_XSI,
+	NOPKINDS };
 
 static const char *const op_names[NOPKINDS] = {
 	"open", "close", "push", "pop", "write", "read", "putmsg", "getmsg", "poll", "flush",
-	"setwm", "str", "setdrv", "link", "pipe", "ioctl",
+	"setwm", "str", "setdrv", "link", "pipe", "ioctl", "xsi",
 };
 
 /* Hostile mode only. */
@@ -214,6 +215,76 @@ static void random_ioctl(struct worker *w, int fd)
 	if (!ret && nr == 0x13 && u.p.fd > 2)
 		install(w, u.p.fd);
 	count(w, OP_IOCTL, ret);
+}
+
+static void *bad_ptr(struct worker *w, size_t len);
+
+/*
+ * A random XSI request (streamio(7), 'S' << 8 | n): mostly plausible
+ * arguments (names, the scratch buffer, ints in range, an I_STR that waits
+ * one second at most), one in sixteen a pointer the kernel must refuse.
+ * I_SETSIG registers for signals: the workers ignore SIGPOLL and SIGURG.
+ */
+static void xsi_op(struct worker *w, int fd)
+{
+	static const unsigned int nrs[] = {
+		1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 20, 21, 22, 23,
+		28, 29, 30, 31, 32, 33, 34, 99,
+	};
+	union {
+		unsigned char raw[64];
+		struct asx_xsi_strioctl si;
+		struct asx_xsi_strpeek sp;
+		struct asx_xsi_str_list sl;
+		struct asx_xsi_bandinfo bi;
+	} u;
+	unsigned int nr = nrs[rnd(w, sizeof(nrs) / sizeof(nrs[0]))];
+	unsigned long arg;
+
+	random_bytes(w, &u, sizeof(u));
+	switch (nr) {
+	case 2: case 11:	/* I_PUSH, I_FIND */
+		arg = (uintptr_t)names[rnd(w, 10)];
+		break;
+	case 1: case 4: case 7: case 10: case 20: case 30:	/* out: an int, a name */
+		arg = (uintptr_t)w->scratch;
+		break;
+	case 8:
+		u.si.ic_timout = 1;
+		u.si.ic_len = rnd(w, 4) ? (int)rnd(w, 200) : (int)rand_r(&w->seed) - RAND_MAX / 2;
+		u.si.ic_dp = (uintptr_t)w->scratch;
+		arg = (uintptr_t)&u;
+		break;
+	case 15:
+		u.sp.ctlbuf.buf = (uintptr_t)w->scratch;
+		u.sp.ctlbuf.maxlen = (int)rnd(w, 300) - 1;
+		u.sp.databuf.buf = (uintptr_t)w->scratch + SCRATCH / 2;
+		u.sp.databuf.maxlen = (int)rnd(w, 5000) - 1;
+		u.sp.flags = rnd(w, 3);
+		arg = (uintptr_t)&u;
+		break;
+	case 21:
+		u.sl.sl_nmods = (int)rnd(w, 24) - 2;
+		u.sl.sl_modlist = (uintptr_t)w->scratch;
+		arg = rnd(w, 4) ? (uintptr_t)&u : 0;
+		break;
+	case 28:
+		u.bi.bi_flag = rnd(w, 5);
+		arg = (uintptr_t)&u;
+		break;
+	case 12:
+		arg = (unsigned long)pick(w);
+		break;
+	case 9:
+		arg = rnd(w, 0x400);
+		break;
+	default:
+		arg = (unsigned long)(long)((int)rnd(w, 300) - 2);
+		break;
+	}
+	if (!rnd(w, 16))
+		arg = (uintptr_t)bad_ptr(w, sizeof(u));
+	count(w, OP_XSI, ioctl(fd, ASX_XSI_SID | nr, arg));
 }
 
 /*
@@ -527,6 +598,8 @@ static void one_op(struct worker *w)
 		fd = asx_pipe(fd, ASX_PIPE_NONBLOCK | ASX_PIPE_CLOEXEC);
 		count(w, OP_PIPE, fd);
 		install(w, fd);
+	} else if (op < 76) {
+		xsi_op(w, fd);
 	} else {
 		random_ioctl(w, fd);
 	}
@@ -681,6 +754,8 @@ TEST(random_operations)
 	int i, k;
 
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGPOLL, SIG_IGN);	/* I_SETSIG */
+	signal(SIGURG, SIG_IGN);
 	seed = getenv("ASX_RANDOM_SEED") ? atoi(getenv("ASX_RANDOM_SEED")) : time(NULL);
 	TH_LOG("seed %u (ASX_RANDOM_SEED=%u repeats this run)", seed, seed);
 	ASSERT_EQ(asx_quiesce(), 0) TH_LOG("earlier Streams never freed");
@@ -735,6 +810,8 @@ static void hostile_child(const char *cg, unsigned int seed, uint64_t deadline)
 		_exit(21);
 	hostile_cg = cg;
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGPOLL, SIG_IGN);	/* I_SETSIG */
+	signal(SIGURG, SIG_IGN);
 	for (i = 0; i < NSLOTS; i++)
 		slots[i] = asx_open(O_NONBLOCK);
 	for (i = 0; i < NGSLOTS; i++)
