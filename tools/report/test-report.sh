@@ -14,7 +14,7 @@
 # message.
 #
 # Usage: tools/report/test-report.sh [BUILD_DIR] [COMMAND...]   (default build, all)
-# TAP output; the last line is "report-test: N passed, N failed".
+# TAP output; the last line is "# report-test: N passed, N failed".
 set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -32,6 +32,7 @@ py=/usr/bin/python3
 [ -x "$bench" ] || { echo "test-report.sh: $bench not built (make tools)" >&2; exit 2; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+echo "TAP version 13"
 
 # the figures of the papers' plots in asx-report: 9 from asx-bench arch's
 # keys, 1 from asx-bench stream's
@@ -124,5 +125,5 @@ tap_expect "an unknown option: exit 2" 2 'unrecognized arguments' -- \
 tap_expect "no report left behind by a failure" 0 -- test ! -e "$dir/x.html"
 
 echo "1..$tap_n"
-echo "report-test: $((tap_n - tap_fails)) passed, $tap_fails failed"
+echo "# report-test: $((tap_n - tap_fails)) passed, $tap_fails failed"
 [ "$tap_fails" = 0 ]
