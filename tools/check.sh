@@ -14,8 +14,9 @@
 #   mustfail    lib/tests/mustfail/*.c must NOT compile (and must with -DASX_MUSTFAIL_CONTROL)
 #   fuzz        every libFuzzer target replays its committed corpus under ASan + UBSan
 #   abi         libasx.so exports: SONAME, only asx_* symbols, all versioned;
-#               the API conventions (tools/api-check.py); every public struct's
-#               size and member offsets against lib/libasx.layout (tools/layout-check.py)
+#               the API conventions (tools/api-check.py); every public type
+#               against the abidw baseline lib/libasx.abi.xml with abidiff
+#               (tools/layout-check.py), and that gate's own test
 #   tools       asx-bench smoke run (--quick), JSON well formed, keys present;
 #               the demo's report generator (tools/report/test-report.sh);
 #               asxd and asxctl svc end to end (tools/asxd/test-asxd.sh), plain and ASan
@@ -259,12 +260,17 @@ stage_abi() {
 	else
 		fail "abi: API conventions (tools/api-check.py)"
 	fi
-	# every public struct's size and member offsets as committed in lib/libasx.layout
+	# every public type (struct sizes, member offsets, ...) against the
+	# committed abidw baseline, compared by abidiff
 	if tools/layout-check.py; then
 		pass
 	else
-		fail "abi: public struct layouts changed (tools/layout-check.py)"
+		fail "abi: public types changed (tools/layout-check.py; abidiff's report above)"
 	fi
+	# the gate fails a moved member: checked on changed copies of the headers
+	tools/test-layout-check.sh 2>&1 | tee "$log/layout-test.log"
+	tap_tally "abi test-layout-check" "$log/layout-test.log" "${PIPESTATUS[0]}" ||
+		fail "abi: tools/test-layout-check.sh printed no TAP"
 }
 
 # ttcp_pair PORT IMPL PATTERN WHAT RARGS TARGS: an asx-ttcp receiver
