@@ -31,4 +31,5 @@ run asx-salat "$here/test-salat.py" "$bin/asx-bench"
 run symbols "$here/test-symbols.py" "$dir/lockload"
 run newcomer "$here/test-newcomer.py" "$dir/newcomer"
 run cli "$here/test-cli.sh" "$here/.."
+run usdt "$here/test-usdt.py" "$dir/../lib/libasx.so.0" /bin/true
 tap_end "bcc total"
