@@ -18,6 +18,7 @@
 #               against the abidw baseline lib/libasx.abi.xml with abidiff
 #               (tools/layout-check.py), and that gate's own test
 #   tools       asx-bench smoke run (--quick), JSON well formed, keys present;
+#               the TAP parser's own test (tools/lib/test-tap-count.sh);
 #               the demo's report generator (tools/report/test-report.sh);
 #               asxd and asxctl svc end to end (tools/asxd/test-asxd.sh), plain and ASan
 #   install     make install into a scratch prefix; against it, with pkg-config only:
@@ -42,8 +43,11 @@
 #               asx-lockstat run on a program built against libasx-dev
 #
 # Every stage that cannot run fails the check and says why: nothing is
-# skipped silently.  The last line is "check: N passed, N failed", where
-# N counts test cases (CMocka tests, selftests) and stage-level checks.
+# skipped silently.  Every test runner prints TAP, counted here by one
+# parser (tools/lib/tap-count.awk; Documentation/testing.rst, "One
+# protocol"): a missing or short plan fails.  The last line is "check: N
+# passed, N failed", where N counts test points (CMocka tests, selftests,
+# the scripts' checks) and stage-level checks.
 # Environment: CHECK_JOBS (make -j, default nproc), V=1, ASX_KERNELS (kmod, dkms).
 set -uo pipefail
 

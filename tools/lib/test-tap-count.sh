@@ -40,6 +40,15 @@ ok 2 - test_b
 ok 3 # SKIP test_c
 [  PASSED  ] 2 test(s).
 EOF
+count "CMocka 1.1's skip (not ok # SKIP) is neither; its abort cuts the plan" "1 2 1 1" \
+	'not ok 2 - t_bad$' 'ran 3 of 5 planned' <<'EOF'
+1..5
+ok 1 - t_ok
+not ok 2 - t_bad
+# 0x1 != 0x2
+# cm.c:8: error: Failure!
+not ok 3 # SKIP t_skip
+EOF
 count "a failed test is a failure, named" "1 1 0 1" 'not ok 2 - test_b' <<'EOF'
 1..2
 ok 1 - test_a
