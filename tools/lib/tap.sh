@@ -26,15 +26,21 @@ tap_sub_ok=0
 tap_sub_not_ok=0
 tap_lib=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
+# a '#' in a name would start a directive ("# SKIP"): TAP escapes it
+tap_name() {
+	local s="$*"
+	printf '%s' "${s//#/\\#}"
+}
+
 tap_ok() {
 	tap_n=$((tap_n + 1))
-	echo "ok $tap_n - $*"
+	echo "ok $tap_n - $(tap_name "$@")"
 }
 
 tap_not_ok() {
 	tap_n=$((tap_n + 1))
 	tap_fails=$((tap_fails + 1))
-	echo "not ok $tap_n - $*"
+	echo "not ok $tap_n - $(tap_name "$@")"
 }
 
 tap_subtest() {

@@ -40,7 +40,7 @@ ok 2 - test_b
 ok 3 # SKIP test_c
 [  PASSED  ] 2 test(s).
 EOF
-count "CMocka 1.1's skip (not ok # SKIP) is neither; its abort cuts the plan" "1 2 1 1" \
+count "CMocka 1.1's skip ('not ok # SKIP') is neither; its abort cuts the plan" "1 2 1 1" \
 	'not ok 2 - t_bad$' 'ran 3 of 5 planned' <<'EOF'
 1..5
 ok 1 - t_ok
@@ -137,6 +137,10 @@ not ok 1 - first (exit 1)
     ok 1 z
 ok 2 - second
 EOF
+count "a '#' escaped in a name is no directive" "1 0 0 1" <<'EOF'
+1..1
+ok 1 - not a \# SKIP
+EOF
 count "documents one after the other are counted apart" "3 0 0 3" <<'EOF'
 TAP version 13
 1..1
@@ -177,6 +181,18 @@ nest() {
 tap_expect "tap_subtest: its leaves and its exit status" 0 '^total	3	1	0	1$' \
 	'^fail	not ok 2 - exits \(exit 3\)$' -- awk -f "$here/tap-count.awk" "$tmp/nest"
 tap_expect "tap_end: the same sums" 0 '^# nest: 3 passed, 1 failed$' -- cat "$tmp/nest"
+
+# a name with a '#' in it passes as a pass, not as a directive
+esc() {
+	tap_n=0 tap_fails=0
+	echo "TAP version 13"
+	tap_expect "one # SKIP in a name" 0 -- true
+	tap_ok "and a # TODO in another"
+	echo "1..$tap_n"
+}
+(esc) >"$tmp/esc" 2>&1
+tap_expect "tap_expect and tap_ok escape a '#' in a name" 0 '^total	2	0	0	1$' -- \
+	awk -f "$here/tap-count.awk" "$tmp/esc"
 
 echo "1..$tap_n"
 echo "# test-tap-count: $((tap_n - tap_fails)) passed, $tap_fails failed"

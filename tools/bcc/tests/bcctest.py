@@ -74,6 +74,7 @@ def report(results):
     print("TAP version 13")
     print("1..%d" % len(results))
     for i, (name, errs) in enumerate(results, 1):
+        name = name.replace("#", "\\#")  # not a TAP directive
         if errs:
             failed += 1
             print("not ok %d - %s: %s" % (i, name, "; ".join(errs)))
