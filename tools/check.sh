@@ -93,9 +93,10 @@ tap_tally() {
 	return 0
 }
 
-# Run one CMocka binary (under the command in wrap, if any); add its
-# counts.  A binary that crashes or exits non-zero without a count is one
-# failure.
+# Run one CMocka binary (under the command in wrap, if any) with CMocka's
+# TAP output; add its counts (tap_tally).  A binary that dies mid-run
+# leaves its plan short: a failure beside any failed test; one that exits
+# non-zero with every test passed (a sanitizer's report at exit) is one.
 wrap=()
 # what every sanitised CMocka run gets: leaks found, the first report fatal
 asan_opts=detect_leaks=1:abort_on_error=0:halt_on_error=1
