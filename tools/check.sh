@@ -14,10 +14,12 @@
 #   mustfail    lib/tests/mustfail/*.c must NOT compile (and must with -DASX_MUSTFAIL_CONTROL)
 #   fuzz        every libFuzzer target replays its committed corpus under ASan + UBSan
 #   abi         libasx.so exports: SONAME, only asx_* symbols, all versioned;
-#               the API conventions (tools/api-check.py); every public struct's
-#               size and member offsets against lib/libasx.layout (tools/layout-check.py);
+#               the API conventions (tools/api-check.py); every public type
+#               against the abidw baseline lib/libasx.abi.xml with abidiff
+#               (tools/layout-check.py), and that gate's own test
 #               nothing of exp/ (the study) in libasx (tools/exp-out-of-lib.sh)
 #   tools       asx-bench smoke run (--quick), JSON well formed, keys present;
+#               the TAP parser's own test (tools/lib/test-tap-count.sh);
 #               the demo's report generator (tools/report/test-report.sh);
 #               asxd and asxctl svc end to end (tools/asxd/test-asxd.sh), plain and ASan
 #   install     make install into a scratch prefix; against it, with pkg-config only:
@@ -45,8 +47,11 @@
 #               asx-lockstat run on a program built against libasx-dev
 #
 # Every stage that cannot run fails the check and says why: nothing is
-# skipped silently.  The last line is "check: N passed, N failed", where
-# N counts test cases (CMocka tests, selftests) and stage-level checks.
+# skipped silently.  Every test runner prints TAP, counted here by one
+# parser (tools/lib/tap-count.awk; Documentation/testing.rst, "One
+# protocol"): a missing or short plan fails.  The last line is "check: N
+# passed, N failed", where N counts test points (CMocka tests, selftests,
+# the scripts' checks) and stage-level checks.
 # Environment: CHECK_JOBS (make -j, default nproc), V=1, ASX_KERNELS (kmod, dkms).
 set -uo pipefail
 
@@ -71,52 +76,44 @@ fail() {
 	printf 'check: FAILED: %s\n' "$1" >&2
 }
 
-# tally STAGE WHAT LOG RC N PREFIX...: add up LOG's summary lines
-# "PREFIX N passed, N failed" (N of them expected, over all the PREFIXes);
-# count the passes, a failure per failed WHAT, and one for an exit status
-# RC that is not 0 with no failure counted.  Returns 1, counting nothing,
-# when LOG does not hold the N summaries (the caller says why).
-tally() {
-	local stage=$1 what=$2 out=$3 rc=$4 want=$5 re p f
-	shift 5
-	re=$(IFS='|'; echo "^($*) [0-9]+ passed, [0-9]+ failed\$")
-	read -r p f < <(awk -v re="$re" -v want="$want" '$0 ~ re {
-			sub(/ failed$/, ""); p += $(NF - 2); f += $NF; n++
-		}
-		END { if (n == want) print p + 0, f + 0 }' "$out")
-	[ -n "$p" ] || return 1
-	pass "$p"
-	[ "$f" -eq 0 ] || fail "$stage: $f $what failed (see above)" "$f"
-	[ "$rc" -eq 0 ] || [ "$f" -ne 0 ] || fail "$stage: exit $rc with no failure counted"
+# tap_tally STAGE LOG RC [DOCS]: count LOG's TAP (tools/lib/tap-count.awk,
+# the one parser): a pass per test point that passed, a failure per one
+# that failed, per document whose plan was not kept (a runner that died
+# half way) and per document that tested nothing; one more for an exit
+# status RC that is not 0 with no failure counted.  Returns 1 instead of
+# that when LOG holds other than DOCS top-level documents (default 1; the
+# caller then counts a failure and says why).
+tap_tally() {
+	local stage=$1 out=$2 rc=$3 want=${4:-1} kind a d docs=0 before=$failed
+	while IFS=$'\t' read -r kind a _ _ d; do
+		case "$kind" in
+		fail) fail "$stage: $a" ;;
+		total) pass "$a"; docs=$d ;;
+		esac
+	done < <(awk -f "$top/tools/lib/tap-count.awk" "$out")
+	[ "$docs" -eq "$want" ] || return 1
+	[ "$rc" -eq 0 ] || [ "$failed" -ne "$before" ] ||
+		fail "$stage: exit $rc with no failure counted (log $out)"
+	return 0
 }
 
-# Run one CMocka binary (under the command in wrap, if any); add its
-# counts.  A binary that crashes or exits non-zero without a count is one
-# failure.
+# Run one CMocka binary (under the command in wrap, if any) with CMocka's
+# TAP output; add its counts (tap_tally).  A binary that dies mid-run
+# leaves its plan short: a failure beside any failed test; one that exits
+# non-zero with every test passed (a sanitizer's report at exit) is one.
 wrap=()
 # what every sanitised CMocka run gets: leaks found, the first report fatal
 asan_opts=detect_leaks=1:abort_on_error=0:halt_on_error=1
 ubsan_opts=print_stacktrace=1:halt_on_error=1
 run_cmocka() {
-	local bin=$1 name out rc p f
+	local bin=$1 name out
 	name=$(basename "$bin")
 	out=$log/$2-$name.log
-	timeout --foreground 600 "${wrap[@]}" "$bin" >"$out" 2>&1
-	rc=$?
+	CMOCKA_MESSAGE_OUTPUT=TAP timeout --foreground 600 "${wrap[@]}" "$bin" >"$out" 2>&1
+	local rc=$?
 	cat "$out"
-	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\..*/\1/p' "$out" | tail -1)
-	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s).*/\1/p' "$out" | tail -1)
-	p=${p:-0}
-	f=${f:-0}
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-		f=1
-	fi
-	if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
-		fail "$2 $name ran no test (exit $rc)"
-		return
-	fi
-	pass "$p"
-	[ "$f" -eq 0 ] || fail "$2 $name: $f failed (exit $rc, log $out)" "$f"
+	tap_tally "$2 $name" "$out" "$rc" ||
+		fail "$2 $name: no TAP document (exit $rc, log $out)"
 }
 
 stage_lib() {
@@ -286,12 +283,17 @@ stage_abi() {
 	else
 		fail "abi: the study (exp/) is compiled into libasx"
 	fi
-	# every public struct's size and member offsets as committed in lib/libasx.layout
+	# every public type (struct sizes, member offsets, ...) against the
+	# committed abidw baseline, compared by abidiff
 	if tools/layout-check.py; then
 		pass
 	else
-		fail "abi: public struct layouts changed (tools/layout-check.py)"
+		fail "abi: public types changed (tools/layout-check.py; abidiff's report above)"
 	fi
+	# the gate fails a moved member: checked on changed copies of the headers
+	tools/test-layout-check.sh 2>&1 | tee "$log/layout-test.log"
+	tap_tally "abi test-layout-check" "$log/layout-test.log" "${PIPESTATUS[0]}" ||
+		fail "abi: tools/test-layout-check.sh printed no TAP"
 }
 
 # ttcp_pair PORT IMPL PATTERN WHAT RARGS TARGS: an asx-ttcp receiver
@@ -380,12 +382,19 @@ stage_tools() {
 		prio2_sync_s prio2_over_prio1_sync svc_throughput_ratio svc_lost svc_pause_p99_us \
 		arch_nproc cp_over_lp_tcp arch_cp_tcp_mbps_pe1
 	then pass; else fail "tools: asx-bench JSON"; fi
+	# the one TAP parser this script counts with, on outputs of known count
+	note "the TAP parser (tools/lib/test-tap-count.sh)"
+	local t=$log/tap-count-test.log
+	tools/lib/test-tap-count.sh 2>&1 | tee "$t"
+	tap_tally "tools test-tap-count" "$t" "${PIPESTATUS[0]}" ||
+		fail "tools: tools/lib/test-tap-count.sh printed no TAP"
 	# the demo's report: asx-report on quick real runs; broken records refused
 	note "asx-report (tools/report/test-report.sh)"
-	local b t=$log/report-test.log
+	local b
+	t=$log/report-test.log
 	tools/report/test-report.sh build 2>&1 | tee "$t"
-	tally tools "report checks" "$t" "${PIPESTATUS[0]}" 1 report-test: ||
-		fail "tools: tools/report/test-report.sh ended without its summary"
+	tap_tally "tools report-test" "$t" "${PIPESTATUS[0]}" ||
+		fail "tools: tools/report/test-report.sh printed no TAP"
 	# asxd and `asxctl svc` end to end, plain and under ASan (a leak at exit fails it)
 	note "asxd and asxctl svc (plain, ASan)"
 	make -s -j"$jobs" SAN=asan lib tools || { fail "tools: ASan build"; return; }
@@ -393,8 +402,8 @@ stage_tools() {
 		t=$log/asxd-${b//\//-}.log
 		ASAN_OPTIONS=$asan_opts UBSAN_OPTIONS=$ubsan_opts tools/asxd/test-asxd.sh "$b" 2>&1 |
 			tee "$t"
-		tally tools "asxd checks" "$t" "${PIPESTATUS[0]}" 1 asxd-test: ||
-			fail "tools: tools/asxd/test-asxd.sh $b ended without its summary"
+		tap_tally "tools asxd-test $b" "$t" "${PIPESTATUS[0]}" ||
+			fail "tools: tools/asxd/test-asxd.sh $b printed no TAP"
 	done
 }
 
@@ -444,8 +453,8 @@ stage_install() {
 	# examples: each an "ok:" or "FAIL:" line, counted one by one
 	tools/install-test.sh "$tmp/usr" 2>&1 | tee "$log/install-test.log"
 	rc=${PIPESTATUS[0]}
-	tally install "installed-library checks" "$log/install-test.log" "$rc" 1 install-test: ||
-		fail "install: tools/install-test.sh ended without its summary (exit $rc)"
+	tap_tally "install install-test" "$log/install-test.log" "$rc" ||
+		fail "install: tools/install-test.sh printed no TAP (exit $rc)"
 	rm -rf "$tmp"
 }
 
@@ -482,8 +491,8 @@ stage_deb() {
 	local out=$log/deb.log
 	note "Debian packages"
 	tools/deb-test.sh 2>&1 | tee "$out"
-	tally deb "package checks" "$out" "${PIPESTATUS[0]}" 1 deb: ||
-		fail "deb: tools/deb-test.sh ended without its summary"
+	tap_tally deb "$out" "${PIPESTATUS[0]}" ||
+		fail "deb: tools/deb-test.sh printed no TAP"
 }
 
 # The kernels of the tested matrix to run on, "NAME VER" a line: all of
@@ -515,10 +524,14 @@ stage_kmod() {
 	# the newcomer programs (lib/tests/outsider/vm, asxctl), built like a
 	# user's against a staged install; each kernel's guest runs them
 	tools/outsider-vm.sh build build/outsider-vm 2>&1 | tee "$log/outsider-vm-build.log"
-	tally kmod "outsider builds" "$log/outsider-vm-build.log" "${PIPESTATUS[0]}" 1 \
-		outsider-vm: || fail "kmod: tools/outsider-vm.sh build ended without its summary"
-	if tools/vm/selftest.sh; then pass; else fail "kmod: VM runner self-test"; fi
-	if selftests/asx/run_all_selftest.sh; then pass; else fail "kmod: run_all.sh self-test"; fi
+	tap_tally "kmod outsider-vm build" "$log/outsider-vm-build.log" "${PIPESTATUS[0]}" ||
+		fail "kmod: tools/outsider-vm.sh build printed no TAP"
+	tools/vm/selftest.sh 2>&1 | tee "$log/vm-selftest.log"
+	tap_tally "kmod VM runner self-test" "$log/vm-selftest.log" "${PIPESTATUS[0]}" ||
+		fail "kmod: tools/vm/selftest.sh printed no TAP"
+	selftests/asx/run_all_selftest.sh 2>&1 | tee "$log/run_all-selftest.log"
+	tap_tally "kmod run_all.sh self-test" "$log/run_all-selftest.log" "${PIPESTATUS[0]}" ||
+		fail "kmod: selftests/asx/run_all_selftest.sh printed no TAP"
 	kernels=$(matrix_kernels) || { fail "kmod: the kernel matrix (see above)"; return; }
 	# asxctl's script is user space: the first kernel's guest runs it (~80 s
 	# under TCG), the others the kernel programs only
@@ -548,13 +561,13 @@ kmod_on() {
 		[ $a -eq 0 ] && [ $b -eq 0 ] && [ $c -eq 0 ]' \
 		2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
-	# both sets' "selftests: N passed, N failed" lines and the outsider
-	# programs' "outsider-vm: ..." line, summed
-	if ! tally "kmod[$name]" selftests "$out" "$rc" 3 selftests: outsider-vm:; then
+	# three TAP documents: the two selftest sets (run_all.sh: a subtest per
+	# program) and the outsider programs (outsider-vm.sh)
+	if ! tap_tally "kmod[$name]" "$out" "$rc" 3; then
 		# CI may show only the end of the output: say here where it stopped.
 		bin=$(sed -n 's/^# selftests: asx: //p' "$out" | tail -n 1)
 		# kselftest_harness.h's "#  RUN           FIXTURE.TEST ..."
-		test=$(sed -n 's/^#  RUN  *\(.*\) \.\.\.$/\1/p' "$out" | tail -n 1)
+		test=$(sed -n 's/^ *#  RUN  *\(.*\) \.\.\.$/\1/p' "$out" | tail -n 1)
 		fail "kmod[$name]: the VM did not run both selftest sets (exit $rc; last started:
     ${bin:-no selftest binary} ${test:+/ $test}; see above)"
 	fi
@@ -578,7 +591,7 @@ stage_bcc() {
 		tools/deb-test.sh --install build/deb; b=$?; [ $a -eq 0 ] && [ $b -eq 0 ]' \
 		2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
-	tally bcc "tool tests" "$out" "$rc" 2 "bcc total:" deb: ||
+	tap_tally bcc "$out" "$rc" 2 ||
 		fail "bcc: the VM did not run the tools' tests (exit $rc; see above)"
 }
 

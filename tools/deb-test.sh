@@ -17,8 +17,9 @@
 #      its own module that the packaged libasx carries the USDT probes;
 #   5. checks that asx-dkms holds the module's sources and dkms.conf.
 #
-# The .deb files are left in OUTDIR (default build/deb). Prints one "ok:" or
-# "FAIL:" line per check and "deb: N passed, N failed"; exit 0 if none failed.
+# The .deb files are left in OUTDIR (default build/deb). Prints TAP (one
+# "ok N - ..." or "not ok N - ..." line per check; tools/lib/tap.sh) ending
+# with "# deb: N passed, N failed"; exit 0 if none failed.
 #
 #        tools/deb-test.sh --install [OUTDIR]
 #
@@ -38,13 +39,12 @@ if [ "${1:-}" = --install ]; then
 	shift
 fi
 out=${1:-build/deb}
-passed=0
-failed=0
-ok() { echo "ok: $*"; passed=$((passed + 1)); }
-bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+. tools/lib/tap.sh
+echo "TAP version 13"
+ok() { tap_ok "$*"; }
+bad() { tap_not_ok "$*"; }
 finish() {
-	echo "deb: $passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
+	tap_end deb
 	exit
 }
 

@@ -20,8 +20,9 @@
 #               written, run unless marked compile-only
 #               (lib/tests/outsider/doc-examples.py has the conventions)
 #
-# Each check prints "ok: NAME" or "FAIL: NAME" (with the compiler's or the
-# program's output); the last line is "install-test: N passed, N failed".
+# TAP (tools/lib/tap.sh): "ok N - NAME" or "not ok N - NAME" a check (with
+# the compiler's or the program's output as comments); the last lines are
+# the plan and "# install-test: N passed, N failed".
 # Exit status 0 only when nothing failed.
 set -uo pipefail
 
@@ -37,26 +38,25 @@ warn=(-Wall -Wextra -Werror)
 prog_warn=(-Wall -Wextra -Werror -Wno-unused-parameter)
 run_timeout=${INSTALL_TEST_TIMEOUT:-60}
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok: $1"; }
+. "$top/tools/lib/tap.sh"
+echo "TAP version 13"
+ok() { tap_ok "$1"; }
 bad() {
-	failed=$((failed + 1))
-	echo "FAIL: $1"
-	[ -s "$tmp/out" ] && sed 's/^/    /' "$tmp/out" | head -n 20
+	tap_not_ok "$1"
+	[ -s "$tmp/out" ] && sed 's/^/#     /' "$tmp/out" | head -n 20
 	return 0
 }
 
 if ! cflags=$(pkg-config --cflags libasx) || ! libs=$(pkg-config --libs libasx) ||
    ! static_libs=$(pkg-config --static --libs libasx); then
-	echo "install-test: pkg-config does not find libasx under $PKG_CONFIG_PATH" >&2
-	echo "install-test: 0 passed, 1 failed"
+	bad "pkg-config finds libasx under $PKG_CONFIG_PATH"
+	tap_end install-test
 	exit 1
 fi
 read -r -a cflags <<<"$cflags"
 read -r -a libs <<<"$libs"
 read -r -a static_libs <<<"$static_libs"
-echo "install-test: cc ${cflags[*]} ... ${libs[*]}"
+echo "# install-test: cc ${cflags[*]} ... ${libs[*]}"
 
 # ---------------------------------------------------------------- headers
 : >"$tmp/all.h"
@@ -218,5 +218,4 @@ while read -r mode src where; do
 	build_run "example $where" "$src" "$mode"
 done <"$tmp/doc.list"
 
-echo "install-test: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_end install-test

@@ -17,9 +17,10 @@
 #                                    tools/asxctl/test-asxctl.sh with the
 #                                    staged asxctl
 #
-# Each prints "ok: NAME" or "FAIL: NAME"; the last line is
-# "outsider-vm: N passed, N failed" (a program that finds no /dev/asx
-# exits 4 and fails: nothing skipped counts as a pass).
+# Each prints TAP (tools/lib/tap.sh): a test point per program, the asxctl
+# script's own TAP as a subtest; the last line is "# outsider-vm: N passed,
+# N failed" (a program that finds no /dev/asx exits 4 and fails: nothing
+# skipped counts as a pass).
 set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,16 +33,16 @@ fi
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 stage=$dir/stage
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok: $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL: $1"; }
+. "$top/tools/lib/tap.sh"
+echo "TAP version 13"
+ok() { tap_ok "$1"; }
+bad() { tap_not_ok "$1"; }
 
 if [ "$mode" = build ]; then
 	rm -rf "$stage" "$dir/bin"
 	mkdir -p "$dir/bin"
 	if ! make -s -C "$top" install DESTDIR="$stage" PREFIX=/usr >"$dir/install.log" 2>&1; then
-		cat "$dir/install.log"
+		sed 's/^/# /' "$dir/install.log"
 		bad "make install DESTDIR=$stage PREFIX=/usr"
 	else
 		export PKG_CONFIG_PATH=$stage/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$stage
@@ -54,13 +55,12 @@ if [ "$mode" = build ]; then
 				>"$dir/$name.log" 2>&1; then
 				ok "build outsider/vm/$name.c against the staged libasx"
 			else
-				cat "$dir/$name.log"
+				sed 's/^/# /' "$dir/$name.log"
 				bad "build outsider/vm/$name.c"
 			fi
 		done
 	fi
-	echo "outsider-vm: $passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
+	tap_end outsider-vm
 	exit
 fi
 
@@ -69,27 +69,17 @@ for bin in "$dir"/bin/*; do
 	name=$(basename "$bin")
 	echo "# outsider/vm/$name"
 	t0=$SECONDS
-	timeout -k 5 300 "$bin"
-	rc=$?
+	# its output as TAP comments
+	timeout -k 5 300 "$bin" 2>&1 | sed -u 's/^/# /'
+	rc=${PIPESTATUS[0]}
 	echo "# outsider/vm/$name: exit $rc after $((SECONDS - t0)) s"
 	if [ $rc -eq 0 ]; then ok "outsider/vm/$name"; else bad "outsider/vm/$name (exit $rc)"; fi
 done
 [ -n "${bin:-}" ] && [ -e "$bin" ] || bad "no program in $dir/bin (tools/outsider-vm.sh build $dir)"
 if [ "${3:-}" = --programs-only ]; then
-	echo "outsider-vm: $passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
+	tap_end outsider-vm
 	exit
 fi
-echo "# asxctl (tools/asxctl/test-asxctl.sh)"
-out=$(mktemp)
-"$top/tools/asxctl/test-asxctl.sh" "$stage/usr/bin/asxctl" 2>&1 | tee "$out"
-read -r p f < <(sed -n 's/^asxctl-test: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$out")
-rm -f "$out"
-if [ -z "${p:-}" ]; then
-	bad "test-asxctl.sh ended without its summary"
-else
-	passed=$((passed + p))
-	failed=$((failed + f))
-fi
-echo "outsider-vm: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_subtest "asxctl (tools/asxctl/test-asxctl.sh)" \
+	"$top/tools/asxctl/test-asxctl.sh" "$stage/usr/bin/asxctl"
+tap_end outsider-vm

@@ -43,6 +43,8 @@ pkgs=(
 	python3 python3-venv python3-pip python3-bpfcc bpfcc-tools bpftrace python3-matplotlib
 	valgrind linux-source-6.1 xz-utils iproute2 libclang-rt-14-dev dkms man-db
 	debhelper dh-dkms dpkg-dev fakeroot lintian
+	# the layout gate: abidw/abidiff (tools/layout-check.py)
+	abigail-tools
 )
 
 missing=()

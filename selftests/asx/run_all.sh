@@ -5,11 +5,14 @@
 #
 # Usage: selftests/asx/run_all.sh DIR
 #
-# Runs each executable DIR/*_test in turn (kselftest_harness.h programs),
-# passes its TAP output and its diagnostics through, and reads its closing
-# line "# Totals: pass:N fail:N xfail:N xpass:N skip:N error:N". Ends with
+# Runs each executable DIR/*_test in turn (kselftest_harness.h programs)
+# and prints one TAP document: each program's TAP output and diagnostics
+# as a subtest (indented by four spaces, TAP 14), summed up by an "ok N -
+# NAME" or "not ok N - NAME" line of its own; it reads each program's
+# closing line "# Totals: pass:N fail:N xfail:N xpass:N skip:N error:N".
+# Ends with
 #
-#	selftests: N passed, N failed
+#	# selftests: N passed, N failed
 #
 # (tests summed over all binaries; a skipped test is neither) and exits 1 if
 # any test failed, if a binary crashed, exited non-zero or printed no Totals
@@ -18,7 +21,7 @@
 set -uo pipefail
 
 if [ $# -ne 1 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
-	sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'
 	[ $# -eq 1 ] && exit 0
 	exit 2
 fi
@@ -31,7 +34,7 @@ for b in "$dir"/*_test; do
 done
 if [ ${#bins[@]} -eq 0 ]; then
 	echo "run_all.sh: no executable *_test in '$dir' (run 'make selftests')" >&2
-	echo "selftests: 0 passed, 0 failed"
+	printf 'TAP version 13\n1..0 # SKIP no tests\n# selftests: 0 passed, 0 failed\n'
 	exit 2
 fi
 
@@ -44,12 +47,19 @@ trap 'rm -f "$out"' EXIT
 
 totals_re='^# Totals: pass:([0-9]+) fail:([0-9]+) xfail:([0-9]+) xpass:([0-9]+) skip:([0-9]+) error:([0-9]+)$'
 
+echo "TAP version 13"
+echo "1..${#bins[@]}"
+n=0
 for b in "${bins[@]}"; do
 	name=$(basename "$b")
+	n=$((n + 1))
+	nbad=${#bad[@]}
 	echo "# selftests: asx: $name"
+	echo "    # Subtest: $name"
 	t0=$SECONDS
-	# stderr too: kselftest writes its failure and TH_LOG lines there
-	"$b" 2>&1 | tee "$out"
+	# stderr too: kselftest writes its failure and TH_LOG lines there;
+	# line by line, so that a guest that dies shows where
+	"$b" 2>&1 | tee "$out" | sed -u 's/^/    /'
 	rc=${PIPESTATUS[0]}
 	echo "# $name: exit $rc after $((SECONDS - t0)) s"
 	line=$(grep -E "$totals_re" "$out" | tail -n1)
@@ -58,6 +68,7 @@ for b in "${bins[@]}"; do
 		echo "# $name: exit $rc without a plan or a Totals line (crashed?)"
 		failed=$((failed + 1))
 		bad+=("$name")
+		echo "not ok $n - $name (exit $rc)"
 		continue
 	fi
 	read -r p f xf xp s e < <(sed -E "s/$totals_re/\1 \2 \3 \4 \5 \6/" <<<"$line")
@@ -81,10 +92,15 @@ for b in "${bins[@]}"; do
 		# A binary that failed without counting a failed test still fails the run.
 		[ "$f" -eq 0 ] && failed=$((failed + 1))
 	fi
+	if [ ${#bad[@]} -eq "$nbad" ]; then
+		echo "ok $n - $name"
+	else
+		echo "not ok $n - $name (exit $rc)"
+	fi
 done
 
 echo "# selftests: $skipped skipped"
-echo "selftests: $passed passed, $failed failed"
+echo "# selftests: $passed passed, $failed failed"
 if [ ${#bad[@]} -gt 0 ]; then
 	echo "# failing: ${bad[*]}"
 	exit 1

@@ -90,21 +90,30 @@ for p in pass mixed allskip dies; do
 done
 
 echo "TAP version 13"
-echo "1..6"
-check "passing tests and variants count" 0 '^selftests: 3 passed, 0 failed$' -- "$dir/pass"
+echo "1..8"
+check "passing tests and variants count" 0 '^# selftests: 3 passed, 0 failed$' -- "$dir/pass"
 check "failures, a crash and a timeout fail; a skip is neither" 1 \
-	'^# mixed_test: 1 passed, 6 failed, 2 skipped$' '^selftests: 1 passed, 6 failed$' \
+	'^# mixed_test: 1 passed, 6 failed, 2 skipped$' '^# selftests: 1 passed, 6 failed$' \
 	'times_out: Test terminated by timeout' -- "$dir/mixed"
 check "ASX_TEST_TIMEOUT lengthens a test's time" 1 \
-	'^selftests: 2 passed, 5 failed$' 'ok [0-9]+ global.needs_asx_test_timeout' -- \
+	'^# selftests: 2 passed, 5 failed$' 'ok [0-9]+ global.needs_asx_test_timeout' -- \
 	"$dir/mixed" ASX_TEST_TIMEOUT=4
 check "a program that skipped every test fails the run, passing nothing" 1 \
-	'every test skipped' '^selftests: 0 passed, 0 failed$' '^# failing: allskip_test$' -- \
+	'every test skipped' '^# selftests: 0 passed, 0 failed$' '^# failing: allskip_test$' -- \
 	"$dir/allskip"
 check "a program that dies mid-run is a failure" 1 'without a plan or a Totals line' \
-	'^selftests: 0 passed, 1 failed$' -- "$dir/dies"
-check "the sums over several programs" 1 '^selftests: 4 passed, 7 failed$' \
+	'^# selftests: 0 passed, 1 failed$' -- "$dir/dies"
+check "the sums over several programs" 1 '^# selftests: 4 passed, 7 failed$' \
 	'^# selftests: 4 skipped$' '^# failing: allskip_test dies_test mixed_test$' -- "$dir/bin"
+# what tools/check.sh counts in run_all.sh's TAP (tools/lib/tap-count.awk):
+# the same, but that a program that skipped everything is a failure, and the
+# test a dying program passed before it died is a pass (exit 1: run_all.sh's)
+tap_count() { "$top/selftests/asx/run_all.sh" "$1" | awk -f "$top/tools/lib/tap-count.awk"; }
+tap_expect "tools/check.sh's TAP count of one program" 1 \
+	"^total	1	6	2	1\$" -- tap_count "$dir/mixed"
+tap_expect "tools/check.sh's TAP count of several" 1 "^total	5	8	4	1\$" \
+	'^fail	allskip_test: every test skipped' '^fail	dies_test: ran 1 of 3 planned' \
+	'^fail	mixed_test: not ok [0-9]+ global.crashes' -- tap_count "$dir/bin"
 
 echo "# $((tap_n - tap_fails)) passed, $tap_fails failed, 0 skipped"
 [ "$tap_fails" = 0 ]

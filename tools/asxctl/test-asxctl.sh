@@ -9,7 +9,7 @@
 # runs under a timeout, so a hang is a failure, not a stuck check.
 #
 # Usage: tools/asxctl/test-asxctl.sh [ASXCTL]   (default build/bin/asxctl)
-# The last line is "asxctl-test: N passed, N failed".
+# TAP (tools/lib/tap.sh); the last line is "# asxctl-test: N passed, N failed".
 set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -22,8 +22,8 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-passed=0
-failed=0
+. "$top/tools/lib/tap.sh"
+echo "TAP version 13"
 
 # run [-t SECONDS] ARGS...: asxctl ARGS into $tmp/out, $tmp/err; status in rc
 rc=0
@@ -40,11 +40,9 @@ expect() {
 	[ -z "$o" ] || grep -Eq -- "$o" "$tmp/out" || why="$why; stdout lacks /$o/"
 	[ -z "$e" ] || grep -Eq -- "$e" "$tmp/err" || why="$why; stderr lacks /$e/"
 	if [ -z "$why" ]; then
-		passed=$((passed + 1))
-		echo "ok - $what"
+		tap_ok "$what"
 	else
-		failed=$((failed + 1))
-		echo "not ok - $what: ${why#; }"
+		tap_not_ok "$what: ${why#; }"
 		sed 's/^/#   out: /' "$tmp/out" | head -n 12
 		sed 's/^/#   err: /' "$tmp/err" | head -n 6
 	fi
@@ -52,8 +50,8 @@ expect() {
 objects() { sed -n "s/^$1 //p" /proc/asx/objects; }
 
 if [ ! -x "$ctl" ] || [ ! -e /dev/asx ]; then
-	echo "not ok - needs $ctl and asx.ko loaded (/dev/asx)"
-	echo "asxctl-test: 0 passed, 1 failed"
+	tap_not_ok "needs $ctl and asx.ko loaded (/dev/asx)"
+	tap_end asxctl-test
 	exit 1
 fi
 base=$(objects streams)
@@ -216,5 +214,4 @@ kill "$srv" 2>/dev/null
 wait "$srv" 2>/dev/null
 srv=
 
-echo "asxctl-test: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_end asxctl-test

@@ -14,7 +14,7 @@
 # Run as root (the uid check needs nobody).
 #
 # Usage: tools/asxd/test-asxd.sh [BUILD_DIR]   (default build; build/asan too)
-# TAP output; the last line is "asxd-test: N passed, N failed".
+# TAP output; the last line is "# asxd-test: N passed, N failed".
 set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -253,5 +253,5 @@ tap_expect "... with status 1, saying the services were not finalised" 0 \
 tap_expect "... and its socket is gone" 0 '' -- test ! -e "$sock2"
 
 echo "1..$tap_n"
-echo "asxd-test: $((tap_n - tap_fails)) passed, $tap_fails failed"
+echo "# asxd-test: $((tap_n - tap_fails)) passed, $tap_fails failed"
 [ "$tap_fails" = 0 ]

@@ -2,7 +2,7 @@
 """asxbcc - what the asx-* bcc tools share.
 
 Finding libasx (a shared library, or a program linked with libasx.a),
-reading its USDT probe list from the ELF notes, the bcc command-line
+its USDT probe list (bcc's USDT enumeration), the bcc command-line
 conventions (-p PID, interval [count], -T, -j), units, and the loop that
 prints an interval, a final summary on Ctrl-C, or when the traced process
 exits.  The tools import it from their own directory (installed together
@@ -13,7 +13,6 @@ import argparse
 import json
 import os
 import signal
-import struct
 import subprocess
 import sys
 import time
@@ -32,57 +31,28 @@ def die(prog, msg, code=1):
     sys.exit(code)
 
 
-# ------------------------------------------------------------------ ELF
+# ----------------------------------------------------------------- USDT
 
 
 def usdt_probes(path, provider="asx"):
-    """@provider's USDT probes in the ELF file @path: {name: arguments}
-    (the fewest arguments of the probe's locations).
-
-    Reads the .note.stapsdt section (what <sys/sdt.h> emits); an empty set
-    means the file was built without <sys/sdt.h>.  Raises ToolError if the
-    file is missing or not a 64-bit little-endian ELF file.
+    """@provider's USDT probes in the ELF file @path: {name: arguments},
+    as bcc's USDT(path=...).enumerate_probes() lists them (the notes
+    <sys/sdt.h> emits); an empty set means the file was built without
+    <sys/sdt.h>.  Raises ToolError if the file is missing or not an ELF
+    file bcc can read.
     """
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        with open(path, "rb"):
+            pass
     except OSError as e:
         raise ToolError("cannot read %s: %s" % (path, e.strerror))
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+    from bcc import USDT, USDTException
+    try:
+        probes = USDT(path=path).enumerate_probes()
+    except USDTException:
         raise ToolError("%s is not a 64-bit little-endian ELF file" % path)
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-    if not shoff or shstrndx >= shnum:
-        return {}
-
-    def section(i):
-        off = shoff + i * shentsize
-        name, _type, _flags, _addr, offset, size = struct.unpack_from("<IIQQQQ", data, off)
-        return name, offset, size
-
-    _, stroff, _ = section(shstrndx)
-    names = {}
-    for i in range(shnum):
-        nameoff, offset, size = section(i)
-        end = data.index(b"\0", stroff + nameoff)
-        if data[stroff + nameoff:end] != b".note.stapsdt":
-            continue
-        pos = offset
-        while pos + 12 <= offset + size:
-            namesz, descsz, ntype = struct.unpack_from("<III", data, pos)
-            pos += 12
-            owner = data[pos:pos + namesz].rstrip(b"\0")
-            pos += (namesz + 3) & ~3
-            desc = data[pos:pos + descsz]
-            pos += (descsz + 3) & ~3
-            if owner != b"stapsdt" or ntype != 3 or len(desc) < 24:
-                continue
-            fields = desc[24:].split(b"\0")
-            if len(fields) >= 2 and fields[0].decode() == provider:
-                name = fields[1].decode()
-                nargs = len(fields[2].split()) if len(fields) > 2 else 0
-                names[name] = min(nargs, names.get(name, nargs))
-    return names
+    want = provider.encode()
+    return {p.name.decode(): p.num_arguments for p in probes if p.provider == want}
 
 
 # -------------------------------------------------------------- finding

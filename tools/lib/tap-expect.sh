@@ -36,10 +36,11 @@ tap_expect() {
 		done
 	fi
 	if [ -n "$why" ]; then
-		echo "not ok $tap_n $name # $why"
+		# a '#' in the name would start a directive: TAP escapes it
+		echo "not ok $tap_n ${name//#/\\#} # $why"
 		printf '%s\n' "$out" | tail -n "$tap_tail" | sed 's/^/# /'
 		tap_fails=$((tap_fails + 1))
 		return 1
 	fi
-	echo "ok $tap_n $name # exit $rc"
+	echo "ok $tap_n ${name//#/\\#} # exit $rc"
 }

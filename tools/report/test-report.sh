@@ -17,7 +17,7 @@
 # asx-report and from asxrecords.py check alike.
 #
 # Usage: tools/report/test-report.sh [BUILD_DIR] [COMMAND [ARG...]]   (default build, all)
-# TAP output; the last line is "report-test: N passed, N failed".
+# TAP output; the last line is "# report-test: N passed, N failed".
 set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -36,6 +36,7 @@ py=/usr/bin/python3
 [ -x "$bench" ] || { echo "test-report.sh: $bench not built (make tools)" >&2; exit 2; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+echo "TAP version 13"
 
 # the figures of the papers' plots in asx-report: 9 from asx-bench arch's
 # records, 1 from asx-bench stream's
@@ -156,5 +157,5 @@ tap_expect "an unknown option: exit 2" 2 'unrecognized arguments' -- \
 tap_expect "no report left behind by a failure" 0 -- test ! -e "$dir/x.html"
 
 echo "1..$tap_n"
-echo "report-test: $((tap_n - tap_fails)) passed, $tap_fails failed"
+echo "# report-test: $((tap_n - tap_fails)) passed, $tap_fails failed"
 [ "$tap_fails" = 0 ]

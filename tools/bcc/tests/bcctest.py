@@ -3,7 +3,8 @@
 
 A workload that prints "ready PID" and waits for a line on stdin, the tool
 attached to it (ready once it says "Tracing"), the two JSON results, and the
-TAP-style lines with the "bcc: N passed, N failed" summary run.sh adds up.
+TAP document (ending "# bcc: N passed, N failed") that run.sh nests as a
+subtest and tools/check.sh counts.
 """
 
 import json
@@ -68,16 +69,19 @@ def run_traced(workload, tool_argv, errname):
 
 
 def report(results):
-    """@results: [(name, [errors])]; prints the lines, returns the exit status."""
+    """@results: [(name, [errors])]; prints them as TAP, returns the exit status."""
     passed = failed = 0
+    print("TAP version 13")
+    print("1..%d" % len(results))
     for i, (name, errs) in enumerate(results, 1):
+        name = name.replace("#", "\\#")  # not a TAP directive
         if errs:
             failed += 1
             print("not ok %d - %s: %s" % (i, name, "; ".join(errs)))
         else:
             passed += 1
             print("ok %d - %s" % (i, name))
-    print("bcc: %d passed, %d failed" % (passed, failed))
+    print("# bcc: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
 

@@ -6,6 +6,7 @@
 # an example file. Run as root.
 #
 # Usage: tools/bcc/tests/test-cli.sh TOOLS_BCC_DIR
+# TAP output, ending "# bcc: N passed, N failed".
 set -uo pipefail
 
 dir=${1:?usage: test-cli.sh TOOLS_BCC_DIR}
@@ -14,6 +15,7 @@ dir=${1:?usage: test-cli.sh TOOLS_BCC_DIR}
 nobody_dir=$(mktemp -d)
 trap 'rm -rf "$nobody_dir"' EXIT
 chmod 755 "$nobody_dir"
+echo "TAP version 13"
 nobody_stage "$nobody_dir/bcc" "$dir"/asx-* "$dir"/asxbcc.py || exit 1
 passed=0
 failed=0
@@ -51,5 +53,6 @@ for t in "$dir"/asx-*; do
 	# (its man page is checked by tools/check.sh's install stage)
 	expect "$name has an example file" 0 "" test -s "$dir/${name}_example.txt"
 done
-echo "bcc: $passed passed, $failed failed"
+echo "1..$n"
+echo "# bcc: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -16,7 +16,7 @@ and checks the tool's figures:
     ending them);
   - the messages: exactly the workload's.
 
-Prints ok/not ok lines and "bcc: N passed, N failed".
+Prints TAP (bcctest.report), ending "# bcc: N passed, N failed".
 """
 
 import os

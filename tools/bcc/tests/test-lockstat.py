@@ -18,7 +18,7 @@ for the workload's object against what the workload measured itself:
     a kind whose only misses are these totals is measured once more (a
     loaded host slows the probes), and the second run decides.
 
-Prints one "ok"/"not ok" line per kind and "bcc: N passed, N failed".
+Prints TAP, a test point per kind, ending "# bcc: N passed, N failed".
 
 With --overhead instead of kinds, measures what the tool costs: lockload's
 uncontended lock/unlock loop, median of 5 runs, without and with the tool

@@ -20,7 +20,7 @@ table every second (`-T 1`), the others one at the end. Checked:
     getrusage(RUSAGE_THREAD) and at least half its sleeps; the process's
     messages through asx_msgq (--per msgq) exactly.
 
-Prints ok/not ok lines and "bcc: N passed, N failed".
+Prints TAP (bcctest.report), ending "# bcc: N passed, N failed".
 """
 
 import json

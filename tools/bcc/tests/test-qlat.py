@@ -13,7 +13,7 @@ named "head/r", no water-mark stops, and a residence total within 15 % of
 the workload's own clock (after the put, before the get) plus 300 us per
 message for the probes in the emulated VM.
 
-Prints ok/not ok lines and "bcc: N passed, N failed".
+Prints TAP (bcctest.report), ending "# bcc: N passed, N failed".
 """
 
 import os

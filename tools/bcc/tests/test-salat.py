@@ -17,7 +17,7 @@ checks its row for the bench's activation group:
     besides);
   - wake-up-to-run latencies timed for most unblocks.
 
-Prints ok/not ok lines and "bcc: N passed, N failed".
+Prints TAP (bcctest.report), ending "# bcc: N passed, N failed".
 """
 
 import json

@@ -13,7 +13,7 @@ ends it, and then asks for the names of thread_a and thread_b (in the
 executable, never looked up before): both must be named.  An address of a
 process never seen alive must stay a number.
 
-Prints ok/not ok lines and "bcc: N passed, N failed".
+Prints TAP (bcctest.report), ending "# bcc: N passed, N failed".
 """
 
 import os
