@@ -19,9 +19,12 @@
  *   test_episodes      the whole of test_sem_from_pthread each round: a
  *                      new ASC and thread, a wait, the post, join, destroy.
  *
- * Before each wake the pthread does nothing, a sched_yield() or a short
- * random spin; for the second half of each run a CPU hog competes with
- * the VP, so that it is preempted at random points of its way to sleep.
+ * Before each wake the pthread does nothing, a sched_yield() or a random
+ * spin of up to 10 us; in half the rounds it spins for the answer rather
+ * than sleeping on it, so that the next wake follows the answer by the
+ * jitter alone and lands in the VP's way to sleep.  For the second half of
+ * each run a CPU hog competes with the VP, so that it is preempted at
+ * random points of that way.
  *
  * Invariants: every round is answered, in order (the answer carries the
  * round number); nothing is left on the semaphores.  A watchdog fails the
@@ -200,7 +203,7 @@ static struct asx_asc *one_vp_asc(void)
 	return a;
 }
 
-/* What the pthread does before a wake: nothing, yield, or spin up to 20 us. */
+/* What the pthread does before a wake: nothing, yield, or spin up to 10 us. */
 static void jitter(uint64_t *rng)
 {
 	uint64_t until;
@@ -212,7 +215,7 @@ static void jitter(uint64_t *rng)
 		sched_yield();
 		break;
 	default:
-		until = now_ns() + xorshift(rng) % (20 * US);
+		until = now_ns() + xorshift(rng) % (10 * US);
 		while (now_ns() < until)
 			;
 		break;
@@ -292,6 +295,17 @@ static void run(enum kind k)
 		} else {
 			__atomic_store_n(&word, (uint32_t)r, __ATOMIC_RELEASE);
 			asx__word_wake(&word, 1);
+		}
+		if (xorshift(&rng) & 1) {
+			/*
+			 * Spin for the answer (up to 200 us) rather than sleep:
+			 * the next wake then follows it by the jitter alone and
+			 * lands in the VP's way to sleep, not after it.
+			 */
+			uint64_t until = now_ns() + 200 * US;
+
+			while (__atomic_load_n(&answer, __ATOMIC_ACQUIRE) != r && now_ns() < until)
+				;
 		}
 		asx_asc_sem_wait(&back);
 		/* in order, none lost or repeated */
