@@ -612,14 +612,31 @@ static void test_mutex_across_yield_3vp(void **state)
 	assert_threads_ok();
 }
 
+/*
+ * A plain pthread posts an ASC semaphore a user thread waits on (the
+ * external wake path).  The thread first times out on a timed wait (the
+ * sentinel's wake).  main posts only once the thread has reported that
+ * timeout: the post used to come after a fixed 50 ms, and on a loaded
+ * host, where the VP or the sentinel ran more than 40 ms late, it came
+ * first, the timed wait took it and the untimed wait after it waited for
+ * a second post forever (main in join, the VP idle: it looked like a lost
+ * wake-up).  test_asc_wake runs this hand-off in loops.
+ */
 static struct asx_asc_sem ext_sem;
+static unsigned long ext_stage;	/* 1: the timed wait expired; 2: returning */
 static void *sem_waiter(void *arg)
 {
 	struct timespec ts;
+	int r;
 
 	(void)arg;
-	CHECK(asx_asc_sem_timedwait(&ext_sem, asx_deadline(&ts, 10 * MS)) == -ETIMEDOUT);
+	r = asx_asc_sem_timedwait(&ext_sem, asx_deadline(&ts, 10 * MS));
+	CHECK(r == -ETIMEDOUT);
+	__atomic_store_n(&ext_stage, 1, __ATOMIC_RELEASE);
+	if (r != -ETIMEDOUT)
+		return NULL;	/* fail: not wait for a post that is not coming */
 	asx_asc_sem_wait(&ext_sem);
+	__atomic_store_n(&ext_stage, 2, __ATOMIC_RELEASE);
 	return (void *)1;
 }
 
@@ -629,13 +646,19 @@ static void test_sem_from_pthread(void **state)
 	struct asx_asc *a = mk_asc(&asx_asc_prio, 1, 0);
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
 	struct asx_asc_thread *t;
+	struct watchdog wd;
 	void *r = NULL;
 
 	asx_asc_sem_init(&ext_sem, 0);
+	ext_stage = 0;
+	watchdog_start(&wd, "sem posted from a pthread", &ext_stage, a, 20);
 	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, sem_waiter, NULL, NULL, &t), 0);
-	usleep(50000);
+	while (!__atomic_load_n(&ext_stage, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	usleep(5000);	/* most often the thread waits again by now, its VP idle */
 	asx_asc_sem_post(&ext_sem);	/* main is a plain pthread */
 	assert_int_equal(asx_asc_thread_join(t, &r), 0);
+	watchdog_stop(&wd);
 	assert_ptr_equal(r, (void *)1);
 	assert_int_equal(asx_asc_destroy(a), 0);
 	assert_threads_ok();
