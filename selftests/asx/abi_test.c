@@ -53,6 +53,7 @@ IOC(link, ASX_IOC_LINK, ASX_LINK_SIZE_VER0, asx_link);
 IOC(unlink, ASX_IOC_UNLINK, ASX_LINK_SIZE_VER0, asx_link);
 IOC(pipe, ASX_IOC_PIPE, ASX_PIPE_SIZE_VER0, asx_pipe);
 IOC(setdrv, ASX_IOC_SETDRV, ASX_MODNAME_SIZE_VER0, asx_modname);
+IOC(autopush, ASX_IOC_AUTOPUSH, ASX_AUTOPUSH_SIZE_VER0, asx_autopush);
 
 FIXTURE_SETUP(ioc)
 {
@@ -148,7 +149,7 @@ TEST_F(abi, unknown_number_is_enotty)
 	unsigned int nr;
 
 	/* from the number after the last Stream ioctl's */
-	for (nr = _IOC_NR(ASX_IOC_SETDRV) + 1; nr < 256; nr += 17) {
+	for (nr = _IOC_NR(ASX_IOC_AUTOPUSH) + 1; nr < 256; nr += 17) {
 		memset(self->buf, 0, sizeof(self->buf));
 		errno = 0;
 		EXPECT_EQ(ioctl(self->fd, _IOWR(ASX_IOC_MAGIC, nr, struct asx_opt), self->buf),
