@@ -161,11 +161,8 @@ static long ioc_autopush(void __user *uarg)
 		ret = -EINVAL;
 		if (ap->count || NONZERO(ap->modules))
 			goto out;
-		ret = asx_autopush_get(ap->driver, &ap->count, &ap->modules[0][0]);
-		if (!ret && !ap->count)
-			ret = -ENOENT;
-		if (!ret)
-			ret = ASX_COPY_OUT(uarg, *ap);
+		ap->count = asx_autopush_get(ap->driver, &ap->modules[0][0]);
+		ret = ap->count ? ASX_COPY_OUT(uarg, *ap) : -ENOENT;
 		break;
 	default:
 		ret = -EINVAL;
@@ -177,10 +174,9 @@ out:
 
 static long ioc_list(struct asx_stream *st, void __user *uarg)
 {
-	struct asx_minst *m;
 	struct asx_list l;
 	char *names = NULL;
-	u32 n = 0;
+	u32 n;
 	int ret;
 
 	ret = ASX_COPY_IN(l, uarg, ASX_LIST_SIZE_VER0);
@@ -193,15 +189,8 @@ static long ioc_list(struct asx_stream *st, void __user *uarg)
 		if (!names)
 			return -ENOMEM;
 	}
-	mutex_lock(&st->cfg);
-	list_for_each_entry(m, &st->mods, node) {
-		if (n < l.count && n < ASX_MAX_DEPTH)
-			strscpy(names + n * ASX_NAME_MAX, m->mi->name, ASX_NAME_MAX);
-		n++;
-	}
 	memset(l.driver, 0, sizeof(l.driver));
-	strscpy(l.driver, st->drv->name, sizeof(l.driver));
-	mutex_unlock(&st->cfg);
+	n = asx_stream_names(st, names, min_t(u32, l.count, ASX_MAX_DEPTH), l.driver);
 
 	ret = 0;
 	if (min(n, l.count) &&
@@ -247,8 +236,6 @@ static long ioc_putmsg(struct asx_stream *st, struct file *file, void __user *ua
 		return -EINVAL;
 	if (sm.ctl.len > ASX_MAX_CTL || sm.data.len > ASX_MAX_DATA)
 		return -ERANGE;
-	if (asx_stream_linked(st))
-		return -EINVAL;
 	if (sm.ctl.len < 0 && sm.data.len < 0)
 		return 0;
 
@@ -256,18 +243,15 @@ static long ioc_putmsg(struct asx_stream *st, struct file *file, void __user *ua
 		if (test_bit(ASX_ST_ERROR, &st->flags))
 			return -st->error;
 		if (test_bit(ASX_ST_HANGUP, &st->flags)) {
-			if (xsi)
-				return -ENXIO;
-			send_sig(SIGPIPE, current, 0);
-			return -EPIPE;
+			if (!xsi)
+				send_sig(SIGPIPE, current, 0);
+			ret = -EPIPE;
 		}
 	} else {
 		ret = asx_head_wait_writable(st, file->f_flags & O_NONBLOCK, !xsi);
-		if (ret == -EPIPE && xsi)
-			ret = -ENXIO;
-		if (ret)
-			return ret;
 	}
+	if (ret)
+		return ret == -EPIPE && xsi ? -ENXIO : ret;	/* putmsg(2): no SIGPIPE */
 	if (sm.ctl.len >= 0) {
 		ret = user_block(&ctl, hipri ? ASX_M_PCPROTO : ASX_M_PROTO, sm.ctl.buf, sm.ctl.len);
 		if (ret)
@@ -373,9 +357,6 @@ long asx_do_getmsg(struct asx_stream *st, struct file *file, struct asx_strmsg *
 	struct asx_msg *mp;
 	int ret = 0;
 
-	if (asx_stream_linked(st))
-		return -EINVAL;
-
 	for (;;) {
 		if (mutex_lock_interruptible(&st->rlock))
 			return -ERESTARTSYS;
@@ -444,8 +425,6 @@ long asx_do_flush(struct asx_stream *st, u32 flags, u32 band)
 
 	if ((flags & ~(ASX_FLUSHRW | ASX_FLUSHBAND)) || !(flags & ASX_FLUSHRW) || band > 255 ||
 	    (band && !(flags & ASX_FLUSHBAND)))
-		return -EINVAL;
-	if (asx_stream_linked(st))
 		return -EINVAL;
 	buf[0] = flags;
 	buf[1] = band;
@@ -621,8 +600,6 @@ long asx_do_str(struct asx_stream *st, struct asx_strioctl *si)
 		return -EINVAL;
 	if (si->len > ASX_MAX_STR)
 		return -ERANGE;
-	if (asx_stream_linked(st))
-		return -EINVAL;
 	timeout = si->timeout_ms == 0 ? ASX_STR_TIMEOUT :
 		  si->timeout_ms < 0 ? MAX_SCHEDULE_TIMEOUT : msecs_to_jiffies(si->timeout_ms);
 
@@ -816,6 +793,21 @@ err_destroy_peer:
 }
 
 /*
+ * streamio(7)'s refusals of a Stream ioctl, before its argument is read:
+ * EINVAL on a Stream linked under a mux, ENXIO on a hung-up one for a call
+ * that changes the Stream or reaches down it (@reaches_down).  The native
+ * ioctls and the XSI requests (xsi.c) are refused by this one test.
+ */
+long asx_ioc_refused(struct asx_stream *st, bool reaches_down)
+{
+	if (asx_stream_linked(st))
+		return -EINVAL;
+	if (reaches_down && test_bit(ASX_ST_HANGUP, &st->flags))
+		return -ENXIO;
+	return 0;
+}
+
+/*
  * The refusals streamio(7) makes before looking at an ioctl's argument: every
  * Stream ioctl fails with EINVAL on a Stream linked under a mux (the lower
  * belongs to the mux until it is unlinked; only the read-only VERSION, GETWM
@@ -848,8 +840,6 @@ static long ioc_refused(struct asx_stream *st, unsigned int base)
 	default:	/* VERSION, GETWM, QSTATS, AUTOPUSH, SA_CREATE; unknown ones: ENOTTY */
 		return 0;
 	}
-	if (asx_stream_linked(st))
-		return -EINVAL;
 	switch (base) {
 	case ASX_IOC_BASE(ASX_IOC_PUSH):
 	case ASX_IOC_BASE(ASX_IOC_POP):
@@ -857,10 +847,9 @@ static long ioc_refused(struct asx_stream *st, unsigned int base)
 	case ASX_IOC_BASE(ASX_IOC_STR):
 	case ASX_IOC_BASE(ASX_IOC_LINK):
 	case ASX_IOC_BASE(ASX_IOC_UNLINK):
-		if (test_bit(ASX_ST_HANGUP, &st->flags))
-			return -ENXIO;
+		return asx_ioc_refused(st, true);
 	}
-	return 0;
+	return asx_ioc_refused(st, false);
 }
 
 long asx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)

@@ -18,6 +18,7 @@ extern const struct file_operations asx_fops;
 
 /* ioctl.c; the work of some ioctls, on kernel copies of their arguments, for xsi.c */
 long asx_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+long asx_ioc_refused(struct asx_stream *st, bool reaches_down);
 long asx_do_getmsg(struct asx_stream *st, struct file *file, struct asx_strmsg *sm, bool peek);
 long asx_do_flush(struct asx_stream *st, u32 flags, u32 band);
 long asx_do_str(struct asx_stream *st, struct asx_strioctl *si);

@@ -153,22 +153,22 @@ out:
 	return ret;
 }
 
-/* @drv's list into @mods (ASX_AUTOPUSH_MAX entries); *@count 0 when none. */
-int asx_autopush_get(const char *drv, u32 *count, char *mods)
+/* @drv's list into @mods (ASX_AUTOPUSH_MAX entries); its length, 0 for none. */
+u32 asx_autopush_get(const char *drv, char *mods)
 {
 	struct asx_ap_entry *e;
+	u32 count = 0;
 
-	*count = 0;
 	if (!READ_ONCE(asx_ap_used))
 		return 0;
 	mutex_lock(&asx_ap_lock);
 	e = ap_find(drv);
 	if (e) {
 		memcpy(mods, e->mods, sizeof(e->mods));
-		*count = e->count;
+		count = e->count;
 	}
 	mutex_unlock(&asx_ap_lock);
-	return 0;
+	return count;
 }
 
 void asx_registry_show(struct seq_file *m)

@@ -21,6 +21,6 @@ void asx_registry_show(struct seq_file *m);
  * @mods: @count (up to ASX_AUTOPUSH_MAX) names of ASX_NAME_MAX bytes each.
  */
 int asx_autopush_set(const char *drv, u32 count, const char *mods);
-int asx_autopush_get(const char *drv, u32 *count, char *mods);
+u32 asx_autopush_get(const char *drv, char *mods);
 
 #endif /* _ASX_REGISTRY_H */

@@ -415,6 +415,28 @@ err_free_minst:
 }
 
 /*
+ * The names of @st's modules, top first, into @names (room for @max names of
+ * ASX_NAME_MAX bytes; the others are left out), and its driver's into
+ * @driver (ASX_NAME_MAX bytes) if given.  Returns the number of modules.
+ */
+u32 asx_stream_names(struct asx_stream *st, char *names, u32 max, char *driver)
+{
+	struct asx_minst *m;
+	u32 n = 0;
+
+	mutex_lock(&st->cfg);
+	list_for_each_entry(m, &st->mods, node) {
+		if (n < max)
+			strscpy(names + n * ASX_NAME_MAX, m->mi->name, ASX_NAME_MAX);
+		n++;
+	}
+	if (driver)
+		strscpy(driver, st->drv->name, ASX_NAME_MAX);
+	mutex_unlock(&st->cfg);
+	return n;
+}
+
+/*
  * Pushes @drv's autopush list (ASX_IOC_AUTOPUSH) on @st, first to last; if
  * one fails, pops those it pushed and returns the error.  The Stream then
  * counts them as autopushed until a PUSH or POP of its user.
@@ -423,9 +445,9 @@ int asx_stream_autopush(struct asx_stream *st, const char *drv)
 {
 	char mods[ASX_AUTOPUSH_MAX * ASX_NAME_MAX];	/* 256 bytes */
 	u32 count, i;
-	int ret;
+	int ret = 0;
 
-	ret = asx_autopush_get(drv, &count, mods);
+	count = asx_autopush_get(drv, mods);
 	for (i = 0; !ret && i < count; i++)
 		ret = asx_stream_push(st, mods + i * ASX_NAME_MAX);
 	if (ret) {

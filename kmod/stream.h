@@ -140,6 +140,7 @@ void asx_stream_set_driver(struct asx_stream *st, const struct asx_driver *drv);
 void asx_stream_destroy(struct asx_stream *st);
 int asx_stream_push(struct asx_stream *st, const char *name);
 int asx_stream_pop(struct asx_stream *st, const char *name);
+u32 asx_stream_names(struct asx_stream *st, char *names, u32 max, char *driver);
 int asx_stream_autopush(struct asx_stream *st, const char *drv);
 int asx_stream_unautopush(struct asx_stream *st);
 struct asx_queue *asx_stream_queue(struct asx_stream *st, u32 level, u32 side);

@@ -83,15 +83,9 @@ static long xsi_nread(struct asx_stream *st, unsigned long arg)
 static long xsi_look(struct asx_stream *st, unsigned long arg)
 {
 	char name[ASX_NAME_MAX];
-	struct asx_minst *m;
 
-	mutex_lock(&st->cfg);
-	m = list_first_entry_or_null(&st->mods, struct asx_minst, node);
-	if (m)
-		strscpy(name, m->mi->name, sizeof(name));
-	mutex_unlock(&st->cfg);
-	if (!m)
-		return -EINVAL;
+	if (!asx_stream_names(st, name, 1, NULL))
+		return -EINVAL;		/* no module */
 	return xsi_put_name((char __user *)arg, name);
 }
 
@@ -99,7 +93,8 @@ static long xsi_find(struct asx_stream *st, unsigned long arg)
 {
 	struct asx_modinfo *mi;
 	char name[ASX_NAME_MAX];
-	struct asx_minst *m;
+	char *names;
+	u32 n, i;
 	long found = 0;
 	int ret;
 
@@ -110,14 +105,13 @@ static long xsi_find(struct asx_stream *st, unsigned long arg)
 	if (!mi)
 		return -EINVAL;		/* not a module name */
 	asx_put_module(mi);
-	mutex_lock(&st->cfg);
-	list_for_each_entry(m, &st->mods, node) {
-		if (!strcmp(m->mi->name, name)) {
-			found = 1;
-			break;
-		}
-	}
-	mutex_unlock(&st->cfg);
+	names = kcalloc(ASX_MAX_DEPTH, ASX_NAME_MAX, GFP_KERNEL);
+	if (!names)
+		return -ENOMEM;
+	n = asx_stream_names(st, names, ASX_MAX_DEPTH, NULL);
+	for (i = 0; i < n && i < ASX_MAX_DEPTH && !found; i++)
+		found = !strcmp(names + i * ASX_NAME_MAX, name);
+	kfree(names);
 	return found;
 }
 
@@ -125,16 +119,13 @@ static long xsi_list(struct asx_stream *st, unsigned long arg)
 {
 	struct asx_xsi_str_mlist __user *to;
 	struct asx_xsi_str_list sl;
-	char (*names)[ASX_NAME_MAX];
-	struct asx_minst *m;
-	int n = 0, i, ret = 0;
+	char drv[ASX_NAME_MAX];
+	char *names;
+	u32 n, i;
+	int ret = 0;
 
-	if (!arg) {
-		mutex_lock(&st->cfg);
-		n = st->depth + 1;
-		mutex_unlock(&st->cfg);
-		return n;
-	}
+	if (!arg)
+		return asx_stream_names(st, NULL, 0, NULL) + 1;	/* and the driver */
 	if (copy_from_user(&sl, (void __user *)arg, sizeof(sl)))
 		return -EFAULT;
 	if (sl.sl_nmods < 1)
@@ -142,16 +133,13 @@ static long xsi_list(struct asx_stream *st, unsigned long arg)
 	names = kcalloc(ASX_MAX_DEPTH + 1, ASX_NAME_MAX, GFP_KERNEL);
 	if (!names)
 		return -ENOMEM;
-	mutex_lock(&st->cfg);
-	list_for_each_entry(m, &st->mods, node)
-		strscpy(names[n++], m->mi->name, ASX_NAME_MAX);
-	strscpy(names[n++], st->drv->name, ASX_NAME_MAX);
-	mutex_unlock(&st->cfg);
+	n = min_t(u32, asx_stream_names(st, names, ASX_MAX_DEPTH, drv), ASX_MAX_DEPTH);
+	strscpy(names + n * ASX_NAME_MAX, drv, ASX_NAME_MAX);	/* the driver last */
+	n = min_t(u32, n + 1, sl.sl_nmods);
 
 	to = u64_to_user_ptr(sl.sl_modlist);
-	n = min(n, sl.sl_nmods);
 	for (i = 0; i < n && !ret; i++)
-		ret = xsi_put_name(to[i].l_name, names[i]);
+		ret = xsi_put_name(to[i].l_name, names + i * ASX_NAME_MAX);
 	kfree(names);
 	if (ret)
 		return ret;
@@ -310,8 +298,6 @@ long asx_xsi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	if (in_compat_syscall() &&
 	    (cmd == ASX_I_STR || cmd == ASX_I_PEEK || cmd == ASX_I_LIST))
 		return -ENOTTY;
-	if (asx_stream_linked(st))
-		return -EINVAL;
 	switch (cmd) {
 	case ASX_I_PUSH:
 	case ASX_I_POP:
@@ -320,9 +306,13 @@ long asx_xsi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case ASX_I_STR:
 	case ASX_I_LINK:
 	case ASX_I_UNLINK:
-		if (test_bit(ASX_ST_HANGUP, &st->flags))
-			return -ENXIO;
+		ret = asx_ioc_refused(st, true);
+		break;
+	default:
+		ret = asx_ioc_refused(st, false);
 	}
+	if (ret)
+		return ret;
 
 	switch (cmd) {
 	case ASX_I_NREAD:
