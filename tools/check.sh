@@ -483,7 +483,9 @@ stage_dkms() {
 	kernels=$(matrix_kernels) || { fail "dkms: the kernel matrix (see above)"; return; }
 	while read -r name ver; do
 		note "asx.ko through dkms for $name ($ver)"
-		if tools/dkms-test.sh "$ver"; then pass; else fail "dkms[$name]: add/build (see above)"; fi
+		tools/dkms-test.sh "$ver" 2>&1 | tee "$log/dkms-$name.log"
+		tap_tally "dkms[$name]" "$log/dkms-$name.log" "${PIPESTATUS[0]}" ||
+			fail "dkms[$name]: tools/dkms-test.sh printed no TAP"
 	done <<<"$kernels"
 }
 

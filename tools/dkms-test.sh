@@ -10,12 +10,21 @@
 # VM boots), checks the built asx.ko's vermagic, and removes everything it
 # added (dkms remove, the source tree), also when it fails. It does not
 # install the module. Needs root and dkms (tools/setup.sh installs it).
-# Prints "dkms: ok" or "dkms: FAIL: why"; exit 0 or 1.
+# Prints TAP (tools/lib/tap.sh): one point per step (sources, add, build,
+# the module file, its vermagic, dkms status), a step after a failed one is
+# not run and not counted, and "# dkms: N passed, N failed" last; exit 0 if
+# none failed.
 set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top" || exit 2
-fail() { echo "dkms: FAIL: $*"; exit 1; }
+. tools/lib/tap.sh
+echo "TAP version 13"
+fail() {
+	tap_not_ok "$*"
+	tap_end dkms
+	exit 1
+}
 
 command -v dkms >/dev/null || fail "no dkms (run tools/setup.sh)"
 [ "$(id -u)" = 0 ] || fail "needs root (dkms writes /usr/src and /var/lib/dkms)"
@@ -32,21 +41,28 @@ cleanup	# what an interrupted run left
 trap cleanup EXIT
 
 log=$(mktemp)
-make -s dkms-src >"$log" 2>&1 || { cat "$log"; fail "make dkms-src"; }
-dkms add -m asx -v "$ver" >"$log" 2>&1 || { cat "$log"; fail "dkms add"; }
+# a failed step's output as TAP diagnostics
+show() { sed 's/^/# /' "$@"; }
+make -s dkms-src >"$log" 2>&1 || { show "$log"; fail "make dkms-src"; }
+tap_ok "sources in /usr/src/asx-$ver (make dkms-src)"
+dkms add -m asx -v "$ver" >"$log" 2>&1 || { show "$log"; fail "dkms add"; }
+tap_ok "dkms add asx/$ver"
 if ! dkms build -m asx -v "$ver" -k "$kver" >"$log" 2>&1; then
-	cat "$log"
-	cat "/var/lib/dkms/asx/$ver/build/make.log" 2>/dev/null | tail -n 30
+	show "$log"
+	tail -n 30 "/var/lib/dkms/asx/$ver/build/make.log" 2>/dev/null | show
 	fail "dkms build for $kver"
 fi
+tap_ok "dkms build for $kver"
 ko=$(find "/var/lib/dkms/asx/$ver/$kver" -name 'asx.ko*' | head -n 1)
 [ -n "$ko" ] || fail "dkms build left no asx.ko under /var/lib/dkms/asx/$ver/$kver"
+tap_ok "asx.ko built: $ko"
 magic=$(modinfo -F vermagic "$ko")
 case "$magic" in
-"$kver "*) ;;
+"$kver "*) tap_ok "vermagic $kver" ;;
 *) fail "$ko has vermagic '$magic', not $kver" ;;
 esac
 dkms status -m asx -v "$ver" | grep -q "$kver.*built" ||
 	fail "dkms status does not say built: $(dkms status -m asx -v "$ver")"
+tap_ok "dkms status: built for $kver"
 rm -f "$log"
-echo "dkms: ok (asx/$ver built for $kver: $ko)"
+tap_end dkms
