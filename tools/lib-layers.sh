@@ -81,16 +81,13 @@ allowed=(
 # symbols of its own file or lower ones. Each file says its place in a
 # comment at its top; architecture.rst has the same lists.
 declare -A order=(
-	[asc]="switch io preempt stack sched mode upcall vp sync sentinel wait thread prio edf direct asc bench_raw"
+	[asc]="switch io preempt stack timerheap sched mode upcall vp sync sentinel wait thread prio edf direct asc bench_raw"
 	[reactor]="hmap handler notify timer reactor"
 )
 
 # Calls up still owed within asc/, "file symbol: why", each to go (issue
 # 30). One listed that no longer happens is a fault too: the list shrinks.
-owed=(
-	"asc/sched.c asx__timer_add: a timed wait and the activation watch arm a timer; the timer heap is in sentinel.c with the thread that fires it, which its first use starts"
-	"asc/sched.c asx__timer_del: a timed wait disarms its timer (as asx__timer_add)"
-)
+owed=()
 
 layers_tool=lib-layers
 . "$top/tools/layers-common.sh"

@@ -5,8 +5,9 @@
  * joining its VPs, going back to the single-VP mode when one VP is
  * left), its statistics and name, and the dump the tests' watchdog reads.
  *
- * File order of asc/, lowest first: switch < io < preempt < stack < sched <
- * mode < upcall < vp < sync < sentinel < wait < thread < prio < edf < direct < asc.
+ * File order of asc/, lowest first: switch < io < preempt < stack <
+ * timerheap < sched < mode < upcall < vp < sync < sentinel < wait < thread <
+ * prio < edf < direct < asc.
  * A file calls only its own and lower files (tools/lib-layers.sh checks).
  */
 #include <errno.h>
@@ -63,6 +64,10 @@ int asx_asc_create(struct asx_asc **out, const struct asx_asc_policy *pol,
 	act = act_mode(attr);
 	if (act < 0)
 		return act;
+	/* the sentinel fires this ASC's timers: it runs before any is armed */
+	r = asx__sentinel_start();
+	if (r)
+		return r;
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;

@@ -384,9 +384,21 @@ static inline struct asx_asc_thread *asx__self(void)
  * *@lock. */
 int asx__wait(struct asx_waiter *w, int *lock, const struct timespec *abstime);
 
-/* Timers (the sentinel). */
+/*
+ * Timers (timerheap.c, below the scheduler; the sentinel fires them).  An
+ * ASC's creation starts the sentinel, so a timer is armed only with it
+ * running.  The _locked calls are the sentinel's, under asx__timer_lock().
+ */
 void asx__timer_add(struct tnode *n);
 bool asx__timer_del(struct tnode *n);	/* true if it was queued */
+void asx__timer_lock(void);
+void asx__timer_unlock(void);
+int asx__timer_fd(void);		/* the timerfd (made once), or -errno */
+void asx__timer_insert_locked(struct tnode *n);
+bool asx__timer_remove_locked(struct tnode *n);	/* true if it was queued */
+struct tnode *asx__timer_due_locked(uint64_t now);	/* the first due, or NULL */
+void asx__timer_rearm_locked(bool fired);	/* @fired: the timerfd expired */
+void asx__timer_fini(void);		/* at unload, after the sentinel stopped */
 int asx__sentinel_start(void);
 /* No ASC exists (the sentinel may stop at exit). */
 bool asx__asc_none(void);

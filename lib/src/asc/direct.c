@@ -5,8 +5,9 @@
  * run queue is one flag per thread; a VP only ever runs its own thread,
  * and yield hands the CPU to the OS scheduler.
  *
- * File order of asc/, lowest first: switch < io < preempt < stack < sched <
- * mode < upcall < vp < sync < sentinel < wait < thread < prio < edf < direct < asc.
+ * File order of asc/, lowest first: switch < io < preempt < stack <
+ * timerheap < sched < mode < upcall < vp < sync < sentinel < wait < thread <
+ * prio < edf < direct < asc.
  * A file calls only its own and lower files (tools/lib-layers.sh checks).
  */
 #include <errno.h>

@@ -7,8 +7,9 @@
  * the mode change before a VP is added.  Moved out of vp.c so that
  * upcall.c, below vp.c, calls down into it.
  *
- * File order of asc/, lowest first: switch < io < preempt < stack < sched <
- * mode < upcall < vp < sync < sentinel < wait < thread < prio < edf < direct < asc.
+ * File order of asc/, lowest first: switch < io < preempt < stack <
+ * timerheap < sched < mode < upcall < vp < sync < sentinel < wait < thread <
+ * prio < edf < direct < asc.
  * A file calls only its own and lower files (tools/lib-layers.sh checks).
  */
 #include <linux/membarrier.h>

@@ -7,8 +7,9 @@
  * code never preempted (libasx, libc, ld.so, the sanitiser runtimes);
  * the first two take the preemption when they leave.
  *
- * File order of asc/, lowest first: switch < io < preempt < stack < sched <
- * mode < upcall < vp < sync < sentinel < wait < thread < prio < edf < direct < asc.
+ * File order of asc/, lowest first: switch < io < preempt < stack <
+ * timerheap < sched < mode < upcall < vp < sync < sentinel < wait < thread <
+ * prio < edf < direct < asc.
  * A file calls only its own and lower files (tools/lib-layers.sh checks).
  */
 #include <errno.h>

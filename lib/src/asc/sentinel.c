@@ -9,8 +9,12 @@
  * own rather than a borrowed VP so that timers also fire while every VP
  * is busy (the paper's SIGALRM route, without a signal).
  *
- * File order of asc/, lowest first: switch < io < preempt < stack < sched <
- * mode < upcall < vp < sync < sentinel < wait < thread < prio < edf < direct < asc.
+ * The timer heap and its timerfd are below the scheduler, in timerheap.c;
+ * the sentinel fires what is due.  It starts with the first ASC.
+ *
+ * File order of asc/, lowest first: switch < io < preempt < stack <
+ * timerheap < sched < mode < upcall < vp < sync < sentinel < wait < thread <
+ * prio < edf < direct < asc.
  * A file calls only its own and lower files (tools/lib-layers.sh checks).
  */
 #include <errno.h>
@@ -30,18 +34,14 @@
 #include "core/probes.h"
 
 static struct {
-	pthread_mutex_t lock;		/* the timer heap */
-	struct tnode **heap;
-	int n, cap;
-	int epfd, tfd, efd;
-	uint64_t armed;			/* when the timerfd fires; 0: disarmed */
+	int epfd, tfd, efd;		/* tfd: timerheap.c's */
 	pthread_once_t once;
 	pthread_t th;			/* the sentinel, joined at unload (sentinel_fini) */
 	int stop;
 	int err;
 	uint32_t epoch;			/* batches of events handled */
 	int syncers;
-	/* signals (under lock): a signalfd whose mask is the union of the
+	/* signals (under the timer lock): a signalfd whose mask is the union of the
 	 * sets user threads wait for, the waiters in arrival order, and
 	 * signals read that no waiter could take any more (timed out) */
 	int sfd;
@@ -50,7 +50,6 @@ static struct {
 	struct signalfd_siginfo stash[32];
 	int nstash;
 } T = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.once = PTHREAD_ONCE_INIT,
 	.epfd = -1, .tfd = -1, .efd = -1, .sfd = -1,
 	.sw_tail = &T.sw_head,
@@ -66,139 +65,15 @@ struct sigwait {
 
 static void sig_deliver(void);
 
+/* the signal waiters share the timer heap's lock (timerheap.c) */
 static void tlock(void)
 {
-	np_enter();
-	pthread_mutex_lock(&T.lock);
+	asx__timer_lock();
 }
 
 static void tunlock(void)
 {
-	pthread_mutex_unlock(&T.lock);
-	np_leave(true);
-}
-
-/* ---------------------------------------------------------------- heap */
-
-static void hswap(int i, int j)
-{
-	struct tnode *a = T.heap[i];
-
-	T.heap[i] = T.heap[j];
-	T.heap[j] = a;
-	T.heap[i]->idx = i;
-	T.heap[j]->idx = j;
-}
-
-static void hup(int i)
-{
-	while (i > 0) {
-		int p = (i - 1) / 2;
-
-		if (T.heap[p]->when <= T.heap[i]->when)
-			break;
-		hswap(i, p);
-		i = p;
-	}
-}
-
-static void hdown(int i)
-{
-	for (;;) {
-		int l = 2 * i + 1, r = l + 1, m = i;
-
-		if (l < T.n && T.heap[l]->when < T.heap[m]->when)
-			m = l;
-		if (r < T.n && T.heap[r]->when < T.heap[m]->when)
-			m = r;
-		if (m == i)
-			return;
-		hswap(i, m);
-		i = m;
-	}
-}
-
-static void hremove(struct tnode *n)
-{
-	int i = n->idx;
-
-	T.n--;
-	if (i != T.n) {
-		T.heap[i] = T.heap[T.n];
-		T.heap[i]->idx = i;
-		hdown(i);
-		hup(i);
-	}
-	n->idx = -1;
-}
-
-/* under T.lock: arm the timerfd for the heap's top */
-static void rearm(void)
-{
-	struct itimerspec its;
-	uint64_t w = T.n ? T.heap[0]->when : 0;
-
-	if (w == T.armed)
-		return;
-	memset(&its, 0, sizeof(its));
-	if (w) {
-		its.it_value.tv_sec = (time_t)(w / ASX_NSEC_PER_SEC);
-		its.it_value.tv_nsec = (long)(w % ASX_NSEC_PER_SEC);
-		if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
-			its.it_value.tv_nsec = 1;
-	}
-	timerfd_settime(T.tfd, TFD_TIMER_ABSTIME, &its, NULL);
-	T.armed = w;
-}
-
-void asx__timer_add(struct tnode *n)
-{
-	if (asx__sentinel_start())
-		abort();	/* no timerfd/epoll: nothing sensible to do */
-	tlock();
-	if (n->idx >= 0)
-		hremove(n);
-	if (T.n == T.cap) {
-		int cap = T.cap ? 2 * T.cap : 64;
-		struct tnode **h = realloc(T.heap, (size_t)cap * sizeof(*h));
-
-		if (!h)
-			abort();
-		T.heap = h;
-		T.cap = cap;
-	}
-	n->idx = T.n;
-	T.heap[T.n++] = n;
-	hup(n->idx);
-	if (T.heap[0] == n)
-		rearm();
-	tunlock();
-}
-
-bool asx__timer_del(struct tnode *n)
-{
-	bool was;
-
-	if (__atomic_load_n(&T.once, __ATOMIC_ACQUIRE) == PTHREAD_ONCE_INIT && n->idx < 0)
-		return false;
-	tlock();
-	was = n->idx >= 0;
-	if (was)
-		hremove(n);
-	tunlock();
-	return was;
-}
-
-void asx__timer_dump(FILE *f)
-{
-	/* racy on purpose (diagnostics of a stuck process) */
-	uint64_t now = asx_now_ns();
-	int n = __atomic_load_n(&T.n, __ATOMIC_RELAXED);
-
-	fprintf(f, "timers: %d queued, timerfd armed %s", n, T.armed ? "yes" : "no");
-	if (n > 0 && T.heap)
-		fprintf(f, ", first due in %lld us", (long long)(T.heap[0]->when - now) / 1000);
-	fprintf(f, "\n");
+	asx__timer_unlock();
 }
 
 /* ---------------------------------------------------------------- thread */
@@ -212,17 +87,19 @@ static void fire_timers(void)
 	int nw = 0, nact = 0;
 	uint64_t now = asx_now_ns();
 
+	struct tnode *n;
+
 	tlock();
-	while (T.n && T.heap[0]->when <= now && nw < 64) {
-		struct tnode *n = T.heap[0];
+	while (nw < 64 && (n = asx__timer_due_locked(now))) {
 		struct asx_asc_thread *t = n->t;
 
-		hremove(n);
+		if (n->kind == TN_ACT && nact == 16)
+			break;		/* the rest in the next batch, at once */
+		asx__timer_remove_locked(n);
 		if (n->kind == TN_ACT) {
 			/* checked unlocked (lock order: ASC, then timers);
 			 * asx_asc_destroy() waits for this batch to end */
-			if (nact < 16)
-				acts[nact++] = n->asc;
+			acts[nact++] = n->asc;
 		} else if (n->kind == TN_WAIT) {
 			ws[nw] = n->w;
 			wake[nw++] = NULL;
@@ -234,9 +111,7 @@ static void fire_timers(void)
 				n->when += u->period;
 				if (n->when <= now)
 					n->when = now + u->period;
-				n->idx = T.n;
-				T.heap[T.n++] = n;
-				hup(n->idx);
+				asx__timer_insert_locked(n);
 			}
 			/* interrupt an asx_asc_thread_sleep() of the owner */
 			if (t->sleep_w) {
@@ -256,8 +131,7 @@ static void fire_timers(void)
 		else
 			wake[i] = ws[i]->t;
 	}
-	T.armed = 0;
-	rearm();
+	asx__timer_rearm_locked(true);
 	tunlock();
 	for (int i = 0; i < nw; i++) {
 		if (!ws[i])
@@ -337,7 +211,7 @@ static void *sentinel_main(void *arg)
 		}
 		/* a timer may have come due without its fd firing yet (rearm races) */
 		tlock();
-		bool due = T.n && T.heap[0]->when <= asx_now_ns();
+		bool due = asx__timer_due_locked(asx_now_ns());
 
 		if (fired && !due) {
 			/*
@@ -346,8 +220,7 @@ static void *sentinel_main(void *arg)
 			 * cancelled timer).  The timerfd is disarmed now;
 			 * arm it for the heap's new first node.
 			 */
-			T.armed = 0;
-			rearm();
+			asx__timer_rearm_locked(true);
 		}
 		tunlock();
 		if (due)
@@ -369,10 +242,14 @@ static void sentinel_init(void)
 	pthread_attr_t pa;
 
 	T.epfd = epoll_create1(EPOLL_CLOEXEC);
-	T.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	T.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (T.epfd < 0 || T.tfd < 0 || T.efd < 0) {
+	if (T.epfd < 0 || T.efd < 0) {
 		T.err = -errno;
+		return;
+	}
+	T.tfd = asx__timer_fd();
+	if (T.tfd < 0) {
+		T.err = T.tfd;
 		return;
 	}
 	memset(&ev, 0, sizeof(ev));
@@ -424,12 +301,9 @@ __attribute__((destructor)) static void sentinel_fini(void)
 	if (T.sfd >= 0)
 		close(T.sfd);
 	close(T.epfd);
-	close(T.tfd);
 	close(T.efd);
 	T.sfd = T.epfd = T.tfd = T.efd = -1;
-	free(T.heap);
-	T.heap = NULL;
-	T.n = T.cap = 0;
+	asx__timer_fini();
 	T.err = -ESHUTDOWN;	/* no timer from here on */
 }
 
@@ -478,8 +352,7 @@ int asx_asc_thread_sleep_until(const struct timespec *dl)
 	asx__block_self(self);
 	tlock();
 	self->sleep_w = NULL;
-	if (self->sleep.idx >= 0)
-		hremove(&self->sleep);
+	asx__timer_remove_locked(&self->sleep);
 	tunlock();
 	return __atomic_load_n(&w.state, __ATOMIC_ACQUIRE) == W_INTR ? -EINTR : 0;
 }

@@ -5,8 +5,9 @@
  * moving to another ASC or QoS (asx_asc_thread_change), and the per-thread
  * timers that run at its next return from the scheduler.
  *
- * File order of asc/, lowest first: switch < io < preempt < stack < sched <
- * mode < upcall < vp < sync < sentinel < wait < thread < prio < edf < direct < asc.
+ * File order of asc/, lowest first: switch < io < preempt < stack <
+ * timerheap < sched < mode < upcall < vp < sync < sentinel < wait < thread <
+ * prio < edf < direct < asc.
  * A file calls only its own and lower files (tools/lib-layers.sh checks).
  */
 #include <errno.h>

@@ -7,8 +7,9 @@
  * blocking calls on the wrapper path (the activation policy hears of
  * them), and adding or removing a VP.
  *
- * File order of asc/, lowest first: switch < io < preempt < stack < sched <
- * mode < upcall < vp < sync < sentinel < wait < thread < prio < edf < direct < asc.
+ * File order of asc/, lowest first: switch < io < preempt < stack <
+ * timerheap < sched < mode < upcall < vp < sync < sentinel < wait < thread <
+ * prio < edf < direct < asc.
  * A file calls only its own and lower files (tools/lib-layers.sh checks).
  */
 #include <errno.h>

@@ -3,8 +3,9 @@
  * wait.c - the one wait primitive under libasx's blocking calls (see
  * wait.h for the contract).
  *
- * File order of asc/, lowest first: switch < io < preempt < stack < sched <
- * mode < upcall < vp < sync < sentinel < wait < thread < prio < edf < direct < asc.
+ * File order of asc/, lowest first: switch < io < preempt < stack <
+ * timerheap < sched < mode < upcall < vp < sync < sentinel < wait < thread <
+ * prio < edf < direct < asc.
  * A file calls only its own and lower files (tools/lib-layers.sh checks).
  *
  * The waiter is the scheduler's struct asx_waiter: a user thread, or a
