@@ -106,8 +106,9 @@ int asxctl_svc(int argc, char **argv)
 		fprintf(stderr, "asxctl svc %s: unexpected argument '%s'\n", cmd, argv[i]);
 		return 2;
 	}
-	if (name && (strlen(name) >= 64 || strpbrk(name, " \t\n"))) {
-		fprintf(stderr, "asxctl svc %s: '%s' cannot be a service name\n", cmd, name);
+	if (name && svcp_name_bad(name)) {
+		fprintf(stderr, "asxctl svc %s: '%s' cannot be a service name: %s\n", cmd, name,
+			svcp_name_bad(name));
 		return 2;
 	}
 	if (!sock)

@@ -447,7 +447,7 @@ static void serve(int lfd, struct asx_svc_repo *repo)
 {
 	struct timeval tv = { .tv_sec = 2 };
 	/* a service, or STREAM/MODULE */
-	char line[SVCP_LINE_MAX + 1], cmd[16] = "", name[ASX_SVC_NAME_MAX + ASX_MODULE_NAME_MAX + 1] = "";
+	char line[SVCP_LINE_MAX + 1], cmd[16] = "", name[SVCP_LINE_MAX + 1] = "";
 	char extra[2];
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
@@ -486,7 +486,8 @@ static void serve(int lfd, struct asx_svc_repo *repo)
 		return;
 	}
 	*strchr(line, '\n') = '\0';
-	n = sscanf(line, SVCP_MAGIC " %d %15s %96s %1s", &ver, cmd, name, extra);
+	_Static_assert(SVCP_LINE_MAX == 512, "the widths below");
+	n = sscanf(line, SVCP_MAGIC " %d %15s %512s %1s", &ver, cmd, name, extra);
 	if (verbose)
 		logmsg("request from uid %u: %s", (unsigned int)cred.uid, line);
 	if (n < 2 || ver != SVCP_VERSION) {
@@ -508,6 +509,12 @@ static void serve(int lfd, struct asx_svc_repo *repo)
 		} else {
 			say_busy(fd);
 		}
+	} else if (n == 3 && svcp_name_bad(name)) {
+		char msg[SVCP_LINE_MAX + 96];
+
+		snprintf(msg, sizeof(msg), "'%s' cannot be a service name: %s", name,
+			 svcp_name_bad(name));
+		reply_error(fd, EINVAL, msg);
 	} else if ((!strcmp(cmd, "list") && n == 2) ||
 		   ((!strcmp(cmd, "suspend") || !strcmp(cmd, "resume") || !strcmp(cmd, "remove")) &&
 		    n == 3)) {

@@ -34,6 +34,14 @@
 #define SVCP_SOCKET_NAME	"asxd.sock"	/* in the directories below */
 #define SVCP_SYSTEM_DIR	"/run/asx"	/* root's asxd, and systemd's */
 
+/*
+ * NULL if @name can be a request's NAME: a service (shorter than
+ * ASX_SVC_NAME_MAX) or STREAM/MODULE (a Stream's name as a service's, a
+ * module's shorter than ASX_MODULE_NAME_MAX), with no white space; else
+ * why not, in words.  asxctl checks it before it sends, asxd when it reads.
+ */
+const char *svcp_name_bad(const char *name);
+
 /* Append @s to @out (of @n bytes, at *@len) with \t \n \\ escaped; -1 if it does not fit. */
 int svcp_escape(char *out, size_t n, size_t *len, const char *s);
 /* Undo svcp_escape() in place. */

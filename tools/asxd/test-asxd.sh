@@ -149,6 +149,35 @@ tap_expect "list shows the Module suspended" 0 'framer cksum\(suspended\) Xdr' -
 tap_expect "suspend of an unknown Module" 1 "suspend Codec/nope: stream 'Codec' has no module 'nope'" -- \
 	svc suspend Codec/nope
 tap_expect "suspend of a module of no stream" 1 "suspend Nope/x: no stream 'Nope'" -- svc suspend Nope/x
+# the longest names each side accepts are the same (svcp_name_bad())
+long_stream=$(printf 'S%.0s' $(seq 63))
+long_mod=$(printf 'm%.0s' $(seq 31))
+tap_expect "asxctl sends the longest STREAM/MODULE (63/31 bytes) and asxd looks it up" 1 \
+	"no stream '$long_stream'" -- svc suspend "$long_stream/$long_mod"
+tap_expect "asxctl refuses a 64-byte service name" 2 'a service name is at most 63 bytes' -- \
+	svc suspend "${long_stream}S"
+tap_expect "asxctl refuses a 32-byte module name" 2 "a module's name is at most 31 bytes" -- \
+	svc suspend "$long_stream/${long_mod}m"
+# asxd checks a request by itself too (another client, the same rule)
+raw() {
+	python3 - "$sock" "$1" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(20)
+s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode() + b"\n")
+out = b""
+while True:
+    b = s.recv(4096)
+    if not b:
+        break
+    out += b
+print(out.decode().strip())
+EOF
+}
+tap_expect "asxd refuses a 100-byte name with why (not a truncated lookup)" 0 \
+	"^ASX-SVC 1 error $(python3 -c 'import errno; print(errno.EINVAL)') '.*' cannot be a service name: a service name is at most 63 bytes" -- \
+	raw "ASX-SVC 1 suspend $(printf 'x%.0s' $(seq 100))"
 tap_expect "suspend of a module of a service" 1 "suspend Echo/x: 'Echo' is a service, not a stream" -- \
 	svc suspend Echo/x
 tap_expect "remove of a module" 1 "remove Codec/cksum: a module is not removed by name" -- \
