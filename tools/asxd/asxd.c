@@ -190,11 +190,19 @@ static void reply(int fd, const char *s)
 	}
 }
 
+/* The answer's status line, "ASX-SVC 1 STATUS", in @buf; its length. */
+static size_t status_line(char *buf, size_t n, const char *status)
+{
+	return (size_t)snprintf(buf, n, "%s %d %s", SVCP_MAGIC, SVCP_VERSION, status);
+}
+
 static void reply_error(int fd, int err, const char *msg)
 {
-	char line[SVCP_LINE_MAX + 64];
-	size_t len = (size_t)snprintf(line, sizeof(line), "%s %d error %d ", SVCP_MAGIC,
-				      SVCP_VERSION, err);
+	char line[SVCP_LINE_MAX + 64], st[32];
+	size_t len;
+
+	snprintf(st, sizeof(st), "error %d ", err);
+	len = status_line(line, sizeof(line), st);
 
 	if (svcp_escape(line, sizeof(line) - 1, &len, msg))
 		len = strlen(line);
@@ -217,7 +225,7 @@ static void do_list(int fd, struct asx_svc_repo *repo)
 	got = asx_svc_list(repo, in, (size_t)n + 1);
 	if (got > n + 1)
 		got = n + 1;	/* (one thread: cannot grow meanwhile) */
-	snprintf(hdr, sizeof(hdr), "%s %d ok\n", SVCP_MAGIC, SVCP_VERSION);
+	status_line(hdr, sizeof(hdr), "ok\n");
 	reply(fd, hdr);
 	for (int i = 0; i < got; i++) {
 		struct asx_stream *s;
@@ -261,7 +269,7 @@ static void reply_ok(int fd)
 {
 	char ok[32];
 
-	snprintf(ok, sizeof(ok), "%s %d ok\n.\n", SVCP_MAGIC, SVCP_VERSION);
+	status_line(ok, sizeof(ok), "ok\n.\n");
 	reply(fd, ok);
 }
 
