@@ -180,6 +180,14 @@ static void watchdog(int sig)
 	_exit(1);
 }
 
+/* Interrupted: remove the namespaces, then die of the signal as asked. */
+static void interrupted(int sig)
+{
+	ns_remove();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 /* ---------------------------------------------------------------- transfer */
 
 struct side {
@@ -530,6 +538,9 @@ static int bench_ttcp(struct bench_ctx *ctx, int argc, char **argv)
 	if (optind != argc)
 		return -EINVAL;
 	sigaction(SIGALRM, &sa, NULL);
+	sa.sa_handler = interrupted;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	if (w.net_on[NET_NS] && ns_make(&why)) {
 		fprintf(stderr, "asx-bench ttcp: the netns panel is not measured: %s\n", why);
 		w.net_on[NET_NS] = false;
@@ -568,6 +579,8 @@ static int bench_ttcp(struct bench_ctx *ctx, int argc, char **argv)
 	}
 	bench_phase(ctx, "transfers", (bench_now_ns() - t) / 1e9);
 	ns_remove();
+	signal(SIGINT, SIG_DFL);	/* `all` goes on to other commands */
+	signal(SIGTERM, SIG_DFL);
 	if (!r) {
 		for (int net = 0; net < NNET; net++)
 			if (w.net_on[net])
