@@ -56,8 +56,8 @@ static const char *const net_name[NNET] = { "loopback", "netns" };
 static const char *const net_key[NNET] = { "lo", "netns" };
 static const char *const api_name[NAPI] = { "c", "asx" };
 
-#define DEFAULT_BYTES	(8u << 20)	/* per point; --full: 64 MB */
-#define DEFAULT_MAXBUF	65536		/* buffers per point at most, but --full */
+#define DEFAULT_BYTES	(4u << 20)	/* per point; --full: 64 MB */
+#define DEFAULT_MAXBUF	32768		/* buffers per point at most, but --full */
 #define QUICK_BYTES	(256u << 10)
 #define QUICK_MAXBUF	4096
 #define NS_RX_ADDR	"10.233.0.2"
@@ -473,7 +473,7 @@ static const char usage_text[] =
 	"\n"
 	"  --net WHICH  loopback, netns (a veth pair between two namespaces; root)\n"
 	"               or both (default; netns is skipped with a line why without root)\n"
-	"  --bytes N    bytes per point (default 8 MB, at most 65536 buffers a point;\n"
+	"  --bytes N    bytes per point (default 4 MB, at most 32768 buffers a point;\n"
 	"               --full: 64 MB and no limit, as the paper; --quick: 256 KB,\n"
 	"               at most 4096 buffers, and every byte checked)\n"
 	"  --inject F   the checks' own test: the transmitter counts its last buffer\n"
