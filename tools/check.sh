@@ -340,6 +340,16 @@ stage_tools_ttcp() {
 	# shellcheck disable=SC2086
 	if /usr/bin/python3 tools/report/asxrecords.py check "$j" --finite --require $want \
 		>/dev/null; then pass; else fail "tools: asx-bench ttcp's records"; fi
+	# each throughput record keeps the queues asked for and what getsockopt
+	# said of them (Linux gives at least what was asked)
+	if /usr/bin/python3 -c 'import json, sys
+r = [x for x in json.load(open(sys.argv[1]))["records"] if x["metric"] == "mbps"]
+assert r and all(x["sockbuf"] in (8192, 65536) and x["sndbuf_got"] >= x["sockbuf"] and
+                 x["rcvbuf_got"] >= x["sockbuf"] for x in r)' "$j"; then
+		pass
+	else
+		fail "tools: asx-bench ttcp: sockbuf, sndbuf_got, rcvbuf_got in every mbps record"
+	fi
 	local inj msg
 	for inj in short:'short transfer, [0-9]* of [0-9]* bytes sent, [0-9]* received' \
 		   flip:'byte [0-9]* arrived wrong'; do
