@@ -112,6 +112,9 @@ TOOL_LIBS    := -lpthread -lm $(TIRPC_LIBS)
 TTCP_SRCS  := $(sort $(wildcard tools/ttcp/*.c))
 TTCP_OBJS  := $(TTCP_SRCS:%.c=$(OBJ)/%.o)
 TTCP       := $(if $(TTCP_SRCS),$(O)/bin/asx-ttcp)
+# asx-bench ttcp moves its bytes with asx-ttcp's back ends and loops (one
+# code path for both tools): every tools/ttcp object but asx-ttcp's main
+BENCH_OBJS += $(filter-out %/main.o,$(TTCP_OBJS))
 
 # asxd: the Service Configurator's daemon (installed in SBINDIR); asxctl
 # shares its control protocol (tools/asxd/svcproto.c) and its client half

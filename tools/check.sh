@@ -318,6 +318,51 @@ ttcp_pair() {
 	fi
 }
 
+# asx-bench ttcp --quick: every byte checked (count, order, checksum) for
+# both apis; the netns panel too where root can make it, else one line why
+# and no netns records.  The checks' own test: a short transfer and a
+# flipped bit must each fail the command, naming what went wrong.
+stage_tools_ttcp() {
+	local j=$log/ttcp.json e=$log/ttcp.err want
+	note "asx-bench ttcp --quick (002: C sockets against the wrappers)"
+	if ! timeout 300 build/bin/asx-bench ttcp --quick --runs 1 --json >"$j" 2>"$e"; then
+		cat "$e"
+		fail "tools: asx-bench ttcp --quick"
+		return
+	fi
+	want="ttcp_c_lo_sb8k_1_mbps ttcp_asx_lo_sb64k_128k_mbps ttcp_lo_sb8k_4k_wrapper_over_c"
+	want+=" ttcp_lo_wrapper_over_c ttcp_wrapper_over_c"
+	if [ "$(id -u)" = 0 ] && ! grep -q 'netns panel is not measured' "$e"; then
+		want+=" ttcp_c_netns_sb8k_1_mbps ttcp_asx_netns_sb64k_128k_mbps ttcp_netns_wrapper_over_c"
+	elif ! grep -q 'netns panel is not measured: ' "$e" || grep -q '"net": "netns"' "$j"; then
+		fail "tools: asx-bench ttcp without the netns panel: want one line why, no netns records"
+	fi
+	# shellcheck disable=SC2086
+	if /usr/bin/python3 tools/report/asxrecords.py check "$j" --finite --require $want \
+		>/dev/null; then pass; else fail "tools: asx-bench ttcp's records"; fi
+	# each throughput record keeps the queues asked for and what getsockopt
+	# said of them (Linux gives at least what was asked)
+	if /usr/bin/python3 -c 'import json, sys
+r = [x for x in json.load(open(sys.argv[1]))["records"] if x["metric"] == "mbps"]
+assert r and all(x["sockbuf"] in (8192, 65536) and x["sndbuf_got"] >= x["sockbuf"] and
+                 x["rcvbuf_got"] >= x["sockbuf"] for x in r)' "$j"; then
+		pass
+	else
+		fail "tools: asx-bench ttcp: sockbuf, sndbuf_got, rcvbuf_got in every mbps record"
+	fi
+	local inj msg
+	for inj in short:'short transfer, [0-9]* of [0-9]* bytes sent, [0-9]* received' \
+		   flip:'byte [0-9]* arrived wrong'; do
+		msg=$(timeout 300 build/bin/asx-bench ttcp --quick --runs 1 --net loopback \
+			--inject "${inj%%:*}" 2>&1 >/dev/null)
+		if [ $? = 1 ] && grep -q "${inj#*:}" <<<"$msg"; then
+			pass
+		else
+			fail "tools: asx-bench ttcp --inject ${inj%%:*} not caught: $msg"
+		fi
+	done
+}
+
 stage_tools() {
 	local out=$log/bench.json
 	note "asx-bench smoke run"
@@ -368,6 +413,7 @@ stage_tools() {
 			"-u -l 1000" "-u -l 3000 -n 32"
 		port=$((port + 2))
 	done
+	stage_tools_ttcp
 	if ! build/bin/asx-bench --quick --runs 1 --json all >"$out"; then
 		fail "tools: asx-bench --quick all failed"
 		return

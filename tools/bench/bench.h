@@ -74,6 +74,12 @@ struct bench_rec {
 	unsigned int conns;	/* connections */
 	unsigned int threads;	/* writer / contending threads */
 	size_t size;		/* bytes: message or buffer size */
+	/* 002's ttcp: written only where set */
+	const char *api;	/* "c" (socket calls) or "asx" (the IPC SAP wrappers) */
+	const char *net;	/* "loopback" or "netns" (a veth pair between namespaces) */
+	unsigned int sockbuf;	/* bytes asked of SO_SNDBUF and SO_RCVBUF */
+	unsigned int sndbuf_got; /* what getsockopt then said (Linux doubles it) */
+	unsigned int rcvbuf_got;
 };
 
 /* Write one record (copied; the pointers need not outlive the call). */

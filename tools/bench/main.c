@@ -155,6 +155,21 @@ void bench_say(struct bench_ctx *ctx, const char *fmt, ...)
 	fflush(stdout);
 }
 
+/* 002's ttcp dimensions (api, net, sockbuf) and what the kernel made of sockbuf */
+static void record_ttcp_fields(struct sbuf *b, const struct bench_rec *r)
+{
+	if (r->api)
+		sb_field(b, "api", r->api);
+	if (r->net)
+		sb_field(b, "net", r->net);
+	if (r->sockbuf)
+		sb_printf(b, ", \"sockbuf\": %u", r->sockbuf);
+	if (r->sndbuf_got)
+		sb_printf(b, ", \"sndbuf_got\": %u", r->sndbuf_got);
+	if (r->rcvbuf_got)
+		sb_printf(b, ", \"rcvbuf_got\": %u", r->rcvbuf_got);
+}
+
 void bench_record(struct bench_ctx *ctx, const struct bench_rec *r)
 {
 	const char *unit = r->unit && *r->unit ? r->unit : "x";
@@ -191,6 +206,7 @@ void bench_record(struct bench_ctx *ctx, const struct bench_rec *r)
 		sb_field(&b, "lock", r->lock);
 	if (r->impl)
 		sb_field(&b, "impl", r->impl);
+	record_ttcp_fields(&b, r);
 	sb_field(&b, "metric", r->metric ? r->metric : r->key);
 	sb_printf(&b, ", \"value\": ");
 	sb_num(&b, r->value);

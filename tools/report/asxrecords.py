@@ -29,6 +29,11 @@ DIMENSIONS = ("bench", "experiment", "arch", "sched", "proto", "xdr", "pes", "co
               "threads", "size", "lock", "impl", "metric")
 CHOICES = {"arch": ("lp", "cp", "mp"), "sched": ("pthread", "asc"),
            "proto": ("tcp", "udp"), "lock": ("none", "mutex", "rwlock", "rcu")}
+# 002's ttcp: api and net name what was measured, sockbuf the queues asked
+# for; sndbuf_got and rcvbuf_got are what getsockopt then said (no dimension)
+OPTIONAL += ("api", "net", "sockbuf", "sndbuf_got", "rcvbuf_got")
+DIMENSIONS += ("api", "net", "sockbuf")
+CHOICES.update({"api": ("c", "asx"), "net": ("loopback", "netns")})
 # benchmarks.rst's table of units; "x" is a ratio
 UNITS = ("Mbit/s", "MB/s", "GB/s", "msg/s", "ops/s", "yields/s", "1/s", "ns", "us", "s",
          "ns/msg", "switches/msg", "switches/op", "msgs", "CPUs", "x")
@@ -79,6 +84,8 @@ def check_record(i, r):
     for f, choices in CHOICES.items():
         want(f, lambda v, c=choices: v in c, "one of %s" % ", ".join(choices))
     for f in ("pes", "conns", "threads", "size"):
+        want(f, _count, "a count > 0")
+    for f in ("sockbuf", "sndbuf_got", "rcvbuf_got"):
         want(f, _count, "a count > 0")
     for f in ("experiment", "impl"):
         want(f, name, "a name of [a-z0-9_]")

@@ -39,8 +39,8 @@ trap 'rm -rf "$dir"' EXIT
 echo "TAP version 13"
 
 # the figures of the papers' plots in asx-report: 9 from asx-bench arch's
-# records, 1 from asx-bench stream's
-nfig=10
+# records, 1 from asx-bench stream's, 1 from asx-bench ttcp's
+nfig=11
 
 tap_expect "asx-report --help" 0 'usage: asx-report' 'RESULTS' -- "$py" "$report" --help
 
@@ -63,14 +63,16 @@ tap_expect "arch's records check, with the flat keys the docs quote" 0 '^ok \(' 
 	cp_over_lp_tcp mp_over_lp_tcp_xdr lp_asc_over_lp_pthread ttcp_msg_over_task_udp
 tap_expect "report from the real run" 0 "$dir/real/report.html" -- \
 	"$py" "$report" "$dir/real/results.json"
-read -r real_arch real_stream < <("$py" -c 'import json, sys
+read -r real_arch real_stream real_ttcp < <("$py" -c 'import json, sys
 r = json.load(open(sys.argv[1]))["records"]
 print(sum(x["bench"] == "arch" for x in r),
-      int(any(x["bench"] == "stream" and x["key"] == "mp_gbps" for x in r)))' \
+      int(any(x["bench"] == "stream" and x["key"] == "mp_gbps" for x in r)),
+      int(any(x["bench"] == "ttcp" and x["metric"] == "mbps" for x in r)))' \
 	"$dir/real/results.json" 2>/dev/null)
-n=${real_stream:-0}
+# n: the figures not of arch's records (stream's, ttcp's) that the run drew
+n=$(( ${real_stream:-0} + ${real_ttcp:-0} ))
 if [ "${real_arch:-0}" = 0 ]; then
-	# no arch command: only the stream figure is drawn (with stream)
+	# no arch command: only the stream and ttcp figures are drawn (with them)
 	tap_expect "real run: well formed, every key, $((nfig - n)) figures not measured" 0 \
 		'ok \(' -- "$py" "$check" "$dir/real/report.html" "$dir/real/results.json" \
 		--missing $((nfig - n)) --images "$n"
@@ -89,9 +91,9 @@ tap_expect "merge the real run and arch's, one value null" 0 -- \
 		    "durations": [{"what": "arch: pe-sweep", "seconds": 60.5}]}'
 tap_expect "report with every arch record" 0 -- \
 	"$py" "$report" "$dir/merged/results.json" -o "$dir/merged/out.html"
-tap_expect "every arch record: well formed, all keys, $((nfig - 1 + n)) valid PNGs" 0 'ok \(' -- \
-	"$py" "$check" "$dir/merged/out.html" "$dir/merged/results.json" --missing $((1 - n)) \
-	--images $((nfig - 1 + n))
+tap_expect "every arch record: well formed, all keys, $((nfig - 2 + n)) valid PNGs" 0 'ok \(' -- \
+	"$py" "$check" "$dir/merged/out.html" "$dir/merged/results.json" --missing $((2 - n)) \
+	--images $((nfig - 2 + n))
 tap_expect "the machine, escaped, and the parts' durations" 0 \
 	'Test CPU &lt;&amp;&gt; 9000' '6\.1\.0-test' 'arch: pe-sweep' -- cat "$dir/merged/out.html"
 tap_expect "the paper's result (papers.json) beside this run's" 0 'about 9 times below CP' \
@@ -107,6 +109,23 @@ tap_expect "report with only the TCP sweeps" 0 -- \
 tap_expect "TCP sweeps only: 2 plots, $((nfig - 2)) figures not measured" 0 'ok \(' -- \
 	"$py" "$check" "$dir/tcp/report.html" "$dir/tcp/results.json" \
 	--missing $((nfig - 2)) --images 2
+
+# 002's ttcp: absent from arch's run, the figure says so; a ttcp run of
+# its own plots it beside the paper's values, and the headline row has it
+tap_expect "report from arch's run alone" 0 -- "$py" "$report" "$dir/arch.json" \
+	-o "$dir/arch.html"
+tap_expect "... the ttcp figure there, not measured" 0 '002: C sockets against the wrappers' \
+	'Not measured in this run \(no ttcp records' -- cat "$dir/arch.html"
+mkdir "$dir/ttcp"
+tap_expect "asx-bench ttcp --quick --runs 1" 0 -- \
+	"$bench" --quick --runs 1 --json-file "$dir/ttcp/results.json" ttcp
+tap_expect "report from the ttcp run" 0 -- "$py" "$report" "$dir/ttcp/results.json"
+tap_expect "ttcp only: its figure plotted, $((nfig - 1)) not measured" 0 'ok \(' -- \
+	"$py" "$check" "$dir/ttcp/report.html" "$dir/ttcp/results.json" \
+	--missing $((nfig - 1)) --images 1
+tap_expect "ttcp: the paper's values and the headline row beside this run's" 0 \
+	'No significant penalty|no significant penalty' 'ttcp_wrapper_over_c' \
+	'loopback: wrappers over C, median' -- cat "$dir/ttcp/report.html"
 
 # an empty run is a (poor) run, not an error
 echo '{"context": {}, "records": []}' >"$dir/empty.json"

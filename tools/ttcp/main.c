@@ -45,24 +45,6 @@ static const char usage_text[] =
 "\n"
 "Start the receiver first; the transmitter retries a refused connection for 3 s.\n";
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double cpu_s(int which)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	if (which == 0)
-		return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
-	return (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
-
 /* Classic ttcp units: lower case bits, upper case bytes, powers of 1024. */
 static const char *unit_name(char f)
 {
@@ -101,38 +83,6 @@ static bool parse_long(const char *s, long min, long max, long *out)
 	return true;
 }
 
-static void pattern(unsigned char *buf, size_t len)
-{
-	unsigned char c = 0;
-
-	/* printable bytes, like the original's */
-	for (size_t i = 0; i < len; i++) {
-		while (c < 040 || c > 0176)
-			c++;
-		buf[i] = c++;
-		if (c > 0176)
-			c = 0;
-	}
-}
-
-static int tcp_connect_retry(const struct ttcp_ops *ops, const struct ttcp_conf *c,
-			     struct ttcp_conn *conn)
-{
-	struct timespec nap = { 0, 20000000 };
-	int r, i;
-
-	for (i = 0; i < 150; i++) {
-		r = ops->tcp_connect(c, conn);
-		if (r != -ECONNREFUSED)
-			break;
-		ops->close(conn);
-		nanosleep(&nap, NULL);
-	}
-	if (r)
-		fprintf(stderr, "asx-ttcp: connect: %s\n", strerror(-r));
-	return r;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -150,8 +100,8 @@ int main(int argc, char **argv)
 	bool role_set = false, json = false, verbose = false;
 	char fmt = 'K', tag;
 	unsigned char *buf;
-	double t0, t1, u0, s0, u1, s1, secs;
-	uint64_t bytes = 0, calls = 0;
+	struct ttcp_xfer x = { 0 };
+	double secs;
 	long v;
 	int opt, r = 0;
 
@@ -268,7 +218,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "asx-ttcp: out of memory for a %zu byte buffer\n", c.buflen);
 		return 1;
 	}
-	pattern(buf, c.buflen);
+	ttcp_pattern(buf, c.buflen);
 	fprintf(stderr, "ttcp-%c: buflen=%zu, nbuf=%ld, port=%d  %s", tag, c.buflen, c.nbuf,
 		c.port, c.udp ? "udp" : "tcp");
 	if (c.transmit)
@@ -278,98 +228,36 @@ int main(int argc, char **argv)
 	if (c.udp)
 		r = ops->udp_open(&c, &conn);
 	else if (c.transmit)
-		r = tcp_connect_retry(ops, &c, &conn);
+		r = ttcp_connect_retry(ops, &c, &conn);
 	else
 		r = ops->tcp_accept(&c, &conn);
 	if (r)
 		goto out;
 
-	u0 = cpu_s(0);
-	s0 = cpu_s(1);
-	t0 = now_s();
-	if (c.transmit) {
-		struct timespec gap = { 0, 2000000 };
-		ssize_t n;
-		long i;
-
-		if (c.udp) {
-			nanosleep(&gap, NULL);		/* let the receiver settle */
-			ops->send(&conn, buf, 4);	/* start sentinel */
-			t0 = now_s();
-		}
-		for (i = 0; i < c.nbuf; i++) {
-			n = ops->send(&conn, buf, c.buflen);
-			if (n == -ENOBUFS) {		/* UDP: back off, resend */
-				nanosleep(&gap, NULL);
-				i--;
-				continue;
-			}
-			if (n != (ssize_t)c.buflen) {
-				fprintf(stderr, "asx-ttcp: send: %s\n",
-					n < 0 ? strerror((int)-n) : "short write");
-				r = n < 0 ? (int)n : -EIO;
-				break;
-			}
-			bytes += (uint64_t)n;
-			calls++;
-		}
-		t1 = now_s();
-		if (c.udp) {
-			for (i = 0; i < 4; i++) {	/* end sentinels */
-				nanosleep(&gap, NULL);
-				ops->send(&conn, buf, 4);
-			}
-		}
-	} else {
-		bool started = !c.udp;
-		ssize_t n;
-
-		for (;;) {
-			n = ops->recv(&conn, buf, c.buflen);
-			if (n < 0) {
-				if (!(c.udp && started && n == -ETIMEDOUT)) {
-					fprintf(stderr, "asx-ttcp: recv: %s\n", strerror((int)-n));
-					r = (int)n;
-				}
-				break;
-			}
-			if (c.udp && n <= 4) {
-				if (started)
-					break;
-				started = true;
-				t0 = now_s();
-				u0 = cpu_s(0);
-				s0 = cpu_s(1);
-				continue;
-			}
-			if (n == 0)
-				break;
-			bytes += (uint64_t)n;
-			calls++;
-		}
-		t1 = now_s();
-	}
-	u1 = cpu_s(0);
-	s1 = cpu_s(1);
+	x.buflen = c.buflen;
+	x.nbuf = c.nbuf;
+	x.udp = c.udp;
+	if (c.transmit)
+		r = ttcp_transmit(ops, &conn, buf, &x);
+	else
+		r = ttcp_receive(ops, &conn, buf, &x);
 	ops->close(&conn);
 	if (r)
 		goto out;
 
-	secs = t1 - t0;
-	if (secs <= 0)
-		secs = 1e-9;
+	secs = ttcp_seconds(&x);
 	fprintf(stderr, "ttcp-%c: %llu bytes in %.6f real seconds = %.2f %s/sec +++\n", tag,
-		(unsigned long long)bytes, secs, in_unit((double)bytes / secs, fmt),
+		(unsigned long long)x.bytes, secs, in_unit((double)x.bytes / secs, fmt),
 		unit_name(fmt));
 	if (conn.truncated)
 		fprintf(stderr, "ttcp-%c: %llu datagrams longer than -l %zu, truncated to it\n", tag,
 			(unsigned long long)conn.truncated, c.buflen);
 	if (verbose) {
 		fprintf(stderr, "ttcp-%c: %llu I/O calls, msec/call = %.4f, calls/sec = %.2f\n", tag,
-			(unsigned long long)calls, calls ? secs * 1e3 / (double)calls : 0.0,
-			(double)calls / secs);
-		fprintf(stderr, "ttcp-%c: %.3fuser %.3fsys %.3freal %.0f%%\n", tag, u1 - u0,
-			s1 - s0, secs, 100.0 * ((u1 - u0) + (s1 - s0)) / secs);
+			(unsigned long long)x.calls, x.calls ? secs * 1e3 / (double)x.calls : 0.0,
+			(double)x.calls / secs);
+		fprintf(stderr, "ttcp-%c: %.3fuser %.3fsys %.3freal %.0f%%\n", tag, x.user_s,
+			x.sys_s, secs, 100.0 * (x.user_s + x.sys_s) / secs);
 	}
 	if (json)
 		printf("{\"tool\": \"asx-ttcp\", \"role\": \"%s\", \"impl\": \"%s\", "
@@ -379,8 +267,8 @@ int main(int argc, char **argv)
 		       "\"sys_s\": %.3f, \"truncated\": %llu}\n",
 		       c.transmit ? "transmit" : "receive", ops->name, c.udp ? "udp" : "tcp",
 		       c.buflen, c.nbuf, c.sockbuf, c.nodelay ? "true" : "false",
-		       (unsigned long long)bytes, (unsigned long long)calls, secs,
-		       (double)bytes / secs, (double)bytes * 8 / secs / 1e6, u1 - u0, s1 - s0,
+		       (unsigned long long)x.bytes, (unsigned long long)x.calls, secs,
+		       (double)x.bytes / secs, (double)x.bytes * 8 / secs / 1e6, x.user_s, x.sys_s,
 		       (unsigned long long)conn.truncated);
 out:
 	free(buf);

@@ -188,6 +188,17 @@ static void asx_close(struct ttcp_conn *conn)
 	conn->priv = NULL;
 }
 
+static int asx_conn_handle(struct ttcp_conn *conn)
+{
+	struct asx_conn *a = conn->priv;
+
+	if (!a)
+		return -1;
+	if (a->kind == K_STREAM)
+		return asx_sock_handle(&a->stream.sock);
+	return asx_sock_handle(a->kind == K_DGRAM ? &a->dgram.sock : &a->cdgram.sock);
+}
+
 const struct ttcp_ops ttcp_asx_ops = {
 	.name = "asx",
 	.tcp_accept = asx_tcp_accept,
@@ -196,4 +207,5 @@ const struct ttcp_ops ttcp_asx_ops = {
 	.send = asx_send,
 	.recv = asx_recv,
 	.close = asx_close,
+	.handle = asx_conn_handle,
 };

@@ -227,6 +227,11 @@ static void raw_close(struct ttcp_conn *conn)
 	conn->fd = -1;
 }
 
+static int raw_handle(struct ttcp_conn *conn)
+{
+	return conn->fd;
+}
+
 const struct ttcp_ops ttcp_raw_ops = {
 	.name = "raw",
 	.tcp_accept = raw_tcp_accept,
@@ -235,4 +240,5 @@ const struct ttcp_ops ttcp_raw_ops = {
 	.send = raw_send,
 	.recv = raw_recv,
 	.close = raw_close,
+	.handle = raw_handle,
 };
