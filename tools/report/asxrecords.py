@@ -24,11 +24,12 @@ import sys
 CORE = ("bench", "arch", "sched", "proto", "xdr", "pes", "metric", "value", "unit",
         "runs", "key")
 # written only where they apply
-OPTIONAL = ("experiment", "impl", "lock", "conns", "threads", "size")
+OPTIONAL = ("experiment", "impl", "lock", "conns", "threads", "size", "layer_threads")
 DIMENSIONS = ("bench", "experiment", "arch", "sched", "proto", "xdr", "pes", "conns",
-              "threads", "size", "lock", "impl", "metric")
-CHOICES = {"arch": ("lp", "cp", "mp"), "sched": ("pthread", "asc"),
-           "proto": ("tcp", "udp"), "lock": ("none", "mutex", "rwlock", "rcu")}
+              "threads", "size", "lock", "impl", "metric", "layer_threads")
+# lock: a connection map's strategy, or the kind of lock time (mutex, cond)
+CHOICES = {"arch": ("lp", "cp", "mp", "fp"), "sched": ("pthread", "asc"),
+           "proto": ("tcp", "udp"), "lock": ("none", "mutex", "rwlock", "rcu", "cond")}
 # benchmarks.rst's table of units; "x" is a ratio
 UNITS = ("Mbit/s", "MB/s", "GB/s", "msg/s", "ops/s", "yields/s", "1/s", "ns", "us", "s",
          "ns/msg", "switches/msg", "switches/op", "msgs", "CPUs", "x")
@@ -78,7 +79,7 @@ def check_record(i, r):
     want("xdr", lambda v: isinstance(v, bool), "true, false or null")
     for f, choices in CHOICES.items():
         want(f, lambda v, c=choices: v in c, "one of %s" % ", ".join(choices))
-    for f in ("pes", "conns", "threads", "size"):
+    for f in ("pes", "conns", "threads", "size", "layer_threads"):
         want(f, _count, "a count > 0")
     for f in ("experiment", "impl"):
         want(f, name, "a name of [a-z0-9_]")
