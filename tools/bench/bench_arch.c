@@ -269,29 +269,24 @@ static void put_ratio(struct bench_ctx *ctx, const struct opts *o, const char *k
 
 static void ratios(struct bench_ctx *ctx, const struct opts *o)
 {
-	enum { LP, CP, MP, FP };
+	static const enum exp_arch over_lp[] = { EXP_ARCH_CP, EXP_ARCH_MP, EXP_ARCH_FP };
+	char k[32], metric[16];
 	double v;
 
 	bench_say(ctx, "at %s PEs (pthreads):\n", "nproc");
-	v = ratio(at_nproc[CP][0][0][0], at_nproc[LP][0][0][0]);
-	put_ratio(ctx, o, "cp_over_lp_tcp", "cp_over_lp", NULL, "pthread", false, v);
-	bench_say(ctx, "  cp_over_lp_tcp         %5.2f\n", v);
-	v = ratio(at_nproc[MP][0][0][0], at_nproc[LP][0][0][0]);
-	put_ratio(ctx, o, "mp_over_lp_tcp", "mp_over_lp", NULL, "pthread", false, v);
-	bench_say(ctx, "  mp_over_lp_tcp         %5.2f\n", v);
-	v = ratio(at_nproc[CP][0][0][1], at_nproc[LP][0][0][1]);
-	put_ratio(ctx, o, "cp_over_lp_tcp_xdr", "cp_over_lp", NULL, "pthread", true, v);
-	bench_say(ctx, "  cp_over_lp_tcp_xdr     %5.2f\n", v);
-	v = ratio(at_nproc[MP][0][0][1], at_nproc[LP][0][0][1]);
-	put_ratio(ctx, o, "mp_over_lp_tcp_xdr", "mp_over_lp", NULL, "pthread", true, v);
-	bench_say(ctx, "  mp_over_lp_tcp_xdr     %5.2f\n", v);
-	v = ratio(at_nproc[FP][0][0][0], at_nproc[LP][0][0][0]);
-	put_ratio(ctx, o, "fp_over_lp_tcp", "fp_over_lp", NULL, "pthread", false, v);
-	bench_say(ctx, "  fp_over_lp_tcp         %5.2f\n", v);
-	v = ratio(at_nproc[FP][0][0][1], at_nproc[LP][0][0][1]);
-	put_ratio(ctx, o, "fp_over_lp_tcp_xdr", "fp_over_lp", NULL, "pthread", true, v);
-	bench_say(ctx, "  fp_over_lp_tcp_xdr     %5.2f\n", v);
-	v = ratio(at_nproc[LP][1][0][0], at_nproc[LP][0][0][0]);
+	/* CP, MP and FP over LP, TCP, without and with XDR */
+	for (int x = 0; x < 2; x++) {
+		for (size_t i = 0; i < sizeof(over_lp) / sizeof(over_lp[0]); i++) {
+			const char *a = exp_arch_name(over_lp[i]);
+
+			v = ratio(at_nproc[over_lp[i]][0][0][x], at_nproc[EXP_ARCH_LP][0][0][x]);
+			snprintf(k, sizeof(k), "%s_over_lp_tcp%s", a, x ? "_xdr" : "");
+			snprintf(metric, sizeof(metric), "%s_over_lp", a);
+			put_ratio(ctx, o, k, metric, NULL, "pthread", x, v);
+			bench_say(ctx, "  %-22s %5.2f\n", k, v);
+		}
+	}
+	v = ratio(at_nproc[EXP_ARCH_LP][1][0][0], at_nproc[EXP_ARCH_LP][0][0][0]);
 	put_ratio(ctx, o, "lp_asc_over_lp_pthread", "asc_over_pthread", "lp", NULL, false, v);
 	bench_say(ctx, "  lp_asc_over_lp_pthread %5.2f  (LP on ASC user threads / on pthreads, tcp)\n",
 		  v);
