@@ -608,6 +608,99 @@ static void test_udp(void **state)
 	prepared_free(&p);
 }
 
+/*
+ * The transport checksum as a Module of its own (FP's checksum task):
+ * below UDP-lite and TCP-lite configured with rx_cksum_done it drops and
+ * counts what they would have; they no longer check.
+ */
+static void test_cksum_task(void **state)
+{
+	struct prepared p = { .n = 0 }, q = { .n = 0 };
+	struct asx_module *nic, *ck, *tp, *mods[2];
+	struct exp_proto_udp_cfg uc = { .rx_cksum_done = true };
+	struct exp_proto_tcp_cfg tc = { .lock = ASX_MAP_MUTEX, .rcv_wnd = 4096,
+					 .rx_cksum_done = true };
+	struct exp_proto_stats st;
+	unsigned char b[256];
+	struct asx_stream *s;
+	struct asx_msg *m;
+	struct exp_proto_addr got;
+	uint32_t c, k;
+	size_t n, len;
+
+	(void)state;
+	assert_int_equal(exp_proto_cksum_create(&ck, "ck", 99), -EINVAL);
+	n = udp_dgram(b, 7, 8, 30, 38);				/* good */
+	prepared_add(&p, raw(b, n));
+	n = udp_dgram(b, 7, 8, 31, 39);				/* good, padded */
+	prepared_add(&p, raw(b, n + 5));
+	n = udp_dgram(b, 7, 8, 32, 40);				/* no checksum */
+	b[6] = b[7] = 0;
+	prepared_add(&p, raw(b, n));
+	n = udp_dgram(b, 7, 8, 30, 38);				/* bad checksum */
+	b[20] ^= 1;
+	prepared_add(&p, raw(b, n));
+	n = udp_dgram(b, 7, 8, 30, 39);				/* length > datagram */
+	prepared_add(&p, raw(b, n));
+	prepared_add(&p, raw(b, 7));				/* short */
+	nic = mk_nic(EXP_PROTO_NIC_SINK, prepared_gen, &p);
+	assert_int_equal(exp_proto_cksum_create(&ck, "ck", EXP_PROTO_IP_UDP), 0);
+	assert_int_equal(exp_proto_udp_create(&tp, "udp", &uc), 0);
+	mods[0] = ck;
+	mods[1] = tp;
+	s = stack_open(nic, mods, 2);
+	nic_run(nic, p.n);
+	for (size_t l = 30; l <= 32; l++) {
+		m = get(s);
+		assert_true(app_parse(m, &got, &len, &c, &k));
+		assert_int_equal(len, l);
+		assert_int_equal(k, l);
+		asx_msg_free_chain(m);
+	}
+	assert_empty(s);
+	st = stats(ck);
+	assert_int_equal(st.up, 3);
+	assert_int_equal(st.bad_cksum, 1);
+	assert_int_equal(st.bad_len, 1);
+	assert_int_equal(st.short_drop, 1);
+	st = stats(tp);
+	assert_int_equal(st.up, 3);
+	assert_int_equal(st.bad_cksum + st.bad_len + st.short_drop, 0);
+	asx_stream_close(s);
+	prepared_free(&p);
+
+	/* TCP: the bad segment stops at the checksum task; without it,
+	 * TCP-lite with rx_cksum_done takes the segment as it is */
+	for (int with = 1; with >= 0; with--) {
+		n = tcp_seg(b, 9000, 80, 1000, 0, EXP_PROTO_TCP_PSH, 100, 5, 0);
+		b[40] ^= 4;
+		prepared_add(&q, raw(b, n));			/* bad checksum */
+		n = tcp_seg(b, 9000, 80, 1000, 0, EXP_PROTO_TCP_PSH, 100, 5, 0);
+		prepared_add(&q, raw(b, n));			/* good */
+		nic = mk_nic(EXP_PROTO_NIC_SINK, prepared_gen, &q);
+		assert_int_equal(exp_proto_tcp_create(&tp, "tcp", &tc), 0);
+		if (with)
+			assert_int_equal(exp_proto_cksum_create(&ck, "ck", EXP_PROTO_IP_TCP), 0);
+		mods[0] = with ? ck : tp;
+		mods[1] = tp;
+		s = stack_open(nic, mods, with ? 2 : 1);
+		assert_int_equal(exp_proto_tcp_open(tp, (struct exp_proto_addr){ 80, 9000 }, 7,
+						    1000), 0);
+		nic_run(nic, q.n);
+		m = get(s);
+		asx_msg_free_chain(m);
+		assert_empty(s);
+		st = stats(tp);
+		assert_int_equal(st.up, 1);
+		assert_int_equal(st.bad_cksum, 0);
+		assert_int_equal(st.dup, with ? 0 : 1);	/* the good one came second */
+		if (with)
+			assert_int_equal(stats(ck).bad_cksum, 1);
+		asx_stream_close(s);
+		prepared_free(&q);
+	}
+}
+
 /* ---------------------------------------------------------------- TCP */
 
 static struct exp_proto_tcb_info info(struct asx_module *tcp, uint16_t l, uint16_t r)
@@ -1538,6 +1631,7 @@ int main(void)
 		cmocka_unit_test(test_dlp),
 		cmocka_unit_test(test_ip),
 		cmocka_unit_test(test_udp),
+		cmocka_unit_test(test_cksum_task),
 		cmocka_unit_test(test_tcp_loop),
 		cmocka_unit_test(test_tcp_window),
 		cmocka_unit_test(test_tcp_reorder),
