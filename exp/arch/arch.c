@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * arch/arch.c - Layer, Connectional and Message Parallelism over the
- * proto Modules, on pthreads or ASC user threads (arch/arch.h).
+ * arch/arch.c - Layer, Connectional, Message and Functional Parallelism
+ * over the proto Modules, on pthreads or ASC user threads (arch/arch.h).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -137,7 +137,25 @@ static struct asx_msg *stage_pop(struct stage *st)
 	return m;
 }
 
+/*
+ * A hand-off Module's argument: the layer (or, in FP, the task) it feeds,
+ * and where the local port of the message's connection is in what it is
+ * handed (LP with lanes: the lane is the connection's).
+ */
+struct handoff {
+	struct run *run;
+	unsigned int layer;
+	size_t port_off;
+};
+
 /* ---------------------------------------------------------------- the run */
+
+/* What was counted when timing started (after the warm-up). */
+struct mark {
+	uint64_t t0, u0;
+	struct rusage s0;
+	struct asx_lockstat ls0;
+};
 
 struct worker {
 	struct run *run;
@@ -155,12 +173,15 @@ struct run {
 	uint64_t total;
 	struct exp_proto_gen gen;
 	struct asx_stream *s;
-	struct asx_module *nic, *dlp, *ip, *tp, *xdr, *app;
+	struct asx_module *nic, *dlp, *ip, *ck, *tp, *xdr, *app;
 	struct asx_asc *asc;
 	bool credits_on;
 	struct sem credits;		/* LP, MP: the window */
-	struct stage *stages;
-	unsigned int nstages;
+	struct stage *stages;		/* LP, FP: layer l's lane j at l * nlanes + j */
+	unsigned int nstages, nlayers, nlanes;
+	struct handoff *handoffs;	/* one per layer */
+	uint64_t warm;			/* warm-up messages (all connections) */
+	struct mark mark;		/* taken by the app at the warm-up's end */
 	uint64_t next;			/* atomic: MP's next frame */
 	unsigned int nthreads;		/* CP threads */
 	/* the app's books */
@@ -183,6 +204,16 @@ static void credit_return(struct run *r)
 {
 	if (r->credits_on)
 		sem_post(&r->credits);
+}
+
+/* The start of the timed part: now. */
+static void take_mark(struct run *r)
+{
+	getrusage(RUSAGE_SELF, &r->mark.s0);
+	asx_lockstat_read(&r->mark.ls0);
+	if (r->asc)
+		r->mark.u0 = asx_asc_switches(r->asc);
+	r->mark.t0 = asx_now_ns();
 }
 
 /* Frame @k of connection @c up the stream from @from (the NIC's read Task or a hand-off). */
@@ -266,15 +297,17 @@ static int app_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 				__atomic_fetch_add(&r->dups, 1, __ATOMIC_RELAXED);
 			if (r->cfg.proto == EXP_PROTO_IP_TCP) {
 				/* one connection's deliveries are serialised
-				 * (TCB lock, or LP's single layer thread) */
+				 * (TCB lock, or its one thread per layer in
+				 * LP and FP) */
 				if (r->next_k[c] != k)
 					__atomic_fetch_add(&r->ooo, 1, __ATOMIC_RELAXED);
 				r->next_k[c] = (uint64_t)k + 1;
 			}
 		}
 	}
-	__atomic_fetch_add(&r->delivered, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&r->bytes, n - EXP_PROTO_ADDR_LEN, __ATOMIC_RELAXED);
+	if (__atomic_add_fetch(&r->delivered, 1, __ATOMIC_RELAXED) == r->warm && r->warm)
+		take_mark(r);	/* the warm-up is over */
 	asx_msg_free_chain(m);
 	credit_return(r);
 	return 0;
@@ -282,13 +315,32 @@ static int app_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 
 static const struct asx_task_ops app_rd = { .put = app_rd_put };
 
-/* LP: a hand-off between two layers: the message goes on the upper layer's queue. */
+/* The lane of connection @c (the one of local port @port). */
+static unsigned int lane_of_port(const struct run *r, unsigned int port)
+{
+	return port >= LPORT0 ? (port - LPORT0) % r->nlanes : 0;
+}
+
+/* The lane of the connection of @m as the layer of @h receives it. */
+static unsigned int lane_of(const struct run *r, const struct handoff *h, struct asx_msg *m)
+{
+	const unsigned char *p;
+
+	if (r->nlanes == 1)
+		return 0;
+	p = exp_proto_pull(m, h->port_off + 2);
+	return p ? lane_of_port(r, (unsigned int)(p[h->port_off] << 8 | p[h->port_off + 1])) : 0;
+}
+
+/* LP, FP: a hand-off between two layers (tasks): the message goes on the
+ * queue of the one above, its connection's lane. */
 static int handoff_rd_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
 {
-	struct stage *st = asx_module_arg(asx_task_module(t));
+	struct handoff *h = asx_module_arg(asx_task_module(t));
+	struct run *r = h->run;
 
 	(void)dl;
-	stage_push(st, m);
+	stage_push(&r->stages[h->layer * r->nlanes + lane_of(r, h, m)], m);
 	return 0;
 }
 
@@ -309,24 +361,24 @@ static void worker_done(struct run *r)
 	pthread_mutex_unlock(&r->lock);
 }
 
-/* LP: the driver makes every frame, in order, as the window allows. */
+/* LP, FP: the driver makes every frame, in order, as the window allows. */
 static void lp_driver(struct run *r)
 {
-	struct stage *st = &r->stages[0];
-
 	for (uint64_t i = 0; i < r->total; i++) {
+		unsigned int c = (unsigned int)(i % r->cfg.nconn);
 		struct asx_msg *m;
 
 		if (sem_wait(r, &r->credits))
 			break;
-		m = frame(r, (unsigned int)(i % r->cfg.nconn), i / r->cfg.nconn);
+		m = frame(r, c, i / r->cfg.nconn);
 		if (!m) {
 			credit_return(r);
 			continue;
 		}
-		stage_push(st, m);
+		stage_push(&r->stages[c % r->nlanes], m);
 	}
-	stage_push(st, NULL);		/* the end */
+	for (unsigned int j = 0; j < r->nlanes; j++)
+		stage_push(&r->stages[j], NULL);	/* the end */
 }
 
 /* LP: a layer's thread. */
@@ -399,6 +451,7 @@ static void *worker_main(void *arg)
 
 	switch (r->cfg.arch) {
 	case EXP_ARCH_LP:
+	case EXP_ARCH_FP:
 		if (w->idx == 0)
 			lp_driver(r);
 		else
@@ -445,7 +498,12 @@ static void join(struct run *r, struct worker *w)
 
 const char *exp_arch_name(enum exp_arch a)
 {
-	return a == EXP_ARCH_LP ? "lp" : a == EXP_ARCH_CP ? "cp" : a == EXP_ARCH_MP ? "mp" : "?";
+	static const char *const names[] = {
+		[EXP_ARCH_LP] = "lp", [EXP_ARCH_CP] = "cp", [EXP_ARCH_MP] = "mp",
+		[EXP_ARCH_FP] = "fp",
+	};
+
+	return (unsigned int)a < sizeof(names) / sizeof(names[0]) ? names[a] : "?";
 }
 
 static unsigned int allowed(cpu_set_t *set)
@@ -480,6 +538,13 @@ static void pick_cpus(struct run *r, unsigned int n)
 	}
 }
 
+/* Layer (task) @l's threads put what they take from their queues up from @from. */
+static void set_from(struct run *r, unsigned int l, struct asx_task *from)
+{
+	for (unsigned int j = 0; j < r->nlanes; j++)
+		r->stages[l * r->nlanes + j].from = from;
+}
+
 static int push(struct run *r, struct asx_module *mod)
 {
 	int e = asx_stream_push(r->s, mod, 0, NULL);
@@ -489,21 +554,26 @@ static int push(struct run *r, struct asx_module *mod)
 	return e;
 }
 
-/* A hand-off above the Module just pushed; its queue is stage @i's. */
-static int push_handoff(struct run *r, unsigned int i)
+/*
+ * A hand-off above the Module just pushed, to layer (task) @l's queues;
+ * the local port is at @port_off in what it is handed.
+ */
+static int push_handoff(struct run *r, unsigned int l, size_t port_off)
 {
+	struct handoff *ho = &r->handoffs[l];
 	struct asx_module *h;
 	char name[16];
 	int e;
 
-	snprintf(name, sizeof(name), "handoff%u", i);
-	e = exp_proto_module_new(&h, NULL, name, NULL, &handoff_rd, &r->stages[i], no_dtor);
+	*ho = (struct handoff){ .run = r, .layer = l, .port_off = port_off };
+	snprintf(name, sizeof(name), "handoff%u", l);
+	e = exp_proto_module_new(&h, NULL, name, NULL, &handoff_rd, ho, no_dtor);
 	if (e)
 		return e;
 	e = push(r, h);
 	if (e)
 		return e;
-	r->stages[i].from = asx_module_rd(h);
+	set_from(r, l, asx_module_rd(h));
 	return 0;
 }
 
@@ -513,7 +583,9 @@ static int build(struct run *r)
 	struct exp_proto_nic_cfg nc = { .mode = EXP_PROTO_NIC_SINK };
 	struct exp_proto_dlp_cfg dc = { .svc_threads = 0 };
 	struct exp_proto_ip_cfg ic = { .local = IP_US, .peer = IP_PEER, .proto = r->cfg.proto };
-	bool lp = r->cfg.arch == EXP_ARCH_LP;
+	/* LP: a hand-off between layers; FP: also between the tasks of one */
+	bool lp = r->cfg.arch == EXP_ARCH_LP || r->cfg.arch == EXP_ARCH_FP;
+	bool fp = r->cfg.arch == EXP_ARCH_FP;
 	unsigned int si = 0;
 	int e;
 
@@ -529,31 +601,37 @@ static int build(struct run *r)
 		return e;
 	}
 	if (lp)
-		r->stages[si++].from = asx_module_rd(r->nic);
+		set_from(r, si++, asx_module_rd(r->nic));
 	e = exp_proto_dlp_create(&r->dlp, "dlp", &dc);
 	if (!e)
 		e = push(r, r->dlp);
-	if (!e && lp)
-		e = push_handoff(r, si++);
+	if (!e && lp)	/* the IP packet: the transport's destination port */
+		e = push_handoff(r, si++, EXP_PROTO_IP_HLEN + 2);
 	if (!e)
 		e = exp_proto_ip_create(&r->ip, "ip", &ic);
 	if (!e)
 		e = push(r, r->ip);
 	if (!e && lp)
-		e = push_handoff(r, si++);
+		e = push_handoff(r, si++, 2);
+	if (!e && fp)
+		e = exp_proto_cksum_create(&r->ck, "cksum", r->cfg.proto);
+	if (!e && fp)
+		e = push(r, r->ck);
+	if (!e && fp)
+		e = push_handoff(r, si++, 2);
 	if (e)
 		return e;
 	if (r->cfg.proto == EXP_PROTO_IP_TCP) {
 		unsigned int w = r->cfg.window;
 		struct exp_proto_tcp_cfg tc = {
-			.lock = r->cfg.lock, .rcv_wnd = 1u << 30,
+			.lock = r->cfg.lock, .rcv_wnd = 1u << 30, .rx_cksum_done = fp,
 			.reorder = w + 8 > EXP_PROTO_TCP_REORDER_MAX ? EXP_PROTO_TCP_REORDER_MAX
 								       : w + 8,
 		};
 
 		e = exp_proto_tcp_create(&r->tp, "tcp", &tc);
 	} else {
-		struct exp_proto_udp_cfg uc = { .svc_threads = 0 };
+		struct exp_proto_udp_cfg uc = { .rx_cksum_done = fp };
 
 		e = exp_proto_udp_create(&r->tp, "udp", &uc);
 	}
@@ -569,8 +647,8 @@ static int build(struct run *r)
 			return e;
 	}
 	if (r->cfg.xdr) {
-		if (lp)
-			e = push_handoff(r, si++);
+		if (lp)	/* the receiver's address: the local port first */
+			e = push_handoff(r, si++, 0);
 		if (!e)
 			e = asx_mod_xdr(&r->xdr, "xdr", &word_rec, NULL);
 		if (!e)
@@ -578,6 +656,10 @@ static int build(struct run *r)
 		if (e)
 			return e;
 	}
+	if (fp)	/* delivery, a task of its own (one lane: port_off unused) */
+		e = push_handoff(r, si++, 0);
+	if (e)
+		return e;
 	e = exp_proto_module_new(&r->app, NULL, "app", NULL, &app_rd, r, no_dtor);
 	if (!e)
 		e = push(r, r->app);
@@ -608,6 +690,7 @@ static void run_fini(struct run *r)
 		sem_fini(&st->items);
 	}
 	free(r->stages);
+	free(r->handoffs);
 	if (r->credits_on)
 		sem_fini(&r->credits);
 	if (r->asc)
@@ -619,18 +702,28 @@ static void run_fini(struct run *r)
 	pthread_mutex_destroy(&r->lock);
 }
 
+/*
+ * The process's switches @all less the calling thread's @mine: the
+ * calling thread's are counted over the whole run, the process's from the
+ * mark (after the warm-up), so the difference may go below 0: clamped.
+ */
+static uint64_t diff_csw(uint64_t all, uint64_t mine)
+{
+	return all > mine ? all - mine : 0;
+}
+
 int exp_arch_run(const struct exp_arch_cfg *cfg,
 		 struct exp_arch_result *res)
 {
 	struct run *r;
 	struct worker *w = NULL;
-	struct rusage s0, s1, m0, m1;
+	struct rusage s1, m0, m1;
 	struct asx_lockstat ls;
-	uint64_t t0, t1, u0 = 0, deadline;
+	uint64_t t1, deadline, warm_per;
 	unsigned int nw = 0, ncpu;
 	int e = 0;
 
-	if (!cfg || !res || cfg->arch > EXP_ARCH_MP ||
+	if (!cfg || !res || cfg->arch > EXP_ARCH_FP ||
 	    (cfg->proto != EXP_PROTO_IP_TCP && cfg->proto != EXP_PROTO_IP_UDP))
 		return -EINVAL;
 	memset(res, 0, sizeof(*res));
@@ -649,7 +742,8 @@ int exp_arch_run(const struct exp_arch_cfg *cfg,
 	if (!r->cfg.timeout_ns)
 		r->cfg.timeout_ns = 120ull * 1000000000ull;
 	if (r->cfg.payload < 8 || r->cfg.payload > 60000 || r->cfg.nconn > 4096 ||
-	    (r->cfg.xdr && r->cfg.payload % 4) || r->cfg.pes > 1024) {
+	    (r->cfg.xdr && r->cfg.payload % 4) || r->cfg.pes > 1024 ||
+	    r->cfg.layer_threads > 64) {
 		free(r);
 		return -EINVAL;
 	}
@@ -658,6 +752,9 @@ int exp_arch_run(const struct exp_arch_cfg *cfg,
 	r->per = r->cfg.count / r->cfg.nconn;
 	if (!r->per)
 		r->per = 1;
+	warm_per = r->cfg.warmup / r->cfg.nconn;
+	r->warm = warm_per * r->cfg.nconn;
+	r->per += warm_per;		/* a connection's frames: warm-up, then timed */
 	r->total = r->per * r->cfg.nconn;
 	ncpu = exp_arch_ncpu();
 	r->cpus = r->cfg.pes < ncpu ? r->cfg.pes : ncpu;
@@ -693,9 +790,18 @@ int exp_arch_run(const struct exp_arch_cfg *cfg,
 		sem_init(&r->credits, r->cfg.asc, r->cfg.window);
 	switch (r->cfg.arch) {
 	case EXP_ARCH_LP:
-		r->nstages = 3 + (r->cfg.xdr ? 1 : 0);
+	case EXP_ARCH_FP:
+		/* LP: DLP, IP, transport (+ XDR) with the app; FP: DLP, IP,
+		 * transport checksum, transport (+ XDR), delivery */
+		r->nlayers = (r->cfg.arch == EXP_ARCH_LP ? 3 : 5) + (r->cfg.xdr ? 1 : 0);
+		r->nlanes = 1;
+		if (r->cfg.arch == EXP_ARCH_LP && r->cfg.layer_threads > 1)
+			r->nlanes = r->cfg.layer_threads < r->cfg.nconn ? r->cfg.layer_threads
+									: r->cfg.nconn;
+		r->nstages = r->nlayers * r->nlanes;
 		r->stages = calloc(r->nstages, sizeof(*r->stages));
-		if (!r->stages) {
+		r->handoffs = calloc(r->nlayers, sizeof(*r->handoffs));
+		if (!r->stages || !r->handoffs) {
 			r->nstages = 0;
 			e = -ENOMEM;
 			goto out;
@@ -708,7 +814,8 @@ int exp_arch_run(const struct exp_arch_cfg *cfg,
 				cap <<= 1;
 			st->run = r;
 			st->mask = cap - 1;
-			st->next = i + 1 < r->nstages ? &r->stages[i + 1] : NULL;
+			/* the same lane of the layer above */
+			st->next = i + r->nlanes < r->nstages ? &r->stages[i + r->nlanes] : NULL;
 			sem_init(&st->items, r->cfg.asc, 0);
 			st->ring = calloc(cap, sizeof(*st->ring));
 			if (!st->ring) {
@@ -736,11 +843,9 @@ int exp_arch_run(const struct exp_arch_cfg *cfg,
 
 	asx_lockstat_reset();
 	asx_lockstat_enable(true);
-	getrusage(RUSAGE_SELF, &s0);
 	getrusage(RUSAGE_THREAD, &m0);
-	if (r->asc)
-		u0 = asx_asc_switches(r->asc);
-	t0 = asx_now_ns();
+	if (!r->warm)
+		take_mark(r);
 	for (unsigned int i = 0; i < nw; i++) {
 		w[i].run = r;
 		w[i].idx = i;
@@ -751,7 +856,7 @@ int exp_arch_run(const struct exp_arch_cfg *cfg,
 		}
 		w[i].started = true;
 	}
-	deadline = t0 + r->cfg.timeout_ns;
+	deadline = asx_now_ns() + r->cfg.timeout_ns;
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
 		unsigned int want = 0;
@@ -783,27 +888,38 @@ int exp_arch_run(const struct exp_arch_cfg *cfg,
 	t1 = asx_now_ns();
 	getrusage(RUSAGE_SELF, &s1);
 	getrusage(RUSAGE_THREAD, &m1);
-	if (r->asc)
-		res->uswitch = asx_asc_switches(r->asc) - u0;
 	asx_lockstat_enable(false);
 	asx_lockstat_read(&ls);
+	if (!r->mark.t0)	/* the warm-up did not end (aborted): nothing timed */
+		take_mark(r);
+	if (r->asc)
+		res->uswitch = asx_asc_switches(r->asc) - r->mark.u0;
 
 	res->threads = nw;
 	res->cpus = r->cpus;
+	res->layer_threads = r->cfg.arch == EXP_ARCH_LP ? r->nlanes : 0;
 	res->msgs = __atomic_load_n(&r->delivered, __ATOMIC_RELAXED);
 	res->bytes = __atomic_load_n(&r->bytes, __ATOMIC_RELAXED);
-	res->ns = t1 - t0;
+	/* the warm-up's messages are all the payload's size (checked with verify) */
+	res->warmup = res->msgs < r->warm ? res->msgs : r->warm;
+	res->msgs -= res->warmup;
+	res->bytes = res->bytes > res->warmup * r->cfg.payload ?
+		     res->bytes - res->warmup * r->cfg.payload : 0;
+	res->ns = t1 > r->mark.t0 ? t1 - r->mark.t0 : 0;
 	res->mbps = res->ns ? (double)res->bytes * 8.0 * 1000.0 / (double)res->ns : 0;
-	res->vcsw = (uint64_t)((s1.ru_nvcsw - s0.ru_nvcsw) - (m1.ru_nvcsw - m0.ru_nvcsw));
-	res->icsw = (uint64_t)((s1.ru_nivcsw - s0.ru_nivcsw) - (m1.ru_nivcsw - m0.ru_nivcsw));
-	res->lock_contended = ls.contended;
-	res->lock_ns = ls.acquire_ns;
-	res->waits = ls.waits;
-	res->wait_ns = ls.wait_ns;
-	res->holds = ls.holds;
-	res->hold_ns = ls.hold_ns;
+	res->vcsw = diff_csw((uint64_t)(s1.ru_nvcsw - r->mark.s0.ru_nvcsw),
+			     (uint64_t)(m1.ru_nvcsw - m0.ru_nvcsw));
+	res->icsw = diff_csw((uint64_t)(s1.ru_nivcsw - r->mark.s0.ru_nivcsw),
+			     (uint64_t)(m1.ru_nivcsw - m0.ru_nivcsw));
+	res->lock_contended = ls.contended - r->mark.ls0.contended;
+	res->lock_ns = ls.acquire_ns - r->mark.ls0.acquire_ns;
+	res->waits = ls.waits - r->mark.ls0.waits;
+	res->wait_ns = ls.wait_ns - r->mark.ls0.wait_ns;
+	res->holds = ls.holds - r->mark.ls0.holds;
+	res->hold_ns = ls.hold_ns - r->mark.ls0.hold_ns;
 	res->failed = r->failed;
-	res->drops = proto_drops(r->dlp) + proto_drops(r->ip) + proto_drops(r->tp);
+	res->drops = proto_drops(r->dlp) + proto_drops(r->ip) + proto_drops(r->ck) +
+		     proto_drops(r->tp);
 	res->bad = r->bad;
 	res->dups = r->dups;
 	res->out_of_order = r->ooo;
@@ -811,7 +927,9 @@ int exp_arch_run(const struct exp_arch_cfg *cfg,
 		for (uint64_t i = 0; i < r->total; i++)
 			res->missing += !r->seen[i];
 	} else {
-		res->missing = r->total > res->msgs ? r->total - res->msgs : 0;
+		uint64_t all = res->msgs + res->warmup;
+
+		res->missing = r->total > all ? r->total - all : 0;
 	}
 out:
 	run_fini(r);

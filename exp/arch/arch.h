@@ -21,6 +21,11 @@
  *       put enqueues (it never blocks: flow control is a window of
  *       credits the driver waits for, returned by the app).  The app
  *       runs in the top layer's thread.
+ *       With layer_threads n > 1 (001 section 4.3.2: a cluster of
+ *       connections per stack of layer threads) every layer has
+ *       min(n, nconn) threads, each with a queue of its own: lane
+ *       c % lanes of every layer carries connection c, so a connection's
+ *       messages keep one thread per layer and their order.
  *   CP  Connectional Parallelism (message-based): min(pes, nconn)
  *       threads, connection c escorted by thread c % threads from the
  *       driver (frame made, demultiplexed eagerly with the packet
@@ -31,6 +36,20 @@
  *       its connection-block lock and reorder buffer; the window of
  *       credits bounds the segments of a connection in flight, and the
  *       reorder buffer is sized to it, so nothing is dropped.
+ *   FP  Functional Parallelism (task-based, 001 Figure 2): a thread per
+ *       protocol task rather than per layer, messages passed between
+ *       the tasks' queues as in LP: link (DLP), network (IP header and
+ *       checksum), transport checksum (exp_proto_cksum_create),
+ *       transport protocol (TCP-lite: acknowledgement, sequencing and
+ *       reassembly under the TCB lock; UDP-lite: ports), presentation
+ *       (XDR, with xdr) and delivery (demultiplexing to the app), each
+ *       its own thread: 5 task threads, 6 with XDR, and the driver.
+ *
+ * Warm-up (001 section 4.4: 10,000 messages before the timed 20,000):
+ * cfg.warmup messages go through the stack first, on the same threads;
+ * the clock, the context switches, the ASC switches and the lock
+ * statistics start when the app has received the last of them, and
+ * msgs, bytes and mbps count only what follows.
  *
  * Threads are pthreads (pinned to the first min(pes, ncpu) CPUs the
  * process may use) or, with asc, user threads of an ASC (PRIO policy,
@@ -51,7 +70,7 @@
 
 #include <asx/map.h>
 
-enum exp_arch { EXP_ARCH_LP, EXP_ARCH_CP, EXP_ARCH_MP };
+enum exp_arch { EXP_ARCH_LP, EXP_ARCH_CP, EXP_ARCH_MP, EXP_ARCH_FP };
 
 struct exp_arch_cfg {
 	enum exp_arch arch;
@@ -66,21 +85,30 @@ struct exp_arch_cfg {
 					 * a multiple of 4 with xdr) */
 	uint64_t count;			/* messages (rounded down to a multiple
 					 * of nconn, at least nconn) */
-	unsigned int window;		/* LP, MP: messages in flight (0: 128) */
+	uint64_t warmup;		/* messages before timing starts (rounded down
+					 * to a multiple of nconn; 0: none) */
+	unsigned int layer_threads;	/* LP: threads per layer (0: 1; at most
+					 * 64, and nconn are used) */
+	unsigned int window;		/* LP, FP, MP: messages in flight (0: 128) */
 	bool verify;			/* check every message at the app */
 	uint64_t timeout_ns;		/* give up after (0: 120 s): -ETIMEDOUT */
 };
 
 struct exp_arch_result {
 	unsigned int threads, cpus;	/* workers; CPUs or VPs */
-	uint64_t msgs, bytes;		/* payload delivered to the app */
+	unsigned int layer_threads;	/* LP: threads per layer used, else 0 */
+	uint64_t warmup;		/* warm-up messages delivered (not in msgs) */
+	uint64_t msgs, bytes;		/* payload delivered to the app, timed */
 	uint64_t ns;			/* wall time of the run */
 	double mbps;			/* payload Mbit/s */
-	uint64_t vcsw, icsw;		/* context switches of the process's other
-					 * threads during the run (getrusage) */
+	uint64_t vcsw, icsw;		/* context switches of the process's
+					 * threads while timed (getrusage), less
+					 * the calling thread's over the run */
 	uint64_t uswitch;		/* ASC: user-level switches */
-	uint64_t lock_contended, lock_ns; /* contended acquisitions, their wait */
-	uint64_t waits, wait_ns;	/* condition, semaphore and queue waits */
+	uint64_t lock_contended, lock_ns; /* mutex: contended acquisitions
+					 * (asx_mutex, asx_rwlock), their wait */
+	uint64_t waits, wait_ns;	/* condition: asx_cond waits and the
+					 * semaphore waits of queues and credits */
 	uint64_t holds, hold_ns;	/* TCP-lite connection-block critical sections */
 	uint64_t drops;			/* counted by the Modules (should be 0) */
 	uint64_t failed;		/* puts refused */

@@ -189,6 +189,8 @@ int exp_proto_ip_create(struct asx_module **out, const char *name,
 /* UDP-lite: connectionless; ports from the message's address. */
 struct exp_proto_udp_cfg {
 	bool no_cksum;			/* send 0 (no checksum); a 0 received is not checked */
+	bool rx_cksum_done;		/* coming up, length and checksum were checked
+					 * below (exp_proto_cksum_create) */
 	int svc_threads;
 };
 int exp_proto_udp_create(struct asx_module **out, const char *name,
@@ -202,6 +204,8 @@ struct exp_proto_tcp_cfg {
 	uint32_t rcv_wnd;		/* receive window in bytes (0: 65535) */
 	unsigned int ack_every;		/* a pure ACK every n in-order segments (0: never) */
 	bool no_reorder;		/* drop-and-count out-of-order segments */
+	bool rx_cksum_done;		/* coming up, the checksum was checked below
+					 * (exp_proto_cksum_create) */
 	unsigned int reorder;		/* reorder buffer slots per connection (0: 8,
 					 * at most EXP_PROTO_TCP_REORDER_MAX); a
 					 * stack with T threads in front of TCP-lite
@@ -229,6 +233,16 @@ struct exp_proto_tcb_info {
 };
 int exp_proto_tcp_info(struct asx_module *tcp, struct exp_proto_addr a,
 		       struct exp_proto_tcb_info *info);
+
+/*
+ * The transport checksum as a Module of its own, below TCP-lite or
+ * UDP-lite (@proto) configured with rx_cksum_done: Functional
+ * Parallelism's checksum task.  Coming up it checks the segment's
+ * checksum (UDP: the length field and, unless 0, the checksum) and drops
+ * and counts bad ones; going down it passes messages on.  0, -EINVAL,
+ * -ENOMEM.
+ */
+int exp_proto_cksum_create(struct asx_module **out, const char *name, uint8_t proto);
 
 /*
  * NIC: a driver for ASX_STREAM_DRIVER.  Going down it counts frames and
@@ -307,7 +321,7 @@ int exp_proto_demux_key(const struct asx_msg *m, void *key, void *arg);
 #define EXP_PROTO_MAGIC 0x50524f54u
 /* First member of every proto Module's argument. */
 enum exp_proto_kind { EXP_PROTO_DLP = 1, EXP_PROTO_IP, EXP_PROTO_UDP, EXP_PROTO_TCP,
-		       EXP_PROTO_NIC };
+		       EXP_PROTO_NIC, EXP_PROTO_CKSUM };
 struct exp_proto_common {
 	uint32_t magic;
 	enum exp_proto_kind kind;

@@ -94,7 +94,7 @@ static int udp_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 		return EXP_PROTO_DROP(&u->c, bad_len, m);
 	if (ulen < len)
 		exp_proto_trim(m, ulen);
-	if ((hdr[6] | hdr[7]) && asx_msg_cksum(m) != 0)
+	if (!u->cfg.rx_cksum_done && (hdr[6] | hdr[7]) && asx_msg_cksum(m) != 0)
 		return EXP_PROTO_DROP(&u->c, bad_cksum, m);
 	/* the header becomes the receiver's address: (dport, sport) */
 	exp_proto_put_addr(addr, (struct exp_proto_addr){

@@ -524,6 +524,53 @@ static size_t udp_dgram(unsigned char *b, uint16_t sport, uint16_t dport, size_t
 	return 8 + plen;
 }
 
+/*
+ * Seven datagrams from port 7 to 8: three good (30, 31 bytes padded, 32
+ * without a checksum), then a bad checksum, a length past the datagram,
+ * a length below the header and one too short for a header.
+ */
+static void udp_bad_set(struct prepared *p)
+{
+	unsigned char b[256];
+	size_t n;
+
+	n = udp_dgram(b, 7, 8, 30, 38);				/* good */
+	prepared_add(p, raw(b, n));
+	n = udp_dgram(b, 7, 8, 31, 39);				/* good, padded */
+	prepared_add(p, raw(b, n + 5));
+	n = udp_dgram(b, 7, 8, 32, 40);				/* no checksum */
+	b[6] = b[7] = 0;
+	prepared_add(p, raw(b, n));
+	n = udp_dgram(b, 7, 8, 30, 38);				/* bad checksum */
+	b[20] ^= 1;
+	prepared_add(p, raw(b, n));
+	n = udp_dgram(b, 7, 8, 30, 39);				/* length > datagram */
+	prepared_add(p, raw(b, n));
+	n = udp_dgram(b, 7, 8, 30, 7);				/* length < header */
+	prepared_add(p, raw(b, n));
+	prepared_add(p, raw(b, 7));				/* short */
+}
+
+/* The three good datagrams of udp_bad_set at the head, and nothing else. */
+static void expect_udp_set(struct asx_stream *s)
+{
+	struct exp_proto_addr got;
+	struct asx_msg *m;
+	uint32_t c, k;
+	size_t len;
+
+	for (size_t l = 30; l <= 32; l++) {
+		m = get(s);
+		assert_true(app_parse(m, &got, &len, &c, &k));
+		assert_int_equal(got.lport, 8);
+		assert_int_equal(got.rport, 7);
+		assert_int_equal(len, l);
+		assert_int_equal(k, l);
+		asx_msg_free_chain(m);
+	}
+	assert_empty(s);
+}
+
 static void test_udp(void **state)
 {
 	struct exp_proto_addr a = { 1000, 2000 }, got;
@@ -565,21 +612,7 @@ static void test_udp(void **state)
 	asx_stream_close(s);
 
 	/* datagrams from below */
-	n = udp_dgram(b, 7, 8, 30, 38);				/* good */
-	prepared_add(&p, raw(b, n));
-	n = udp_dgram(b, 7, 8, 31, 39);				/* good, padded */
-	prepared_add(&p, raw(b, n + 5));
-	n = udp_dgram(b, 7, 8, 32, 40);				/* no checksum */
-	b[6] = b[7] = 0;
-	prepared_add(&p, raw(b, n));
-	n = udp_dgram(b, 7, 8, 30, 38);				/* bad checksum */
-	b[20] ^= 1;
-	prepared_add(&p, raw(b, n));
-	n = udp_dgram(b, 7, 8, 30, 39);				/* length > datagram */
-	prepared_add(&p, raw(b, n));
-	n = udp_dgram(b, 7, 8, 30, 7);				/* length < header */
-	prepared_add(&p, raw(b, n));
-	prepared_add(&p, raw(b, 7));				/* short */
+	udp_bad_set(&p);
 	{	/* frames whose data others share must not be written to */
 		n = udp_dgram(b, 7, 8, 30, 38);
 		p.shared = true;
@@ -589,16 +622,7 @@ static void test_udp(void **state)
 	s = stack_open(nic, mods, 1);
 	nic_run(nic, p.n);
 	assert_memory_equal(p.f[0]->rd, b, n);	/* the first datagram, untouched */
-	for (size_t l = 30; l <= 32; l++) {
-		m = get(s);
-		assert_true(app_parse(m, &got, &len, &c, &k));
-		assert_int_equal(got.lport, 8);
-		assert_int_equal(got.rport, 7);
-		assert_int_equal(len, l);
-		assert_int_equal(k, l);
-		asx_msg_free_chain(m);
-	}
-	assert_empty(s);
+	expect_udp_set(s);
 	st = stats(udp);
 	assert_int_equal(st.up, 3);
 	assert_int_equal(st.bad_cksum, 1);
@@ -606,6 +630,78 @@ static void test_udp(void **state)
 	assert_int_equal(st.short_drop, 1);
 	asx_stream_close(s);
 	prepared_free(&p);
+}
+
+/*
+ * The transport checksum as a Module of its own (FP's checksum task):
+ * below UDP-lite and TCP-lite configured with rx_cksum_done it drops and
+ * counts what they would have; they no longer check.
+ */
+static void test_cksum_task(void **state)
+{
+	struct prepared p = { .n = 0 }, q = { .n = 0 };
+	struct asx_module *nic, *ck, *tp, *mods[2];
+	struct exp_proto_udp_cfg uc = { .rx_cksum_done = true };
+	struct exp_proto_tcp_cfg tc = { .lock = ASX_MAP_MUTEX, .rcv_wnd = 4096,
+					 .rx_cksum_done = true };
+	struct exp_proto_stats st;
+	unsigned char b[256];
+	struct asx_stream *s;
+	struct asx_msg *m;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(exp_proto_cksum_create(&ck, "ck", 99), -EINVAL);
+	udp_bad_set(&p);
+	nic = mk_nic(EXP_PROTO_NIC_SINK, prepared_gen, &p);
+	assert_int_equal(exp_proto_cksum_create(&ck, "ck", EXP_PROTO_IP_UDP), 0);
+	assert_int_equal(exp_proto_udp_create(&tp, "udp", &uc), 0);
+	mods[0] = ck;
+	mods[1] = tp;
+	s = stack_open(nic, mods, 2);
+	nic_run(nic, p.n);
+	expect_udp_set(s);
+	st = stats(ck);
+	assert_int_equal(st.up, 3);
+	assert_int_equal(st.bad_cksum, 1);
+	assert_int_equal(st.bad_len, 2);
+	assert_int_equal(st.short_drop, 1);
+	st = stats(tp);
+	assert_int_equal(st.up, 3);
+	assert_int_equal(st.bad_cksum + st.bad_len + st.short_drop, 0);
+	asx_stream_close(s);
+	prepared_free(&p);
+
+	/* TCP: the bad segment stops at the checksum task; without it,
+	 * TCP-lite with rx_cksum_done takes the segment as it is */
+	for (int with = 1; with >= 0; with--) {
+		n = tcp_seg(b, 9000, 80, 1000, 0, EXP_PROTO_TCP_PSH, 100, 5, 0);
+		b[40] ^= 4;
+		prepared_add(&q, raw(b, n));			/* bad checksum */
+		n = tcp_seg(b, 9000, 80, 1000, 0, EXP_PROTO_TCP_PSH, 100, 5, 0);
+		prepared_add(&q, raw(b, n));			/* good */
+		nic = mk_nic(EXP_PROTO_NIC_SINK, prepared_gen, &q);
+		assert_int_equal(exp_proto_tcp_create(&tp, "tcp", &tc), 0);
+		if (with)
+			assert_int_equal(exp_proto_cksum_create(&ck, "ck", EXP_PROTO_IP_TCP), 0);
+		mods[0] = with ? ck : tp;
+		mods[1] = tp;
+		s = stack_open(nic, mods, with ? 2 : 1);
+		assert_int_equal(exp_proto_tcp_open(tp, (struct exp_proto_addr){ 80, 9000 }, 7,
+						    1000), 0);
+		nic_run(nic, q.n);
+		m = get(s);
+		asx_msg_free_chain(m);
+		assert_empty(s);
+		st = stats(tp);
+		assert_int_equal(st.up, 1);
+		assert_int_equal(st.bad_cksum, 0);
+		assert_int_equal(st.dup, with ? 0 : 1);	/* the good one came second */
+		if (with)
+			assert_int_equal(stats(ck).bad_cksum, 1);
+		asx_stream_close(s);
+		prepared_free(&q);
+	}
 }
 
 /* ---------------------------------------------------------------- TCP */
@@ -1538,6 +1634,7 @@ int main(void)
 		cmocka_unit_test(test_dlp),
 		cmocka_unit_test(test_ip),
 		cmocka_unit_test(test_udp),
+		cmocka_unit_test(test_cksum_task),
 		cmocka_unit_test(test_tcp_loop),
 		cmocka_unit_test(test_tcp_window),
 		cmocka_unit_test(test_tcp_reorder),

@@ -73,6 +73,7 @@ struct bench_rec {
 	const char *lock;	/* a lock strategy: "mutex", "rwlock", "rcu", "none" */
 	unsigned int conns;	/* connections */
 	unsigned int threads;	/* writer / contending threads */
+	unsigned int layer_threads; /* arch lp: threads per layer */
 	size_t size;		/* bytes: message or buffer size */
 	/* 002's ttcp: written only where set */
 	const char *api;	/* "c" (socket calls) or "asx" (the IPC SAP wrappers) */
@@ -90,6 +91,10 @@ void bench_record(struct bench_ctx *ctx, const struct bench_rec *rec);
  * @unit as in struct bench_rec ("" is taken as "x", a ratio).
  */
 void bench_figure(struct bench_ctx *ctx, const char *key, double value, const char *unit);
+
+/* A setting the running command chose: "<command>_@name": @value in the
+ * context's "settings" object. */
+void bench_setting(struct bench_ctx *ctx, const char *name, double value);
 
 /* How long a part of the running command took (the context's "durations"). */
 void bench_phase(struct bench_ctx *ctx, const char *what, double seconds);

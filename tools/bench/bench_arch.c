@@ -3,7 +3,8 @@
  * bench_arch.c - `asx-bench arch`: the threading-architecture study of
  * the papers (001 sections 3-5, 000's process-architecture experiment)
  * over the proto Modules: Layer Parallelism (task-based, a thread per
- * layer), Connectional Parallelism (a thread per connection) and Message
+ * layer), Functional Parallelism (task-based, a thread per protocol
+ * task), Connectional Parallelism (a thread per connection) and Message
  * Parallelism (a pool of threads at the driver, a thread per message),
  * each on pthreads and on ASC user threads over VPs, over TCP-lite and
  * UDP-lite, with and without the XDR presentation layer.
@@ -11,8 +12,11 @@
  * Experiments (Documentation/experiments.rst maps them to the paper):
  *
  *   pes    throughput and speedup at 1..nproc PEs and oversubscribed at
- *          2x and 4x nproc; context switches, ASC switches and lock/wait
- *          time per message at nproc PEs
+ *          2x and 4x nproc; context switches, ASC switches and lock time
+ *          (mutex acquisition and condition waits apart) per message at
+ *          every PE count (001 Figures 18-27)
+ *   layers LP over TCP-lite at the sweep's largest PE count with 1, 2, 4
+ *          threads per layer (001 section 4.3.2)
  *   conns  CP and MP over TCP-lite at nproc PEs against the number of
  *          connections; MP with each connection-map lock strategy
  *   ttcp   000's experiment: one connection of 4 KB messages (10,000
@@ -21,6 +25,11 @@
  *
  * The baseline of every figure is measured in the same run: LP for the
  * ratios, one PE for the speedups, pthreads for the ASC variants.
+ *
+ * Every run first sends a warm-up (001 section 4.4: 10,000 messages
+ * before the timed 20,000), not timed: --warmup N messages, by default a
+ * tenth of the run's messages (half with --full, the paper's ratio); the
+ * context's settings say which (arch_warmup, arch_warmup_fraction).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -46,7 +55,16 @@ struct opts {
 	uint64_t ttcp_count;
 	unsigned int pe_conns;		/* connections in the PE sweep */
 	int reps;
+	double warm_frac;		/* warm-up: this much of a run's count, */
+	long long warm_n;		/* or (>= 0) this many messages */
+	unsigned int ntpl, tpl[4];	/* LP threads per layer (layers) */
 };
+
+/* The warm-up of a run of @count messages. */
+static uint64_t warmup(const struct opts *o, uint64_t count)
+{
+	return o->warm_n >= 0 ? (uint64_t)o->warm_n : (uint64_t)((double)count * o->warm_frac);
+}
 
 static const char *const lock_name[] = {
 	[ASX_MAP_NONE] = "none", [ASX_MAP_MUTEX] = "mutex", [ASX_MAP_RWLOCK] = "rwlock",
@@ -136,7 +154,46 @@ static double per_msg(uint64_t v, const struct exp_arch_result *r)
 }
 
 /* mbps at nproc of (arch, asc, proto, xdr) for the ratios */
-static double at_nproc[3][2][2][2];
+static double at_nproc[4][2][2][2];
+
+/*
+ * The white-box measurements of one point of the PE sweep (001 Figures
+ * 18-27), per message: context switches, ASC switches, lock time (all,
+ * then mutex acquisition and condition waits apart).  The flat keys end
+ * in _pe<N>, except that the five older ones keep their names at nproc.
+ */
+static void white_box(struct bench_ctx *ctx, const struct opts *o,
+		      const struct exp_arch_cfg *c, const struct exp_arch_result *r)
+{
+	static const struct {
+		const char *metric, *lock, *key, *unit;
+	} wb[] = {
+		{ "csw_per_msg", NULL, "csw_per_msg", "switches/msg" },
+		{ "vcsw_per_msg", NULL, "vcsw_per_msg", "switches/msg" },
+		{ "icsw_per_msg", NULL, "icsw_per_msg", "switches/msg" },
+		{ "uswitch_per_msg", NULL, "uswitch_per_msg", "switches/msg" },
+		{ "lock_ns_per_msg", NULL, "lock_ns_per_msg", "ns/msg" },
+		{ "lock_ns_per_msg", "mutex", "lock_mutex_ns_per_msg", "ns/msg" },
+		{ "lock_ns_per_msg", "cond", "lock_cond_ns_per_msg", "ns/msg" },
+	};
+	const uint64_t v[] = {
+		r->vcsw + r->icsw, r->vcsw, r->icsw, r->uswitch, r->lock_ns + r->wait_ns,
+		r->lock_ns, r->wait_ns,
+	};
+	char what[48];
+
+	for (size_t i = 0; i < sizeof(wb) / sizeof(wb[0]); i++) {
+		if (i == 3 && !c->asc)
+			continue;
+		if (c->pes == o->nproc && !wb[i].lock)
+			snprintf(what, sizeof(what), "%s", wb[i].key);
+		else
+			snprintf(what, sizeof(what), "%s_pe%u", wb[i].key, c->pes);
+		put(ctx, (struct bench_rec){ .experiment = "pes", .metric = wb[i].metric,
+					     .lock = wb[i].lock, .unit = wb[i].unit,
+					     .value = per_msg(v[i], r) }, c, what);
+	}
+}
 
 static int pe_sweep(struct bench_ctx *ctx, const struct opts *o)
 {
@@ -149,15 +206,15 @@ static int pe_sweep(struct bench_ctx *ctx, const struct opts *o)
 	bench_say(ctx, "%-16s", "architecture");
 	for (unsigned int i = 0; i < o->npes; i++)
 		bench_say(ctx, "   pe%-2u          ", o->pes[i]);
-	bench_say(ctx, " csw/msg vcsw icsw uswitch lock+wait hold ns/msg (at pe%u)\n", o->nproc);
+	bench_say(ctx, " csw/msg vcsw icsw uswitch mutex+cond hold ns/msg (at pe%u)\n", o->nproc);
 	for (int x = 0; x < 2; x++)
 		for (int p = 0; p < 2; p++)
 			for (int asc = 0; asc < 2; asc++)
-				for (int a = 0; a < 3; a++) {
+				for (int a = 0; a < 4; a++) {
 	struct exp_arch_cfg c = {
 		.arch = (enum exp_arch)a, .asc = asc, .proto = protos[p], .xdr = x,
 		.nconn = o->pe_conns, .lock = ASX_MAP_MUTEX, .payload = PAYLOAD,
-		.count = o->count,
+		.count = o->count, .warmup = warmup(o, o->count),
 	};
 	struct exp_arch_result r, rn = { 0 };
 	double base = 0;
@@ -181,20 +238,11 @@ static int pe_sweep(struct bench_ctx *ctx, const struct opts *o)
 		put(ctx, (struct bench_rec){ .experiment = "pes", .metric = "speedup", .unit = "x",
 					     .value = base > 0 ? r.mbps / base : 0 }, &c, what);
 		bench_say(ctx, " %8.0f (%4.2fx)", r.mbps, base > 0 ? r.mbps / base : 0);
+		white_box(ctx, o, &c, &r);
 		if (c.pes == o->nproc)
 			rn = r;
 	}
 	at_nproc[a][asc][p][x] = rn.mbps;
-	c.pes = o->nproc;
-#define WB(m, v, u) put(ctx, (struct bench_rec){ .experiment = "pes", .metric = m, .unit = u, \
-						 .value = (v) }, &c, m)
-	WB("csw_per_msg", per_msg(rn.vcsw + rn.icsw, &rn), "switches/msg");
-	WB("vcsw_per_msg", per_msg(rn.vcsw, &rn), "switches/msg");
-	WB("icsw_per_msg", per_msg(rn.icsw, &rn), "switches/msg");
-	if (asc)
-		WB("uswitch_per_msg", per_msg(rn.uswitch, &rn), "switches/msg");
-	WB("lock_ns_per_msg", per_msg(rn.lock_ns + rn.wait_ns, &rn), "ns/msg");
-#undef WB
 	bench_say(ctx, " %7.3f %4.2f %4.2f %7.3f %6.0f+%-6.0f %5.0f\n",
 		  per_msg(rn.vcsw + rn.icsw, &rn), per_msg(rn.vcsw, &rn), per_msg(rn.icsw, &rn),
 		  per_msg(rn.uswitch, &rn), per_msg(rn.lock_ns, &rn), per_msg(rn.wait_ns, &rn),
@@ -221,23 +269,24 @@ static void put_ratio(struct bench_ctx *ctx, const struct opts *o, const char *k
 
 static void ratios(struct bench_ctx *ctx, const struct opts *o)
 {
-	enum { LP, CP, MP };
+	static const enum exp_arch over_lp[] = { EXP_ARCH_CP, EXP_ARCH_MP, EXP_ARCH_FP };
+	char k[32], metric[16];
 	double v;
 
 	bench_say(ctx, "at %s PEs (pthreads):\n", "nproc");
-	v = ratio(at_nproc[CP][0][0][0], at_nproc[LP][0][0][0]);
-	put_ratio(ctx, o, "cp_over_lp_tcp", "cp_over_lp", NULL, "pthread", false, v);
-	bench_say(ctx, "  cp_over_lp_tcp         %5.2f\n", v);
-	v = ratio(at_nproc[MP][0][0][0], at_nproc[LP][0][0][0]);
-	put_ratio(ctx, o, "mp_over_lp_tcp", "mp_over_lp", NULL, "pthread", false, v);
-	bench_say(ctx, "  mp_over_lp_tcp         %5.2f\n", v);
-	v = ratio(at_nproc[CP][0][0][1], at_nproc[LP][0][0][1]);
-	put_ratio(ctx, o, "cp_over_lp_tcp_xdr", "cp_over_lp", NULL, "pthread", true, v);
-	bench_say(ctx, "  cp_over_lp_tcp_xdr     %5.2f\n", v);
-	v = ratio(at_nproc[MP][0][0][1], at_nproc[LP][0][0][1]);
-	put_ratio(ctx, o, "mp_over_lp_tcp_xdr", "mp_over_lp", NULL, "pthread", true, v);
-	bench_say(ctx, "  mp_over_lp_tcp_xdr     %5.2f\n", v);
-	v = ratio(at_nproc[LP][1][0][0], at_nproc[LP][0][0][0]);
+	/* CP, MP and FP over LP, TCP, without and with XDR */
+	for (int x = 0; x < 2; x++) {
+		for (size_t i = 0; i < sizeof(over_lp) / sizeof(over_lp[0]); i++) {
+			const char *a = exp_arch_name(over_lp[i]);
+
+			v = ratio(at_nproc[over_lp[i]][0][0][x], at_nproc[EXP_ARCH_LP][0][0][x]);
+			snprintf(k, sizeof(k), "%s_over_lp_tcp%s", a, x ? "_xdr" : "");
+			snprintf(metric, sizeof(metric), "%s_over_lp", a);
+			put_ratio(ctx, o, k, metric, NULL, "pthread", x, v);
+			bench_say(ctx, "  %-22s %5.2f\n", k, v);
+		}
+	}
+	v = ratio(at_nproc[EXP_ARCH_LP][1][0][0], at_nproc[EXP_ARCH_LP][0][0][0]);
 	put_ratio(ctx, o, "lp_asc_over_lp_pthread", "asc_over_pthread", "lp", NULL, false, v);
 	bench_say(ctx, "  lp_asc_over_lp_pthread %5.2f  (LP on ASC user threads / on pthreads, tcp)\n",
 		  v);
@@ -268,7 +317,7 @@ static int conn_sweep(struct bench_ctx *ctx, const struct opts *o)
 			struct exp_arch_cfg c = {
 				.arch = a, .proto = EXP_PROTO_IP_TCP, .pes = o->nproc,
 				.nconn = o->conns[i], .lock = lk, .payload = PAYLOAD,
-				.count = o->conn_count,
+				.count = o->conn_count, .warmup = warmup(o, o->conn_count),
 			};
 			struct exp_arch_result r;
 			int e = measure(o, &c, &r);
@@ -304,7 +353,7 @@ static int ttcp(struct bench_ctx *ctx, const struct opts *o)
 				.arch = m ? EXP_ARCH_MP : EXP_ARCH_LP,
 				.proto = p ? EXP_PROTO_IP_UDP : EXP_PROTO_IP_TCP, .pes = o->nproc,
 				.nconn = 1, .lock = ASX_MAP_MUTEX, .payload = PAYLOAD,
-				.count = o->ttcp_count,
+				.count = o->ttcp_count, .warmup = warmup(o, o->ttcp_count),
 			};
 			struct exp_arch_result r;
 			int e = measure(o, &c, &r);
@@ -327,6 +376,35 @@ static int ttcp(struct bench_ctx *ctx, const struct opts *o)
 	return 0;
 }
 
+/* LP with several threads per layer (001 section 4.3.2), TCP-lite, at the sweep's last PE count. */
+static int layer_threads(struct bench_ctx *ctx, const struct opts *o)
+{
+	struct exp_arch_cfg c = {
+		.arch = EXP_ARCH_LP, .proto = EXP_PROTO_IP_TCP, .pes = o->pes[o->npes - 1],
+		.nconn = o->pe_conns, .lock = ASX_MAP_MUTEX, .payload = PAYLOAD,
+		.count = o->count, .warmup = warmup(o, o->count),
+	};
+	char what[48];
+
+	bench_say(ctx, "\nLP threads per layer: TCP-lite, %u PEs, %u connections, Mbit/s\n",
+		  c.pes, c.nconn);
+	for (unsigned int i = 0; i < o->ntpl; i++) {
+		struct exp_arch_result r;
+		int e;
+
+		c.layer_threads = o->tpl[i];
+		e = measure(o, &c, &r);
+		if (e)
+			return e;
+		snprintf(what, sizeof(what), "tpl%u_mbps_pe%u", r.layer_threads, c.pes);
+		put(ctx, (struct bench_rec){ .experiment = "layers", .layer_threads = r.layer_threads,
+					     MBPS(r.mbps) }, &c, what);
+		bench_say(ctx, "  %u per layer (%u threads): %8.0f\n", r.layer_threads, r.threads,
+			  r.mbps);
+	}
+	return 0;
+}
+
 static void done(struct bench_ctx *ctx, const char *what, uint64_t t0)
 {
 	double s = (double)(bench_now_ns() - t0) / 1e9;
@@ -337,13 +415,21 @@ static void done(struct bench_ctx *ctx, const char *what, uint64_t t0)
 
 static int bench_arch(struct bench_ctx *ctx, int argc, char **argv)
 {
-	struct opts o = { 0 };
+	struct opts o = { .warm_n = -1 };
 	uint64_t t;
 	int e;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--full")) {
 			o.full = true;
+		} else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) {
+			char *end;
+
+			o.warm_n = strtoll(argv[++i], &end, 10);
+			if (*end || o.warm_n < 0 || o.warm_n > 10000000) {
+				fprintf(stderr, "asx-bench arch: --warmup wants 0..10000000\n");
+				return -EINVAL;
+			}
 		} else {
 			fprintf(stderr, "asx-bench arch: unknown option '%s'\n", argv[i]);
 			return -EINVAL;
@@ -362,6 +448,10 @@ static int bench_arch(struct bench_ctx *ctx, int argc, char **argv)
 	if (o.full)
 		o.pes[o.npes++] = 8 * o.nproc;
 	o.pe_conns = 4 * o.nproc;
+	o.warm_frac = o.full ? 0.5 : 0.1;
+	o.ntpl = 0;
+	for (unsigned int n = 1; n <= 4 && n <= o.pe_conns; n *= 2)
+		o.tpl[o.ntpl++] = n;
 	if (ctx->quick) {
 		o.reps = 1;
 		o.count = 200;
@@ -386,8 +476,12 @@ static int bench_arch(struct bench_ctx *ctx, int argc, char **argv)
 	}
 	bench_record(ctx, &(struct bench_rec){ .key = "arch_nproc", .metric = "nproc",
 					       .unit = "CPUs", .value = o.nproc });
-	bench_say(ctx, "arch: %u CPUs; LP, CP, MP on pthreads and ASC (PRIO, a VP per PE up to "
-		  "nproc); %d run(s) per point (median)\n\n", o.nproc, o.reps);
+	bench_setting(ctx, "warmup", (double)warmup(&o, o.count));
+	bench_setting(ctx, "warmup_fraction", o.warm_n >= 0 ? 0 : o.warm_frac);
+	bench_say(ctx, "arch: %u CPUs; LP, CP, MP, FP on pthreads and ASC (PRIO, a VP per PE up "
+		  "to nproc); %d run(s) per point (median); a warm-up of %llu messages per "
+		  "%llu timed\n\n", o.nproc, o.reps, (unsigned long long)warmup(&o, o.count),
+		  (unsigned long long)o.count);
 
 	t = bench_now_ns();
 	e = pe_sweep(ctx, &o);
@@ -405,9 +499,14 @@ static int bench_arch(struct bench_ctx *ctx, int argc, char **argv)
 	if (e)
 		return e;
 	done(ctx, "ttcp", t);
+	t = bench_now_ns();
+	e = layer_threads(ctx, &o);
+	if (e)
+		return e;
+	done(ctx, "layers", t);
 	return 0;
 }
 
 BENCH_COMMAND(arch, "arch",
-	      "LP vs CP vs MP over TCP/UDP-lite (+XDR), pthreads and ASC; 000's ttcp experiment",
-	      "[--full]", bench_arch)
+	      "LP vs CP vs MP vs FP over TCP/UDP-lite (+XDR), pthreads and ASC; 000's ttcp experiment",
+	      "[--full] [--warmup N]", bench_arch)

@@ -200,6 +200,8 @@ void bench_record(struct bench_ctx *ctx, const struct bench_rec *r)
 		sb_printf(&b, ", \"conns\": %u", r->conns);
 	if (r->threads)
 		sb_printf(&b, ", \"threads\": %u", r->threads);
+	if (r->layer_threads)
+		sb_printf(&b, ", \"layer_threads\": %u", r->layer_threads);
 	if (r->size)
 		sb_printf(&b, ", \"size\": %zu", r->size);
 	if (r->lock)
@@ -280,6 +282,40 @@ static const char *cpu_model(char *buf, size_t len)
 	return ret;
 }
 
+/* The commands' settings (bench_setting), in the order they were made. */
+static struct setting {
+	char *name;
+	double value;
+} *settings;
+static size_t nsettings, settings_cap;
+
+void bench_setting(struct bench_ctx *ctx, const char *name, double value)
+{
+	char buf[128];
+
+	snprintf(buf, sizeof(buf), "%s_%s", ctx->cmd, name);
+	settings = grow(settings, &settings_cap, nsettings, sizeof(*settings));
+	settings[nsettings].name = strdup(buf);
+	if (!settings[nsettings].name)
+		oom();
+	settings[nsettings++].value = value;
+}
+
+/* The context's "settings" object, if any setting was made. */
+static void write_settings(struct sbuf *b)
+{
+	if (!nsettings)
+		return;
+	sb_printf(b, ", \"settings\": {");
+	for (size_t i = 0; i < nsettings; i++) {
+		sb_printf(b, "%s", i ? ", " : "");
+		sb_str(b, settings[i].name);
+		sb_printf(b, ": ");
+		sb_num(b, settings[i].value);
+	}
+	sb_printf(b, "}");
+}
+
 /* The "context" object: the machine and the run. */
 static void write_context(struct sbuf *b, const struct bench_ctx *ctx, const char *what,
 			  const char *started, double seconds)
@@ -317,7 +353,9 @@ static void write_context(struct sbuf *b, const struct bench_ctx *ctx, const cha
 		sb_num(b, phases[i].s);
 		sb_printf(b, "}");
 	}
-	sb_printf(b, "]}");
+	sb_printf(b, "]");
+	write_settings(b);
+	sb_printf(b, "}");
 }
 
 /*

@@ -24,11 +24,12 @@ import sys
 CORE = ("bench", "arch", "sched", "proto", "xdr", "pes", "metric", "value", "unit",
         "runs", "key")
 # written only where they apply
-OPTIONAL = ("experiment", "impl", "lock", "conns", "threads", "size")
+OPTIONAL = ("experiment", "impl", "lock", "conns", "threads", "size", "layer_threads")
 DIMENSIONS = ("bench", "experiment", "arch", "sched", "proto", "xdr", "pes", "conns",
-              "threads", "size", "lock", "impl", "metric")
-CHOICES = {"arch": ("lp", "cp", "mp"), "sched": ("pthread", "asc"),
-           "proto": ("tcp", "udp"), "lock": ("none", "mutex", "rwlock", "rcu")}
+              "threads", "size", "lock", "impl", "metric", "layer_threads")
+# lock: a connection map's strategy, or the kind of lock time (mutex, cond)
+CHOICES = {"arch": ("lp", "cp", "mp", "fp"), "sched": ("pthread", "asc"),
+           "proto": ("tcp", "udp"), "lock": ("none", "mutex", "rwlock", "rcu", "cond")}
 # 002's ttcp: api and net name what was measured, sockbuf the queues asked
 # for; sndbuf_got and rcvbuf_got are what getsockopt then said (no dimension)
 OPTIONAL += ("api", "net", "sockbuf", "sndbuf_got", "rcvbuf_got")
@@ -83,7 +84,7 @@ def check_record(i, r):
     want("xdr", lambda v: isinstance(v, bool), "true, false or null")
     for f, choices in CHOICES.items():
         want(f, lambda v, c=choices: v in c, "one of %s" % ", ".join(choices))
-    for f in ("pes", "conns", "threads", "size"):
+    for f in ("pes", "conns", "threads", "size", "layer_threads"):
         want(f, _count, "a count > 0")
     for f in ("sockbuf", "sndbuf_got", "rcvbuf_got"):
         want(f, _count, "a count > 0")

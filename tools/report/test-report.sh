@@ -38,9 +38,9 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 echo "TAP version 13"
 
-# the figures of the papers' plots in asx-report: 9 from asx-bench arch's
+# the figures of the papers' plots in asx-report: 11 from asx-bench arch's
 # records, 1 from asx-bench stream's, 1 from asx-bench ttcp's
-nfig=11
+nfig=13
 
 tap_expect "asx-report --help" 0 'usage: asx-report' 'RESULTS' -- "$py" "$report" --help
 
@@ -61,6 +61,43 @@ tap_expect "arch's records check, with the flat keys the docs quote" 0 '^ok \(' 
 	arch_cp_asc_tcp_xdr_mbps_pe2 arch_mp_udp_speedup_pe4 arch_lp_asc_tcp_uswitch_per_msg \
 	arch_mp_tcp_lock_ns_per_msg arch_cp_tcp_conn1_mbps arch_mp_tcp_map_rcu_conn16_mbps \
 	cp_over_lp_tcp mp_over_lp_tcp_xdr lp_asc_over_lp_pthread ttcp_msg_over_task_udp
+arch_full() {
+	local d=$dir/wb a=$dir/arch.json
+	local wb='r.get("experiment") == "pes" and (r["metric"] in ("vcsw_per_msg", "icsw_per_msg") or r.get("lock") in ("mutex", "cond"))'
+	tap_expect "arch: FP, white-box keys at every PE, lock kinds, layers" 0 '^ok \(' -- \
+		"$py" "$records" check "$a" --require arch_fp_tcp_mbps_pe1 \
+		arch_fp_asc_udp_xdr_speedup_pe1 fp_over_lp_tcp fp_over_lp_tcp_xdr \
+		arch_fp_tcp_csw_per_msg arch_lp_tcp_vcsw_per_msg_pe1 arch_cp_tcp_icsw_per_msg_pe1 \
+		arch_mp_tcp_lock_mutex_ns_per_msg_pe1 arch_lp_udp_lock_cond_ns_per_msg_pe1 \
+		arch_lp_asc_tcp_uswitch_per_msg_pe1
+	tap_expect "arch: warm-up in the context, layer_threads 1, 2 and 4" 0 '^1,2,4 0\.1 [1-9]' -- \
+		"$py" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+t = sorted(r["layer_threads"] for r in d["records"] if r.get("experiment") == "layers")
+s = d["context"]["settings"]
+print(",".join(map(str, t)), s["arch_warmup_fraction"], s["arch_warmup"])' "$a"
+	tap_expect "report: FP in the throughput figure, the paper's words" 0 \
+		'FP TCP: peak' 'FP over LP, TCP' 'Figure 2 names Functional Parallelism' \
+		'2 threads per layer [0-9.]+ Mbit/s \([0-9.]+x of one\) <code>arch_lp_tcp_tpl2_mbps_pe' \
+		'settings.*arch_warmup' -- cat "$dir/merged/out.html"
+	# the curves only (no record at nproc: the bars are missing), then nothing
+	mkdir "$d"
+	"$py" "$edit" "$d/results.json" "$a" --context '{"cpus": 4096}' --keep "$wb"
+	tap_expect "report with the white-box curves only" 0 -- \
+		"$py" "$report" "$d/results.json"
+	tap_expect "curves: 2 plots (switches, mutex and cond), $((nfig - 2)) not measured" 0 \
+		'ok \(' -- "$py" "$check" "$d/report.html" "$d/results.json" \
+		--missing $((nfig - 2)) --images 2
+	tap_expect "curves: beside Figures 18-22 and 23-27" 0 'Figures 18 \(CP TCP\)' \
+		'Figures 23 \(CP TCP\)' 'about 18,000 ms' 'in mutexes and' -- cat "$d/report.html"
+	"$py" "$edit" "$d/none.json" "$a" --keep "not ($wb)"
+	tap_expect "no curves' records: both curve figures not measured" 0 \
+		'Not measured in this run \(no arch records of the PE sweep \(experiment pes\) of metric vcsw' \
+		'Not measured in this run \(no arch records of the PE sweep \(experiment pes\) of metric lock_ns_per_msg with lock' \
+		-- sh -c '"$1" "$2" "$3" -o "$4" >/dev/null && cat "$4"' _ "$py" "$report" "$d/none.json" \
+		"$d/none.html"
+}
+
 tap_expect "report from the real run" 0 "$dir/real/report.html" -- \
 	"$py" "$report" "$dir/real/results.json"
 read -r real_arch real_stream real_ttcp < <("$py" -c 'import json, sys
@@ -100,7 +137,7 @@ tap_expect "the paper's result (papers.json) beside this run's" 0 'about 9 times
 	'CP over LP, TCP' 'This run' -- cat "$dir/merged/out.html"
 
 # only the TCP sweeps: the TCP throughput and speed-up figures drawn, the
-# other 8 not measured
+# others not measured
 mkdir "$dir/tcp"
 "$py" "$edit" "$dir/tcp/results.json" "$dir/arch.json" --keep \
 	'r.get("experiment") == "pes" and r["metric"] in ("mbps", "speedup") and r["proto"] == "tcp"'
@@ -127,6 +164,9 @@ tap_expect "ttcp: the paper's values and the headline row beside this run's" 0 \
 	'No significant penalty|no significant penalty' 'ttcp_wrapper_over_c' \
 	'loopback: wrappers over C, median' -- cat "$dir/ttcp/report.html"
 
+# 001 in full: FP in the sweeps, the white-box curves against PEs, LP's
+# threads per layer, the warm-up in the context
+arch_full
 # an empty run is a (poor) run, not an error
 echo '{"context": {}, "records": []}' >"$dir/empty.json"
 tap_expect "an empty run: every figure not measured" 0 -- \
@@ -135,6 +175,8 @@ tap_expect "... and the page is well formed" 0 'ok \(' -- \
 	"$py" "$check" "$dir/empty.html" "$dir/empty.json" --missing "$nfig" --images 0
 
 # bad input: asx-report and asxrecords.py check both refuse it
+tap_expect "no layers records: the line says so" 0 'no LP run with several threads per layer' \
+	-- cat "$dir/empty.html"
 bad() {
 	local what=$1 file=$2
 	shift 2
