@@ -246,6 +246,25 @@ static const char *const y_key[Y_N] = {
 	"prio_1vp_ns", "prio_extra_ns", "raw_switch_ns", "pthread_cond_ns", "pthread_yield_ns",
 	"prio_sa_1vp_ns",
 };
+/* each row's dimensions: what the threads are and which implementation */
+static const struct {
+	const char *sched, *impl;
+	unsigned int pes;	/* VPs (ASC) or kernel threads (pthreads) */
+} y_dim[Y_N] = {
+	{ "asc", "prio", 1 }, { "asc", "prio_extra", 1 }, { "asc", "raw", 1 },
+	{ "pthread", "cond", 2 }, { "pthread", "sched_yield", 2 }, { "asc", "prio_sa", 1 },
+};
+
+/* a record of asc-yield's row @k: @metric (ns per switch, or a ratio) */
+static void y_put(struct bench_ctx *ctx, const char *key, int k, const char *metric,
+		  double value, double *runs, int nruns, const char *unit)
+{
+	bench_record(ctx, &(struct bench_rec){
+		.key = key, .sched = y_dim[k].sched, .impl = y_dim[k].impl, .pes = y_dim[k].pes,
+		.threads = 2, .metric = metric, .value = value, .runs = runs,
+		.nruns = runs ? (size_t)nruns : 0, .unit = unit });
+}
+
 static const char *const y_label[Y_N] = {
 	"PRIO threads, single ASC/VP (lock-free path)",
 	"PRIO threads, extra ASC/VP (locked path)",
@@ -315,7 +334,7 @@ static int cmd_asc_yield(struct bench_ctx *ctx, int argc, char **argv)
 				continue;
 			med[k] = bench_median(v[k], (size_t)ctx->runs);
 			bench_say(ctx, "  %-46s %10.1f ns\n", y_label[k], med[k]);
-			bench_figure(ctx, y_key[k], med[k], "ns");
+			y_put(ctx, y_key[k], k, "switch_ns", med[k], v[k], ctx->runs, "ns");
 		}
 		bench_say(ctx, "  extra/single %.2fx   condvar/PRIO %.0fx   sched_yield/PRIO %.0fx\n",
 			  med[Y_EXTRA] / med[Y_PRIO], med[Y_COND] / med[Y_PRIO],
@@ -331,12 +350,15 @@ static int cmd_asc_yield(struct bench_ctx *ctx, int argc, char **argv)
 		if (sa) {
 			bench_say(ctx, "  activations / without, one VP (median of per-run ratios, "
 				  "worst): %.2fx (%.2fx)\n", sa_over, sa_worst);
-			bench_figure(ctx, "prio_sa_over_1vp", sa_over, "");
+			y_put(ctx, "prio_sa_over_1vp", Y_SA, "over_1vp", sa_over, NULL, 0, "x");
 		}
-		bench_figure(ctx, "prio_1vp_over_raw", over_raw[Y_PRIO], "");
-		bench_figure(ctx, "prio_extra_over_raw", over_raw[Y_EXTRA], "");
-		bench_figure(ctx, "prio_extra_over_1vp", med[Y_EXTRA] / med[Y_PRIO], "");
-		bench_figure(ctx, "pthread_cond_over_prio", med[Y_COND] / med[Y_PRIO], "");
+		y_put(ctx, "prio_1vp_over_raw", Y_PRIO, "over_raw", over_raw[Y_PRIO], NULL, 0, "x");
+		y_put(ctx, "prio_extra_over_raw", Y_EXTRA, "over_raw", over_raw[Y_EXTRA], NULL, 0,
+		      "x");
+		y_put(ctx, "prio_extra_over_1vp", Y_EXTRA, "over_1vp", med[Y_EXTRA] / med[Y_PRIO],
+		      NULL, 0, "x");
+		y_put(ctx, "pthread_cond_over_prio", Y_COND, "over_prio", med[Y_COND] / med[Y_PRIO],
+		      NULL, 0, "x");
 		if (ctx->full)
 			ret = yield_sweep(ctx, n);
 	}
@@ -514,6 +536,24 @@ static const struct {
 };
 #define NCFG ((int)(sizeof(configs) / sizeof(configs[0])))
 
+/*
+ * A record of configuration @k's @phase ("block" or "sync", the
+ * experiment field): sched asc (impl prio, prio_sa on activations, or
+ * direct; pes its VPs) or pthread (pes its kernel threads).
+ */
+static void cb_put(struct bench_ctx *ctx, const char *key, int k, const char *phase,
+		   const char *metric, double value, double *runs, int nruns, const char *unit)
+{
+	int nvps = configs[k].nvps;
+
+	bench_record(ctx, &(struct bench_rec){
+		.key = key, .experiment = phase, .sched = nvps >= 0 ? "asc" : "pthread",
+		.impl = nvps > 0 ? (activations ? "prio_sa" : "prio") : nvps == 0 ? "direct" :
+			NULL,
+		.pes = nvps > 0 ? (unsigned int)nvps : NT, .threads = NT, .metric = metric,
+		.value = value, .runs = runs, .nruns = runs ? (size_t)nruns : 0, .unit = unit });
+}
+
 static int cmp_dbl(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -617,9 +657,9 @@ static int cmd_capsule_block(struct bench_ctx *ctx, int argc, char **argv)
 				bench_say(ctx, " %9.2fx", med_s[k] / med_s[0]);
 			bench_say(ctx, "\n");
 			snprintf(key, sizeof(key), "%s_block_s", configs[k].name);
-			bench_figure(ctx, key, med_b[k], "s");
+			cb_put(ctx, key, k, "block", "phase_s", med_b[k], b[k], runs, "s");
 			snprintf(key, sizeof(key), "%s_sync_s", configs[k].name);
-			bench_figure(ctx, key, med_s[k], "s");
+			cb_put(ctx, key, k, "sync", "phase_s", med_s[k], s[k], runs, "s");
 		}
 		if (on[0] && on[1]) {
 			/* the target: prio2 syncs within 1.3x of prio1 */
@@ -627,16 +667,19 @@ static int cmd_capsule_block(struct bench_ctx *ctx, int argc, char **argv)
 
 			bench_say(ctx, "  prio2/prio1 sync: %.2fx (ratio of medians), %.2fx "
 				  "(median of per-run ratios)\n", med_s[1] / med_s[0], pr);
-			bench_figure(ctx, "prio2_over_prio1_sync", med_s[1] / med_s[0], "");
+			cb_put(ctx, "prio2_over_prio1_sync", 1, "sync", "over_prio1",
+			       med_s[1] / med_s[0], NULL, 0, "x");
 		}
 		if (on[1]) {
 			/* the target with activations: 2 VPs block for about one sleep */
 			bench_say(ctx, "  prio2 block / sleep: %.3fx\n", med_b[1] / (sleep_ns / 1e9));
-			bench_figure(ctx, "prio2_block_over_sleep", med_b[1] / (sleep_ns / 1e9), "");
+			cb_put(ctx, "prio2_block_over_sleep", 1, "block", "over_sleep",
+			       med_b[1] / (sleep_ns / 1e9), NULL, 0, "x");
 		}
 		if (on[1] && on[5]) {
 			bench_say(ctx, "  pthread/prio2 sync: %.1fx\n", med_s[5] / med_s[1]);
-			bench_figure(ctx, "pthread_over_prio2_sync", med_s[5] / med_s[1], "");
+			cb_put(ctx, "pthread_over_prio2_sync", 5, "sync", "over_prio2",
+			       med_s[5] / med_s[1], NULL, 0, "x");
 		}
 	}
 	for (int k = 0; k < NCFG; k++) {
