@@ -42,15 +42,17 @@ trap 'rm -rf "$dir"' EXIT
 papers_003_004() {
 	local c f want keep
 	mkdir "$dir/p34"
-	for c in xdr asc-yield capsule-block platform; do
+	for c in xdr asc-yield 'capsule-block --user' platform; do
+		# shellcheck disable=SC2086 # a command and its options
 		tap_expect "asx-bench --quick --runs 1 $c" 0 -- \
-			"$bench" --quick --runs 1 --json-file "$dir/p34/$c.json" "$c"
+			"$bench" --quick --runs 1 --json-file "$dir/p34/${c%% *}.json" $c
 	done
 	"$py" "$edit" "$dir/p34/all.json" "$dir/p34/"{xdr,asc-yield,capsule-block,platform}.json
 	tap_expect "003, 004, platform: the records check" 0 '^ok \(' -- \
 		"$py" "$records" check "$dir/p34/all.json" --finite --require e2e_raw_mbs_16 \
 		e2e_raw_mbs_4096 e2e_ours_mbs_64 e2e_over_raw_256 platform_switch_asc_ns \
-		platform_cond_handoff_asx_ns platform_mutex_contended_pthread_ns prio1_sync_s
+		platform_cond_handoff_asx_ns platform_mutex_contended_pthread_ns prio1_sync_s \
+		user1_block_s user2_sync_s
 	tap_expect "003, 004, platform: all $nfig34 plotted, $((nfig - nfig34)) others not measured" \
 		0 'ok \(' -- sh -c '"$1" "$2" "$3" -o "$4" >/dev/null && "$1" "$5" "$4" "$3" \
 		--missing "$6" --images "$7"' sh "$py" "$report" "$dir/p34/all.json" \
