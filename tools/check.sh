@@ -329,7 +329,7 @@ recs = json.load(open(sys.argv[1]))["records"]
 want = {  # bench: (fields every record has, units allowed)
     "platform": (("experiment", "sched", "impl", "pes", "threads"), ("ns", "x")),
     "asc-yield": (("sched", "impl", "pes", "threads"), ("ns", "x")),
-    "capsule-block": (("experiment", "sched", "pes", "threads"), ("s", "x")),
+    "capsule-block": (("experiment", "pes", "threads"), ("s", "x")),
     "svc": ((), ("msg/s", "x", "1/s", "msgs", "us", "s")),
     }
 need = {"platform": 14, "asc-yield": 9, "capsule-block": 15, "svc": 10}
@@ -347,6 +347,9 @@ for r in recs:
     bad += ["%s: no %s" % (r["key"], f) for f in fields if r.get(f) is None]
     if r["unit"] not in units:
         bad.append("%s: unit %s" % (r["key"], r["unit"]))
+    if b == "capsule-block" and r.get("sched") is None and \
+            r.get("impl") not in ("user1", "user2"):
+        bad.append("%s: no sched" % r["key"])
     if b == "svc" and r["metric"] == r["key"]:
         bad.append("%s: only a metric name" % r["key"])
 for b, n in need.items():
