@@ -363,6 +363,56 @@ assert r and all(x["sockbuf"] in (8192, 65536) and x["sndbuf_got"] >= x["sockbuf
 	done
 }
 
+# papers_003_004_records RESULTS: the records of asx-bench platform,
+# asc-yield, capsule-block, svc and xdr's end to end carry the dimension
+# fields the report filters on (benchmarks.rst, "Records"), in their units
+papers_003_004_records() {
+	local bad
+	bad=$(/usr/bin/python3 - "$1" <<'PY'
+import json, sys
+recs = json.load(open(sys.argv[1]))["records"]
+want = {  # bench: (fields every record has, units allowed)
+    "platform": (("experiment", "sched", "impl", "pes", "threads"), ("ns", "x")),
+    "asc-yield": (("sched", "impl", "pes", "threads"), ("ns", "x")),
+    "capsule-block": (("experiment", "pes", "threads"), ("s", "x")),
+    "svc": ((), ("msg/s", "x", "1/s", "msgs", "us", "s")),
+    }
+need = {"platform": 14, "asc-yield": 9, "capsule-block": 15, "svc": 10}
+bad, seen = [], {}
+for r in recs:
+    b = r["bench"]
+    if b == "xdr" and r.get("experiment") == "e2e":
+        seen["e2e"] = seen.get("e2e", 0) + 1
+        if r.get("impl") not in ("ours", "tirpc", "raw") or not r.get("size"):
+            bad.append("%s: impl/size" % r["key"])
+    if b not in want:
+        continue
+    seen[b] = seen.get(b, 0) + 1
+    fields, units = want[b]
+    bad += ["%s: no %s" % (r["key"], f) for f in fields if r.get(f) is None]
+    if r["unit"] not in units:
+        bad.append("%s: unit %s" % (r["key"], r["unit"]))
+    if b == "capsule-block" and r.get("sched") is None and \
+            r.get("impl") not in ("user1", "user2"):
+        bad.append("%s: no sched" % r["key"])
+    if b == "svc" and r["metric"] == r["key"]:
+        bad.append("%s: only a metric name" % r["key"])
+for b, n in need.items():
+    if seen.get(b, 0) < n:
+        bad.append("%s: %d records, want >= %d" % (b, seen.get(b, 0), n))
+if seen.get("e2e", 0) < 25:
+    bad.append("xdr e2e: %d records, want 25 (5 sizes x ours, tirpc, raw, 2 ratios)"
+               % seen.get("e2e", 0))
+print("\n".join(bad))
+PY
+)
+	if [ -z "$bad" ]; then
+		pass
+	else
+		fail "tools: records of platform, asc-yield, capsule-block, svc, xdr e2e: $bad"
+	fi
+}
+
 stage_tools() {
 	local out=$log/bench.json
 	note "asx-bench smoke run"
@@ -428,6 +478,7 @@ stage_tools() {
 		prio2_sync_s prio2_over_prio1_sync svc_throughput_ratio svc_lost svc_pause_p99_us \
 		arch_nproc cp_over_lp_tcp arch_cp_tcp_mbps_pe1
 	then pass; else fail "tools: asx-bench JSON"; fi
+	papers_003_004_records "$out"
 	# the one TAP parser this script counts with, on outputs of known count
 	note "the TAP parser (tools/lib/test-tap-count.sh)"
 	local t=$log/tap-count-test.log

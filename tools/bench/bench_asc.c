@@ -20,6 +20,12 @@
  * 1, 2, 4 and 8 VPs, DIRECT (a VP per thread) and plain pthreads (real
  * nanosleep, pthread barrier, sched_yield).
  *
+ * With --user (and with --full) two more columns, the paper's User 1 and
+ * User 2 where Linux has an equivalent: 8 co-routines of a process-scoped
+ * (N:1) user-level package on one kernel thread (user_run() below), the
+ * phases in the paper's order (user2) and reversed (user1).  Off by
+ * default: their blocking phase is 8 sleeps in a row.
+ *
  * `capsule-block --activations`: the same with the PRIO ASCs on asx.ko's
  * scheduler activations and the sleep of phase 1 a plain, unwrapped
  * nanosleep(); only the kernel tells the ASC that its VP blocked.  Needs
@@ -31,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <ucontext.h>
 
 #include <asx/asc.h>
 #include <asx/sa.h>
@@ -246,6 +253,25 @@ static const char *const y_key[Y_N] = {
 	"prio_1vp_ns", "prio_extra_ns", "raw_switch_ns", "pthread_cond_ns", "pthread_yield_ns",
 	"prio_sa_1vp_ns",
 };
+/* each row's dimensions: what the threads are and which implementation */
+static const struct {
+	const char *sched, *impl;
+	unsigned int pes;	/* VPs (ASC) or kernel threads (pthreads) */
+} y_dim[Y_N] = {
+	{ "asc", "prio", 1 }, { "asc", "prio_extra", 1 }, { "asc", "raw", 1 },
+	{ "pthread", "cond", 2 }, { "pthread", "sched_yield", 2 }, { "asc", "prio_sa", 1 },
+};
+
+/* a record of asc-yield's row @k: @metric (ns per switch, or a ratio) */
+static void y_put(struct bench_ctx *ctx, const char *key, int k, const char *metric,
+		  double value, double *runs, int nruns, const char *unit)
+{
+	bench_record(ctx, &(struct bench_rec){
+		.key = key, .sched = y_dim[k].sched, .impl = y_dim[k].impl, .pes = y_dim[k].pes,
+		.threads = 2, .metric = metric, .value = value, .runs = runs,
+		.nruns = runs ? (size_t)nruns : 0, .unit = unit });
+}
+
 static const char *const y_label[Y_N] = {
 	"PRIO threads, single ASC/VP (lock-free path)",
 	"PRIO threads, extra ASC/VP (locked path)",
@@ -315,7 +341,7 @@ static int cmd_asc_yield(struct bench_ctx *ctx, int argc, char **argv)
 				continue;
 			med[k] = bench_median(v[k], (size_t)ctx->runs);
 			bench_say(ctx, "  %-46s %10.1f ns\n", y_label[k], med[k]);
-			bench_figure(ctx, y_key[k], med[k], "ns");
+			y_put(ctx, y_key[k], k, "switch_ns", med[k], v[k], ctx->runs, "ns");
 		}
 		bench_say(ctx, "  extra/single %.2fx   condvar/PRIO %.0fx   sched_yield/PRIO %.0fx\n",
 			  med[Y_EXTRA] / med[Y_PRIO], med[Y_COND] / med[Y_PRIO],
@@ -331,12 +357,15 @@ static int cmd_asc_yield(struct bench_ctx *ctx, int argc, char **argv)
 		if (sa) {
 			bench_say(ctx, "  activations / without, one VP (median of per-run ratios, "
 				  "worst): %.2fx (%.2fx)\n", sa_over, sa_worst);
-			bench_figure(ctx, "prio_sa_over_1vp", sa_over, "");
+			y_put(ctx, "prio_sa_over_1vp", Y_SA, "over_1vp", sa_over, NULL, 0, "x");
 		}
-		bench_figure(ctx, "prio_1vp_over_raw", over_raw[Y_PRIO], "");
-		bench_figure(ctx, "prio_extra_over_raw", over_raw[Y_EXTRA], "");
-		bench_figure(ctx, "prio_extra_over_1vp", med[Y_EXTRA] / med[Y_PRIO], "");
-		bench_figure(ctx, "pthread_cond_over_prio", med[Y_COND] / med[Y_PRIO], "");
+		y_put(ctx, "prio_1vp_over_raw", Y_PRIO, "over_raw", over_raw[Y_PRIO], NULL, 0, "x");
+		y_put(ctx, "prio_extra_over_raw", Y_EXTRA, "over_raw", over_raw[Y_EXTRA], NULL, 0,
+		      "x");
+		y_put(ctx, "prio_extra_over_1vp", Y_EXTRA, "over_1vp", med[Y_EXTRA] / med[Y_PRIO],
+		      NULL, 0, "x");
+		y_put(ctx, "pthread_cond_over_prio", Y_COND, "over_prio", med[Y_COND] / med[Y_PRIO],
+		      NULL, 0, "x");
 		if (ctx->full)
 			ret = yield_sweep(ctx, n);
 	}
@@ -440,9 +469,132 @@ static void *capsule_thread(void *arg)
 	return NULL;
 }
 
-/* @nvps 0: DIRECT, -1: pthreads */
+/* @nvps 0: DIRECT, -1: pthreads, NVPS_USER*: N:1 user threads (below) */
 static bool no_lineup;
 static bool activations;	/* --activations */
+
+/*
+ * The paper's User columns where Linux has an equivalent: a process-scoped
+ * (N:1) user-level thread package, NT co-routines (makecontext /
+ * swapcontext) on the one calling kernel thread, round robin.  An
+ * OS-level sleep blocks the whole capsule, as in any N:1 package.
+ * User 2 runs the phases in the paper's order (block, then sync), User 1
+ * reversed (sync, then block).  SunOS's M:N library, which added a kernel
+ * thread per blocked user thread, has no Linux counterpart.
+ */
+#define NVPS_USER2	(-2)
+#define NVPS_USER1	(-3)
+#define U_STACK		(64 * 1024)
+
+static struct {
+	ucontext_t main, t[NT];
+	bool done[NT];
+	int cur, arrived, token;
+	unsigned long yields;
+} un;
+
+/* to the next thread not done, or back to the caller when all are */
+static void u_switch(bool finished)
+{
+	int me = un.cur, next = (me + 1) % NT;
+
+	while (next != me && un.done[next])
+		next = (next + 1) % NT;
+	if (next == me) {
+		if (finished)
+			setcontext(&un.main);
+		return;
+	}
+	un.cur = next;
+	if (finished)
+		setcontext(&un.t[next]);
+	else
+		swapcontext(&un.t[me], &un.t[next]);
+}
+
+static void u_block(long sleep_ns)
+{
+	struct timespec req = { sleep_ns / 1000000000L, sleep_ns % 1000000000L };
+
+	while (nanosleep(&req, &req) && errno == EINTR)
+		;
+}
+
+static void u_sync(unsigned long rounds)
+{
+	for (unsigned long r = 0; r < rounds; r++) {
+		while (un.token != un.cur) {
+			u_switch(false);
+			un.yields++;
+		}
+		un.token = (un.cur + 1) % NT;
+	}
+}
+
+static long u_sleep_ns;
+static unsigned long u_rounds;
+static bool u_sync_first;
+static uint64_t u_t[3];
+
+static void u_barrier(int at)
+{
+	if (++un.arrived % NT == 0)
+		u_t[at] = bench_now_ns();
+	while (un.arrived < NT * at)
+		u_switch(false);
+}
+
+static void u_main(void)
+{
+	if (u_sync_first)
+		u_sync(u_rounds);
+	else
+		u_block(u_sleep_ns);
+	u_barrier(1);
+	if (u_sync_first)
+		u_block(u_sleep_ns);
+	else
+		u_sync(u_rounds);
+	u_barrier(2);
+	un.done[un.cur] = true;
+	u_switch(true);
+}
+
+/* thread @i's context, to start in u_main() on @stack (getcontext returns
+ * twice: kept out of the caller's loop) */
+static void u_make(int i, char *stack)
+{
+	getcontext(&un.t[i]);
+	un.t[i].uc_stack.ss_sp = stack;
+	un.t[i].uc_stack.ss_size = U_STACK;
+	un.t[i].uc_link = &un.main;
+	makecontext(&un.t[i], u_main, 0);
+}
+
+static int user_run(bool sync_first, long sleep_ns, unsigned long rounds, double *block,
+		    double *sync, double *ypr)
+{
+	char *stacks = malloc((size_t)NT * U_STACK);
+
+	if (!stacks)
+		return -ENOMEM;
+	memset(&un, 0, sizeof(un));
+	u_sleep_ns = sleep_ns;
+	u_rounds = rounds;
+	u_sync_first = sync_first;
+	for (int i = 0; i < NT; i++)
+		u_make(i, stacks + (size_t)i * U_STACK);
+	u_t[0] = bench_now_ns();
+	swapcontext(&un.main, &un.t[0]);
+	free(stacks);
+	for (int i = 0; i < NT; i++)
+		if (!un.done[i])
+			return -EIO;
+	*block = (double)(sync_first ? u_t[2] - u_t[1] : u_t[1] - u_t[0]) / 1e9;
+	*sync = (double)(sync_first ? u_t[1] - u_t[0] : u_t[2] - u_t[1]) / 1e9;
+	*ypr = (double)un.yields / ((double)rounds * NT);
+	return 0;
+}
 
 static int capsule_run(int nvps, long sleep_ns, unsigned long rounds, double *block,
 		       double *sync, double *ypr)
@@ -455,6 +607,8 @@ static int capsule_run(int nvps, long sleep_ns, unsigned long rounds, double *bl
 	pthread_t pt[NT];
 	int r = 0, n = 0;
 
+	if (nvps <= NVPS_USER2)
+		return user_run(nvps == NVPS_USER1, sleep_ns, rounds, block, sync, ypr);
 	asx_asc_barrier_init(&c.ab, NT);
 	asx_asc_mutex_init(&c.lm);
 	for (int i = 0; i < NT; i++)
@@ -511,8 +665,29 @@ static const struct {
 } configs[] = {
 	{ "prio1", 1 }, { "prio2", 2 }, { "prio4", 4 }, { "prio8", 8 },
 	{ "direct", 0 }, { "pthread", -1 },
+	{ "user2", NVPS_USER2 }, { "user1", NVPS_USER1 },
 };
 #define NCFG ((int)(sizeof(configs) / sizeof(configs[0])))
+
+/*
+ * A record of configuration @k's @phase ("block" or "sync", the
+ * experiment field): sched asc (impl prio, prio_sa on activations, or
+ * direct; pes its VPs) or pthread (pes its kernel threads).
+ */
+static void cb_put(struct bench_ctx *ctx, const char *key, int k, const char *phase,
+		   const char *metric, double value, double *runs, int nruns, const char *unit)
+{
+	int nvps = configs[k].nvps;
+	bool un1 = nvps <= NVPS_USER2;	/* N:1 user threads: one kernel thread */
+
+	bench_record(ctx, &(struct bench_rec){
+		.key = key, .experiment = phase,
+		.sched = nvps >= 0 ? "asc" : un1 ? NULL : "pthread",
+		.impl = nvps > 0 ? (activations ? "prio_sa" : "prio") : nvps == 0 ? "direct" :
+			un1 ? configs[k].name : NULL,
+		.pes = nvps > 0 ? (unsigned int)nvps : un1 ? 1 : NT, .threads = NT, .metric = metric,
+		.value = value, .runs = runs, .nruns = runs ? (size_t)nruns : 0, .unit = unit });
+}
 
 static int cmp_dbl(const void *a, const void *b)
 {
@@ -544,7 +719,7 @@ static int cmd_capsule_block(struct bench_ctx *ctx, int argc, char **argv)
 	unsigned long rounds = ctx->quick ? 2000 : 100000;
 	int runs = ctx->quick ? 1 : ctx->runs;
 	double *b[NCFG], *s[NCFG], *y[NCFG], med_b[NCFG], med_s[NCFG];
-	bool on[NCFG];
+	bool on[NCFG], user = false;
 	const char *only = NULL;
 	int ret = 0;
 
@@ -554,6 +729,8 @@ static int cmd_capsule_block(struct bench_ctx *ctx, int argc, char **argv)
 			no_lineup = true;	/* keep the barrier's order (noisy) */
 		else if (!strcmp(argv[i], "--activations"))
 			activations = true;
+		else if (!strcmp(argv[i], "--user"))
+			user = true;	/* the N:1 User columns (--full: too) */
 	}
 	if (activations) {
 		int r = asx_sa_probe();
@@ -574,7 +751,8 @@ static int cmd_capsule_block(struct bench_ctx *ctx, int argc, char **argv)
 	if (!rounds)
 		return -EINVAL;
 	for (int k = 0; k < NCFG; k++) {
-		on[k] = !only || !strcmp(only, configs[k].name);
+		on[k] = only ? !strcmp(only, configs[k].name) :
+		       configs[k].nvps > NVPS_USER2 || user || ctx->full;
 		b[k] = calloc((size_t)runs, sizeof(double));
 		s[k] = calloc((size_t)runs, sizeof(double));
 		y[k] = calloc((size_t)runs, sizeof(double));
@@ -617,9 +795,9 @@ static int cmd_capsule_block(struct bench_ctx *ctx, int argc, char **argv)
 				bench_say(ctx, " %9.2fx", med_s[k] / med_s[0]);
 			bench_say(ctx, "\n");
 			snprintf(key, sizeof(key), "%s_block_s", configs[k].name);
-			bench_figure(ctx, key, med_b[k], "s");
+			cb_put(ctx, key, k, "block", "phase_s", med_b[k], b[k], runs, "s");
 			snprintf(key, sizeof(key), "%s_sync_s", configs[k].name);
-			bench_figure(ctx, key, med_s[k], "s");
+			cb_put(ctx, key, k, "sync", "phase_s", med_s[k], s[k], runs, "s");
 		}
 		if (on[0] && on[1]) {
 			/* the target: prio2 syncs within 1.3x of prio1 */
@@ -627,16 +805,19 @@ static int cmd_capsule_block(struct bench_ctx *ctx, int argc, char **argv)
 
 			bench_say(ctx, "  prio2/prio1 sync: %.2fx (ratio of medians), %.2fx "
 				  "(median of per-run ratios)\n", med_s[1] / med_s[0], pr);
-			bench_figure(ctx, "prio2_over_prio1_sync", med_s[1] / med_s[0], "");
+			cb_put(ctx, "prio2_over_prio1_sync", 1, "sync", "over_prio1",
+			       med_s[1] / med_s[0], NULL, 0, "x");
 		}
 		if (on[1]) {
 			/* the target with activations: 2 VPs block for about one sleep */
 			bench_say(ctx, "  prio2 block / sleep: %.3fx\n", med_b[1] / (sleep_ns / 1e9));
-			bench_figure(ctx, "prio2_block_over_sleep", med_b[1] / (sleep_ns / 1e9), "");
+			cb_put(ctx, "prio2_block_over_sleep", 1, "block", "over_sleep",
+			       med_b[1] / (sleep_ns / 1e9), NULL, 0, "x");
 		}
 		if (on[1] && on[5]) {
 			bench_say(ctx, "  pthread/prio2 sync: %.1fx\n", med_s[5] / med_s[1]);
-			bench_figure(ctx, "pthread_over_prio2_sync", med_s[5] / med_s[1], "");
+			cb_put(ctx, "pthread_over_prio2_sync", 5, "sync", "over_prio2",
+			       med_s[5] / med_s[1], NULL, 0, "x");
 		}
 	}
 	for (int k = 0; k < NCFG; k++) {
@@ -650,6 +831,6 @@ static int cmd_capsule_block(struct bench_ctx *ctx, int argc, char **argv)
 BENCH_COMMAND(capsule_block, "capsule-block",
 	      "whole-capsule blocking: wrapped sleep then a yield ring, PRIO 1-8 VPs, "
 	      "DIRECT, pthreads",
-	      "[--config prio1|prio2|prio4|prio8|direct|pthread] [--rounds N] [--no-lineup] "
-	      "[--activations]",
+	      "[--config prio1|prio2|prio4|prio8|direct|pthread|user1|user2] [--rounds N] "
+	      "[--no-lineup] [--activations] [--user]",
 	      cmd_capsule_block)

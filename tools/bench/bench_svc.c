@@ -289,6 +289,29 @@ static int bench_parse(struct bench_ctx *ctx, bool check, double *out)
 	return ret;
 }
 
+/*
+ * A record of @experiment ("none": no reconfiguration, "reconfig": live
+ * replaces, "parse" / "check": the svc.conf parser; NULL: the whole run):
+ * the median of @runs (sorted in place) and the runs.
+ */
+static void svc_put(struct bench_ctx *ctx, const char *key, const char *experiment,
+		    const char *metric, double *runs, int nruns, const char *unit)
+{
+	bench_record(ctx, &(struct bench_rec){
+		.key = key, .experiment = experiment, .metric = metric,
+		.value = bench_median(runs, (size_t)nruns), .runs = runs, .nruns = (size_t)nruns,
+		.unit = unit });
+}
+
+/* ... of one value, a total or a single measurement (no runs) */
+static void svc_one(struct bench_ctx *ctx, const char *key, const char *experiment,
+		    const char *metric, double value, const char *unit)
+{
+	bench_record(ctx, &(struct bench_rec){
+		.key = key, .experiment = experiment, .metric = metric, .value = value,
+		.unit = unit });
+}
+
 static int bench_svc(struct bench_ctx *ctx, int argc, char **argv)
 {
 	double rate = 10, secs = ctx->quick ? 0.5 : 2.0;
@@ -358,14 +381,16 @@ static int bench_svc(struct bench_ctx *ctx, int argc, char **argv)
 		  "(baseline p99 %.1f us), %llu messages lost\n",
 		  bench_median(ratio, (size_t)ctx->runs), bench_median(p99, (size_t)ctx->runs),
 		  bench_median(l99, (size_t)ctx->runs), (unsigned long long)lost);
-	bench_figure(ctx, "svc_msgs_per_s_none", bench_median(without, (size_t)ctx->runs), "msg/s");
-	bench_figure(ctx, "svc_msgs_per_s_reconfig", bench_median(with, (size_t)ctx->runs), "msg/s");
-	bench_figure(ctx, "svc_throughput_ratio", bench_median(ratio, (size_t)ctx->runs), "");
-	bench_figure(ctx, "svc_reconfig_per_s", (double)replaces / (secs * ctx->runs), "1/s");
-	bench_figure(ctx, "svc_lost", (double)lost, "msgs");
-	bench_figure(ctx, "svc_pause_p99_us", bench_median(p99, (size_t)ctx->runs), "us");
-	bench_figure(ctx, "svc_pause_max_us", bench_median(pmax, (size_t)ctx->runs), "us");
-	bench_figure(ctx, "svc_latency_p99_us_none", bench_median(l99, (size_t)ctx->runs), "us");
+	svc_put(ctx, "svc_msgs_per_s_none", "none", "msgs_per_s", without, ctx->runs, "msg/s");
+	svc_put(ctx, "svc_msgs_per_s_reconfig", "reconfig", "msgs_per_s", with, ctx->runs,
+		"msg/s");
+	svc_put(ctx, "svc_throughput_ratio", "reconfig", "over_none", ratio, ctx->runs, "x");
+	svc_one(ctx, "svc_reconfig_per_s", "reconfig", "replaces_per_s",
+		(double)replaces / (secs * ctx->runs), "1/s");
+	svc_one(ctx, "svc_lost", NULL, "lost", (double)lost, "msgs");
+	svc_put(ctx, "svc_pause_p99_us", "reconfig", "pause_p99", p99, ctx->runs, "us");
+	svc_put(ctx, "svc_pause_max_us", "reconfig", "pause_max", pmax, ctx->runs, "us");
+	svc_put(ctx, "svc_latency_p99_us_none", "none", "latency_p99", l99, ctx->runs, "us");
 	if (lost) {
 		fprintf(stderr, "asx-bench svc: %llu messages lost\n", (unsigned long long)lost);
 		ret = -EIO;
@@ -376,8 +401,8 @@ static int bench_svc(struct bench_ctx *ctx, int argc, char **argv)
 		ret = bench_parse(ctx, false, &parse);
 		if (!ret)
 			ret = bench_parse(ctx, true, &check);
-		bench_figure(ctx, "svc_parse_1mib_s", parse, "s");
-		bench_figure(ctx, "svc_check_1mib_s", check, "s");
+		svc_one(ctx, "svc_parse_1mib_s", "parse", "s_per_mib", parse, "s");
+		svc_one(ctx, "svc_check_1mib_s", "check", "s_per_mib", check, "s");
 	}
 out:
 	asx_svc_repo_destroy(repo);

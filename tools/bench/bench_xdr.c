@@ -16,9 +16,13 @@
  *   over_tirpc_N   round-trip ratio (libtirpc encode + decode time) /
  *                  (libasx encode + decode time) for the same records
  *   over_memcpy_N  (2 x memcpy time) / (libasx encode + decode time)
- * Then end to end over loopback TCP: 8 records per RFC 5531 record, sent
- * at each end of record, libasx's buffered channel against libtirpc's
- * xdrrec; e2e_over_tirpc_N is the ratio of their throughputs.
+ * Then end to end over loopback TCP (the paper's Figure 8), for every N:
+ * 8 records per RFC 5531 record, sent at each end of record, libasx's
+ * buffered channel against libtirpc's xdrrec, and the paper's raw case:
+ * the same 8 C structs written as they are in memory, one write per 8, no
+ * presentation at all (e2e_raw_mbs_N).  Every rate is records delivered
+ * and checked per second times 24 + N bytes, so the three compare as
+ * records; e2e_over_tirpc_N and e2e_over_raw_N are ratios of throughputs.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -382,10 +386,12 @@ static int run_bulk(struct bench_ctx *ctx)
 
 #define BATCH 8
 
+enum e2e_impl { E2E_OURS, E2E_TIRPC, E2E_RAW };
+
 struct e2e {
 	const struct variant *v;
 	int fd;
-	bool ours;
+	enum e2e_impl impl;
 	size_t batches;
 	int err;
 };
@@ -424,7 +430,16 @@ static void *e2e_sender(void *arg)
 	const struct variant *v = e->v;
 	size_t b;
 
-	if (e->ours) {
+	if (e->impl == E2E_RAW) {
+		for (b = 0; b < e->batches; b++) {
+			void *recs = (char *)src_recs + (b % (MAX_RECS / BATCH)) * BATCH * v->size;
+
+			if (rec_write(&e->fd, recs, (int)(BATCH * v->size)) < 0) {
+				e->err = 1;
+				break;
+			}
+		}
+	} else if (e->impl == E2E_OURS) {
 		struct asx_xdr_chan *c = NULL;
 
 		(void)asx_xdr_chan_create(&c, e->fd, NULL);
@@ -460,12 +475,28 @@ static void *e2e_sender(void *arg)
 	return NULL;
 }
 
+/* Read exactly @n bytes into @buf: true, or false at EOF or an error. */
+static bool read_n(int fd, void *buf, size_t n)
+{
+	char *p = buf;
+
+	while (n) {
+		int r = rec_read(&fd, p, n > 65536 ? 65536 : (int)n);
+
+		if (r < 0)
+			return false;
+		p += r;
+		n -= (size_t)r;
+	}
+	return true;
+}
+
 /* Receive and check; returns MB/s or 0 on failure. */
-static double e2e_run(const struct variant *v, bool ours, size_t batches, int lfd)
+static double e2e_run(const struct variant *v, enum e2e_impl impl, size_t batches, int lfd)
 {
 	struct sockaddr_in a;
 	socklen_t al = sizeof(a);
-	struct e2e e = { .v = v, .ours = ours, .batches = batches };
+	struct e2e e = { .v = v, .impl = impl, .batches = batches };
 	pthread_t th;
 	uint64_t t0;
 	size_t b, got = 0;
@@ -482,7 +513,18 @@ static double e2e_run(const struct variant *v, bool ours, size_t batches, int lf
 	setsockopt(e.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	t0 = bench_now_ns();
 	pthread_create(&th, NULL, e2e_sender, &e);
-	if (ours) {
+	if (impl == E2E_RAW) {
+		char end;
+
+		for (b = 0; ok && b < batches; b++) {
+			void *recs = (char *)src_recs + (b % (MAX_RECS / BATCH)) * BATCH * v->size;
+
+			ok = read_n(cfd, dst_recs, BATCH * v->size) &&
+			     !memcmp(dst_recs, recs, BATCH * v->size);
+			got++;
+		}
+		ok = ok && rec_read(&cfd, &end, 1) < 0;	/* nothing more: EOF */
+	} else if (impl == E2E_OURS) {
 		struct asx_xdr_chan *c = NULL;
 
 		(void)asx_xdr_chan_create(&c, cfd, NULL);
@@ -522,9 +564,11 @@ static double e2e_run(const struct variant *v, bool ours, size_t batches, int lf
 
 static int run_e2e(struct bench_ctx *ctx)
 {
-	static const unsigned int pick[] = { 0, 3, 4 };	/* N = 16, 1024, 4096 */
+	static const char *const impl_name[] = { "ours", "tirpc", "raw" };
 	struct sockaddr_in a = { .sin_family = AF_INET };
-	int lfd, r;
+	/* bytes of records per run and implementation */
+	size_t total = ctx->quick ? (2u << 20) : ctx->full ? (64u << 20) : (16u << 20);
+	int lfd, r, k;
 	unsigned int i;
 	char key[64];
 
@@ -535,36 +579,54 @@ static int run_e2e(struct bench_ctx *ctx)
 		return 1;
 	}
 	bench_say(ctx, "\nEnd to end over loopback TCP: %d records per RFC 5531 record, each "
-		  "record sent at once (TCP_NODELAY); MB/s of XDR payload, medians\n", BATCH);
-	bench_say(ctx, "%6s %12s %12s %8s\n", "N", "asx chan", "tirpc xdrrec", "x tirpc");
-	for (i = 0; i < sizeof(pick) / sizeof(pick[0]); i++) {
-		const struct variant *v = &variants[pick[i]];
-		size_t total = ctx->quick ? (4u << 20) : (48u << 20);
+		  "record sent at once (TCP_NODELAY); raw: the %d C structs written as they are,\n"
+		  "no presentation.  MB/s of records (records/s x (24 + N)), medians of %d runs, "
+		  "%zu MiB each\n", BATCH, BATCH, ctx->runs, total >> 20);
+	bench_say(ctx, "%6s %12s %12s %10s %8s %8s\n", "N", "asx chan", "tirpc xdrrec", "raw",
+		  "x tirpc", "x raw");
+	for (i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
+		const struct variant *v = &variants[i];
 		size_t batches = total / (BATCH * (24 + v->n));
-		double ours[1000], tir[1000], ratio[1000];
+		double rate[3][1000], ratio[1000], of_raw[1000], med[3];
 
 		fill_records(v, src_recs, MAX_RECS, 7);
 		/* struct padding is never decoded: start from the same zeros */
 		memset(dst_recs, 0, MAX_RECS * sizeof(struct foo4096));
 		for (r = 0; r < ctx->runs; r++) {
-			ours[r] = e2e_run(v, true, batches, lfd);
-			tir[r] = e2e_run(v, false, batches, lfd);
-			if (ours[r] == 0 || tir[r] == 0) {
-				fprintf(stderr, "asx-bench xdr: end-to-end N=%zu failed (%s)\n", v->n,
-					ours[r] == 0 ? "asx" : "tirpc");
-				close(lfd);
-				return 1;
+			/* the order turns each run: a slow spell hits each alike */
+			for (k = 0; k < 3; k++) {
+				int m = (k + r) % 3;
+
+				rate[m][r] = e2e_run(v, (enum e2e_impl)m, batches, lfd);
+				if (rate[m][r] == 0) {
+					fprintf(stderr, "asx-bench xdr: end-to-end N=%zu failed (%s)\n",
+						v->n, impl_name[m]);
+					close(lfd);
+					return 1;
+				}
 			}
-			ratio[r] = ours[r] / tir[r];
+			ratio[r] = rate[E2E_OURS][r] / rate[E2E_TIRPC][r];
+			of_raw[r] = rate[E2E_OURS][r] / rate[E2E_RAW][r];
 		}
-		bench_say(ctx, "%6zu %12.0f %12.0f %8.2f\n", v->n, bench_median(ours, (size_t)ctx->runs),
-			  bench_median(tir, (size_t)ctx->runs), bench_median(ratio, (size_t)ctx->runs));
-		snprintf(key, sizeof(key), "e2e_ours_mbs_%zu", v->n);
-		put(ctx, key, "e2e", "ours", "mbs", v->n, ours, (size_t)ctx->runs, "MB/s");
-		snprintf(key, sizeof(key), "e2e_tirpc_mbs_%zu", v->n);
-		put(ctx, key, "e2e", "tirpc", "mbs", v->n, tir, (size_t)ctx->runs, "MB/s");
+		/* the runs stay in their order (the records' runs); medians of copies */
+		for (k = 0; k < 3; k++) {
+			double tmp[1000];
+
+			memcpy(tmp, rate[k], sizeof(double) * (size_t)ctx->runs);
+			med[k] = bench_median(tmp, (size_t)ctx->runs);
+		}
+		bench_say(ctx, "%6zu %12.0f %12.0f %10.0f %8.2f %8.2f\n", v->n, med[E2E_OURS],
+			  med[E2E_TIRPC], med[E2E_RAW], bench_median(ratio, (size_t)ctx->runs),
+			  bench_median(of_raw, (size_t)ctx->runs));
+		for (k = 0; k < 3; k++) {
+			snprintf(key, sizeof(key), "e2e_%s_mbs_%zu", impl_name[k], v->n);
+			put(ctx, key, "e2e", impl_name[k], "mbs", v->n, rate[k], (size_t)ctx->runs,
+			    "MB/s");
+		}
 		snprintf(key, sizeof(key), "e2e_over_tirpc_%zu", v->n);
 		put(ctx, key, "e2e", "ours", "over_tirpc", v->n, ratio, (size_t)ctx->runs, "x");
+		snprintf(key, sizeof(key), "e2e_over_raw_%zu", v->n);
+		put(ctx, key, "e2e", "ours", "over_raw", v->n, of_raw, (size_t)ctx->runs, "x");
 	}
 	close(lfd);
 	return 0;

@@ -610,6 +610,7 @@ static const struct {
 	{ "arch", 40 }, { "asc-yield", 4 }, { "capsule-block", 80 },
 	{ "kstream", 1 }, { "msgq", 2 }, { "mutex", 2 }, { "sa-latency", 1 },
 	{ "stream", 5 }, { "svc", 12 }, { "xdr", 5 },
+	{ "platform", 8 },
 };
 #define TYPICAL_OTHER_S 30.0
 

@@ -36,11 +36,59 @@ py=/usr/bin/python3
 [ -x "$bench" ] || { echo "test-report.sh: $bench not built (make tools)" >&2; exit 2; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+# 003 Figures 7 and 8, 004 Table 1 and Figure 2, the platform costs: from
+# quick runs of their commands, each figure plotted from its records alone
+# (one image, the paper's words beside it) and "not measured" without them
+papers_003_004() {
+	local c f want keep
+	mkdir "$dir/p34"
+	for c in xdr asc-yield 'capsule-block --user' platform; do
+		# shellcheck disable=SC2086 # a command and its options
+		tap_expect "asx-bench --quick --runs 1 $c" 0 -- \
+			"$bench" --quick --runs 1 --json-file "$dir/p34/${c%% *}.json" $c
+	done
+	"$py" "$edit" "$dir/p34/all.json" "$dir/p34/"{xdr,asc-yield,capsule-block,platform}.json
+	tap_expect "003, 004, platform: the records check" 0 '^ok \(' -- \
+		"$py" "$records" check "$dir/p34/all.json" --finite --require e2e_raw_mbs_16 \
+		e2e_raw_mbs_4096 e2e_ours_mbs_64 e2e_over_raw_256 platform_switch_asc_ns \
+		platform_cond_handoff_asx_ns platform_mutex_contended_pthread_ns prio1_sync_s \
+		user1_block_s user2_sync_s
+	tap_expect "003, 004, platform: all $nfig34 plotted, $((nfig - nfig34)) others not measured" \
+		0 'ok \(' -- sh -c '"$1" "$2" "$3" -o "$4" >/dev/null && "$1" "$5" "$4" "$3" \
+		--missing "$6" --images "$7"' sh "$py" "$report" "$dir/p34/all.json" \
+		"$dir/p34/all.html" "$check" $((nfig - nfig34)) "$nfig34"
+	# figure: the records it draws from (a Python test of r), a phrase of
+	# the paper's beside it (papers.json)
+	for f in \
+		'xdr_memory|r["bench"] == "xdr" and r.get("experiment") == "memory"|003 Figure 7' \
+		'xdr_e2e|r["bench"] == "xdr" and r.get("experiment") == "e2e"|003 Figure 8' \
+		'asc_yield|r["bench"] == "asc-yield"|SunOS kernel pthreads' \
+		'capsule_block|r["bench"] == "capsule-block"|User 2' \
+		'platform|r["bench"] == "platform"|about 30 us between two LWPs'; do
+		IFS='|' read -r c keep want <<<"$f"
+		"$py" "$edit" "$dir/p34/only-$c.json" "$dir/p34/all.json" --keep "$keep"
+		"$py" "$edit" "$dir/p34/no-$c.json" "$dir/p34/all.json" --keep "not ($keep)"
+		tap_expect "$c: plotted from its records alone, beside the paper's" 0 'ok \(' -- \
+			sh -c '"$1" "$2" "$3" -o "$4" >/dev/null && grep -q "$7" "$4" &&
+			"$1" "$5" "$4" "$3" --missing "$6" --images 1' sh "$py" "$report" \
+			"$dir/p34/only-$c.json" "$dir/p34/only-$c.html" "$check" $((nfig - 1)) "$want"
+		tap_expect "$c: not measured without its records" 0 'ok \(' -- \
+			sh -c '"$1" "$2" "$3" -o "$4" >/dev/null &&
+			"$1" "$5" "$4" "$3" --missing "$6" --images "$7"' sh "$py" "$report" \
+			"$dir/p34/no-$c.json" "$dir/p34/no-$c.html" "$check" \
+			$((nfig - nfig34 + 1)) $((nfig34 - 1))
+	done
+}
+
 echo "TAP version 13"
 
 # the figures of the papers' plots in asx-report: 11 from asx-bench arch's
 # records, 1 from asx-bench stream's, 1 from asx-bench ttcp's
 nfig=13
+# and 5 of 003 and 004 and the platform costs (papers_003_004 below): 2
+# from xdr's records, 1 each from asc-yield's, capsule-block's, platform's
+nfig34=5
+nfig=$((nfig + nfig34))
 
 tap_expect "asx-report --help" 0 'usage: asx-report' 'RESULTS' -- "$py" "$report" --help
 
@@ -108,6 +156,15 @@ print(sum(x["bench"] == "arch" for x in r),
 	"$dir/real/results.json" 2>/dev/null)
 # n: the figures not of arch's records (stream's, ttcp's) that the run drew
 n=$(( ${real_stream:-0} + ${real_ttcp:-0} ))
+# the figures of 003, 004 and the platform costs the real run drew
+n34=$("$py" -c 'import json, sys
+r = json.load(open(sys.argv[1]))["records"]
+has = lambda **w: any(all(x.get(f) == v for f, v in w.items()) for x in r)
+print(sum((has(bench="xdr", experiment="memory"), has(bench="xdr", experiment="e2e"),
+           has(bench="asc-yield", metric="switch_ns"), has(bench="capsule-block"),
+           has(bench="platform"))))' "$dir/real/results.json" 2>/dev/null)
+n34=${n34:-0}
+n=$((n + n34))
 if [ "${real_arch:-0}" = 0 ]; then
 	# no arch command: only the stream and ttcp figures are drawn (with them)
 	tap_expect "real run: well formed, every key, $((nfig - n)) figures not measured" 0 \
@@ -128,9 +185,10 @@ tap_expect "merge the real run and arch's, one value null" 0 -- \
 		    "durations": [{"what": "arch: pe-sweep", "seconds": 60.5}]}'
 tap_expect "report with every arch record" 0 -- \
 	"$py" "$report" "$dir/merged/results.json" -o "$dir/merged/out.html"
-tap_expect "every arch record: well formed, all keys, $((nfig - 2 + n)) valid PNGs" 0 'ok \(' -- \
-	"$py" "$check" "$dir/merged/out.html" "$dir/merged/results.json" --missing $((2 - n)) \
-	--images $((nfig - 2 + n))
+# the figures not of arch's records: stream's, ttcp's and nfig34
+tap_expect "every arch record: well formed, all keys, $((nfig - 2 - nfig34 + n)) valid PNGs" 0 \
+	'ok \(' -- "$py" "$check" "$dir/merged/out.html" "$dir/merged/results.json" \
+	--missing $((2 + nfig34 - n)) --images $((nfig - 2 - nfig34 + n))
 tap_expect "the machine, escaped, and the parts' durations" 0 \
 	'Test CPU &lt;&amp;&gt; 9000' '6\.1\.0-test' 'arch: pe-sweep' -- cat "$dir/merged/out.html"
 tap_expect "the paper's result (papers.json) beside this run's" 0 'about 9 times below CP' \
@@ -173,6 +231,8 @@ tap_expect "an empty run: every figure not measured" 0 -- \
 	"$py" "$report" "$dir/empty.json" -o "$dir/empty.html"
 tap_expect "... and the page is well formed" 0 'ok \(' -- \
 	"$py" "$check" "$dir/empty.html" "$dir/empty.json" --missing "$nfig" --images 0
+
+papers_003_004
 
 # bad input: asx-report and asxrecords.py check both refuse it
 tap_expect "no layers records: the line says so" 0 'no LP run with several threads per layer' \
