@@ -556,6 +556,7 @@ static const struct {
 	{ "arch", 40 }, { "asc-yield", 4 }, { "capsule-block", 80 },
 	{ "kstream", 1 }, { "msgq", 2 }, { "mutex", 2 }, { "sa-latency", 1 },
 	{ "stream", 5 }, { "svc", 12 }, { "xdr", 5 },
+	{ "asc-sync", 3 }, { "echo", 7 },
 };
 #define TYPICAL_OTHER_S 30.0
 
