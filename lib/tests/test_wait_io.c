@@ -37,11 +37,7 @@
 #include "joinwd.h"
 #include "threadcheck.h"
 
-#define MS 1000000ULL
-#define TIMEOUT_MS 50
-
-#define LD(x)		__atomic_load_n(&(x), __ATOMIC_SEQ_CST)
-#define ST(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_SEQ_CST)
+#include "onevp.h"
 
 static struct {
 	struct asx_sock_acceptor acc;
@@ -50,121 +46,8 @@ static struct {
 	struct asx_pipe_reader pr;
 	struct asx_pipe_writer pw;
 	struct asx_reactor *r;
-	int a_waiting, a_done, b_released, handled;
-	unsigned long b_runs;
+	int handled;
 } S;
-
-struct scenario {
-	const char *what;
-	void (*a_block)(void);		/* A: the blocking call, checked */
-	void (*b_release)(void);	/* B, once A is parked: what lets it go */
-};
-
-static const struct scenario *sc;
-
-static struct timespec in_ms(uint64_t ms)
-{
-	uint64_t t = asx_now_ns() + ms * MS;
-
-	return (struct timespec){ .tv_sec = (time_t)(t / 1000000000ULL),
-				  .tv_nsec = (long)(t % 1000000000ULL) };
-}
-
-static void *a_thread(void *arg)
-{
-	(void)arg;
-	ST(S.a_waiting, 1);
-	sc->a_block();
-	CHECK(LD(S.b_released));
-	ST(S.a_done, 1);
-	return NULL;
-}
-
-static void *b_thread(void *arg)
-{
-	(void)arg;
-	while (!LD(S.a_waiting)) {
-		S.b_runs++;
-		asx_asc_thread_yield();
-	}
-	for (int i = 0; i < 3; i++)
-		asx_asc_thread_yield();
-	CHECK(!LD(S.a_done));
-	ST(S.b_released, 1);
-	sc->b_release();
-	return NULL;
-}
-
-static void *b_spin_until_a_done(void *arg)
-{
-	(void)arg;
-	while (!LD(S.a_done)) {
-		__atomic_add_fetch(&S.b_runs, 1, __ATOMIC_SEQ_CST);
-		asx_asc_thread_yield();
-	}
-	return NULL;
-}
-
-static void *drive(void *arg)
-{
-	void *(**fns)(void *) = arg;
-	struct asx_asc_opts o = { .sz = sizeof(o), .nvps = 1, .max_vps = 1,
-				  .semantic = ASX_ASC_NONPREEMPTIVE };
-	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_asc_thread *t1, *t2;
-	struct asx_asc *a;
-
-	if (asx_asc_create(&a, &asx_asc_prio, &o))
-		return (void *)1;
-	if (asx_asc_thread_spawn(a, &q.qos, fns[0], NULL, NULL, &t1) ||
-	    asx_asc_thread_spawn(a, &q.qos, fns[1], NULL, NULL, &t2))
-		return (void *)2;
-	asx_asc_thread_join(t1, NULL);
-	asx_asc_thread_join(t2, NULL);
-	asx_asc_destroy(a);
-	return NULL;
-}
-
-/* Spawn @first then @second on a one-VP ASC; fail (exit) if they hang. */
-static void run_1vp(void *(*first)(void *), void *(*second)(void *), const char *what)
-{
-	void *(*fns[2])(void *) = { first, second };
-	pthread_t th;
-
-	assert_int_equal(pthread_create(&th, NULL, drive, fns), 0);
-	join_or_die(th, what);
-	assert_threads_ok();
-	assert_true(LD(S.a_done));
-}
-
-static void run_scenario(const struct scenario *s)
-{
-	sc = s;
-	run_1vp(a_thread, b_thread, s->what);
-}
-
-static int (*timed_call)(const struct timespec *dl);
-
-/* A: the call must time out after its deadline, the VP running B meanwhile. */
-static void *a_timed(void *arg)
-{
-	struct timespec dl = in_ms(TIMEOUT_MS);
-	unsigned long runs0 = LD(S.b_runs);
-	uint64_t t0 = asx_now_ns();
-
-	(void)arg;
-	CHECK(timed_call(&dl) == -ETIMEDOUT);
-	CHECK(asx_now_ns() - t0 >= TIMEOUT_MS * MS);
-	CHECK(LD(S.b_runs) > runs0);
-	ST(S.a_done, 1);
-	return NULL;
-}
-
-static void run_timed(int (*call)(const struct timespec *dl), const char *what)
-{
-	timed_call = call;
-	run_1vp(a_timed, b_spin_until_a_done, what);
-}
 
 /* ---------------------------------------------------------------- fixtures */
 
@@ -172,6 +55,7 @@ static int setup_sock(void **state)
 {
 	(void)state;
 	memset(&S, 0, sizeof(S));
+	memset(&OV, 0, sizeof(OV));
 	assert_int_equal(asx_addr_parse(&S.at, "127.0.0.1:0", NULL), 0);
 	assert_int_equal(asx_sock_acceptor_open(&S.acc, &S.at, NULL), 0);
 	assert_int_equal(asx_sock_local_addr(&S.acc.sock, &S.at), 0);
@@ -219,7 +103,8 @@ static void b_connect(void)
 
 static void test_accept(void **state)
 {
-	static const struct scenario s = { "asx_sock_acceptor_accept", acc_accept, b_connect };
+	static const struct scenario s = { "asx_sock_acceptor_accept", NULL, acc_accept,
+					   b_connect };
 
 	(void)state;
 	run_scenario(&s);
@@ -240,7 +125,7 @@ static void b_send(void)
 
 static void test_recv(void **state)
 {
-	static const struct scenario s = { "asx_sock_stream_recv", a_recv, b_send };
+	static const struct scenario s = { "asx_sock_stream_recv", NULL, a_recv, b_send };
 
 	(void)state;
 	run_scenario(&s);
@@ -260,13 +145,14 @@ static void b_send_halves(void)
 	CHECK(asx_sock_stream_send_n(&S.s1.stream, "abcd", 4, NULL, NULL) == 4);
 	for (int i = 0; i < 3; i++)
 		asx_asc_thread_yield();
-	CHECK(!LD(S.a_done));
+	CHECK(!LD(OV.a_done));
 	CHECK(asx_sock_stream_send_n(&S.s1.stream, "efgh", 4, NULL, NULL) == 4);
 }
 
 static void test_recv_n(void **state)
 {
-	static const struct scenario s = { "asx_sock_stream_recv_n", a_recv_n, b_send_halves };
+	static const struct scenario s = { "asx_sock_stream_recv_n", NULL, a_recv_n,
+					   b_send_halves };
 
 	(void)state;
 	run_scenario(&s);
@@ -309,7 +195,7 @@ static void b_recv_n(void)
 
 static void test_send_n(void **state)
 {
-	static const struct scenario s = { "asx_sock_stream_send_n", a_send_n, b_recv_n };
+	static const struct scenario s = { "asx_sock_stream_send_n", NULL, a_send_n, b_recv_n };
 
 	(void)state;
 	/* small buffers: A surely fills them */
@@ -365,7 +251,7 @@ static void a_recv_nonblock(void)
 	CHECK(asx_sock_set_nonblock(&S.s0.stream.sock, true) == 0);
 	CHECK(asx_sock_stream_recv(&S.s0.stream, &c, 1, NULL) == -EAGAIN);
 	CHECK(asx_sock_set_nonblock(&S.s0.stream.sock, false) == 0);
-	ST(S.b_released, 1);	/* nothing to release */
+	ST(OV.b_released, 1);	/* nothing to release */
 }
 
 static void nothing(void)
@@ -374,8 +260,8 @@ static void nothing(void)
 
 static void test_recv_nonblock(void **state)
 {
-	static const struct scenario s = { "asx_sock_stream_recv, O_NONBLOCK", a_recv_nonblock,
-					   nothing };
+	static const struct scenario s = { "asx_sock_stream_recv, O_NONBLOCK", NULL,
+					   a_recv_nonblock, nothing };
 
 	(void)state;
 	sc = &s;
@@ -397,7 +283,7 @@ static void b_pipe_write(void)
 
 static void test_pipe_read(void **state)
 {
-	static const struct scenario s = { "asx_pipe_read", a_pipe_read, b_pipe_write };
+	static const struct scenario s = { "asx_pipe_read", NULL, a_pipe_read, b_pipe_write };
 
 	(void)state;
 	run_scenario(&s);
@@ -438,7 +324,7 @@ static void b_write_pipe(void)
 
 static void test_reactor_run_once(void **state)
 {
-	static const struct scenario s = { "asx_reactor_run_once", a_run_once, b_write_pipe };
+	static const struct scenario s = { "asx_reactor_run_once", NULL, a_run_once, b_write_pipe };
 
 	(void)state;
 	reactor_with_pipe();
@@ -468,7 +354,7 @@ static void b_busy_then_end(void)
 
 static void test_reactor_run(void **state)
 {
-	static const struct scenario s = { "asx_reactor_run", a_run, b_busy_then_end };
+	static const struct scenario s = { "asx_reactor_run", NULL, a_run, b_busy_then_end };
 
 	(void)state;
 	reactor_with_pipe();

@@ -471,7 +471,8 @@ static int tcp_pair(int lfd, const struct sockaddr_in *at, int *c, int *s)
 
 static int echo_once(enum echo_kind kind, unsigned int nc, unsigned int ms, struct echo_res *res)
 {
-	struct sockaddr_in at = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in at = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(at);
 	struct echo_srv srv = { .kind = kind };
 	struct asx_event_handler *eh = calloc(nc, sizeof(*eh));
@@ -537,6 +538,20 @@ out:
 	return ret;
 }
 
+/* One record of server @k: key echo_<server>_<suffix>; @runs NULL: derived. */
+static void echo_rec(struct bench_ctx *ctx, int k, const char *suffix, const char *metric,
+		     double v, const double *runs, const char *unit, unsigned int nc)
+{
+	char key[64];
+
+	snprintf(key, sizeof(key), "echo_%s_%s", echo_name[k], suffix);
+	bench_record(ctx, &(struct bench_rec){
+		.key = key, .experiment = "echo", .impl = echo_name[k], .sched = echo_sched[k],
+		.metric = metric, .value = v, .runs = runs, .nruns = runs ? (size_t)ctx->runs : 0,
+		.unit = unit, .conns = nc, .threads = k == ECHO_REACTOR ? 1 : ECHO_POOL,
+		.pes = k == ECHO_POOL_ASC ? 1 : 0, .size = ECHO_MSG });
+}
+
 static int bench_echo(struct bench_ctx *ctx, int argc, char **argv)
 {
 	unsigned int nc = 100, ms = ctx->quick ? 200 : ctx->full ? 3000 : 700;
@@ -578,37 +593,20 @@ static int bench_echo(struct bench_ctx *ctx, int argc, char **argv)
 		goto out;
 	bench_say(ctx, "  %-14s %14s %10s\n", "server", "round trips/s", "p99 us");
 	for (k = 0; k < NECHO; k++) {
-		char key[64];
-
 		mrt[k] = bench_median(rt[k], (size_t)ctx->runs);
 		mp[k] = bench_median(p99[k], (size_t)ctx->runs);
 		bench_say(ctx, "  %-14s %14s %10.1f\n", echo_name[k],
 			  bench_si(s1, sizeof(s1), mrt[k]), mp[k]);
-		snprintf(key, sizeof(key), "echo_%s_rt_per_s", echo_name[k]);
-		bench_record(ctx, &(struct bench_rec){
-			.key = key, .experiment = "echo", .impl = echo_name[k],
-			.sched = echo_sched[k], .metric = "round_trips_per_s", .value = mrt[k],
-			.runs = rt[k], .nruns = (size_t)ctx->runs, .unit = "1/s",
-			.conns = nc, .threads = k == ECHO_REACTOR ? 1 : ECHO_POOL,
-			.pes = k == ECHO_POOL_ASC ? 1 : 0, .size = ECHO_MSG });
-		snprintf(key, sizeof(key), "echo_%s_p99_us", echo_name[k]);
-		bench_record(ctx, &(struct bench_rec){
-			.key = key, .experiment = "echo", .impl = echo_name[k],
-			.sched = echo_sched[k], .metric = "p99_rtt", .value = mp[k],
-			.runs = p99[k], .nruns = (size_t)ctx->runs, .unit = "us",
-			.conns = nc, .threads = k == ECHO_REACTOR ? 1 : ECHO_POOL,
-			.pes = k == ECHO_POOL_ASC ? 1 : 0, .size = ECHO_MSG });
+		echo_rec(ctx, k, "rt_per_s", "round_trips_per_s", mrt[k], rt[k], "1/s", nc);
+		echo_rec(ctx, k, "p99_us", "p99_rtt", mp[k], p99[k], "us", nc);
 	}
-	bench_say(ctx, "  pool_asc / pool_pthread %.2f, pool_asc / reactor %.2f (round trips/s)\n",
-		  mrt[ECHO_POOL_ASC] / mrt[ECHO_POOL_PTHREAD], mrt[ECHO_POOL_ASC] / mrt[ECHO_REACTOR]);
-	bench_record(ctx, &(struct bench_rec){
-		.key = "echo_pool_asc_over_pool_pthread", .experiment = "echo", .impl = "pool_asc",
-		.sched = "asc", .metric = "over_pool_pthread", .value = mrt[ECHO_POOL_ASC] /
-		mrt[ECHO_POOL_PTHREAD], .unit = "x", .conns = nc, .size = ECHO_MSG });
-	bench_record(ctx, &(struct bench_rec){
-		.key = "echo_pool_asc_over_reactor", .experiment = "echo", .impl = "pool_asc",
-		.sched = "asc", .metric = "over_reactor", .value = mrt[ECHO_POOL_ASC] / mrt[ECHO_REACTOR],
-		.unit = "x", .conns = nc, .size = ECHO_MSG });
+	bench_say(ctx, "  pool_asc / pool_pthread %.2f, pool_asc / reactor %.2f "
+		  "(round trips/s)\n", mrt[ECHO_POOL_ASC] / mrt[ECHO_POOL_PTHREAD],
+		  mrt[ECHO_POOL_ASC] / mrt[ECHO_REACTOR]);
+	echo_rec(ctx, ECHO_POOL_ASC, "over_pool_pthread", "over_pool_pthread",
+		 mrt[ECHO_POOL_ASC] / mrt[ECHO_POOL_PTHREAD], NULL, "x", nc);
+	echo_rec(ctx, ECHO_POOL_ASC, "over_reactor", "over_reactor",
+		 mrt[ECHO_POOL_ASC] / mrt[ECHO_REACTOR], NULL, "x", nc);
 out:
 	for (k = 0; k < NECHO; k++) {
 		free(rt[k]);
