@@ -29,7 +29,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/socket.h>
 
+#include <asx/addr.h>
 #include <asx/asc.h>
 #include <asx/pipe.h>
 #include <asx/reactor.h>
@@ -202,6 +204,96 @@ static void test_send_n(void **state)
 	assert_int_equal(asx_sock_set_sndbuf(&S.s0.stream.sock, 4096), 0);
 	assert_int_equal(asx_sock_set_rcvbuf(&S.s1.stream.sock, 4096), 0);
 	run_scenario(&s);
+}
+
+/*
+ * A listener whose accept queue is full (backlog 1, filled by connects
+ * made beforehand): the kernel drops a new SYN, so a connect to it waits
+ * until room is made and the SYN is sent again (after about 1 s).
+ */
+#define FULL_PRE 4
+
+static struct {
+	struct asx_sock_acceptor acc;
+	struct asx_addr at;
+	int pre[FULL_PRE];
+} F;
+
+static void full_listener(void)
+{
+	ASX_OPTS(struct asx_sock_opts, o, .backlog = 1);
+
+	assert_int_equal(asx_addr_parse(&F.at, "127.0.0.1:0", NULL), 0);
+	assert_int_equal(asx_sock_acceptor_open(&F.acc, &F.at, &o), 0);
+	assert_int_equal(asx_sock_local_addr(&F.acc.sock, &F.at), 0);
+	for (int i = 0; i < FULL_PRE; i++) {
+		F.pre[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		assert_true(F.pre[i] >= 0);
+		(void)connect(F.pre[i], asx_addr_sockaddr(&F.at), F.at.len);
+	}
+	usleep(50000);	/* the handshakes that can complete did */
+}
+
+static void full_listener_close(void)
+{
+	for (int i = 0; i < FULL_PRE; i++)
+		close(F.pre[i]);
+	asx_sock_acceptor_close(&F.acc);
+}
+
+static void a_connect(void)
+{
+	struct asx_sock_connector c;
+	struct asx_sock_stream s;
+
+	CHECK(asx_sock_connector_init(&c, NULL) == 0);
+	CHECK(asx_sock_connector_connect(&c, &s, &F.at, NULL) == 0);
+	asx_sock_stream_close(&s);
+}
+
+/* B empties the accept queue until A got through (the SYNs come again). */
+static void b_accept_until_a_done(void)
+{
+	while (!LD(OV.a_done)) {
+		int fd;
+
+		while ((fd = accept4(F.acc.sock.fd, NULL, NULL, SOCK_NONBLOCK)) >= 0)
+			close(fd);
+		asx_asc_thread_sleep(5 * MS);
+	}
+}
+
+static void test_connect(void **state)
+{
+	static const struct scenario s = { "asx_sock_connector_connect", NULL, a_connect,
+					   b_accept_until_a_done };
+
+	(void)state;
+	full_listener();
+	run_scenario(&s);
+	full_listener_close();
+}
+
+static int connect_timed(const struct timespec *dl)
+{
+	struct asx_sock_connector c;
+	struct asx_sock_stream s;
+	int r;
+
+	if (asx_sock_connector_init(&c, NULL))
+		return -EIO;
+	r = asx_sock_connector_connect(&c, &s, &F.at, dl);
+	if (!r)
+		asx_sock_stream_close(&s);
+	return r;
+}
+
+static void test_connect_timed(void **state)
+{
+	(void)state;
+	full_listener();
+	run_timed(connect_timed, "asx_sock_connector_connect, timed");
+	full_listener_close();
 }
 
 static int recv_timed(const struct timespec *dl)
@@ -606,6 +698,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_accept, setup_sock, teardown_sock),
 		cmocka_unit_test_setup_teardown(test_accept_timed, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_connect, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_connect_timed, setup_sock, teardown_sock),
 		cmocka_unit_test_setup_teardown(test_recv, setup_sock, teardown_sock),
 		cmocka_unit_test_setup_teardown(test_recv_timed, setup_sock, teardown_sock),
 		cmocka_unit_test_setup_teardown(test_recv_n, setup_sock, teardown_sock),
