@@ -479,6 +479,11 @@ stage_tools() {
 		arch_nproc cp_over_lp_tcp arch_cp_tcp_mbps_pe1
 	then pass; else fail "tools: asx-bench JSON"; fi
 	papers_003_004_records "$out"
+	# the keys of asc-sync and echo (issue 28: libasx on ASC user threads)
+	if /usr/bin/python3 tools/report/asxrecords.py check "$out" --finite --require \
+		msgq_asc_over_pthread mutex_asc_over_pthread mutex_uncontended_ratio_vs_pthread \
+		echo_pool_asc_rt_per_s echo_pool_asc_p99_us echo_pool_asc_over_reactor
+	then pass; else fail "tools: asx-bench JSON, the asc-sync and echo keys"; fi
 	# the one TAP parser this script counts with, on outputs of known count
 	note "the TAP parser (tools/lib/test-tap-count.sh)"
 	local t=$log/tap-count-test.log

@@ -82,7 +82,7 @@ allowed=(
 # comment at its top; architecture.rst has the same lists.
 declare -A order=(
 	[asc]="switch io preempt stack timerheap sched mode upcall vp sync sentinel wait thread prio edf direct asc bench_raw"
-	[reactor]="hmap handler notify timer reactor"
+	[reactor]="hmap handler notify timer reactor pool"
 )
 
 # Calls up still owed within asc/, "file symbol: why", each to go (issue

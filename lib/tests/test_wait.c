@@ -35,10 +35,9 @@
 #include "stream/rcu.h"
 #include "threadcheck.h"
 
-#define MS 1000000ULL
-#define TIMEOUT_MS 50
+#include "onevp.h"
 
-/* The objects and the progress flags of one scenario. */
+/* The objects of one scenario. */
 static struct {
 	struct asx_mutex m;
 	struct asx_cond c;
@@ -47,153 +46,19 @@ static struct {
 	struct asx_rmutex rm;
 	struct asx_barrier bar;
 	struct asx_msgq *q;
-	int a_waiting;		/* A is about to block */
-	int a_done;		/* A came back from the call */
-	int b_released;		/* B did what releases A */
 	int flag;
-	unsigned long b_runs;	/* B's scheduling rounds */
 } S;
-
-#define LD(x)		__atomic_load_n(&(x), __ATOMIC_SEQ_CST)
-#define ST(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_SEQ_CST)
-
-/*
- * A scenario: @b_hold (B, before A blocks; NULL: nothing, and A is spawned
- * first), @a_block (A: the blocking call and what it does after), and
- * @b_release (B, once A is parked: what lets A go).
- */
-struct scenario {
-	const char *what;
-	void (*b_hold)(void);
-	void (*a_block)(void);
-	void (*b_release)(void);
-};
-
-static const struct scenario *sc;
 
 static void reset(void)
 {
 	memset(&S, 0, sizeof(S));
+	memset(&OV, 0, sizeof(OV));
 	asx_mutex_init(&S.m);
 	asx_cond_init(&S.c);
 	assert_int_equal(asx_sem_init(&S.s, 0), 0);
 	asx_rwlock_init(&S.rw);
 	asx_rmutex_init(&S.rm);
 	assert_int_equal(asx_barrier_init(&S.bar, 2), 0);
-}
-
-static struct timespec in_ms(uint64_t ms)
-{
-	uint64_t t = asx_now_ns() + ms * MS;
-
-	return (struct timespec){ .tv_sec = (time_t)(t / 1000000000ULL),
-				  .tv_nsec = (long)(t % 1000000000ULL) };
-}
-
-static void *a_thread(void *arg)
-{
-	(void)arg;
-	ST(S.a_waiting, 1);
-	sc->a_block();
-	CHECK(LD(S.b_released));
-	ST(S.a_done, 1);
-	return NULL;
-}
-
-/* B: wait (yielding, so A may run) until A announced it blocks, then a few
- * more rounds, A still inside the call; then release it. */
-static void *b_thread(void *arg)
-{
-	(void)arg;
-	if (sc->b_hold)
-		sc->b_hold();
-	while (!LD(S.a_waiting)) {
-		S.b_runs++;
-		asx_asc_thread_yield();
-	}
-	for (int i = 0; i < 3; i++)
-		asx_asc_thread_yield();
-	CHECK(!LD(S.a_done));
-	ST(S.b_released, 1);
-	sc->b_release();
-	return NULL;
-}
-
-static void *drive(void *arg)
-{
-	void *(**fns)(void *) = arg;
-	struct asx_asc_opts o = { .sz = sizeof(o), .nvps = 1, .max_vps = 1,
-				  .semantic = ASX_ASC_NONPREEMPTIVE };
-	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_asc_thread *t1, *t2;
-	struct asx_asc *a;
-
-	if (asx_asc_create(&a, &asx_asc_prio, &o))
-		return (void *)1;
-	if (asx_asc_thread_spawn(a, &q.qos, fns[0], NULL, NULL, &t1) ||
-	    asx_asc_thread_spawn(a, &q.qos, fns[1], NULL, NULL, &t2))
-		return (void *)2;
-	asx_asc_thread_join(t1, NULL);
-	asx_asc_thread_join(t2, NULL);
-	asx_asc_destroy(a);
-	return NULL;
-}
-
-/* Spawn @first then @second on a one-VP ASC; fail (exit) if they hang. */
-static void run_1vp(void *(*first)(void *), void *(*second)(void *), const char *what)
-{
-	void *(*fns[2])(void *) = { first, second };
-	pthread_t th;
-
-	assert_int_equal(pthread_create(&th, NULL, drive, fns), 0);
-	join_or_die(th, what);
-	assert_threads_ok();
-	assert_true(LD(S.a_done));
-}
-
-static void run_scenario(const struct scenario *s)
-{
-	sc = s;
-	if (s->b_hold)
-		run_1vp(b_thread, a_thread, s->what);
-	else
-		run_1vp(a_thread, b_thread, s->what);
-}
-
-/* ---------------------------------------------------------------- timed waits */
-
-/* B, for the timed scenarios: run rounds until A is back. */
-static void *b_spin_until_a_done(void *arg)
-{
-	(void)arg;
-	while (!LD(S.a_done)) {
-		__atomic_add_fetch(&S.b_runs, 1, __ATOMIC_SEQ_CST);
-		asx_asc_thread_yield();
-	}
-	return NULL;
-}
-
-static int (*timed_call)(const struct timespec *dl);
-
-/* A: the call must time out after its deadline, the VP running B meanwhile. */
-static void *a_timed(void *arg)
-{
-	struct timespec dl = in_ms(TIMEOUT_MS);
-	unsigned long runs0 = LD(S.b_runs);
-	uint64_t t0 = asx_now_ns();
-
-	(void)arg;
-	CHECK(timed_call(&dl) == -ETIMEDOUT);
-	CHECK(asx_now_ns() - t0 >= TIMEOUT_MS * MS);
-	CHECK(LD(S.b_runs) > runs0);
-	ST(S.a_done, 1);
-	return NULL;
-}
-
-static void run_timed(int (*call)(const struct timespec *dl), const char *what)
-{
-	timed_call = call;
-	run_1vp(a_timed, b_spin_until_a_done, what);
 }
 
 /* ---------------------------------------------------------------- mutex */
@@ -523,14 +388,14 @@ static void test_msgq_timed(void **state)
 static void *rcu_a(void *arg)
 {
 	struct timespec dl = in_ms(TIMEOUT_MS);
-	unsigned long runs0 = LD(S.b_runs);
+	unsigned long runs0 = LD(OV.b_runs);
 
 	(void)arg;
 	asx__rcu_read_lock();
 	CHECK(asx_sem_timedwait(&S.s, &dl) == -ETIMEDOUT);
-	CHECK(LD(S.b_runs) == runs0);
+	CHECK(LD(OV.b_runs) == runs0);
 	asx__rcu_read_unlock();
-	ST(S.a_done, 1);
+	ST(OV.a_done, 1);
 	return NULL;
 }
 
@@ -573,13 +438,13 @@ static void test_pthread_wakes_user_thread(void **state)
 	while (!LD(S.flag) && asx_now_ns() < end)
 		usleep(1000);
 	assert_true(LD(S.flag));	/* B ran: A did not hold the VP */
-	ST(S.b_released, 1);
+	ST(OV.b_released, 1);
 	asx_mutex_unlock(&S.m);
 	assert_int_equal(asx_asc_thread_join(t1, NULL), 0);
 	assert_int_equal(asx_asc_thread_join(t2, NULL), 0);
 	assert_int_equal(asx_asc_destroy(a), 0);
 	assert_threads_ok();
-	assert_true(LD(S.a_done));
+	assert_true(LD(OV.a_done));
 }
 
 int main(void)

@@ -611,6 +611,7 @@ static const struct {
 	{ "kstream", 1 }, { "msgq", 2 }, { "mutex", 2 }, { "sa-latency", 1 },
 	{ "stream", 5 }, { "svc", 12 }, { "xdr", 5 },
 	{ "platform", 8 },
+	{ "asc-sync", 3 }, { "echo", 7 },
 };
 #define TYPICAL_OTHER_S 30.0
 

@@ -41,7 +41,12 @@
  *
  * Threads.  Every call may be made from any thread, including from inside
  * callbacks.  One thread at a time dispatches (asx_reactor_run*: another
- * thread gets -EBUSY, a nested call from a callback -EDEADLK).  Calls made
+ * thread gets -EBUSY, a nested call from a callback -EDEADLK).  The
+ * dispatcher may be an ASC user thread: its wait then parks that user
+ * thread (the ASC's sentinel watches the reactor's epoll descriptor) and
+ * the VP runs the ASC's other threads; it is told apart by user thread,
+ * not by pthread_self().  With a pool (asx_reactor_pool_start) the I/O
+ * callbacks run on the pool's threads instead.  Calls made
  * while the loop is blocked take effect at once: registrations and timer
  * changes update the kernel's epoll and timerfd state, which wakes the
  * waiting thread as needed; asx_reactor_notify() and asx_reactor_end_loop()
@@ -287,6 +292,38 @@ ASX_API int asx_reactor_run(struct asx_reactor *r);
 ASX_API void asx_reactor_end_loop(struct asx_reactor *r);
 ASX_API void asx_reactor_reset_loop(struct asx_reactor *r);
 ASX_API bool asx_reactor_loop_done(const struct asx_reactor *r);
+
+/*
+ * A Reactor plus a thread pool (004 section 4.1.3): the dispatching thread
+ * demultiplexes and lends each ready descriptor to one of @nthreads pool
+ * threads, which runs its I/O callbacks; the descriptor is out of epoll
+ * until they return, so one descriptor's callbacks never overlap and keep
+ * its events' order, while different descriptors' run in parallel.
+ * Timers, signals and notifications still run on the dispatcher.  The
+ * threads are ASC user threads of @asc (spawned with @qos, in @asc's
+ * schema) or, @asc NULL, pthreads.  Declare with
+ *   ASX_OPTS(struct asx_reactor_pool_opts, o, .asc = a, .qos = &q.qos);
+ */
+struct asx_asc;
+struct asx_qos;
+struct asx_reactor_pool_opts {
+	size_t sz;			/* sizeof(struct asx_reactor_pool_opts) */
+	unsigned int nthreads;		/* 0: 4; at most 1024 */
+	struct asx_asc *asc;		/* the threads' ASC; NULL: pthreads */
+	const struct asx_qos *qos;	/* their QoS (NULL: only for a DIRECT ASC) */
+};
+/* Start @r's pool: 0, -EBUSY (one already), -EINVAL, or a spawn's error. */
+ASX_API int asx_reactor_pool_start(struct asx_reactor *r,
+				   const struct asx_reactor_pool_opts *opts);
+/*
+ * Stop and join the pool; the descriptors it held go back to the
+ * dispatcher.  0, -ENOENT (none), -EBUSY (another stop runs), -EDEADLK
+ * (called on a pool thread).  asx_reactor_destroy() refuses (-EBUSY)
+ * while a pool runs.
+ */
+ASX_API int asx_reactor_pool_stop(struct asx_reactor *r);
+/* The pool's threads, 0 without a pool. */
+ASX_API unsigned int asx_reactor_pool_threads(struct asx_reactor *r);
 
 /* Snapshots: registered descriptors, armed timers. */
 ASX_API unsigned int asx_reactor_fd_count(struct asx_reactor *r);

@@ -5,7 +5,10 @@
  * Without a deadline a call is the blocking system call itself, retried
  * on EINTR, so the common path costs nothing over the raw API.  With a
  * deadline the call is made with MSG_DONTWAIT and, on EAGAIN, the handle
- * is polled until it is ready or the deadline passes; the descriptor's
+ * is polled until it is ready or the deadline passes.  On an ASC user
+ * thread every call takes the second route, deadline or not, and the wait
+ * parks the user thread on the sentinel's epoll instead of polling, so
+ * the VP runs the ASC's other threads meanwhile; the descriptor's
  * own O_NONBLOCK flag is never touched, so other threads sharing it see
  * no change.  The vector loops copy a window of the caller's iovec array
  * into a local array and advance through it by index and offset: the
@@ -24,12 +27,26 @@
 
 #define IOV_WINDOW 64
 
+/* A user thread's wait: look once (an expired deadline still sees a ready
+ * handle), then park until ready or @deadline. */
+static int uthread_wait(struct pollfd *p, const struct timespec *deadline)
+{
+	int r = poll(p, 1, 0);
+
+	if (r > 0)
+		return 0;
+	r = asx_asc_thread_wait_fd(p->fd, p->events, deadline);
+	return r > 0 ? 0 : r;
+}
+
 int asx__ipc_wait(int fd, short events, const struct timespec *deadline)
 {
 	struct pollfd p = { .fd = fd, .events = events };
 	struct timespec rel, *relp;
 	int r;
 
+	if (asx__ipc_uthread())
+		return uthread_wait(&p, deadline);
 	for (;;) {
 		relp = NULL;
 		if (deadline) {
@@ -78,15 +95,34 @@ int asx__ipc_close_fd(int *fd)
 	return r;
 }
 
+/* True when @fd itself is O_NONBLOCK (its owner asked for EAGAIN). */
+static bool fd_nonblocking(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl >= 0 && (fl & O_NONBLOCK);
+}
+
 int asx__ipc_retry(int fd, short events, const struct timespec *deadline)
 {
 	int e = errno;
 
 	if (e == EINTR)
 		return 0;
-	if (deadline && (e == EAGAIN || e == EWOULDBLOCK))
+	if (e != EAGAIN && e != EWOULDBLOCK)
+		return -e;
+	if (deadline)
 		return asx__ipc_wait(fd, events, deadline);
+	/* a user thread's call without deadline was made MSG_DONTWAIT */
+	if (asx__ipc_uthread() && !fd_nonblocking(fd))
+		return asx__ipc_wait(fd, events, NULL);
 	return -e;
+}
+
+/* MSG_DONTWAIT when the call must not sleep in the kernel (see the top). */
+static inline int dontwait(const struct timespec *deadline)
+{
+	return deadline || asx__ipc_uthread() ? MSG_DONTWAIT : 0;
 }
 
 ssize_t asx__ipc_sendmsg(int fd, struct msghdr *mh, int flags, const struct timespec *deadline)
@@ -94,7 +130,7 @@ ssize_t asx__ipc_sendmsg(int fd, struct msghdr *mh, int flags, const struct time
 	ssize_t n;
 	int r;
 
-	flags |= MSG_NOSIGNAL | (deadline ? MSG_DONTWAIT : 0);
+	flags |= MSG_NOSIGNAL | dontwait(deadline);
 	while (unlikely((n = sendmsg(fd, mh, flags)) < 0))
 		if ((r = asx__ipc_retry(fd, POLLOUT, deadline)))
 			return r;
@@ -106,7 +142,7 @@ ssize_t asx__ipc_recvmsg(int fd, struct msghdr *mh, int flags, const struct time
 	ssize_t n;
 	int r;
 
-	flags |= deadline ? MSG_DONTWAIT : 0;
+	flags |= dontwait(deadline);
 	while (unlikely((n = recvmsg(fd, mh, flags)) < 0))
 		if ((r = asx__ipc_retry(fd, POLLIN, deadline)))
 			return r;
@@ -115,7 +151,7 @@ ssize_t asx__ipc_recvmsg(int fd, struct msghdr *mh, int flags, const struct time
 
 ssize_t asx__ipc_send(int fd, const void *buf, size_t len, const struct timespec *deadline)
 {
-	int flags = MSG_NOSIGNAL | (deadline ? MSG_DONTWAIT : 0);
+	int flags = MSG_NOSIGNAL | dontwait(deadline);
 	ssize_t n;
 	int r;
 
@@ -127,7 +163,7 @@ ssize_t asx__ipc_send(int fd, const void *buf, size_t len, const struct timespec
 
 ssize_t asx__ipc_recv(int fd, void *buf, size_t len, const struct timespec *deadline)
 {
-	int flags = deadline ? MSG_DONTWAIT : 0;
+	int flags = dontwait(deadline);
 	ssize_t n;
 	int r;
 

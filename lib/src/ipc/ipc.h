@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <asx/asc.h>
 #include <asx/sock.h>
 
 /* A validated, zero-extended copy of the caller's struct asx_sock_opts. */
@@ -29,16 +30,30 @@ int asx__ipc_set_nonblock(int fd, bool on);
 int asx__ipc_close_fd(int *fd);
 
 /*
+ * True on an ASC user thread: there a call must not sleep in the kernel
+ * (that would stop its VP), so even a call without a deadline transfers
+ * with MSG_DONTWAIT and waits in asx__ipc_wait(), which parks the user
+ * thread while the ASC's sentinel watches the descriptor.
+ */
+static inline bool asx__ipc_uthread(void)
+{
+	return asx_asc_thread_self() != NULL;
+}
+
+/*
  * Wait for @events on @fd until @deadline (NULL: for ever).  0 when the
  * handle is ready (or in error: the next system call reports it),
- * -ETIMEDOUT, or another negative errno.
+ * -ETIMEDOUT, or another negative errno.  On an ASC user thread only that
+ * thread waits (asx_asc_thread_wait_fd()); the VP runs the others.
  */
 int asx__ipc_wait(int fd, short events, const struct timespec *deadline);
 
 /*
  * After a transfer's system call failed (errno set): 0 to retry it (EINTR,
- * or EAGAIN under a deadline once @fd is ready for @events), otherwise the
- * negative errno to return (-ETIMEDOUT when the deadline passed).
+ * or EAGAIN under a deadline once @fd is ready for @events; or EAGAIN on a
+ * user thread without deadline, the handle not O_NONBLOCK, once ready),
+ * otherwise the negative errno to return (-ETIMEDOUT when the deadline
+ * passed).
  */
 int asx__ipc_retry(int fd, short events, const struct timespec *deadline);
 
@@ -53,8 +68,9 @@ ssize_t asx__ipc_loop_n(ipc_step_fn *step, void *obj, void *buf, size_t len,
 		   const struct timespec *deadline, size_t *done);
 
 /*
- * The one-shot and looping transfer primitives.  With @deadline NULL they
- * are the plain blocking calls; otherwise MSG_DONTWAIT plus asx__ipc_wait().
+ * The one-shot and looping transfer primitives.  With @deadline NULL on a
+ * pthread they are the plain blocking calls; otherwise (a deadline, or an
+ * ASC user thread) MSG_DONTWAIT plus asx__ipc_wait().
  */
 ssize_t asx__ipc_sendmsg(int fd, struct msghdr *mh, int flags, const struct timespec *deadline);
 ssize_t asx__ipc_recvmsg(int fd, struct msghdr *mh, int flags, const struct timespec *deadline);

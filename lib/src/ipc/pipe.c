@@ -8,7 +8,9 @@
  * take without blocking); the ends are opened
  * O_NONBLOCK-free, so the call after a positive poll still blocks if
  * another thread emptied (or filled) the pipe in between: with several
- * readers on one pipe, use the Reactor instead of deadlines.  Writes that
+ * readers on one pipe, use the Reactor instead of deadlines.  On an ASC
+ * user thread a call without deadline takes the same route (the wait parks
+ * the user thread, not its VP), a write a page at a time.  Writes that
  * would raise SIGPIPE are avoided by blocking the signal for the calling
  * thread around the write and consuming any SIGPIPE it generated.
  */
@@ -47,7 +49,7 @@ ssize_t asx_pipe_read(struct asx_pipe_reader *r, void *buf, size_t len,
 	int e;
 
 	for (;;) {
-		if (deadline) {
+		if (deadline || asx__ipc_uthread()) {
 			e = asx__ipc_wait(r->fd, POLLIN, deadline);
 			if (e)
 				return e;
@@ -120,11 +122,36 @@ ssize_t asx__ipc_writev_nosig(int fd, const struct iovec *iov, int cnt, unsigned
 	return n < 0 ? -err : n;
 }
 
+/*
+ * A blocking write from an ASC user thread: all of @len, a page at a time,
+ * each once the pipe has room, so the VP never sleeps in write(2).
+ */
+static ssize_t uthread_write(int fd, const void *buf, size_t len)
+{
+	size_t done = 0;
+	ssize_t n;
+	int e;
+
+	do {
+		e = asx__ipc_wait(fd, POLLOUT, NULL);
+		if (e)
+			return done ? (ssize_t)done : e;
+		n = asx__ipc_writev_nosig(fd, &(struct iovec){ (char *)buf + done,
+				len - done > PIPE_BUF ? PIPE_BUF : len - done }, 1, 0);
+		if (n < 0)
+			return done ? (ssize_t)done : n;
+		done += (size_t)n;
+	} while (done < len);
+	return (ssize_t)done;
+}
+
 ssize_t asx_pipe_write(struct asx_pipe_writer *w, const void *buf, size_t len,
 		       const struct timespec *deadline)
 {
 	int e;
 
+	if (!deadline && asx__ipc_uthread())
+		return uthread_write(w->fd, buf, len);
 	if (deadline) {
 		e = asx__ipc_wait(w->fd, POLLOUT, deadline);
 		if (e)

@@ -311,13 +311,16 @@ int asx__ipc_connect(const struct asx_sock_connector *c, const struct asx_addr *
 {
 	int fd, r, pending;
 
-	fd = connect_start(c, to, deadline || (c->flags & ASX_SOCK_NONBLOCK), &pending);
+	/* a user thread connects without blocking and parks for the result */
+	bool waits_here = deadline || asx__ipc_uthread();
+
+	fd = connect_start(c, to, waits_here || (c->flags & ASX_SOCK_NONBLOCK), &pending);
 	if (fd < 0)
 		return fd;
 	if (pending) {
 		r = asx__ipc_connect_finish(fd, c->flags, deadline);
 	} else {
-		r = (deadline && !(c->flags & ASX_SOCK_NONBLOCK)) ?
+		r = (waits_here && !(c->flags & ASX_SOCK_NONBLOCK)) ?
 			asx__ipc_set_nonblock(fd, false) : 0;
 	}
 	if (r) {

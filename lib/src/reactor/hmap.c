@@ -8,8 +8,8 @@
  * Memory is proportional to the number of entries, whatever the keys.
  *
  * File order of reactor/, lowest first: hmap < handler < notify < timer <
- * reactor.  A file calls only its own and lower files (tools/lib-layers.sh
- * checks).
+ * reactor < pool.  A file calls only its own and lower files
+ * (tools/lib-layers.sh checks).
  */
 #include <errno.h>
 #include <stdlib.h>

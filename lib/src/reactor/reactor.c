@@ -12,8 +12,8 @@
  * an earlier callback of the same batch is never called.
  *
  * File order of reactor/, lowest first: hmap < handler < notify < timer <
- * reactor.  A file calls only its own and lower files (tools/lib-layers.sh
- * checks).
+ * reactor < pool.  A file calls only its own and lower files
+ * (tools/lib-layers.sh checks).
  */
 #include <errno.h>
 #include <limits.h>
@@ -25,6 +25,7 @@
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <poll.h>
 
 #include "core/compiler.h"
 #include "core/probes.h"
@@ -66,6 +67,8 @@ int asx_reactor_create(struct asx_reactor **out)
 	rx_list_init(&r->mq_list);
 	rx_list_init(&r->mq_dead);
 	rx_list_init(&r->notifs);
+	rx_list_init(&r->work);
+	asx_cond_init(&r->work_cond);
 	sigemptyset(&r->sigmask);
 	r->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (r->epfd < 0)
@@ -116,7 +119,7 @@ int asx_reactor_destroy(struct asx_reactor *r)
 	if (!r)
 		return 0;
 	rx_lock(r);
-	if (r->dispatching) {
+	if (r->dispatching || r->pool) {
 		rx_unlock(r);
 		return -EBUSY;
 	}
@@ -171,6 +174,7 @@ int asx_reactor_destroy(struct asx_reactor *r)
 	close(r->wakefd);
 	close(r->epfd);
 	asx_cond_destroy(&r->timer_done);
+	asx_cond_destroy(&r->work_cond);
 	asx_mutex_destroy(&r->lock);
 	free(r);
 	return 0;
@@ -230,6 +234,8 @@ static void fd_unlink(struct asx_reactor *r, struct rx_fd *f)
 
 	if (f->in_epoll)
 		(void)epoll_ctl(r->epfd, EPOLL_CTL_DEL, f->fd, NULL);	/* may be closed */
+	if (f->lent)
+		rx_list_del(&f->work);	/* a pool thread not yet at it: never is */
 	asx__rx_hmap_del(&r->fds, (uint64_t)f->fd);
 	rx_list_del(&f->all);
 	if (f->hprev)
@@ -283,6 +289,7 @@ int asx_reactor_register_fd(struct asx_reactor *r, int fd, struct asx_event_hand
 	f->gen = ++r->fd_gen & 0x7fffffffU;
 	f->mask = mask;
 	f->eh = eh;
+	rx_list_init(&f->work);
 	err = asx__rx_hmap_put(&r->fds, (uint64_t)fd, f);
 	if (err) {
 		free(f);
@@ -401,7 +408,7 @@ static int set_suspended(struct asx_reactor *r, struct asx_event_handler *eh, bo
 	}
 	asx__eh(eh)->suspended = on;
 	for (f = asx__eh(eh)->fds; f; f = f->hnext) {
-		if (f->in_epoll == !on)
+		if (f->in_epoll == !on || f->lent)	/* a lent one returns by itself */
 			continue;
 		if (on) {
 			(void)epoll_ctl(r->epfd, EPOLL_CTL_DEL, f->fd, NULL);
@@ -561,13 +568,16 @@ static unsigned int ready_bits(uint32_t events)
 	return bits;
 }
 
-static int dispatch_io(struct asx_reactor *r, const struct epoll_event *ev)
+/*
+ * The callbacks of @fd (generation @gen) for @events, in order READ,
+ * WRITE, EXCEPT, each looked up again under the lock.  @lent: called on a
+ * pool thread for a descriptor lent to it (out of epoll meanwhile).
+ */
+static int dispatch_fd(struct asx_reactor *r, int fd, uint32_t gen, uint32_t events, bool lent)
 {
 	static const unsigned int order[] = { ASX_EV_READ, ASX_EV_WRITE, ASX_EV_EXCEPT };
-	int fd = (int)(uint32_t)ev->data.u64;
-	uint32_t gen = (uint32_t)(ev->data.u64 >> 32);
-	unsigned int ready = ready_bits(ev->events);
-	bool failed = ev->events & (EPOLLHUP | EPOLLERR);
+	unsigned int ready = ready_bits(events);
+	bool failed = events & (EPOLLHUP | EPOLLERR);
 	int count = 0;
 	size_t i;
 
@@ -580,7 +590,8 @@ static int dispatch_io(struct asx_reactor *r, const struct epoll_event *ev)
 		rx_lock(r);
 		f = asx__rx_hmap_get(&r->fds, (uint64_t)fd);
 		/* Gone, reused, suspended, or no longer interested since the wait. */
-		if (!f || f->gen != gen || !f->in_epoll || !(f->mask & bit)) {
+		if (!f || f->gen != gen || !(f->mask & bit) ||
+		    (lent ? asx__eh(f->eh)->suspended : !f->in_epoll)) {
 			rx_unlock(r);
 			continue;
 		}
@@ -613,6 +624,68 @@ static int dispatch_io(struct asx_reactor *r, const struct epoll_event *ev)
 	return count;
 }
 
+/* Lock held: hand @f to the pool for @events; it leaves epoll meanwhile. */
+static void lend(struct asx_reactor *r, struct rx_fd *f, uint32_t events)
+{
+	(void)epoll_ctl(r->epfd, EPOLL_CTL_DEL, f->fd, NULL);
+	f->in_epoll = false;
+	f->lent = true;
+	f->lent_events = events;
+	rx_list_add_tail(&r->work, &f->work);
+	asx_cond_signal(&r->work_cond);
+}
+
+/* Lock held: take @f back from the pool, into epoll unless suspended. */
+static void unlend(struct asx_reactor *r, struct rx_fd *f)
+{
+	rx_list_del(&f->work);
+	f->lent = false;
+	if (!asx__eh(f->eh)->suspended)
+		f->in_epoll = !fd_epoll(r, f, EPOLL_CTL_ADD);
+}
+
+void asx__rx_unlend_all(struct asx_reactor *r)
+{
+	while (!rx_list_empty(&r->work))
+		unlend(r, container_of(r->work.next, struct rx_fd, work));
+}
+
+int asx__rx_run_lent(struct asx_reactor *r, int fd, uint32_t gen, uint32_t events)
+{
+	struct rx_fd *f;
+	int n = dispatch_fd(r, fd, gen, events, true);
+
+	rx_lock(r);
+	f = asx__rx_hmap_get(&r->fds, (uint64_t)fd);
+	if (f && f->gen == gen && f->lent)
+		unlend(r, f);
+	rx_unlock(r);
+	return n;
+}
+
+static int dispatch_io(struct asx_reactor *r, const struct epoll_event *ev)
+{
+	int fd = (int)(uint32_t)ev->data.u64;
+	uint32_t gen = (uint32_t)(ev->data.u64 >> 32);
+	struct rx_fd *f;
+
+	if (!__atomic_load_n(&r->pool, __ATOMIC_ACQUIRE))
+		return dispatch_fd(r, fd, gen, ev->events, false);
+	rx_lock(r);
+	if (!r->pool || r->pool_stop) {	/* stopped since */
+		rx_unlock(r);
+		return dispatch_fd(r, fd, gen, ev->events, false);
+	}
+	f = asx__rx_hmap_get(&r->fds, (uint64_t)fd);
+	if (!f || f->gen != gen || !f->in_epoll) {
+		rx_unlock(r);
+		return 0;
+	}
+	lend(r, f, ev->events);
+	rx_unlock(r);
+	return 1;
+}
+
 static void drain(int fd)
 {
 	uint64_t v;
@@ -628,6 +701,30 @@ static void drain(int fd)
  */
 static int no_pwait2;
 
+/*
+ * On an ASC user thread the loop must not sleep in epoll_wait (its VP
+ * would stop): it looks without waiting, and when nothing is ready parks
+ * the user thread until the reactor's epoll descriptor is readable, which
+ * the ASC's sentinel watches in its own epoll.  0 events at @deadline.
+ */
+static int wait_events_uthread(struct asx_reactor *r, struct epoll_event *evs,
+			       const struct timespec *deadline)
+{
+	for (;;) {
+		int n = epoll_wait(r->epfd, evs, RX_EVENTS, 0);
+
+		if (n != 0)
+			return n;
+		n = asx_asc_thread_wait_fd(r->epfd, POLLIN, deadline);
+		if (n == -ETIMEDOUT)
+			return 0;
+		if (n < 0) {
+			errno = -n;
+			return -1;
+		}
+	}
+}
+
 static int wait_events(struct asx_reactor *r, struct epoll_event *evs,
 		       const struct timespec *deadline)
 {
@@ -635,6 +732,8 @@ static int wait_events(struct asx_reactor *r, struct epoll_event *evs,
 	uint64_t now, end;
 	int n, ms;
 
+	if (asx_asc_thread_self())
+		return wait_events_uthread(r, evs, deadline);
 	if (!deadline)
 		return epoll_wait(r->epfd, evs, RX_EVENTS, -1);
 	now = asx_now_ns();
@@ -717,12 +816,11 @@ int asx_reactor_run_once(struct asx_reactor *r, const struct timespec *deadline)
 		return -EINVAL;
 	rx_lock(r);
 	if (r->dispatching) {
-		rc = pthread_equal(r->owner, pthread_self()) ? -EDEADLK : -EBUSY;
+		rc = asx__rx_is_dispatcher(r) ? -EDEADLK : -EBUSY;
 		rx_unlock(r);
 		return rc;
 	}
-	r->dispatching = true;
-	r->owner = pthread_self();
+	asx__rx_set_dispatcher(r);
 	rx_unlock(r);
 
 	rc = loop_once(r, deadline);

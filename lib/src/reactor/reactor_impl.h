@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <asx/asc.h>
 #include <asx/reactor.h>
 #include <asx/sync.h>
 
@@ -68,7 +69,10 @@ struct rx_fd {
 	int fd;
 	uint32_t gen;		/* tells a reused descriptor number from the old one */
 	unsigned int mask;	/* ASX_EV_IO bits */
-	bool in_epoll;		/* false while its handler is suspended */
+	bool in_epoll;		/* false while its handler is suspended or it is lent */
+	bool lent;		/* handed to the pool: out of epoll until its callbacks ran */
+	uint32_t lent_events;	/* the epoll events it was lent for */
+	struct asx__rx_link work;	/* r->work while lent and not yet taken */
 	struct asx_event_handler *eh;
 	struct rx_fd *hnext, *hprev;	/* the handler's descriptors (its fds) */
 	struct asx__rx_link all;		/* r->fd_list */
@@ -150,8 +154,48 @@ struct asx_reactor {
 	bool woken;			/* an explicit wake-up since the last wait */
 	bool dispatching;
 	pthread_t owner;
+	struct asx_asc_thread *owner_ut;	/* the dispatcher, when a user thread */
 	int ended;			/* atomic */
+	/* the pool (pool.c): lent descriptors, FIFO, and its threads' wake-up */
+	struct asx__rx_link work;	/* struct rx_fd, by ->work */
+	struct asx_cond work_cond;
+	struct asx__rx_pool *pool;	/* NULL: every callback on the dispatcher */
+	bool pool_stop;
 };
+
+/*
+ * Lock held: is the caller the dispatching thread?  A user thread is told
+ * by its ASC thread, not by pthread_self(), which every user thread of a
+ * VP shares (and which changes when the thread moves to another VP).
+ */
+static inline bool asx__rx_is_dispatcher(const struct asx_reactor *r)
+{
+	struct asx_asc_thread *self = asx_asc_thread_self();
+
+	if (!r->dispatching)
+		return false;
+	if (self || r->owner_ut)
+		return self == r->owner_ut;
+	return pthread_equal(r->owner, pthread_self());
+}
+
+/* Lock held: record the caller as the dispatcher. */
+static inline void asx__rx_set_dispatcher(struct asx_reactor *r)
+{
+	r->dispatching = true;
+	r->owner = pthread_self();
+	r->owner_ut = asx_asc_thread_self();
+}
+
+/* reactor.c */
+/*
+ * Run the callbacks of lent descriptor @fd (generation @gen) for @events
+ * on the calling pool thread, then give it back to epoll.  Returns the
+ * callbacks run.
+ */
+int asx__rx_run_lent(struct asx_reactor *r, int fd, uint32_t gen, uint32_t events);
+/* Lock held: give every lent descriptor still queued back to epoll. */
+void asx__rx_unlend_all(struct asx_reactor *r);
 
 /* timer.c */
 int asx__rx_timers_expire(struct asx_reactor *r);

@@ -15,8 +15,8 @@
  * if made right after it, so it never hands out an arg in use.
  *
  * File order of reactor/, lowest first: hmap < handler < notify < timer <
- * reactor.  A file calls only its own and lower files (tools/lib-layers.sh
- * checks).
+ * reactor < pool.  A file calls only its own and lower files
+ * (tools/lib-layers.sh checks).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -213,7 +213,7 @@ static void timer_drop(struct asx_reactor *r, struct rx_timer *t)
 /* Lock held: the caller is the dispatching thread (so inside a callback). */
 static bool in_dispatcher(struct asx_reactor *r)
 {
-	return r->dispatching && pthread_equal(r->owner, pthread_self());
+	return asx__rx_is_dispatcher(r);
 }
 
 int asx_reactor_cancel_timer(struct asx_reactor *r, int64_t id, void **argp)

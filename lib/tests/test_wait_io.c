@@ -1,0 +1,722 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * test_wait_io.c - the Reactor and IPC SAP's blocking calls from ASC user
+ * threads.
+ *
+ * As test_wait.c does for the locks and queues: one scenario per call, on
+ * an ASC of exactly one VP (nvps = max_vps = 1) under the non-preemptive
+ * PRIO policy.  User thread A blocks in the call; user thread B, on the
+ * same VP, must run and release it.  Had the call blocked the VP, B could
+ * never run: the watchdog (joinwd.h) then fails the program instead of
+ * letting it hang.  The timed forms check that a deadline keeps its
+ * meaning (A gets its timeout after the deadline, B ran meanwhile).
+ *
+ * Then the Reactor plus a pool of user threads on that one VP (the
+ * dispatcher a user thread too), and a stress run mixing pool handlers on
+ * two VPs, ASC user-thread clients and pthread clients: every client's
+ * numbered messages come back once each and in order.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+
+#include <asx/addr.h>
+#include <asx/asc.h>
+#include <asx/pipe.h>
+#include <asx/reactor.h>
+#include <asx/sock.h>
+#include "joinwd.h"
+#include "threadcheck.h"
+
+#include "onevp.h"
+
+static struct {
+	struct asx_sock_acceptor acc;
+	struct asx_addr at;		/* the acceptor's address */
+	struct asx_lsock_stream s0, s1;	/* a connected pair: A uses s0 */
+	struct asx_pipe_reader pr;
+	struct asx_pipe_writer pw;
+	struct asx_reactor *r;
+	int handled;
+} S;
+
+/* ---------------------------------------------------------------- fixtures */
+
+static int setup_sock(void **state)
+{
+	(void)state;
+	memset(&S, 0, sizeof(S));
+	memset(&OV, 0, sizeof(OV));
+	assert_int_equal(asx_addr_parse(&S.at, "127.0.0.1:0", NULL), 0);
+	assert_int_equal(asx_sock_acceptor_open(&S.acc, &S.at, NULL), 0);
+	assert_int_equal(asx_sock_local_addr(&S.acc.sock, &S.at), 0);
+	assert_int_equal(asx_lsock_stream_pair(&S.s0, &S.s1), 0);
+	assert_int_equal(asx_pipe_open(&S.pr, &S.pw), 0);
+	return 0;
+}
+
+static int teardown_sock(void **state)
+{
+	(void)state;
+	asx_sock_acceptor_close(&S.acc);
+	asx_lsock_stream_close(&S.s0);
+	asx_lsock_stream_close(&S.s1);
+	asx_pipe_reader_close(&S.pr);
+	asx_pipe_writer_close(&S.pw);
+	if (S.r)
+		assert_int_equal(asx_reactor_destroy(S.r), 0);
+	S.r = NULL;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- IPC SAP */
+
+static void acc_accept(void)
+{
+	struct asx_sock_stream s;
+
+	CHECK(asx_sock_acceptor_accept(&S.acc, &s, NULL, NULL) == 0);
+	CHECK(asx_sock_stream_recv_n(&s, &(char){ 0 }, 1, NULL, NULL) == 1);
+	asx_sock_stream_close(&s);
+}
+
+/* B connects (a user thread's connect) and says one byte. */
+static void b_connect(void)
+{
+	struct asx_sock_connector c;
+	struct asx_sock_stream s;
+
+	CHECK(asx_sock_connector_init(&c, NULL) == 0);
+	CHECK(asx_sock_connector_connect(&c, &s, &S.at, NULL) == 0);
+	CHECK(asx_sock_stream_send_n(&s, "x", 1, NULL, NULL) == 1);
+	asx_sock_stream_close(&s);
+}
+
+static void test_accept(void **state)
+{
+	static const struct scenario s = { "asx_sock_acceptor_accept", NULL, acc_accept,
+					   b_connect };
+
+	(void)state;
+	run_scenario(&s);
+}
+
+static void a_recv(void)
+{
+	char c = 0;
+
+	CHECK(asx_sock_stream_recv(&S.s0.stream, &c, 1, NULL) == 1);
+	CHECK(c == 'r');
+}
+
+static void b_send(void)
+{
+	CHECK(asx_sock_stream_send(&S.s1.stream, "r", 1, NULL) == 1);
+}
+
+static void test_recv(void **state)
+{
+	static const struct scenario s = { "asx_sock_stream_recv", NULL, a_recv, b_send };
+
+	(void)state;
+	run_scenario(&s);
+}
+
+static void a_recv_n(void)
+{
+	char buf[8];
+
+	CHECK(asx_sock_stream_recv_n(&S.s0.stream, buf, 8, NULL, NULL) == 8);
+	CHECK(!memcmp(buf, "abcdefgh", 8));
+}
+
+/* half, a few rounds (A parks again between), the rest */
+static void b_send_halves(void)
+{
+	CHECK(asx_sock_stream_send_n(&S.s1.stream, "abcd", 4, NULL, NULL) == 4);
+	for (int i = 0; i < 3; i++)
+		asx_asc_thread_yield();
+	CHECK(!LD(OV.a_done));
+	CHECK(asx_sock_stream_send_n(&S.s1.stream, "efgh", 4, NULL, NULL) == 4);
+}
+
+static void test_recv_n(void **state)
+{
+	static const struct scenario s = { "asx_sock_stream_recv_n", NULL, a_recv_n,
+					   b_send_halves };
+
+	(void)state;
+	run_scenario(&s);
+}
+
+#define BIG (4u << 20)	/* far beyond a socket's buffers */
+
+static unsigned char *big_pattern(void)
+{
+	unsigned char *p = malloc(BIG);
+
+	for (size_t i = 0; p && i < BIG; i++)
+		p[i] = (unsigned char)(i * 7 + (i >> 12));
+	return p;
+}
+
+/* A's send_n fills the socket and parks; B's recv_n drains it, parking in
+ * turn: the two alternate on the one VP until all of it crossed. */
+static void a_send_n(void)
+{
+	unsigned char *p = big_pattern();
+	size_t done = 0;
+
+	CHECK(p);
+	CHECK(asx_sock_stream_send_n(&S.s0.stream, p, BIG, NULL, &done) == (ssize_t)BIG);
+	CHECK(done == BIG);
+	free(p);
+}
+
+static void b_recv_n(void)
+{
+	unsigned char *p = big_pattern(), *got = malloc(BIG);
+
+	CHECK(p && got);
+	CHECK(asx_sock_stream_recv_n(&S.s1.stream, got, BIG, NULL, NULL) == (ssize_t)BIG);
+	CHECK(!memcmp(p, got, BIG));
+	free(p);
+	free(got);
+}
+
+static void test_send_n(void **state)
+{
+	static const struct scenario s = { "asx_sock_stream_send_n", NULL, a_send_n, b_recv_n };
+
+	(void)state;
+	/* small buffers: A surely fills them */
+	assert_int_equal(asx_sock_set_sndbuf(&S.s0.stream.sock, 4096), 0);
+	assert_int_equal(asx_sock_set_rcvbuf(&S.s1.stream.sock, 4096), 0);
+	run_scenario(&s);
+}
+
+/*
+ * A listener whose accept queue is full (backlog 1, filled by connects
+ * made beforehand): the kernel drops a new SYN, so a connect to it waits
+ * until room is made and the SYN is sent again (after about 1 s).
+ */
+#define FULL_PRE 4
+
+static struct {
+	struct asx_sock_acceptor acc;
+	struct asx_addr at;
+	int pre[FULL_PRE];
+} F;
+
+static void full_listener(void)
+{
+	ASX_OPTS(struct asx_sock_opts, o, .backlog = 1);
+
+	assert_int_equal(asx_addr_parse(&F.at, "127.0.0.1:0", NULL), 0);
+	assert_int_equal(asx_sock_acceptor_open(&F.acc, &F.at, &o), 0);
+	assert_int_equal(asx_sock_local_addr(&F.acc.sock, &F.at), 0);
+	for (int i = 0; i < FULL_PRE; i++) {
+		F.pre[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		assert_true(F.pre[i] >= 0);
+		(void)connect(F.pre[i], asx_addr_sockaddr(&F.at), F.at.len);
+	}
+	usleep(50000);	/* the handshakes that can complete did */
+}
+
+static void full_listener_close(void)
+{
+	for (int i = 0; i < FULL_PRE; i++)
+		close(F.pre[i]);
+	asx_sock_acceptor_close(&F.acc);
+}
+
+static void a_connect(void)
+{
+	struct asx_sock_connector c;
+	struct asx_sock_stream s;
+
+	CHECK(asx_sock_connector_init(&c, NULL) == 0);
+	CHECK(asx_sock_connector_connect(&c, &s, &F.at, NULL) == 0);
+	asx_sock_stream_close(&s);
+}
+
+/* B empties the accept queue until A got through (the SYNs come again). */
+static void b_accept_until_a_done(void)
+{
+	while (!LD(OV.a_done)) {
+		int fd;
+
+		while ((fd = accept4(F.acc.sock.fd, NULL, NULL, SOCK_NONBLOCK)) >= 0)
+			close(fd);
+		asx_asc_thread_sleep(5 * MS);
+	}
+}
+
+static void test_connect(void **state)
+{
+	static const struct scenario s = { "asx_sock_connector_connect", NULL, a_connect,
+					   b_accept_until_a_done };
+
+	(void)state;
+	full_listener();
+	run_scenario(&s);
+	full_listener_close();
+}
+
+static int connect_timed(const struct timespec *dl)
+{
+	struct asx_sock_connector c;
+	struct asx_sock_stream s;
+	int r;
+
+	if (asx_sock_connector_init(&c, NULL))
+		return -EIO;
+	r = asx_sock_connector_connect(&c, &s, &F.at, dl);
+	if (!r)
+		asx_sock_stream_close(&s);
+	return r;
+}
+
+static void test_connect_timed(void **state)
+{
+	(void)state;
+	full_listener();
+	run_timed(connect_timed, "asx_sock_connector_connect, timed");
+	full_listener_close();
+}
+
+static int recv_timed(const struct timespec *dl)
+{
+	char c;
+
+	return (int)asx_sock_stream_recv(&S.s0.stream, &c, 1, dl);
+}
+
+static int recv_n_timed(const struct timespec *dl)
+{
+	char c[2];
+
+	return (int)asx_sock_stream_recv_n(&S.s0.stream, c, 2, dl, NULL);
+}
+
+static int accept_timed(const struct timespec *dl)
+{
+	struct asx_sock_stream s;
+
+	return asx_sock_acceptor_accept(&S.acc, &s, NULL, dl);
+}
+
+static void test_recv_timed(void **state)
+{
+	(void)state;
+	run_timed(recv_timed, "asx_sock_stream_recv, timed");
+}
+
+static void test_recv_n_timed(void **state)
+{
+	(void)state;
+	run_timed(recv_n_timed, "asx_sock_stream_recv_n, timed");
+}
+
+static void test_accept_timed(void **state)
+{
+	(void)state;
+	run_timed(accept_timed, "asx_sock_acceptor_accept, timed");
+}
+
+/* A non-blocking socket keeps its meaning on a user thread: -EAGAIN at once. */
+static void a_recv_nonblock(void)
+{
+	char c;
+
+	CHECK(asx_sock_set_nonblock(&S.s0.stream.sock, true) == 0);
+	CHECK(asx_sock_stream_recv(&S.s0.stream, &c, 1, NULL) == -EAGAIN);
+	CHECK(asx_sock_set_nonblock(&S.s0.stream.sock, false) == 0);
+	ST(OV.b_released, 1);	/* nothing to release */
+}
+
+static void nothing(void)
+{
+}
+
+static void test_recv_nonblock(void **state)
+{
+	static const struct scenario s = { "asx_sock_stream_recv, O_NONBLOCK", NULL,
+					   a_recv_nonblock, nothing };
+
+	(void)state;
+	sc = &s;
+	run_1vp(a_thread, b_spin_until_a_done, s.what);
+}
+
+static void a_pipe_read(void)
+{
+	char buf[4];
+
+	CHECK(asx_pipe_read_n(&S.pr, buf, 4, NULL, NULL) == 4);
+	CHECK(!memcmp(buf, "pipe", 4));
+}
+
+static void b_pipe_write(void)
+{
+	CHECK(asx_pipe_write_n(&S.pw, "pipe", 4, NULL, NULL) == 4);
+}
+
+static void test_pipe_read(void **state)
+{
+	static const struct scenario s = { "asx_pipe_read", NULL, a_pipe_read, b_pipe_write };
+
+	(void)state;
+	run_scenario(&s);
+}
+
+/* ---------------------------------------------------------------- Reactor */
+
+static int on_input(struct asx_event_handler *eh, int fd)
+{
+	char c;
+
+	(void)eh;
+	CHECK(read(fd, &c, 1) == 1);
+	ST(S.handled, LD(S.handled) + 1);
+	return 0;
+}
+
+static const struct asx_event_handler_ops input_ops = { .handle_input = on_input };
+static struct asx_event_handler input_eh;
+
+static void reactor_with_pipe(void)
+{
+	assert_int_equal(asx_reactor_create(&S.r), 0);
+	asx_event_handler_init(&input_eh, &input_ops);
+	assert_int_equal(asx_reactor_register_fd(S.r, S.pr.fd, &input_eh, ASX_EV_READ), 0);
+}
+
+static void a_run_once(void)
+{
+	CHECK(asx_reactor_run_once(S.r, NULL) == 1);
+	CHECK(LD(S.handled) == 1);
+}
+
+static void b_write_pipe(void)
+{
+	CHECK(write(S.pw.fd, "!", 1) == 1);
+}
+
+static void test_reactor_run_once(void **state)
+{
+	static const struct scenario s = { "asx_reactor_run_once", NULL, a_run_once, b_write_pipe };
+
+	(void)state;
+	reactor_with_pipe();
+	run_scenario(&s);
+}
+
+static void a_run(void)
+{
+	CHECK(asx_reactor_run(S.r) == 0);
+}
+
+/*
+ * B, a user thread on A's VP (the same pthread): it is not the dispatcher,
+ * so its run_once is -EBUSY, not -EDEADLK; then a handler call, then the
+ * end of A's loop.
+ */
+static void b_busy_then_end(void)
+{
+	struct timespec now = in_ms(0);
+
+	CHECK(asx_reactor_run_once(S.r, &now) == -EBUSY);
+	CHECK(write(S.pw.fd, "!", 1) == 1);
+	while (LD(S.handled) < 1)
+		asx_asc_thread_yield();
+	asx_reactor_end_loop(S.r);
+}
+
+static void test_reactor_run(void **state)
+{
+	static const struct scenario s = { "asx_reactor_run", NULL, a_run, b_busy_then_end };
+
+	(void)state;
+	reactor_with_pipe();
+	run_scenario(&s);
+}
+
+static int run_once_timed(const struct timespec *dl)
+{
+	int r = asx_reactor_run_once(S.r, dl);
+
+	return r == 0 ? -ETIMEDOUT : r;
+}
+
+static void test_reactor_run_once_timed(void **state)
+{
+	(void)state;
+	reactor_with_pipe();
+	run_timed(run_once_timed, "asx_reactor_run_once, timed");
+}
+
+/* ---------------------------------------------------------------- pool */
+
+/*
+ * An echo handler: each readable event moves one 8-byte message back
+ * with the _n calls (on a pool thread they park that thread only).  It
+ * counts the calls made on a user thread other than the dispatcher.
+ */
+static struct asx_asc_thread *dispatcher;
+static unsigned long pooled, echoed;
+
+static int echo_input(struct asx_event_handler *eh, int fd)
+{
+	struct asx_sock_stream s = { .sock.fd = fd };
+	uint64_t v;
+	ssize_t n;
+
+	(void)eh;
+	n = asx_sock_stream_recv_n(&s, &v, sizeof(v), NULL, NULL);
+	if (n != (ssize_t)sizeof(v))
+		return -1;	/* the client closed: unregister */
+	if (asx_asc_thread_self() && asx_asc_thread_self() != LD(dispatcher))
+		__atomic_add_fetch(&pooled, 1, __ATOMIC_RELAXED);
+	CHECK(asx_sock_stream_send_n(&s, &v, sizeof(v), NULL, NULL) == sizeof(v));
+	__atomic_add_fetch(&echoed, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static const struct asx_event_handler_ops echo_ops = { .handle_input = echo_input };
+
+/* One client: @n numbered messages, each round trip checked in order. */
+struct client {
+	struct asx_lsock_stream s;
+	unsigned int id, n;
+	int fail;
+};
+
+static void *client_main(void *arg)
+{
+	struct client *c = arg;
+
+	for (uint64_t i = 0; i < c->n; i++) {
+		uint64_t v = (uint64_t)c->id << 32 | i, back = 0;
+
+		if (asx_sock_stream_send_n(&c->s.stream, &v, sizeof(v), NULL, NULL) != sizeof(v) ||
+		    asx_sock_stream_recv_n(&c->s.stream, &back, sizeof(back), NULL, NULL) !=
+			    sizeof(back) || back != v) {
+			c->fail = 1;	/* lost, duplicated or out of order */
+			break;
+		}
+	}
+	asx_sock_stream_close_writer(&c->s.stream);
+	return NULL;
+}
+
+#define POOL_CLIENTS 8
+
+static struct {
+	struct asx_reactor *r;
+	struct asx_asc *asc;
+	struct asx_lsock_stream srv[2 * POOL_CLIENTS];
+	struct asx_event_handler eh[2 * POOL_CLIENTS];
+	struct client cl[2 * POOL_CLIENTS];
+	unsigned int nuclients, npclients, nthreads;
+	int rc;
+} P;
+
+/* The dispatcher, a user thread: start the pool, run, stop it. */
+static void *pool_dispatcher(void *arg)
+{
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	ASX_OPTS(struct asx_reactor_pool_opts, o, .nthreads = P.nthreads, .asc = P.asc,
+		 .qos = &q.qos);
+
+	(void)arg;
+	ST(dispatcher, asx_asc_thread_self());
+	P.rc = asx_reactor_pool_start(P.r, &o);
+	if (P.rc)
+		return NULL;
+	CHECK(asx_reactor_pool_threads(P.r) == P.nthreads);
+	P.rc = asx_reactor_run(P.r);
+	CHECK(asx_reactor_pool_stop(P.r) == 0);
+	return NULL;
+}
+
+/*
+ * @nvps VPs; @nuclients clients on user threads of the same ASC and
+ * @npclients on pthreads, @n messages each; @nthreads pool threads.
+ */
+static void run_pool(unsigned int nvps, unsigned int nuclients, unsigned int npclients,
+		     unsigned int n, unsigned int nthreads)
+{
+	ASX_OPTS(struct asx_asc_opts, ao, .nvps = nvps, .max_vps = nvps,
+		 .semantic = ASX_ASC_NONPREEMPTIVE);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_asc_thread *disp, *ut[2 * POOL_CLIENTS];
+	pthread_t pt[2 * POOL_CLIENTS];
+	unsigned int i, total = nuclients + npclients;
+
+	memset(&P, 0, sizeof(P));
+	pooled = echoed = 0;
+	P.nthreads = nthreads;
+	assert_true(total <= 2 * POOL_CLIENTS);
+	assert_int_equal(asx_reactor_create(&P.r), 0);
+	assert_int_equal(asx_asc_create(&P.asc, &asx_asc_prio, &ao), 0);
+	for (i = 0; i < total; i++) {
+		assert_int_equal(asx_lsock_stream_pair(&P.srv[i], &P.cl[i].s), 0);
+		P.cl[i].id = i;
+		P.cl[i].n = n;
+		asx_event_handler_init(&P.eh[i], &echo_ops);
+		assert_int_equal(asx_reactor_register_fd(P.r, P.srv[i].stream.sock.fd, &P.eh[i],
+							 ASX_EV_READ), 0);
+	}
+	assert_int_equal(asx_asc_thread_spawn(P.asc, &q.qos, pool_dispatcher, NULL, NULL, &disp),
+			 0);
+	for (i = 0; i < nuclients; i++)
+		assert_int_equal(asx_asc_thread_spawn(P.asc, &q.qos, client_main, &P.cl[i], NULL,
+						      &ut[i]), 0);
+	for (i = 0; i < npclients; i++)
+		assert_int_equal(pthread_create(&pt[i], NULL, client_main, &P.cl[nuclients + i]),
+				 0);
+	for (i = 0; i < npclients; i++)
+		join_or_die(pt[i], "a pthread client of the pool");
+	for (i = 0; i < nuclients; i++)
+		assert_int_equal(asx_asc_thread_join(ut[i], NULL), 0);
+	/* every client saw its n echoes; the handlers unregister at EOF */
+	while (asx_reactor_fd_count(P.r))
+		usleep(1000);
+	asx_reactor_end_loop(P.r);
+	assert_int_equal(asx_asc_thread_join(disp, NULL), 0);
+	assert_int_equal(P.rc, 0);
+	assert_threads_ok();
+	for (i = 0; i < total; i++) {
+		assert_int_equal(P.cl[i].fail, 0);
+		asx_lsock_stream_close(&P.srv[i]);
+		asx_lsock_stream_close(&P.cl[i].s);
+	}
+	assert_int_equal(LD(echoed), (unsigned long)total * n);
+	assert_true(LD(pooled) > 0);
+	assert_int_equal(asx_reactor_destroy(P.r), 0);
+	assert_int_equal(asx_asc_destroy(P.asc), 0);
+}
+
+struct pool_args {
+	unsigned int nvps, nuclients, npclients, n, nthreads;
+};
+
+static void *pool_driver(void *arg)
+{
+	const struct pool_args *a = arg;
+
+	run_pool(a->nvps, a->nuclients, a->npclients, a->n, a->nthreads);
+	return NULL;
+}
+
+/* The whole run under the watchdog (asx_asc_thread_join cannot time out). */
+static void run_pool_wd(const struct pool_args *a, const char *what)
+{
+	pthread_t th;
+
+	assert_int_equal(pthread_create(&th, NULL, pool_driver, (void *)a), 0);
+	join_or_die(th, what);
+}
+
+/* All on one VP: dispatcher, 3 pool threads and 4 clients, user threads. */
+static void test_pool_1vp(void **state)
+{
+	static const struct pool_args a = { 1, 4, 0, 200, 3 };
+
+	(void)state;
+	run_pool_wd(&a, "Reactor plus pool on one VP");
+}
+
+/* The stress mix: two VPs, user-thread and pthread clients. */
+static void test_pool_mixed_stress(void **state)
+{
+	static const struct pool_args a = { 2, POOL_CLIENTS, POOL_CLIENTS, 2000, 4 };
+
+	(void)state;
+	run_pool_wd(&a, "Reactor plus pool, mixed clients");
+}
+
+/* A pool of pthreads behind a pthread dispatcher: the same contract. */
+static void *pthread_dispatcher(void *arg)
+{
+	(void)arg;
+	P.rc = asx_reactor_run(P.r);
+	return NULL;
+}
+
+static void test_pool_pthreads(void **state)
+{
+	ASX_OPTS(struct asx_reactor_pool_opts, o, .nthreads = 3);
+	struct asx_reactor *r;
+	struct asx_lsock_stream a, b;
+	struct asx_event_handler eh;
+	pthread_t d;
+	uint64_t v, back;
+
+	(void)state;
+	memset(&P, 0, sizeof(P));
+	echoed = 0;
+	assert_int_equal(asx_reactor_create(&r), 0);
+	P.r = r;
+	assert_int_equal(asx_reactor_pool_start(r, &o), 0);
+	assert_int_equal(asx_reactor_pool_start(r, &o), -EBUSY);
+	assert_int_equal(asx_reactor_destroy(r), -EBUSY);
+	assert_int_equal(asx_lsock_stream_pair(&a, &b), 0);
+	asx_event_handler_init(&eh, &echo_ops);
+	assert_int_equal(asx_reactor_register_fd(r, a.stream.sock.fd, &eh, ASX_EV_READ), 0);
+	assert_int_equal(pthread_create(&d, NULL, pthread_dispatcher, NULL), 0);
+	for (v = 0; v < 500; v++) {
+		assert_int_equal(asx_sock_stream_send_n(&b.stream, &v, 8, NULL, NULL), 8);
+		assert_int_equal(asx_sock_stream_recv_n(&b.stream, &back, 8, NULL, NULL), 8);
+		assert_int_equal(back, v);
+	}
+	asx_reactor_end_loop(r);
+	join_or_die(d, "pthread dispatcher");
+	assert_int_equal(asx_reactor_pool_stop(r), 0);
+	assert_int_equal(asx_reactor_pool_stop(r), -ENOENT);
+	assert_int_equal(asx_reactor_pool_threads(r), 0);
+	assert_int_equal(LD(echoed), 500);
+	asx_lsock_stream_close(&a);
+	asx_lsock_stream_close(&b);
+	assert_int_equal(asx_reactor_destroy(r), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_accept, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_accept_timed, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_connect, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_connect_timed, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_recv, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_recv_timed, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_recv_n, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_recv_n_timed, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_send_n, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_recv_nonblock, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_pipe_read, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_reactor_run_once, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_reactor_run, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_reactor_run_once_timed, setup_sock,
+						teardown_sock),
+		cmocka_unit_test(test_pool_pthreads),
+		cmocka_unit_test(test_pool_1vp),
+		cmocka_unit_test(test_pool_mixed_stress),
+	};
+
+	if (getenv("ASX_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("ASX_TEST_FILTER"));
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
