@@ -516,6 +516,7 @@ uninstall:
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/asx $(DESTDIR)$(BCCDIR) $(DESTDIR)$(SVCDIR) $(DESTDIR)$(DATADIR)
 
 style: lib
+	$(Q)/usr/bin/python3 tools/doc-check.py
 	$(Q)tools/checkpatch.sh
 	$(Q)tools/kmod-layers.sh
 	$(Q)tools/svc-calls.sh --self-test

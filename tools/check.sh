@@ -25,7 +25,8 @@
 #   install     make install into a scratch prefix; against it, with pkg-config only:
 #               each header alone (gnu11/c11/c17), lib/tests/outsider/*.c, the docs' examples
 #               every installed command has a man page; every man page renders cleanly
-#   style       checkpatch.pl --no-tree on kmod/ and uapi/; asx.ko's includes one-way
+#   style       Documentation/ parses (tools/doc-check.py); checkpatch.pl --no-tree on
+#               kmod/ and uapi/; asx.ko's includes one-way
 #               (tools/kmod-layers.sh: no circle, no layer including a higher one);
 #               libasx's components and the files of asc/ and reactor/ one-way
 #               (tools/lib-layers.sh, on a fresh `make lib`), and its self-test
@@ -561,6 +562,9 @@ stage_install() {
 }
 
 stage_style() {
+	note "Documentation/: every page parses, every :doc: names a page (tools/doc-check.py)"
+	if /usr/bin/python3 tools/doc-check.py --self-test; then pass; else fail "style: doc-check's self-test"; fi
+	if /usr/bin/python3 tools/doc-check.py; then pass; else fail "style: Documentation/ (see above)"; fi
 	note "checkpatch"
 	if tools/checkpatch.sh; then pass; else fail "style: checkpatch"; fi
 	note "asx.ko layers (one-way includes)"

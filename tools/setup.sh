@@ -45,6 +45,8 @@ pkgs=(
 	debhelper dh-dkms dpkg-dev fakeroot lintian
 	# the layout gate: abidw/abidiff (tools/layout-check.py)
 	abigail-tools
+	# the pages of Documentation/ parsed in the style stage (tools/doc-check.py)
+	python3-docutils
 )
 
 missing=()
