@@ -45,6 +45,8 @@ pkgs=(
 	debhelper dh-dkms dpkg-dev fakeroot lintian
 	# the layout gate: abidw/abidiff (tools/layout-check.py)
 	abigail-tools
+	# the report opened in a headless browser (tools/report/browser-check.py)
+	chromium
 )
 
 missing=()
