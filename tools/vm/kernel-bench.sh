@@ -3,7 +3,7 @@
 #
 # kernel-bench.sh - asx.ko's benchmarks on several kernels of the matrix, side by side.
 #
-# Usage: tools/vm/kernel-bench.sh [--rounds N] [--quick] [NAME...]
+# Usage: tools/vm/kernel-bench.sh [--rounds N] [--quick | --full] [NAME...]
 #
 # Runs, in the test VM of each kernel NAME of the matrix (default: 6.12 and
 # 6.12-rt; see tools/vm/asx-vm --kernels), with asx.ko built for it
@@ -18,9 +18,13 @@
 # The kernels take turns, N rounds (default 2), so that a change in the host's
 # load falls on each alike. Prints, per figure, the median over the rounds for
 # each kernel and the ratio of each to the first kernel; keeps every round's
-# JSON in build/kernel-bench/NAME-ROUND.json.
+# JSON in build/kernel-bench/NAME-ROUND.json: one object of typed records
+# (Documentation/benchmarks.rst, "Records") whose context is the guest's,
+# with "commands" (the three run) and "vm" (the kernel's matrix NAME and
+# release, qemu's TCG mode and the guest's vCPUs) added.
 #
 #   --quick   asx-bench --quick (smoke test of this script)
+#   --full    the three commands' own default workloads, --runs 5
 #
 # Needs build/bin/asx-bench (make tools). Exit 1 if a run fails.
 set -uo pipefail
@@ -37,6 +41,7 @@ while [ $# -gt 0 ]; do
 	--rounds) [ $# -ge 2 ] || { echo "$prog: --rounds needs N" >&2; exit 2; }
 		rounds=$2; shift ;;
 	--quick) quick=(--quick) ;;
+	--full) quick=(--full) ;;
 	-*) echo "$prog: unknown option '$1' (try --help)" >&2; exit 2 ;;
 	*) names+=("$1") ;;
 	esac
@@ -74,8 +79,10 @@ run_on() {
 out=build/kernel-bench
 mkdir -p "$out"
 bench="build/bin/asx-bench --json"
-if [ ${#quick[@]} -gt 0 ]; then
+if [ "${quick[*]}" = --quick ]; then
 	bench+=" --quick"; cb_args=; ks_args=
+elif [ "${quick[*]}" = --full ]; then
+	bench+=" --runs 5"; cb_args=; ks_args=
 else
 	bench+=" --runs 3"; cb_args="--rounds 5000"; ks_args="-m 64"
 fi
@@ -98,15 +105,19 @@ for ((r = 1; r <= rounds; r++)); do
 	done
 done
 
-/usr/bin/python3 - "$out" "$rounds" "${names[@]}" <<'PY'
+vers=()
+for n in "${names[@]}"; do vers+=("${ver[$n]}"); done
+/usr/bin/python3 - "$out" "$rounds" "${#names[@]}" "${names[@]}" "${vers[@]}" <<'PY'
 import json, statistics, sys
-out, rounds, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+out, rounds, nk = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+names, vers = sys.argv[4:4 + nk], sys.argv[4 + nk:]
 figs = {}
-for n in names:
+for n, v in zip(names, vers):
     for r in range(1, rounds + 1):
         # one asx-bench object per command: the first's context, every
         # record, and the flat view made again from the records
         merged = {"context": None, "records": []}
+        cmds, durations = [], []
         dec = json.JSONDecoder()
         text = open(f"{out}/{n}-{r}.raw").read()
         i = 0
@@ -116,8 +127,16 @@ for n in names:
             if i >= len(text):
                 break
             obj, i = dec.raw_decode(text, i)
-            merged["context"] = merged["context"] or obj["context"]
+            merged["context"] = merged["context"] or dict(obj["context"])
             merged["records"] += obj["records"]
+            cmds.append(obj["context"].get("command"))
+            durations += obj["context"].get("durations") or []
+        # where the records come from: the guest's context, and the VM
+        merged["context"].update(
+            command=" ".join(str(c) for c in cmds), commands=cmds, durations=durations,
+            seconds=sum(d.get("seconds", 0) for d in durations),
+            vm={"kernel": n, "release": v, "emulation": "qemu TCG", "tcg": "multi",
+                "vcpus": merged["context"].get("cpus")})
         merged.update((x["key"], x["value"]) for x in merged["records"])
         with open(f"{out}/{n}-{r}.json", "w") as f:
             json.dump(merged, f, indent=1)
