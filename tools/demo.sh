@@ -98,6 +98,8 @@ mkdir -p "$out"
 [ "$kernel" = only ] && { kernel_half; exit; }
 rm -f "$out/results.csv" "$out/results.json" "$out/meta.json" "$out/bench.log" \
 	"$out/report.html"	# meta.json: what older demos wrote
+# the kernel half of an earlier run no longer matches the report: --kernel remakes it
+rm -f "$out/results-kernel.json" "$out/kernel.log"
 bench=build/bin/asx-bench
 version=$("$bench" --version | sed 's/.*libasx \(.*\))/\1/')
 
@@ -115,7 +117,6 @@ took=$((SECONDS - t0))
 echo
 echo "Figures: $out/results.json and $out/results.csv (asx-bench took $took s)"
 if [ "$kernel" = also ]; then
-	rm -f "$out/results-kernel.json"	# this run's, or none
 	[ "$rc" -eq 0 ] || echo "demo.sh: asx-bench failed (exit $rc); see $out/bench.log" >&2
 	kernel_half || rc=1
 	exit "$rc"
