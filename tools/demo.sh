@@ -63,7 +63,12 @@ done
 kernel_half() {
 	local k=$out/results-kernel.json log=$out/kernel.log ksize=() rc=0 t=$SECONDS
 	local user=$out/results.json empty= report why
-	case "$mode" in quick) ksize=(--quick) ;; full) ksize=(--full) ;; esac
+	# a guest that hangs fails the half after this long (each of up to 3 tries)
+	case "$mode" in
+	quick) ksize=(--quick --timeout 600) ;;
+	full) ksize=(--full --timeout 2400) ;;
+	*) ksize=(--timeout 1200) ;;
+	esac
 	echo "Kernel half: asx-bench sa-latency, capsule-block --activations and kstream" \
 		"in the test VM ($vm_kernel, qemu TCG); $mode workloads"
 	rm -f "$k"

@@ -3,7 +3,7 @@
 #
 # kernel-bench.sh - asx.ko's benchmarks on several kernels of the matrix, side by side.
 #
-# Usage: tools/vm/kernel-bench.sh [--rounds N] [--quick | --full] [NAME...]
+# Usage: tools/vm/kernel-bench.sh [--rounds N] [--quick | --full] [--timeout SECS] [NAME...]
 #
 # Runs, in the test VM of each kernel NAME of the matrix (default: 6.12 and
 # 6.12-rt; see tools/vm/asx-vm --kernels), with asx.ko built for it
@@ -25,6 +25,8 @@
 #
 #   --quick   asx-bench --quick (smoke test of this script)
 #   --full    the three commands' own default workloads, --runs 5
+#   --timeout SECS  give up on a guest after SECS seconds (asx-vm --timeout;
+#             default 2400): a guest that timed out counts as one that died
 #
 # Needs build/bin/asx-bench (make tools). Exit 1 if a run fails.
 set -uo pipefail
@@ -33,6 +35,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 prog=kernel-bench.sh
 cd "$top" || exit 2
 rounds=2
+timeout=2400
 quick=()
 names=()
 while [ $# -gt 0 ]; do
@@ -42,12 +45,15 @@ while [ $# -gt 0 ]; do
 		rounds=$2; shift ;;
 	--quick) quick=(--quick) ;;
 	--full) quick=(--full) ;;
+	--timeout) [ $# -ge 2 ] || { echo "$prog: --timeout needs SECS" >&2; exit 2; }
+		timeout=$2; shift ;;
 	-*) echo "$prog: unknown option '$1' (try --help)" >&2; exit 2 ;;
 	*) names+=("$1") ;;
 	esac
 	shift
 done
 case "$rounds" in ''|*[!0-9]*|0) echo "$prog: --rounds wants a positive number" >&2; exit 2 ;; esac
+case "$timeout" in ''|*[!0-9]*|0) echo "$prog: --timeout wants a positive number" >&2; exit 2 ;; esac
 [ ${#names[@]} -gt 0 ] || names=(6.12 6.12-rt)
 [ -x build/bin/asx-bench ] || { echo "$prog: build/bin/asx-bench not built (make tools)" >&2; exit 1; }
 
@@ -67,7 +73,7 @@ done <<<"$all"
 run_on() {
 	local n=$1
 
-	ASX_VM_KVER=${ver[$n]} tools/vm/asx-vm --tcg multi --timeout 2400 \
+	ASX_VM_KVER=${ver[$n]} tools/vm/asx-vm --tcg multi --timeout "$timeout" \
 		--kmod "build/kmod/${ver[$n]}/kmod" -- sh -c "cpu1=/sys/devices/system/cpu/cpu1/online
 		echo 0 > \$cpu1 && build/bin/asx-bench --quick --runs 1 sa-latency >/dev/null &&
 		echo 1 > \$cpu1 || exit 1
