@@ -4,8 +4,9 @@
 # test-kernel-browser.sh - the report's kernel half, and the report in a browser.
 #
 # The kernel half (asx-report --kernel, tools/demo.sh --kernel-only) from
-# kernel-sample.json beside this script (the records of one real
-# `tools/demo.sh --kernel-only` run in the test VM: no VM is booted here):
+# kernel-sample.json beside this script (no VM is booted here): the
+# results-kernel.json of a real `tools/demo.sh --quick --kernel-only` run
+# in the test VM on Debian's 6.1 kernel:
 # its three figures drawn beside the papers' words, every kernel key on the
 # page, the guest's kernel and the TCG VM said; a record set missing (no
 # kstream records) and a VM that did not run (a context with "failed", no
