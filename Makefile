@@ -16,6 +16,9 @@
 #                     DEBUG_KERNEL=6.12 or 6.12-rt (PREEMPT_RT) instead of 6.1
 #   make demo         build everything, run the benchmark suite, write build/demo/report.html
 #                     (DEMO_FLAGS=--quick or --full, --runs N: passed to tools/demo.sh)
+#   make demo-kernel  the kernel half: asx.ko's kstream, sa-latency, capsule-block
+#                     --activations in the test VM (KERNEL=6.1, 6.12 or 6.12-rt),
+#                     merged into build/demo/report.html (DEMO_FLAGS too)
 #   make bench        build build/bin/asx-bench
 #   make fuzz         libFuzzer targets (clang) in build/fuzz/; fuzz-replay: corpus replayers
 #   make install      PREFIX=/usr/local DESTDIR= LIBDIR= INCLUDEDIR= BINDIR=
@@ -468,6 +471,14 @@ demo-kmod:
 			"$$(grep -m1 -iE 'error|no kernel|kmod:' build/demo/kmod.log ||" \
 			"tail -n 1 build/demo/kmod.log) (build/demo/kmod.log)"; \
 	fi
+
+# The kernel half of the report: kstream, sa-latency and capsule-block --activations
+# in the test VM (qemu TCG) booting KERNEL of the matrix (default 6.1), with asx.ko
+# built for it; their records in build/demo/results-kernel.json, merged into the
+# report of the last `make demo` (Documentation/experiments.rst, "The kernel half").
+.PHONY: demo-kernel
+demo-kernel: setup lib tools
+	$(Q)tools/demo.sh --kernel-only --vm-kernel '$(or $(KERNEL),6.1)' $(DEMO_FLAGS)
 
 # ---------------------------------------------------------------- install
 install: lib tools

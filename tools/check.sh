@@ -21,6 +21,8 @@
 #   tools       asx-bench smoke run (--quick), JSON well formed, keys present;
 #               the TAP parser's own test (tools/lib/test-tap-count.sh);
 #               the demo's report generator (tools/report/test-report.sh);
+#               its kernel half and the report in headless Chromium
+#               (tools/report/test-kernel-browser.sh);
 #               asxd and asxctl svc end to end (tools/asxd/test-asxd.sh), plain and ASan
 #   install     make install into a scratch prefix; against it, with pkg-config only:
 #               each header alone (gnu11/c11/c17), lib/tests/outsider/*.c, the docs' examples
@@ -414,6 +416,16 @@ PY
 	fi
 }
 
+# the report's kernel half (from a recorded VM run) and the report in
+# headless Chromium (tools/report/test-kernel-browser.sh)
+tools_kernel_browser() {
+	local t=$log/kernel-browser-test.log
+	note "the kernel half of the report; the report in a browser (tools/report/test-kernel-browser.sh)"
+	tools/report/test-kernel-browser.sh build 2>&1 | tee "$t"
+	tap_tally "tools kernel-browser-test" "$t" "${PIPESTATUS[0]}" ||
+		fail "tools: tools/report/test-kernel-browser.sh printed no TAP"
+}
+
 stage_tools() {
 	local out=$log/bench.json
 	note "asx-bench smoke run"
@@ -498,6 +510,7 @@ stage_tools() {
 	tools/report/test-report.sh build 2>&1 | tee "$t"
 	tap_tally "tools report-test" "$t" "${PIPESTATUS[0]}" ||
 		fail "tools: tools/report/test-report.sh printed no TAP"
+	tools_kernel_browser
 	# asxd and `asxctl svc` end to end, plain and under ASan (a leak at exit fails it)
 	note "asxd and asxctl svc (plain, ASan)"
 	make -s -j"$jobs" SAN=asan lib tools || { fail "tools: ASan build"; return; }

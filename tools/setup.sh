@@ -47,6 +47,8 @@ pkgs=(
 	abigail-tools
 	# the pages of Documentation/ parsed in the style stage (tools/doc-check.py)
 	python3-docutils
+	# the report opened in a headless browser (tools/report/browser-check.py)
+	chromium
 )
 
 missing=()

@@ -3,7 +3,7 @@
 #
 # kernel-bench.sh - asx.ko's benchmarks on several kernels of the matrix, side by side.
 #
-# Usage: tools/vm/kernel-bench.sh [--rounds N] [--quick] [NAME...]
+# Usage: tools/vm/kernel-bench.sh [--rounds N] [--quick | --full] [--timeout SECS] [NAME...]
 #
 # Runs, in the test VM of each kernel NAME of the matrix (default: 6.12 and
 # 6.12-rt; see tools/vm/asx-vm --kernels), with asx.ko built for it
@@ -18,9 +18,15 @@
 # The kernels take turns, N rounds (default 2), so that a change in the host's
 # load falls on each alike. Prints, per figure, the median over the rounds for
 # each kernel and the ratio of each to the first kernel; keeps every round's
-# JSON in build/kernel-bench/NAME-ROUND.json.
+# JSON in build/kernel-bench/NAME-ROUND.json: one object of typed records
+# (Documentation/benchmarks.rst, "Records") whose context is the guest's,
+# with "commands" (the three run) and "vm" (the kernel's matrix NAME and
+# release, qemu's TCG mode and the guest's vCPUs) added.
 #
 #   --quick   asx-bench --quick (smoke test of this script)
+#   --full    the three commands' own default workloads, --runs 5
+#   --timeout SECS  give up on a guest after SECS seconds (asx-vm --timeout;
+#             default 2400): a guest that timed out counts as one that died
 #
 # Needs build/bin/asx-bench (make tools). Exit 1 if a run fails.
 set -uo pipefail
@@ -29,6 +35,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 prog=kernel-bench.sh
 cd "$top" || exit 2
 rounds=2
+timeout=2400
 quick=()
 names=()
 while [ $# -gt 0 ]; do
@@ -37,12 +44,16 @@ while [ $# -gt 0 ]; do
 	--rounds) [ $# -ge 2 ] || { echo "$prog: --rounds needs N" >&2; exit 2; }
 		rounds=$2; shift ;;
 	--quick) quick=(--quick) ;;
+	--full) quick=(--full) ;;
+	--timeout) [ $# -ge 2 ] || { echo "$prog: --timeout needs SECS" >&2; exit 2; }
+		timeout=$2; shift ;;
 	-*) echo "$prog: unknown option '$1' (try --help)" >&2; exit 2 ;;
 	*) names+=("$1") ;;
 	esac
 	shift
 done
 case "$rounds" in ''|*[!0-9]*|0) echo "$prog: --rounds wants a positive number" >&2; exit 2 ;; esac
+case "$timeout" in ''|*[!0-9]*|0) echo "$prog: --timeout wants a positive number" >&2; exit 2 ;; esac
 [ ${#names[@]} -gt 0 ] || names=(6.12 6.12-rt)
 [ -x build/bin/asx-bench ] || { echo "$prog: build/bin/asx-bench not built (make tools)" >&2; exit 1; }
 
@@ -62,7 +73,7 @@ done <<<"$all"
 run_on() {
 	local n=$1
 
-	ASX_VM_KVER=${ver[$n]} tools/vm/asx-vm --tcg multi --timeout 2400 \
+	ASX_VM_KVER=${ver[$n]} tools/vm/asx-vm --tcg multi --timeout "$timeout" \
 		--kmod "build/kmod/${ver[$n]}/kmod" -- sh -c "cpu1=/sys/devices/system/cpu/cpu1/online
 		echo 0 > \$cpu1 && build/bin/asx-bench --quick --runs 1 sa-latency >/dev/null &&
 		echo 1 > \$cpu1 || exit 1
@@ -74,8 +85,10 @@ run_on() {
 out=build/kernel-bench
 mkdir -p "$out"
 bench="build/bin/asx-bench --json"
-if [ ${#quick[@]} -gt 0 ]; then
+if [ "${quick[*]}" = --quick ]; then
 	bench+=" --quick"; cb_args=; ks_args=
+elif [ "${quick[*]}" = --full ]; then
+	bench+=" --runs 5"; cb_args=; ks_args=
 else
 	bench+=" --runs 3"; cb_args="--rounds 5000"; ks_args="-m 64"
 fi
@@ -98,15 +111,19 @@ for ((r = 1; r <= rounds; r++)); do
 	done
 done
 
-/usr/bin/python3 - "$out" "$rounds" "${names[@]}" <<'PY'
+vers=()
+for n in "${names[@]}"; do vers+=("${ver[$n]}"); done
+/usr/bin/python3 - "$out" "$rounds" "${#names[@]}" "${names[@]}" "${vers[@]}" <<'PY'
 import json, statistics, sys
-out, rounds, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+out, rounds, nk = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+names, vers = sys.argv[4:4 + nk], sys.argv[4 + nk:]
 figs = {}
-for n in names:
+for n, v in zip(names, vers):
     for r in range(1, rounds + 1):
         # one asx-bench object per command: the first's context, every
         # record, and the flat view made again from the records
         merged = {"context": None, "records": []}
+        cmds, durations = [], []
         dec = json.JSONDecoder()
         text = open(f"{out}/{n}-{r}.raw").read()
         i = 0
@@ -116,8 +133,16 @@ for n in names:
             if i >= len(text):
                 break
             obj, i = dec.raw_decode(text, i)
-            merged["context"] = merged["context"] or obj["context"]
+            merged["context"] = merged["context"] or dict(obj["context"])
             merged["records"] += obj["records"]
+            cmds.append(obj["context"].get("command"))
+            durations += obj["context"].get("durations") or []
+        # where the records come from: the guest's context, and the VM
+        merged["context"].update(
+            command=" ".join(str(c) for c in cmds), commands=cmds, durations=durations,
+            seconds=sum(d.get("seconds", 0) for d in durations),
+            vm={"kernel": n, "release": v, "emulation": "qemu TCG", "tcg": "multi",
+                "vcpus": merged["context"].get("cpus")})
         merged.update((x["key"], x["value"]) for x in merged["records"])
         with open(f"{out}/{n}-{r}.json", "w") as f:
             json.dump(merged, f, indent=1)
