@@ -21,6 +21,14 @@
 int asx__msgq_enqueue_again(struct asx_msgq *q, struct asx_msg *m, unsigned int flags,
 			    const struct timespec *deadline);
 
+/*
+ * Wait (outside any RCU read-side section) until @q is not flow-controlled,
+ * without queueing anything: 0 (room now, which another writer may take
+ * first), -ETIMEDOUT, -ESHUTDOWN (deactivated), -EINTR (a pulse).  The
+ * Stream framework's delivery waits here after it left its section.
+ */
+int asx__msgq_wait_room(struct asx_msgq *q, const struct timespec *deadline);
+
 /* Install @fn/@arg; returns the epoch of the calls that took the old hook. */
 uint32_t asx__msgq_swap_notify(struct asx_msgq *q, asx_msgq_notify_fn *fn, void *arg);
 

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * test_stream_asc.c - the Stream framework on ASC user threads.
+ *
+ * Each scenario runs on an ASC of exactly one VP (non-preemptive PRIO): a
+ * Stream writer under flow control is user thread A, and what drains the
+ * Stream is user thread B (or a Task's service threads) on the same VP.
+ * A put that waited inside its RCU read-side section blocked the VP, so B
+ * never ran: the watchdog (joinwd.h) fails the program instead of hanging.
+ * Every message is numbered: the reader checks nothing is lost, duplicated
+ * or reordered.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <asx/asc.h>
+#include <asx/msg.h>
+#include <asx/stream.h>
+#include <asx/sync.h>
+#include "joinwd.h"
+#include "threadcheck.h"
+
+#define NMSG	200
+#define MSGLEN	256
+#define HIWAT	(4 * MSGLEN)
+
+#define LD(x)		__atomic_load_n(&(x), __ATOMIC_SEQ_CST)
+#define ST(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_SEQ_CST)
+
+static struct {
+	struct asx_stream *s;
+	struct asx_msgq *wq;	/* the queue A fills */
+	struct asx_sem gate;	/* the Module's service thread waits for B */
+	int a_full;		/* A met flow control at least once */
+	int a_done;
+	int b_done;
+	uint32_t got;		/* messages B read, in order */
+} S;
+
+static struct asx_msg *make(uint32_t seq)
+{
+	struct asx_msg *m = asx_msg_alloc(MSGLEN, ASX_MSG_DATA);
+
+	if (!m)
+		return NULL;
+	memset(m->wr, (int)(seq & 0xff), MSGLEN);
+	memcpy(m->wr, &seq, sizeof(seq));
+	m->wr += MSGLEN;
+	return m;
+}
+
+/* The sequence number of @m, or -1 when its bytes are not those of make(). */
+static long seq_of(struct asx_msg *m)
+{
+	uint32_t seq;
+
+	if (asx_msg_length(m) != MSGLEN)
+		return -1;
+	memcpy(&seq, m->rd, sizeof(seq));
+	if (m->rd[MSGLEN - 1] != (unsigned char)(seq & 0xff))
+		return -1;
+	return seq;
+}
+
+/* A: write NMSG messages, blocking on flow control. */
+static void *writer(void *arg)
+{
+	(void)arg;
+	for (uint32_t i = 0; i < NMSG; i++) {
+		struct asx_msg *m = make(i);
+
+		CHECK(m);
+		if (!m)
+			break;
+		if (asx_msgq_is_full(S.wq))
+			ST(S.a_full, 1);
+		CHECK(asx_stream_put(S.s, m, 0, NULL) == 0);
+	}
+	ST(S.a_done, 1);
+	return NULL;
+}
+
+/* B: read NMSG messages from the head, in order. */
+static void *reader(void *arg)
+{
+	struct asx_msg *m;
+
+	(void)arg;
+	while (LD(S.got) < NMSG) {
+		CHECK(asx_stream_get(S.s, &m, 0, NULL) == 0);
+		CHECK(seq_of(m) == (long)S.got);
+		asx_msg_free_chain(m);
+		ST(S.got, S.got + 1);
+	}
+	ST(S.b_done, 1);
+	return NULL;
+}
+
+/* B, for a sink Stream: let the Module's service thread go, then wait for A. */
+static void *opener(void *arg)
+{
+	(void)arg;
+	while (!LD(S.a_full))
+		asx_asc_thread_yield();
+	CHECK(!LD(S.a_done));
+	asx_sem_post(&S.gate);
+	ST(S.b_done, 1);
+	return NULL;
+}
+
+struct pair {
+	void *(*fn[2])(void *);
+};
+
+static void *drive(void *arg)
+{
+	struct pair *p = arg;
+	struct asx_asc_opts o = { .sz = sizeof(o), .nvps = 1, .max_vps = 1,
+				  .semantic = ASX_ASC_NONPREEMPTIVE };
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_asc_thread *t[2];
+	struct asx_asc *a;
+
+	if (asx_asc_create(&a, &asx_asc_prio, &o))
+		return (void *)1;
+	for (int i = 0; i < 2; i++)
+		if (asx_asc_thread_spawn(a, &q.qos, p->fn[i], NULL, NULL, &t[i]))
+			return (void *)2;
+	for (int i = 0; i < 2; i++)
+		asx_asc_thread_join(t[i], NULL);
+	asx_asc_destroy(a);
+	return NULL;
+}
+
+/* Run @first and @second on a one-VP ASC; exit (fail) if they hang. */
+static void run_1vp(void *(*first)(void *), void *(*second)(void *), const char *what)
+{
+	struct pair p = { { first, second } };
+	pthread_t th;
+
+	assert_int_equal(pthread_create(&th, NULL, drive, &p), 0);
+	join_or_die(th, what);
+	assert_threads_ok();
+	assert_true(LD(S.a_done));
+	assert_true(LD(S.b_done));
+}
+
+/* Wait (bounded) until the sink tail counted @n messages. */
+static void wait_sunk(uint64_t n)
+{
+	uint64_t end = asx_now_ns() + (uint64_t)JOINWD_S * 1000000000ULL;
+
+	while (asx_stream_sunk(S.s) < n && asx_now_ns() < end)
+		usleep(1000);
+	assert_int_equal(asx_stream_sunk(S.s), n);
+}
+
+static void reset(void)
+{
+	memset(&S, 0, sizeof(S));
+	assert_int_equal(asx_sem_init(&S.gate, 0), 0);
+}
+
+/*
+ * Loop-back Stream, the head's read queue small: A's put reaches it nested
+ * (head write -> loop driver's put -> head read), queues past the high
+ * water mark at most once and then waits outside its read section, parked;
+ * B reads everything back on the same VP.
+ */
+static void test_loop_writer_reader_1vp(void **state)
+{
+	struct asx_stream_opts o = { .sz = sizeof(o), .tail = ASX_STREAM_LOOP,
+				     .head_hiwat = HIWAT, .head_lowat = HIWAT / 2 };
+
+	(void)state;
+	reset();
+	assert_int_equal(asx_stream_open(&S.s, &o), 0);
+	S.wq = asx_stream_head_queue(S.s);
+	run_1vp(writer, reader, "loop-back writer under flow control");
+	assert_int_equal(S.got, NMSG);
+	assert_true(asx_msgq_bytes(asx_stream_head_queue(S.s)) == 0);
+	asx_stream_close(S.s);
+}
+
+/* The Module's service: wait for B's go, then pass everything on. */
+static int gated_svc(struct asx_task *t)
+{
+	struct asx_msg *m;
+	int r;
+
+	asx_sem_wait(&S.gate);
+	for (;;) {
+		r = asx_task_getq(t, &m, NULL);
+		if (r == -ESHUTDOWN)
+			return 0;
+		if (r)
+			return r;
+		CHECK(seq_of(m) == (long)S.got);
+		ST(S.got, S.got + 1);
+		if (asx_task_put_next(t, m, NULL))
+			asx_msg_free_chain(m);
+	}
+}
+
+static const struct asx_task_ops gated_ops = { .svc = gated_svc };
+
+/*
+ * A task-based Module with a small queue, its service thread a pthread
+ * held until B says go: A's put finds the queue full in the outermost
+ * delivery, leaves its read section and parks; B (same VP) must run.
+ */
+static void test_task_writer_1vp(void **state)
+{
+	struct asx_stream_opts o = { .sz = sizeof(o), .tail = ASX_STREAM_SINK };
+	struct asx_module *mod;
+
+	(void)state;
+	reset();
+	assert_int_equal(asx_stream_open(&S.s, &o), 0);
+	assert_int_equal(asx_module_create(&mod, "gated", &gated_ops, NULL, NULL), 0);
+	assert_int_equal(asx_task_set_water(asx_module_wr(mod), HIWAT, HIWAT / 2), 0);
+	assert_int_equal(asx_stream_push(S.s, mod, 0, NULL), 0);
+	assert_int_equal(asx_task_activate(asx_module_wr(mod), 1), 0);
+	S.wq = asx_task_queue(asx_module_wr(mod));
+	run_1vp(writer, opener, "writer into a full task-based Module");
+	wait_sunk(NMSG);
+	asx_stream_close(S.s);
+	assert_int_equal(LD(S.got), NMSG);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_loop_writer_reader_1vp),
+		cmocka_unit_test(test_task_writer_1vp),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
