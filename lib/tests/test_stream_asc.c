@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,11 +239,122 @@ static void test_task_writer_1vp(void **state)
 	assert_int_equal(LD(S.got), NMSG);
 }
 
+/* ---------------------------------------------------------------- Tasks on ASC threads */
+
+/* A pass-through Task whose write side checks the order it sees. */
+static int order_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
+{
+	uint32_t *next = asx_module_arg(asx_task_module(t));
+
+	if (asx_task_is_wr(t)) {
+		CHECK(seq_of(m) == (long)*next);
+		(*next)++;
+	}
+	return asx_task_put_next(t, m, dl);
+}
+
+static const struct asx_task_ops order_ops = { .put = order_put };
+
+#define NMOD	4
+
+/*
+ * A 4-Module Stream whose write-side Tasks each have one service thread on
+ * the same one-VP ASC as the writer (a user thread too): every getq and
+ * every full queue parks a user thread; everything reaches the sink tail,
+ * in order at every Module.
+ */
+static void *asc_writer(void *arg)
+{
+	(void)arg;
+	for (uint32_t i = 0; i < NMSG; i++) {
+		struct asx_msg *m = make(i);
+
+		CHECK(m && asx_stream_put(S.s, m, 0, NULL) == 0);
+	}
+	ST(S.a_done, 1);
+	return NULL;
+}
+
+static void *asc_drive(void *arg)
+{
+	struct asx_asc_opts o = { .sz = sizeof(o), .nvps = 1, .max_vps = 1,
+				  .semantic = ASX_ASC_NONPREEMPTIVE };
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_module *mod[NMOD];
+	struct asx_asc_thread *w;
+	uint32_t next[NMOD] = { 0 };
+	struct asx_stream_opts so = { .sz = sizeof(so), .tail = ASX_STREAM_SINK };
+	struct asx_asc *a;
+	uint64_t end;
+
+	(void)arg;
+	if (asx_asc_create(&a, &asx_asc_prio, &o) || asx_stream_open(&S.s, &so))
+		return (void *)1;
+	for (int i = 0; i < NMOD; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "ord%d", i);
+		if (asx_module_create(&mod[i], name, &order_ops, NULL, &next[i]) ||
+		    asx_task_set_water(asx_module_wr(mod[i]), HIWAT, HIWAT / 2) ||
+		    asx_stream_push(S.s, mod[i], 0, NULL) ||
+		    asx_task_activate_asc(asx_module_wr(mod[i]), 1, a, &q.qos))
+			return (void *)2;
+		CHECK(asx_task_threads(asx_module_wr(mod[i])) == 1);
+	}
+	if (asx_asc_thread_spawn(a, &q.qos, asc_writer, NULL, NULL, &w))
+		return (void *)3;
+	asx_asc_thread_join(w, NULL);
+	end = asx_now_ns() + (uint64_t)JOINWD_S * 1000000000ULL;
+	while (asx_stream_sunk(S.s) < NMSG && asx_now_ns() < end)
+		usleep(1000);
+	CHECK(asx_stream_sunk(S.s) == NMSG);
+	asx_stream_close(S.s);		/* joins the service threads (user threads) */
+	for (int i = 0; i < NMOD; i++)
+		CHECK(next[i] == NMSG);
+	ST(S.b_done, 1);
+	asx_asc_destroy(a);
+	return NULL;
+}
+
+static void test_tasks_on_asc_1vp(void **state)
+{
+	pthread_t th;
+
+	(void)state;
+	reset();
+	assert_int_equal(pthread_create(&th, NULL, asc_drive, NULL), 0);
+	join_or_die(th, "4 task-based Modules on a one-VP ASC");
+	assert_threads_ok();
+	assert_true(LD(S.a_done));
+	assert_true(LD(S.b_done));
+}
+
+/* An ASC Task activation refuses a QoS of the wrong schema, starts nothing. */
+static void test_activate_asc_bad_qos(void **state)
+{
+	struct asx_asc_opts o = { .sz = sizeof(o), .nvps = 1, .max_vps = 1 };
+	struct asx_stream_opts so = { .sz = sizeof(so), .tail = ASX_STREAM_SINK };
+	struct asx_module *mod;
+	struct asx_asc *a;
+
+	(void)state;
+	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &o), 0);
+	assert_int_equal(asx_stream_open(&S.s, &so), 0);
+	assert_int_equal(asx_module_create(&mod, "m", NULL, NULL, NULL), 0);
+	assert_int_equal(asx_stream_push(S.s, mod, 0, NULL), 0);
+	assert_int_equal(asx_task_activate_asc(asx_module_wr(mod), 1, a, NULL), -EINVAL);
+	assert_int_equal(asx_task_threads(asx_module_wr(mod)), 0);
+	asx_stream_close(S.s);
+	assert_int_equal(asx_asc_destroy(a), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_loop_writer_reader_1vp),
 		cmocka_unit_test(test_task_writer_1vp),
+		cmocka_unit_test(test_tasks_on_asc_1vp),
+		cmocka_unit_test(test_activate_asc_bad_qos),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -116,6 +116,8 @@ extern "C" {
 struct asx_stream;
 struct asx_module;
 struct asx_task;
+struct asx_asc;
+struct asx_qos;
 
 /*
  * Flags in the first data byte of an ASX_MSG_FLUSH message: the library's
@@ -227,6 +229,18 @@ ASX_API bool asx_task_canput_next(struct asx_task *t);
  * in a stream), or the thread manager's error.
  */
 ASX_API int asx_task_activate(struct asx_task *t, int n);
+/*
+ * asx_task_activate() with the service threads as user threads of ASC
+ * @asc (asx/asc.h), with @qos in its schema (NULL for DIRECT): the
+ * "kernel or user threads" parameter of a task-based Module.  A service
+ * thread blocked in getq or on flow control parks, and its VP runs other
+ * user threads (Documentation/asc.rst, "Calling libasx from user
+ * threads").  @asc must outlive the Stream (or the Module's removal).
+ * @asc NULL is asx_task_activate().  Same returns, and the ASC's
+ * (-EINVAL for a wrong schema, -EBUSY from admission).
+ */
+ASX_API int asx_task_activate_asc(struct asx_task *t, int n, struct asx_asc *asc,
+				  const struct asx_qos *qos);
 /* Service threads started on @t. */
 ASX_API int asx_task_threads(const struct asx_task *t);
 

@@ -422,17 +422,22 @@ int asx__msgq_enqueue_again(struct asx_msgq *q, struct asx_msg *m, unsigned int 
 	return enqueue(q, m, flags, deadline, true);
 }
 
-int asx__msgq_wait_room(struct asx_msgq *q, const struct timespec *deadline)
+int asx__msgq_wait_room(struct asx_msgq *q, const struct timespec *deadline, bool again)
 {
 	int r = 0;
 
 	if (!asx_timespec_valid(deadline))
 		return -EINVAL;
 	asx_mutex_lock(&q->lock);
-	if (!q->active)
+	if (!q->active) {
 		r = -ESHUTDOWN;
-	else if (q->full)
+	} else if (q->full) {
+		if (!again) {
+			q->st.full_waits++;
+			ASX_PROBE1(msgq_block_full, q);
+		}
 		r = wait_until(q, &q->prod, can_put, deadline);
+	}
 	asx_mutex_unlock(&q->lock);
 	return r;
 }

@@ -101,10 +101,14 @@ enum { HELD_NO = 0, HELD_FORCE, HELD_PACED, HELD_CATCHUP, HELD_SUSPEND };
  *    unpins, enters again and looks up the next Task anew (the message
  *    still its caller's); or
  *  - nested inside a put() (whose Module the section keeps alive, so it
- *    cannot leave), queues the message anyway and owes the wait: the
- *    outermost asx_task_put_next() waits for room after it left, before
- *    it returns.  At most one message per nested delivery past the high
- *    water mark, and the writer is held back as before.
+ *    cannot leave), on an ASC user thread, queues the message anyway and
+ *    owes the wait: the outermost asx_task_put_next() waits for room
+ *    after it left, before it returns.  At most one message per nested
+ *    delivery past the high water mark, and the writer is held back as
+ *    before.  A plain pthread nested there still waits inside the section
+ *    (wait_nested: in slices, giving way to grace periods), the one
+ *    exception to the rule, which keeps its deadline's meaning and the
+ *    queue's bound; it blocks only itself.
  * The wait itself is asx__msgq_wait_room(), outside any section, so it
  * parks an ASC user thread and holds no grace period up.  A pin keeps the
  * Module (and its queue) from being freed meanwhile: asx_module_destroy()
@@ -112,6 +116,7 @@ enum { HELD_NO = 0, HELD_FORCE, HELD_PACED, HELD_CATCHUP, HELD_SUSPEND };
  * The per-thread record is safe on a user thread: a section never spans a
  * switch, and the record is paid right after the section, before any.
  */
+#define SUSPEND_NOTICE_NS	(10 * 1000 * 1000ULL)
 #define DELIVER_AGAIN		1
 #define WAIT_LEAVE		1u	/* full_in_reader() may say DELIVER_AGAIN */
 static __thread bool gave_way;		/* DELIVER_AGAIN is ours, not a put()'s */
@@ -241,7 +246,7 @@ static void owe_room(struct asx_task *n, uint64_t max_ns)
  * bound), then unpin.  The result of the wait: 0 (room), -ETIMEDOUT,
  * -ESHUTDOWN, -EINTR; the caller looks again in any case.
  */
-static int pay_owed(const struct timespec *dl)
+static int pay_owed(const struct timespec *dl, bool again)
 {
 	struct asx_module *mod = owed.mod;
 	struct timespec lim;
@@ -254,24 +259,66 @@ static int pay_owed(const struct timespec *dl)
 		if (!dl || asx_timespec_ns(&lim) < asx_timespec_ns(dl))
 			until = &lim;
 	}
-	r = asx__msgq_wait_room(owed.q, until);
+	r = asx__msgq_wait_room(owed.q, until, again);
 	if (__atomic_sub_fetch(&mod->pins, 1, __ATOMIC_ACQ_REL) == 0)
 		asx__word_wake(&mod->pins, INT_MAX);
 	return r;
 }
 
+static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct timespec *dl,
+			unsigned int how);
+
+/*
+ * A plain pthread nested inside a put() (the one wait still started inside
+ * a section, see DELIVER_AGAIN): wait for room on @n up to @dl in slices
+ * of SUSPEND_NOTICE_NS, and between them look at @n's held state and give
+ * way to a grace period (queue anyway: one message past the high water
+ * mark per grace period at most).
+ */
+static int wait_nested(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
+{
+	struct timespec slice;
+	const struct timespec *until;
+	bool again = false;
+	int r;
+
+	for (;; again = true) {
+		asx_deadline(&slice, SUSPEND_NOTICE_NS);
+		until = dl && asx_timespec_ns(dl) < asx_timespec_ns(&slice) ? dl : &slice;
+		asx__rcu_wait_exempt++;
+		r = again ? asx__msgq_enqueue_again(n->q, m, 0, until)
+			  : asx_msgq_enqueue(n->q, m, 0, until);
+		asx__rcu_wait_exempt--;
+		if (r != -ETIMEDOUT || (dl && asx_timespec_ns(dl) <= asx_now_ns()))
+			return queued(n, r);
+		if (ASX_LOAD_ACQ(&n->held))
+			return deliver_held(n, m, dl, 0);
+		if (asx__rcu_gp_wanted())
+			return queued(n, asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL));
+	}
+}
+
 /*
  * @n's queue was found full inside a read section (@how WAIT_LEAVE: the
- * caller may be the outermost put_next's delivery): leave and wait outside,
- * or queue anyway and owe the wait (see DELIVER_AGAIN).
+ * caller may be the outermost put_next's delivery): leave and wait outside;
+ * nested, a pthread waits in slices (wait_nested), a user thread (which
+ * must not wait there) queues anyway and owes the wait; a deadline already
+ * past is -ETIMEDOUT, the message still the caller's.  @max_ns: a paced
+ * wait (a held or suspended Task under reconfiguration), queued anyway.
  */
-static int full_in_reader(struct asx_task *n, struct asx_msg *m, uint64_t max_ns,
-			  unsigned int how)
+static int full_in_reader(struct asx_task *n, struct asx_msg *m, const struct timespec *dl,
+			  uint64_t max_ns, unsigned int how)
 {
 	if ((how & WAIT_LEAVE) && asx__rcu_outermost() && !owed.mod) {
 		owe_room(n, max_ns);
 		gave_way = true;
 		return DELIVER_AGAIN;
+	}
+	if (!max_ns) {
+		if (dl && asx_timespec_ns(dl) <= asx_now_ns())
+			return -ETIMEDOUT;
+		if (!asx__uthread_id())
+			return wait_nested(n, m, dl);
 	}
 	owe_room(n, max_ns);
 	return queued(n, asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL));
@@ -286,7 +333,8 @@ static int full_in_reader(struct asx_task *n, struct asx_msg *m, uint64_t max_ns
  * bounded, by the Task it releases).  Otherwise a full queue is waited on
  * outside the section until the resume drains it.
  */
-static int enqueue_suspended(struct asx_task *n, struct asx_msg *m, unsigned int how)
+static int enqueue_suspended(struct asx_task *n, struct asx_msg *m, const struct timespec *dl,
+			     unsigned int how)
 {
 	struct asx_stream *s = n->mod->stream;
 	bool busy = s && ASX_LOAD_ACQ(&s->cfg_busy);
@@ -297,7 +345,7 @@ static int enqueue_suspended(struct asx_task *n, struct asx_msg *m, unsigned int
 	r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_NOWAIT, NULL);
 	if (r != -EWOULDBLOCK)
 		return r;
-	return full_in_reader(n, m, busy ? HELD_PACE_NS : 0, busy ? 0 : how);
+	return full_in_reader(n, m, dl, busy ? HELD_PACE_NS : 0, busy ? 0 : how);
 }
 
 static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct timespec *dl,
@@ -310,7 +358,7 @@ again:
 	__atomic_add_fetch(&n->held_users, 1, __ATOMIC_SEQ_CST);
 	h = __atomic_load_n(&n->held, __ATOMIC_SEQ_CST);
 	if (h == HELD_SUSPEND) {
-		r = enqueue_suspended(n, m, how);
+		r = enqueue_suspended(n, m, dl, how);
 		__atomic_sub_fetch(&n->held_users, 1, __ATOMIC_RELEASE);
 		return r == DELIVER_AGAIN ? r : queued(n, r);
 	}
@@ -332,7 +380,7 @@ again:
 		/* released meanwhile */
 		if (ASX_LOAD_ACQ(&n->nthreads) > 0) {
 			r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_NOWAIT, NULL);
-			return r == -EWOULDBLOCK ? full_in_reader(n, m, 0, how) : queued(n, r);
+			return r == -EWOULDBLOCK ? full_in_reader(n, m, dl, 0, how) : queued(n, r);
 		}
 		return call_put(n, m, dl);
 	}
@@ -365,7 +413,7 @@ static int deliver(struct asx_task *n, struct asx_msg *m, const struct timespec 
 		return deliver_held(n, m, dl, WAIT_LEAVE);
 	if (ASX_LOAD_ACQ(&n->nthreads) > 0) {
 		r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_NOWAIT, NULL);
-		return r == -EWOULDBLOCK ? full_in_reader(n, m, 0, WAIT_LEAVE) : queued(n, r);
+		return r == -EWOULDBLOCK ? full_in_reader(n, m, dl, 0, WAIT_LEAVE) : queued(n, r);
 	}
 	return call_put(n, m, dl);
 }
@@ -373,18 +421,19 @@ static int deliver(struct asx_task *n, struct asx_msg *m, const struct timespec 
 int asx_task_put_next(struct asx_task *t, struct asx_msg *m, const struct timespec *deadline)
 {
 	struct asx_task *n;
+	bool again = false;
 	int r, w;
 
 	if (unlikely(!t || !m))
 		return -EINVAL;
-	for (;;) {
+	for (;; again = true) {
 		asx__rcu_read_lock();
 		n = asx__rcu_deref(t->next);
 		r = n ? deliver(n, m, deadline) : -EPIPE;
 		asx__rcu_read_unlock();
 		if (likely(!owed.mod) || asx__rcu_in_reader())
 			return r;
-		w = pay_owed(deadline);
+		w = pay_owed(deadline, again);
 		if (r != DELIVER_AGAIN || !gave_way)
 			return r;	/* delivered: the wait was the writer's pace */
 		gave_way = false;
@@ -411,7 +460,7 @@ static int putq(struct asx_task *t, struct asx_msg *m, const struct timespec *dl
 	if (!asx__rcu_in_reader())
 		return queued(t, asx_msgq_enqueue(t->q, m, 0, dl));
 	r = asx_msgq_enqueue(t->q, m, ASX_MSGQ_NOWAIT, NULL);
-	return r == -EWOULDBLOCK ? full_in_reader(t, m, 0, how) : queued(t, r);
+	return r == -EWOULDBLOCK ? full_in_reader(t, m, dl, 0, how) : queued(t, r);
 }
 
 int asx_task_putq(struct asx_task *t, struct asx_msg *m, const struct timespec *deadline)
@@ -545,6 +594,13 @@ static void *svc_main(void *arg)
 
 int asx_task_activate(struct asx_task *t, int n)
 {
+	return asx_task_activate_asc(t, n, NULL, NULL);
+}
+
+int asx_task_activate_asc(struct asx_task *t, int n, struct asx_asc *asc,
+			  const struct asx_qos *qos)
+{
+	struct asx_thr_opts o = { .sz = sizeof(o), .asc = asc, .qos = qos };
 	struct asx_stream *s;
 	int r;
 
@@ -554,7 +610,7 @@ int asx_task_activate(struct asx_task *t, int n)
 		t->group = __atomic_fetch_add(&s->groups, 1, __ATOMIC_RELAXED);
 	/* Count first: delivery must queue for these threads from now on. */
 	__atomic_fetch_add(&t->nthreads, n, __ATOMIC_ACQ_REL);
-	r = asx_thr_mgr_spawn_n(s->mgr, n, svc_main, t, t->group, NULL);
+	r = asx_thr_mgr_spawn_n(s->mgr, n, svc_main, t, t->group, &o);
 	if (r < 0) {
 		int started = asx_thr_mgr_count_group(s->mgr, t->group);
 
