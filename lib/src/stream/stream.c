@@ -271,12 +271,16 @@ static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct time
 /*
  * A plain pthread nested inside a put() (the one wait still started inside
  * a section, see DELIVER_AGAIN): wait for room on @n up to @dl in slices
- * of SUSPEND_NOTICE_NS, and between them look at @n's held state and give
- * way to a grace period (queue anyway: one message past the high water
- * mark per grace period at most).
+ * of SUSPEND_NOTICE_NS, and between them give way to a grace period, or
+ * to a reconfiguration of a suspended @n's Stream (queue anyway: one
+ * message past the high water mark per grace period at most), and look
+ * again at @n once its held state is no longer @h0, the state it was
+ * found in.
  */
-static int wait_nested(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
+static int wait_nested(struct asx_task *n, struct asx_msg *m, const struct timespec *dl,
+		       uint32_t h0)
 {
+	struct asx_stream *s = n->mod->stream;
 	struct timespec slice;
 	const struct timespec *until;
 	bool again = false;
@@ -291,10 +295,10 @@ static int wait_nested(struct asx_task *n, struct asx_msg *m, const struct times
 		asx__rcu_wait_exempt--;
 		if (r != -ETIMEDOUT || (dl && asx_timespec_ns(dl) <= asx_now_ns()))
 			return queued(n, r);
-		if (ASX_LOAD_ACQ(&n->held))
-			return deliver_held(n, m, dl, 0);
-		if (asx__rcu_gp_wanted())
+		if (asx__rcu_gp_wanted() || (h0 == HELD_SUSPEND && s && ASX_LOAD_ACQ(&s->cfg_busy)))
 			return queued(n, asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL));
+		if (ASX_LOAD_ACQ(&n->held) != h0)
+			return deliver_held(n, m, dl, 0);
 	}
 }
 
@@ -318,7 +322,7 @@ static int full_in_reader(struct asx_task *n, struct asx_msg *m, const struct ti
 		if (dl && asx_timespec_ns(dl) <= asx_now_ns())
 			return -ETIMEDOUT;
 		if (!asx__uthread_id())
-			return wait_nested(n, m, dl);
+			return wait_nested(n, m, dl, ASX_LOAD_ACQ(&n->held));
 	}
 	owe_room(n, max_ns);
 	return queued(n, asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL));
