@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include <asx/asc.h>
+#include <asx/modules.h>
 #include <asx/msg.h>
 #include <asx/stream.h>
 #include <asx/sync.h>
@@ -348,6 +349,136 @@ static void test_activate_asc_bad_qos(void **state)
 	assert_int_equal(asx_asc_destroy(a), 0);
 }
 
+/* ---------------------------------------------------------------- mixed stress */
+
+/*
+ * Two pthread writers and two ASC user-thread writers (an ASC of 2 VPs)
+ * through a loop-back Stream of two task-based Modules, one served by a
+ * user thread of the same ASC and one by a pthread, every queue small so
+ * that flow control stops writers all the time (outermost and nested);
+ * a user thread reads everything back at the head.  Each message carries
+ * its writer and number: nothing lost, nothing duplicated, each writer's
+ * order kept.
+ */
+#define MIX_W		4
+#define MIX_N		3000
+
+struct mix_writer {
+	uint32_t src;
+	int err;
+};
+
+static void *mix_write(void *arg)
+{
+	struct mix_writer *w = arg;
+
+	for (uint32_t i = 0; i < MIX_N; i++) {
+		struct asx_msg *m = make(w->src << 24 | i);
+
+		if (!m) {
+			w->err = -ENOMEM;
+			break;
+		}
+		w->err = asx_stream_put(S.s, m, 0, NULL);
+		if (w->err) {
+			asx_msg_free_chain(m);
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void *mix_read(void *arg)
+{
+	uint32_t *next = arg;
+	struct asx_msg *m;
+
+	for (uint32_t got = 0; got < MIX_W * MIX_N; got++) {
+		long v;
+
+		if (asx_stream_get(S.s, &m, 0, NULL)) {
+			CHECK(0);
+			break;
+		}
+		v = seq_of(m);
+		CHECK(v >= 0 && (uint32_t)v >> 24 < MIX_W);
+		if (v >= 0 && (uint32_t)v >> 24 < MIX_W) {
+			CHECK(((uint32_t)v & 0xffffff) == next[(uint32_t)v >> 24]);
+			next[(uint32_t)v >> 24]++;
+		}
+		asx_msg_free_chain(m);
+	}
+	ST(S.b_done, 1);
+	return NULL;
+}
+
+static void *mix_drive(void *arg)
+{
+	struct asx_asc_opts o = { .sz = sizeof(o), .nvps = 2, .max_vps = 2,
+				  .semantic = ASX_ASC_NONPREEMPTIVE };
+	struct asx_stream_opts so = { .sz = sizeof(so), .tail = ASX_STREAM_LOOP,
+				      .head_hiwat = HIWAT, .head_lowat = HIWAT / 2 };
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct mix_writer w[MIX_W];
+	struct asx_asc_thread *ut[MIX_W / 2 + 1];
+	pthread_t pt[MIX_W / 2];
+	struct asx_module *mod[2];
+	uint32_t next[MIX_W] = { 0 };
+	struct asx_asc *a;
+
+	(void)arg;
+	if (asx_asc_create(&a, &asx_asc_prio, &o) || asx_stream_open(&S.s, &so))
+		return (void *)1;
+	for (int i = 0; i < 2; i++) {
+		if (asx_mod_pass(&mod[i], i ? "on_pthread" : "on_asc") ||
+		    asx_task_set_water(asx_module_wr(mod[i]), HIWAT, HIWAT / 2) ||
+		    asx_task_set_water(asx_module_rd(mod[i]), HIWAT, HIWAT / 2) ||
+		    asx_stream_push(S.s, mod[i], 0, NULL))
+			return (void *)2;
+		for (int side = 0; side < 2; side++) {
+			struct asx_task *t = side ? asx_module_rd(mod[i]) : asx_module_wr(mod[i]);
+
+			if (asx_task_activate_asc(t, 1, i ? NULL : a, i ? NULL : &q.qos))
+				return (void *)3;
+		}
+	}
+	if (asx_asc_thread_spawn(a, &q.qos, mix_read, next, NULL, &ut[MIX_W / 2]))
+		return (void *)4;
+	for (int i = 0; i < MIX_W; i++) {
+		w[i] = (struct mix_writer){ .src = (uint32_t)i };
+		if (i % 2 ? pthread_create(&pt[i / 2], NULL, mix_write, &w[i]) :
+			    asx_asc_thread_spawn(a, &q.qos, mix_write, &w[i], NULL, &ut[i / 2]))
+			return (void *)5;
+	}
+	for (int i = 0; i < MIX_W; i++) {
+		if (i % 2)
+			pthread_join(pt[i / 2], NULL);
+		else
+			asx_asc_thread_join(ut[i / 2], NULL);
+		CHECK(w[i].err == 0);
+	}
+	asx_asc_thread_join(ut[MIX_W / 2], NULL);
+	for (int i = 0; i < MIX_W; i++)
+		CHECK(next[i] == MIX_N);
+	ST(S.a_done, 1);
+	asx_stream_close(S.s);
+	asx_asc_destroy(a);
+	return NULL;
+}
+
+static void test_mixed_stress(void **state)
+{
+	pthread_t th;
+
+	(void)state;
+	reset();
+	assert_int_equal(pthread_create(&th, NULL, mix_drive, NULL), 0);
+	join_or_die(th, "ASC threads and pthreads through one Stream");
+	assert_threads_ok();
+	assert_true(LD(S.a_done));
+	assert_true(LD(S.b_done));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -355,6 +486,7 @@ int main(void)
 		cmocka_unit_test(test_task_writer_1vp),
 		cmocka_unit_test(test_tasks_on_asc_1vp),
 		cmocka_unit_test(test_activate_asc_bad_qos),
+		cmocka_unit_test(test_mixed_stress),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -113,8 +113,9 @@ enum { HELD_NO = 0, HELD_FORCE, HELD_PACED, HELD_CATCHUP, HELD_SUSPEND };
  * parks an ASC user thread and holds no grace period up.  A pin keeps the
  * Module (and its queue) from being freed meanwhile: asx_module_destroy()
  * wakes the waiters (deactivates the queues) and waits for the pins to go.
- * The per-thread record is safe on a user thread: a section never spans a
- * switch, and the record is paid right after the section, before any.
+ * The per-thread records (owed, gave_way) are safe on a user thread: a
+ * section never spans a switch, and they are read and cleared right after
+ * the section, before the wait (which may resume on another VP).
  */
 #define SUSPEND_NOTICE_NS	(10 * 1000 * 1000ULL)
 #define DELIVER_AGAIN		1
@@ -249,17 +250,19 @@ static void owe_room(struct asx_task *n, uint64_t max_ns)
 static int pay_owed(const struct timespec *dl, bool again)
 {
 	struct asx_module *mod = owed.mod;
+	struct asx_msgq *q = owed.q;
 	struct timespec lim;
 	const struct timespec *until = dl;
 	int r;
 
+	/* cleared before the wait, which may switch VPs (see DELIVER_AGAIN) */
 	owed.mod = NULL;
 	if (owed.max_ns) {
 		asx_deadline(&lim, owed.max_ns);
 		if (!dl || asx_timespec_ns(&lim) < asx_timespec_ns(dl))
 			until = &lim;
 	}
-	r = asx__msgq_wait_room(owed.q, until, again);
+	r = asx__msgq_wait_room(q, until, again);
 	if (__atomic_sub_fetch(&mod->pins, 1, __ATOMIC_ACQ_REL) == 0)
 		asx__word_wake(&mod->pins, INT_MAX);
 	return r;
@@ -425,7 +428,7 @@ static int deliver(struct asx_task *n, struct asx_msg *m, const struct timespec 
 int asx_task_put_next(struct asx_task *t, struct asx_msg *m, const struct timespec *deadline)
 {
 	struct asx_task *n;
-	bool again = false;
+	bool again = false, redo;
 	int r, w;
 
 	if (unlikely(!t || !m))
@@ -437,10 +440,13 @@ int asx_task_put_next(struct asx_task *t, struct asx_msg *m, const struct timesp
 		asx__rcu_read_unlock();
 		if (likely(!owed.mod) || asx__rcu_in_reader())
 			return r;
-		w = pay_owed(deadline, again);
-		if (r != DELIVER_AGAIN || !gave_way)
-			return r;	/* delivered: the wait was the writer's pace */
+		/* read the thread's records before the wait: a user thread
+		 * may come back on another VP (other thread-local storage) */
+		redo = r == DELIVER_AGAIN && gave_way;
 		gave_way = false;
+		w = pay_owed(deadline, again);
+		if (!redo)
+			return r;	/* delivered: the wait was the writer's pace */
 		/* @m is still the caller's, @t too; what follows @t is looked
 		 * up again */
 		if (w == -ETIMEDOUT && deadline && asx_timespec_ns(deadline) <= asx_now_ns())
