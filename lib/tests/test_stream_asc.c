@@ -22,7 +22,11 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <asx/asc.h>
 #include <asx/modules.h>
@@ -30,6 +34,7 @@
 #include <asx/stream.h>
 #include <asx/sync.h>
 #include "joinwd.h"
+#include "stream/rcu.h"
 #include "threadcheck.h"
 
 #define NMSG	200
@@ -479,6 +484,55 @@ static void test_mixed_stress(void **state)
 	assert_true(LD(S.b_done));
 }
 
+/* ---------------------------------------------------------------- the rule's check */
+
+/*
+ * A queue wait started inside an RCU read-side section breaks the rule
+ * (core/rcudepth.h): the debug build (ASX_DEBUG, every SAN= tree) aborts,
+ * the plain build counts it and waits as before.  So does a user thread's
+ * yield there, which does not switch.  Run in a child: it may abort.
+ */
+static int in_reader_child(void)
+{
+	struct asx_msgq *q;
+	struct asx_msg *m;
+	struct timespec dl;
+	unsigned long f0 = asx__rcu_wait_faults;
+
+	if (asx_msgq_create(&q, 1024, 512))
+		return 2;
+	asx__rcu_read_lock();
+	if (asx_msgq_dequeue(q, &m, 0, asx_deadline(&dl, 1000000)) != -ETIMEDOUT)
+		return 3;
+	asx__rcu_read_unlock();
+	asx_msgq_destroy(q);
+	return asx__rcu_wait_faults == f0 + 1 ? 0 : 4;
+}
+
+static void test_wait_in_reader_checked(void **state)
+{
+	int st;
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit no_core = { 0, 0 };
+
+		(void)setrlimit(RLIMIT_CORE, &no_core);	/* the abort leaves no core file */
+		_exit(in_reader_child());
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+#ifdef ASX_DEBUG
+	assert_true(WIFSIGNALED(st));
+	assert_int_equal(WTERMSIG(st), SIGABRT);
+#else
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -487,6 +541,7 @@ int main(void)
 		cmocka_unit_test(test_tasks_on_asc_1vp),
 		cmocka_unit_test(test_activate_asc_bad_qos),
 		cmocka_unit_test(test_mixed_stress),
+		cmocka_unit_test(test_wait_in_reader_checked),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
