@@ -236,7 +236,8 @@ ASX_API int asx_task_activate(struct asx_task *t, int n);
  * thread blocked in getq or on flow control parks, and its VP runs other
  * user threads (Documentation/asc.rst, "Calling libasx from user
  * threads").  @asc must outlive the Stream (or the Module's removal).
- * @asc NULL is asx_task_activate().  Same returns, and the ASC's
+ * @asc NULL: pthreads (asx_task_activate() takes the Stream's
+ * asx_stream_opts.asc, and pthreads when that is NULL).  Same returns, and the ASC's
  * (-EINVAL for a wrong schema, -EBUSY from admission).
  */
 ASX_API int asx_task_activate_asc(struct asx_task *t, int n, struct asx_asc *asc,
@@ -272,6 +273,13 @@ struct asx_stream_opts {
 					 * queue holds unread; more get -ENOBUFS
 					 * (0: ASX_MSGQ_DEFAULT_HIPRI_MAX, 16;
 					 * SIZE_MAX: no bound) */
+	struct asx_asc *asc;		/* non-NULL: asx_task_activate() on this
+					 * Stream's Tasks runs the service
+					 * threads as user threads of @asc
+					 * (as asx_task_activate_asc); it must
+					 * outlive the Stream */
+	const struct asx_qos *asc_qos;	/* their QoS in @asc's schema (NULL for
+					 * DIRECT); must outlive the Stream */
 };
 
 /* 0 and *@sp, or -EINVAL, -E2BIG, -ENOMEM, or the driver's open() error. */

@@ -145,6 +145,8 @@ struct asx_stream {
 	struct asx_thr_mgr *mgr;
 	int groups;			/* next thread group, atomic */
 	uint64_t sunk;			/* sink tail, atomic */
+	struct asx_asc *asc;		/* asx_task_activate()'s threads, or NULL */
+	const struct asx_qos *asc_qos;
 	asx__stream_upcall_fn *upcall;	/* atomic */
 	void *upcall_arg;		/* atomic */
 };
@@ -604,7 +606,9 @@ static void *svc_main(void *arg)
 
 int asx_task_activate(struct asx_task *t, int n)
 {
-	return asx_task_activate_asc(t, n, NULL, NULL);
+	struct asx_stream *s = t ? t->mod->stream : NULL;
+
+	return asx_task_activate_asc(t, n, s ? s->asc : NULL, s ? s->asc_qos : NULL);
 }
 
 int asx_task_activate_asc(struct asx_task *t, int n, struct asx_asc *asc,
@@ -1015,6 +1019,8 @@ int asx_stream_open(struct asx_stream **sp, const struct asx_stream_opts *opts)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	s->asc = o.asc;
+	s->asc_qos = o.asc_qos;
 	asx_mutex_init(&s->cfg);
 	r = asx_thr_mgr_create(&s->mgr);
 	if (r)
