@@ -74,16 +74,21 @@
  *  call).  Removing a task-based Module (remove, pop) first replaces it
  *  so with a pass-through stand-in, which then leaves.
  *  Consequences: reconfiguration calls wait for every put in progress (a
- *  put blocked on flow control gives way within 10 ms: from the outermost
- *  step it leaves its read section and delivers anew once the grace
- *  period has passed; nested in a put() it queues past the high water
- *  mark), are serialised per stream,
+ *  put blocked on flow control does not hold them up: from the outermost
+ *  step it waits for room outside its read section and delivers anew,
+ *  looking up the next Task again; nested in a put() an ASC user thread
+ *  queues one message past the high water mark and waits after, a pthread
+ *  waits inside in 10 ms slices and gives way, queueing past the mark,
+ *  once a grace period is wanted), are serialised per stream,
  *  and must not be called from inside a put() (-EDEADLK); they may be
  *  called from svc threads of other Modules and from any other thread.
  *  A removed Module is closed and freed by the call.
  *
  * Threads.  Any thread may call these functions; libasx registers it
- * with liburcu on first use and unregisters it at thread exit.
+ * with liburcu on first use and unregisters it at thread exit.  From an
+ * ASC user thread a put or get that must wait parks the user thread, not
+ * its VP; service threads may be ASC user threads (asx_task_activate_asc,
+ * asx_stream_opts.asc).
  *
  * USDT probes (provider "asx"):
  *   stream_put_entry(task, module_name, msg)    a Task's put() starts
