@@ -48,6 +48,7 @@ static struct {
 	struct asx_stream *s;
 	struct asx_msgq *wq;	/* the queue A fills */
 	struct asx_sem gate;	/* the Module's service thread waits for B */
+	int gate_open;
 	int a_full;		/* A met flow control at least once */
 	int a_done;
 	int b_done;
@@ -149,17 +150,25 @@ static void *drive(void *arg)
 	return NULL;
 }
 
-/* Run @first and @second on a one-VP ASC; exit (fail) if they hang. */
-static void run_1vp(void *(*first)(void *), void *(*second)(void *), const char *what)
+/* Run @fn(@arg) on a pthread, under the watchdog; A and B must be done. */
+static void run_driver(void *(*fn)(void *), void *arg, const char *what)
 {
-	struct pair p = { { first, second } };
 	pthread_t th;
 
-	assert_int_equal(pthread_create(&th, NULL, drive, &p), 0);
+	assert_int_equal(pthread_create(&th, NULL, fn, arg), 0);
 	join_or_die(th, what);
 	assert_threads_ok();
 	assert_true(LD(S.a_done));
 	assert_true(LD(S.b_done));
+}
+
+/* Run @first and @second on a one-VP ASC; exit (fail) if they hang. */
+static void run_1vp(void *(*first)(void *), void *(*second)(void *), const char *what)
+{
+	static struct pair p;
+
+	p = (struct pair){ { first, second } };
+	run_driver(drive, &p, what);
 }
 
 /* Wait (bounded) until the sink tail counted @n messages. */
@@ -199,27 +208,22 @@ static void test_loop_writer_reader_1vp(void **state)
 	asx_stream_close(S.s);
 }
 
-/* The Module's service: wait for B's go, then pass everything on. */
-static int gated_svc(struct asx_task *t)
+/*
+ * The Module's put, run by its service thread (the default svc): the first
+ * message waits for B's go; each is checked and passed on.
+ */
+static int gated_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
 {
-	struct asx_msg *m;
-	int r;
-
-	asx_sem_wait(&S.gate);
-	for (;;) {
-		r = asx_task_getq(t, &m, NULL);
-		if (r == -ESHUTDOWN)
-			return 0;
-		if (r)
-			return r;
-		CHECK(seq_of(m) == (long)S.got);
-		ST(S.got, S.got + 1);
-		if (asx_task_put_next(t, m, NULL))
-			asx_msg_free_chain(m);
+	if (!LD(S.gate_open)) {
+		asx_sem_wait(&S.gate);
+		ST(S.gate_open, 1);
 	}
+	CHECK(seq_of(m) == (long)S.got);
+	ST(S.got, S.got + 1);
+	return asx_task_put_next(t, m, dl);
 }
 
-static const struct asx_task_ops gated_ops = { .svc = gated_svc };
+static const struct asx_task_ops gated_ops = { .put = gated_put };
 
 /*
  * A task-based Module with a small queue, its service thread a pthread
@@ -324,15 +328,9 @@ static void *asc_drive(void *arg)
 
 static void test_tasks_on_asc_1vp(void **state)
 {
-	pthread_t th;
-
 	(void)state;
 	reset();
-	assert_int_equal(pthread_create(&th, NULL, asc_drive, NULL), 0);
-	join_or_die(th, "4 task-based Modules on a one-VP ASC");
-	assert_threads_ok();
-	assert_true(LD(S.a_done));
-	assert_true(LD(S.b_done));
+	run_driver(asc_drive, NULL, "4 task-based Modules on a one-VP ASC");
 }
 
 /* An ASC Task activation refuses a QoS of the wrong schema, starts nothing. */
@@ -473,15 +471,9 @@ static void *mix_drive(void *arg)
 
 static void test_mixed_stress(void **state)
 {
-	pthread_t th;
-
 	(void)state;
 	reset();
-	assert_int_equal(pthread_create(&th, NULL, mix_drive, NULL), 0);
-	join_or_die(th, "ASC threads and pthreads through one Stream");
-	assert_threads_ok();
-	assert_true(LD(S.a_done));
-	assert_true(LD(S.b_done));
+	run_driver(mix_drive, NULL, "ASC threads and pthreads through one Stream");
 }
 
 /* ---------------------------------------------------------------- the rule's check */
