@@ -525,6 +525,84 @@ static void test_wait_in_reader_checked(void **state)
 #endif
 }
 
+/* ---------------------------------------------------------------- no preemption in a section */
+
+/*
+ * On a one-VP TIMESLICED ASC (1 ms ticks), user thread A spins 30 ms
+ * (program code, preemptible) inside an RCU read-side section: the ticks
+ * must not switch it out (the section would then span a switch), so B,
+ * runnable all along, does not run until A has left the section; after
+ * it, the next tick preempts A and B runs.  The ticks are deferred, not
+ * turned into refused yields (which count as faults).
+ */
+static int ts_b_ran;
+
+/* Spin in the program's own code (preemptible: not libasx, not libc) until @end. */
+static void spin_until(uint64_t end, const int *stop)
+{
+	volatile unsigned long n = 0;
+
+	while (asx_now_ns() < end && !(stop && LD(*stop)))
+		for (int i = 0; i < 200000; i++)
+			n++;
+}
+
+static void *ts_a(void *arg)
+{
+	unsigned long f0 = LD(asx__rcu_wait_faults);
+
+	(void)arg;
+	asx__rcu_read_lock();
+	spin_until(asx_now_ns() + 30 * 1000000ULL, NULL);
+	CHECK(!LD(ts_b_ran));
+	/* deferred, not refused: a refused yield would be a fault */
+	CHECK(LD(asx__rcu_wait_faults) == f0);
+	asx__rcu_read_unlock();
+	/* preempted here by a tick, not yielding */
+	spin_until(asx_now_ns() + (uint64_t)JOINWD_S * 1000000000ULL, &ts_b_ran);
+	CHECK(LD(ts_b_ran));
+	ST(S.a_done, 1);
+	return NULL;
+}
+
+static void *ts_b(void *arg)
+{
+	(void)arg;
+	ST(ts_b_ran, 1);
+	ST(S.b_done, 1);
+	return NULL;
+}
+
+static void *ts_drive(void *arg)
+{
+	struct asx_asc_opts o = { .sz = sizeof(o), .nvps = 1, .max_vps = 1,
+				  .semantic = ASX_ASC_TIMESLICED, .timeslice_ns = 1000000 };
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_asc_thread *t[2];
+	struct asx_asc *a;
+
+	(void)arg;
+	if (asx_asc_create(&a, &asx_asc_prio, &o))
+		return (void *)1;
+	if (asx_asc_thread_spawn(a, &q.qos, ts_a, NULL, NULL, &t[0]))
+		return (void *)2;
+	usleep(5000);	/* A has the VP */
+	if (asx_asc_thread_spawn(a, &q.qos, ts_b, NULL, NULL, &t[1]))
+		return (void *)3;
+	asx_asc_thread_join(t[1], NULL);
+	asx_asc_thread_join(t[0], NULL);
+	asx_asc_destroy(a);
+	return NULL;
+}
+
+static void test_no_preemption_in_reader(void **state)
+{
+	(void)state;
+	reset();
+	ts_b_ran = 0;
+	run_driver(ts_drive, NULL, "a timesliced user thread inside a read-side section");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -534,6 +612,7 @@ int main(void)
 		cmocka_unit_test(test_activate_asc_bad_qos),
 		cmocka_unit_test(test_mixed_stress),
 		cmocka_unit_test(test_wait_in_reader_checked),
+		cmocka_unit_test(test_no_preemption_in_reader),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
