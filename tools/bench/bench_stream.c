@@ -283,7 +283,7 @@ static void put_asc(struct bench_ctx *ctx, const char *key, const char *metric, 
 	bench_record(ctx, &(struct bench_rec){
 		.key = key, .metric = metric, .value = v, .unit = unit, .runs = runs,
 		.nruns = nruns, .arch = "lp", .sched = "asc", .pes = (unsigned int)nvps,
-		.threads = 1, .size = PAYLOAD, .impl = "task_asc" });
+		.threads = 1, .size = PAYLOAD, .experiment = "sched", .impl = "task_asc" });
 }
 
 static int asc_figures(struct bench_ctx *ctx, uint64_t n, double lp1)
