@@ -120,6 +120,7 @@ enum { HELD_NO = 0, HELD_FORCE, HELD_PACED, HELD_CATCHUP, HELD_SUSPEND };
 #define SUSPEND_NOTICE_NS	(10 * 1000 * 1000ULL)
 #define DELIVER_AGAIN		1
 #define WAIT_LEAVE		1u	/* full_in_reader() may say DELIVER_AGAIN */
+#define HELD_CHANGED		2	/* a suspended Task's state changed: look again */
 static __thread bool gave_way;		/* DELIVER_AGAIN is ours, not a put()'s */
 static __thread struct {
 	struct asx_module *mod;		/* pinned, NULL: nothing owed */
@@ -279,8 +280,10 @@ static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct time
  * of SUSPEND_NOTICE_NS, and between them give way to a grace period, or
  * to a reconfiguration of a suspended @n's Stream (queue anyway: one
  * message past the high water mark per grace period at most), and look
- * again at @n once its held state is no longer @h0, the state it was
- * found in.
+ * again at @n once its held state is no longer @h0, the state its caller
+ * acted on: HELD_CHANGED back to deliver_held() for a suspended @n (whose
+ * release waits for that delivery to leave held_users), else a delivery
+ * anew.
  */
 static int wait_nested(struct asx_task *n, struct asx_msg *m, const struct timespec *dl,
 		       uint32_t h0)
@@ -303,7 +306,7 @@ static int wait_nested(struct asx_task *n, struct asx_msg *m, const struct times
 		if (asx__rcu_gp_wanted() || (h0 == HELD_SUSPEND && s && ASX_LOAD_ACQ(&s->cfg_busy)))
 			return queued(n, asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL));
 		if (ASX_LOAD_ACQ(&n->held) != h0)
-			return deliver_held(n, m, dl, 0);
+			return h0 == HELD_SUSPEND ? HELD_CHANGED : deliver_held(n, m, dl, 0);
 	}
 }
 
@@ -314,9 +317,10 @@ static int wait_nested(struct asx_task *n, struct asx_msg *m, const struct times
  * must not wait there) queues anyway and owes the wait; a deadline already
  * past is -ETIMEDOUT, the message still the caller's.  @max_ns: a paced
  * wait (a held or suspended Task under reconfiguration), queued anyway.
+ * @h0: @n's held state the caller acted on (see wait_nested).
  */
 static int full_in_reader(struct asx_task *n, struct asx_msg *m, const struct timespec *dl,
-			  uint64_t max_ns, unsigned int how)
+			  uint64_t max_ns, unsigned int how, uint32_t h0)
 {
 	if ((how & WAIT_LEAVE) && asx__rcu_outermost() && !owed.mod) {
 		owe_room(n, max_ns);
@@ -327,7 +331,7 @@ static int full_in_reader(struct asx_task *n, struct asx_msg *m, const struct ti
 		if (dl && asx_timespec_ns(dl) <= asx_now_ns())
 			return -ETIMEDOUT;
 		if (!asx__uthread_id())
-			return wait_nested(n, m, dl, ASX_LOAD_ACQ(&n->held));
+			return wait_nested(n, m, dl, h0);
 	}
 	owe_room(n, max_ns);
 	return queued(n, asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL));
@@ -354,7 +358,7 @@ static int enqueue_suspended(struct asx_task *n, struct asx_msg *m, const struct
 	r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_NOWAIT, NULL);
 	if (r != -EWOULDBLOCK)
 		return r;
-	return full_in_reader(n, m, dl, busy ? HELD_PACE_NS : 0, busy ? 0 : how);
+	return full_in_reader(n, m, dl, busy ? HELD_PACE_NS : 0, busy ? 0 : how, HELD_SUSPEND);
 }
 
 static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct timespec *dl,
@@ -366,10 +370,13 @@ static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct time
 again:
 	__atomic_add_fetch(&n->held_users, 1, __ATOMIC_SEQ_CST);
 	h = __atomic_load_n(&n->held, __ATOMIC_SEQ_CST);
-	if (h == HELD_SUSPEND) {
+	while (h == HELD_SUSPEND) {
 		r = enqueue_suspended(n, m, dl, how);
-		__atomic_sub_fetch(&n->held_users, 1, __ATOMIC_RELEASE);
-		return r == DELIVER_AGAIN ? r : queued(n, r);
+		if (r != HELD_CHANGED) {
+			__atomic_sub_fetch(&n->held_users, 1, __ATOMIC_RELEASE);
+			return r == DELIVER_AGAIN ? r : queued(n, r);
+		}
+		h = __atomic_load_n(&n->held, __ATOMIC_SEQ_CST);
 	}
 	if (is_held(h)) {
 		if (h == HELD_FORCE ||
@@ -389,7 +396,8 @@ again:
 		/* released meanwhile */
 		if (ASX_LOAD_ACQ(&n->nthreads) > 0) {
 			r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_NOWAIT, NULL);
-			return r == -EWOULDBLOCK ? full_in_reader(n, m, dl, 0, how) : queued(n, r);
+			return r == -EWOULDBLOCK ? full_in_reader(n, m, dl, 0, how, HELD_NO)
+						 : queued(n, r);
 		}
 		return call_put(n, m, dl);
 	}
@@ -422,7 +430,8 @@ static int deliver(struct asx_task *n, struct asx_msg *m, const struct timespec 
 		return deliver_held(n, m, dl, WAIT_LEAVE);
 	if (ASX_LOAD_ACQ(&n->nthreads) > 0) {
 		r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_NOWAIT, NULL);
-		return r == -EWOULDBLOCK ? full_in_reader(n, m, dl, 0, WAIT_LEAVE) : queued(n, r);
+		return r == -EWOULDBLOCK ? full_in_reader(n, m, dl, 0, WAIT_LEAVE, HELD_NO)
+					 : queued(n, r);
 	}
 	return call_put(n, m, dl);
 }
@@ -472,7 +481,7 @@ static int putq(struct asx_task *t, struct asx_msg *m, const struct timespec *dl
 	if (!asx__rcu_in_reader())
 		return queued(t, asx_msgq_enqueue(t->q, m, 0, dl));
 	r = asx_msgq_enqueue(t->q, m, ASX_MSGQ_NOWAIT, NULL);
-	return r == -EWOULDBLOCK ? full_in_reader(t, m, dl, 0, how) : queued(t, r);
+	return r == -EWOULDBLOCK ? full_in_reader(t, m, dl, 0, how, HELD_NO) : queued(t, r);
 }
 
 int asx_task_putq(struct asx_task *t, struct asx_msg *m, const struct timespec *deadline)
