@@ -72,6 +72,8 @@ SANFLAGS  := $(SAN_$(SAN))
 OPT       := $(if $(SAN),-O1,-O2)
 
 CPPFLAGS_ASX := -D_GNU_SOURCE -Ilib/include -Iuapi -Ilib/src
+# ASX_DEBUG: libasx's debug checks (core/rcudepth.h), in every SAN= tree or with DEBUG=1
+CPPFLAGS_ASX += $(if $(SAN)$(DEBUG),-DASX_DEBUG)
 CFLAGS_ASX   := -std=gnu11 $(OPT) -g -pthread $(WARN) $(SANFLAGS) $(CFLAGS)
 LIB_CFLAGS   := $(CFLAGS_ASX) -fPIC -fvisibility=hidden
 LDFLAGS_ASX  := -pthread $(SANFLAGS) $(LDFLAGS)

@@ -75,6 +75,7 @@ allowed=(
 	"kstream/driver.c ipc/ipc.h: a spanning driver over a descriptor uses IPC SAP's descriptor I/O"
 	"sync/*.c asc/wait.h: every lock waits through the one wait primitive (a futex, or an ASC user thread parked)"
 	"msg/msgq.c asc/wait.h: a message queue's blocking calls wait through the same primitive"
+	"stream/stream.c asc/wait.h: a Task's held, marker and pin waits go through the same primitive"
 )
 
 # Within asc/ and reactor/, the files lowest first: a file may use only

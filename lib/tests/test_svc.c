@@ -23,6 +23,7 @@
 
 #include <asx/modules.h>
 #include <asx/stream.h>
+#include <asx/asc.h>
 #include <asx/svc.h>
 #include <asx/xdr.h>
 
@@ -935,6 +936,71 @@ static void test_arguments(void **state)
 	asx_svc_repo_destroy(NULL);
 }
 
+/* ---------------------------------------------------------------- stream NAME asc N */
+
+static int asc_svc_ran;		/* service threads that ran as ASC user threads */
+static int pthread_svc_ran;	/* ... and as pthreads */
+
+static int where_svc(struct asx_task *t)
+{
+	struct asx_msg *m;
+	int r;
+
+	__atomic_add_fetch(asx_asc_thread_self() ? &asc_svc_ran : &pthread_svc_ran, 1,
+			   __ATOMIC_SEQ_CST);
+	while ((r = asx_task_getq(t, &m, NULL)) == 0)
+		if (asx_task_put_next(t, m, NULL))
+			asx_msg_free_chain(m);
+	return r == -ESHUTDOWN ? 0 : r;
+}
+
+static int where_open(struct asx_task *t, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return asx_task_activate(t, 1);
+}
+
+static const struct asx_task_ops where_ops = { .open = where_open, .svc = where_svc };
+
+static int make_where(struct asx_module **out, const char *name)
+{
+	return asx_module_create(out, name, &where_ops, NULL, NULL);
+}
+
+/*
+ * "stream NAME asc N": the Stream's Modules' asx_task_activate() runs their
+ * service threads as user threads of an ASC of N VPs made for the Stream;
+ * without it, pthreads.  N out of range is a syntax error; a running
+ * Stream cannot change it.
+ */
+static void test_stream_asc(void **state)
+{
+	struct asx_svc_repo *r;
+	struct asx_stream *s;
+	char err[256];
+
+	(void)state;
+	asc_svc_ran = pthread_svc_ran = 0;
+	assert_int_equal(asx_svc_repo_create(&r), 0);
+	assert_int_equal(asx_svc_register_module(r, "where", make_where), 0);
+	if (apply(r, "stream A asc 1 { static where }\nstream P { static where }", 0, err))
+		fail_msg("%s", err);
+	assert_int_equal(asx_svc_stream(r, "A", &s), 0);
+	roundtrip(s, 7);
+	assert_int_equal(asx_svc_stream(r, "P", &s), 0);
+	roundtrip(s, 8);
+	assert_int_equal(__atomic_load_n(&asc_svc_ran, __ATOMIC_SEQ_CST), 1);
+	assert_int_equal(__atomic_load_n(&pthread_svc_ran, __ATOMIC_SEQ_CST), 1);
+	assert_int_equal(apply(r, "stream A asc 2 { static where }\nstream P { static where }",
+			       0, err), -EOPNOTSUPP);
+	assert_string_equal(err, "t.conf:1:1: stream 'A': its Tasks' threads (pthreads, or 'asc N') cannot change while it runs: remove the Stream in one reload and add it back in the next");
+	assert_int_equal(apply(r, "stream B asc 0 { static where }", 0, err), -EINVAL);
+	assert_string_equal(err, "t.conf:1:14: 'asc 0': the ASC's virtual processors are a number from 1 to 64");
+	assert_int_equal(apply(r, "stream B asc { static where }", 0, err), -EINVAL);
+	asx_svc_repo_destroy(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -944,6 +1010,7 @@ int main(void)
 		cmocka_unit_test(test_transaction),
 		cmocka_unit_test(test_reload_file),
 		cmocka_unit_test(test_streams),
+		cmocka_unit_test(test_stream_asc),
 		cmocka_unit_test(test_module_directives),
 		cmocka_unit_test(test_stream_reconfig_under_load),
 		cmocka_unit_test(test_codec_stream),

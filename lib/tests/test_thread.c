@@ -12,6 +12,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <asx/asc.h>
+#include <asx/sync.h>
 #include <asx/thread.h>
 
 #define MS	1000000ULL
@@ -683,6 +685,62 @@ static void test_destroy_running(void **state)
 	assert_int_equal(atomic_load(&parked.exited), 3);
 }
 
+/* ---------------------------------------------------------------- ASC groups */
+
+static int asc_ran;
+static struct asx_sem asc_go;
+
+static void *asc_member(void *arg)
+{
+	intptr_t k = (intptr_t)arg;
+
+	if (asx_asc_thread_self()) {
+		__atomic_add_fetch(&asc_ran, 1, __ATOMIC_SEQ_CST);
+		asx_sem_wait(&asc_go);	/* parks: the others run on the one VP */
+	}
+	return (void *)(k + 1);
+}
+
+/*
+ * A group of ASC user threads (asx_thr_opts.asc) beside a group of
+ * pthreads: spawned, counted, waited for by group with their return
+ * values, and refused a suspension (they have no safe point).
+ */
+static void test_asc_group(void **state)
+{
+	struct asx_asc_opts ao = { .sz = sizeof(ao), .nvps = 1, .max_vps = 1 };
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_thr_mgr *m = NULL;
+	struct asx_thr_status st[8];
+	struct asx_asc *a;
+	int ids[4];
+
+	(void)state;
+	asc_ran = 0;
+	assert_int_equal(asx_sem_init(&asc_go, 0), 0);
+	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &ao), 0);
+	ASX_OPTS(struct asx_thr_opts, opts, .ids = ids, .asc = a, .qos = &q.qos);
+	ASX_OPTS(struct asx_thr_opts, bad, .asc = a);	/* PRIO wants a QoS */
+	assert_int_equal(asx_thr_mgr_create(&m), 0);
+	assert_int_equal(asx_thr_mgr_spawn_n(m, 1, asc_member, NULL, 1, &bad), -EINVAL);
+	assert_int_equal(asx_thr_mgr_spawn_n(m, 4, asc_member, (void *)41, 1, &opts), 4);
+	assert_int_equal(asx_thr_mgr_spawn_n(m, 2, asc_member, (void *)1, 2, NULL), 2);
+	assert_int_equal(asx_thr_mgr_suspend(m, ids[0], NULL), -EOPNOTSUPP);
+	assert_int_equal(asx_thr_mgr_count_group(m, 1), 4);
+	for (int i = 0; i < 4; i++)
+		asx_sem_post(&asc_go);
+	assert_int_equal(asx_thr_mgr_wait_group(m, 1, st, 8, NULL), 4);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(st[i].group, 1);
+		assert_int_equal((intptr_t)st[i].ret, 42);
+	}
+	assert_int_equal(__atomic_load_n(&asc_ran, __ATOMIC_SEQ_CST), 4);
+	assert_int_equal(asx_thr_mgr_count_group(m, 1), 0);
+	assert_int_equal(asx_thr_mgr_wait(m, st, 8, NULL), 2);
+	assert_int_equal(asx_thr_mgr_destroy(m), 0);
+	assert_int_equal(asx_asc_destroy(a), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -700,6 +758,7 @@ int main(void)
 		cmocka_unit_test(test_suspend_stress),
 		cmocka_unit_test(test_tss),
 		cmocka_unit_test(test_destroy_running),
+		cmocka_unit_test(test_asc_group),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,6 +17,9 @@
  * 4096 payload bytes are checksummed by the checksum layer, which is the
  * one pass over the data.  GB/s counts payload bytes (10^9 bytes/s).
  * mp_over_limit = mp (1 thread) / touch_once.
+ *   task_asc  the task-based stack, one service thread per layer, its
+ *        service threads and writer ASC user threads on one VP;
+ *        task_asc_over_task_pthread = task_asc / lp x1.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,12 +29,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <asx/asc.h>
 #include <asx/modules.h>
 #include <asx/stream.h>
 #include "bench.h"
 
 #define PAYLOAD 4096
 #define HEADROOM 64
+
+/* Set by run_stack_asc(): the service threads are user threads of this ASC. */
+static struct asx_asc *stack_asc;
+static const struct asx_qos *stack_qos;
 
 static int make_stack(struct asx_stream **sp, int svc_threads)
 {
@@ -53,7 +61,8 @@ static int make_stack(struct asx_stream **sp, int svc_threads)
 			break;
 		/* task-based: the write side of each layer gets its own threads */
 		if (svc_threads)
-			r = asx_task_activate(asx_module_wr(mods[i]), svc_threads);
+			r = asx_task_activate_asc(asx_module_wr(mods[i]), svc_threads,
+						  stack_asc, stack_qos);
 		mods[i] = NULL;
 		if (r)
 			break;
@@ -218,6 +227,83 @@ static int sweep(struct bench_ctx *ctx, uint64_t n)
 	return 0;
 }
 
+/* ---------------------------------------------------------------- Tasks on ASC threads */
+
+/*
+ * task_asc: the task-based stack (one service thread per layer) with the
+ * service threads and the writer as user threads of one ASC of @nvps VPs
+ * (non-preemptive PRIO), against lp x1 (the same on pthreads) measured in
+ * the same run: task_asc_over_task_pthread.  A hand-off between layers is
+ * then a user-level switch, not a futex wake-up.
+ */
+struct asc_writer {
+	struct writer w;
+	struct asx_asc_thread *t;
+};
+
+static double run_stack_asc(uint64_t n, int nvps, int *err)
+{
+	ASX_OPTS(struct asx_asc_opts, ao, .nvps = nvps, .max_vps = nvps,
+		 .semantic = ASX_ASC_NONPREEMPTIVE);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asc_writer aw = { .t = NULL };
+	struct asx_asc *a;
+	uint64_t t0, t1;
+	int r;
+
+	*err = asx_asc_create(&a, &asx_asc_prio, &ao);
+	if (*err)
+		return 0;
+	stack_asc = a;
+	stack_qos = &q.qos;
+	r = make_stack(&aw.w.s, 1);
+	stack_asc = NULL;
+	if (r) {
+		*err = r;
+		asx_asc_destroy(a);
+		return 0;
+	}
+	aw.w.n = n;
+	t0 = bench_now_ns();
+	r = asx_asc_thread_spawn(a, &q.qos, writer_main, &aw.w, NULL, &aw.t);
+	if (!r)
+		r = asx_asc_thread_join(aw.t, NULL);
+	*err = r ? r : aw.w.err;
+	while (asx_stream_sunk(aw.w.s) < n && !*err)
+		sched_yield();
+	t1 = bench_now_ns();
+	asx_stream_close(aw.w.s);
+	asx_asc_destroy(a);
+	return (double)n * PAYLOAD / (double)(t1 - t0);
+}
+
+static void put_asc(struct bench_ctx *ctx, const char *key, const char *metric, double v,
+		    const char *unit, const double *runs, size_t nruns, int nvps)
+{
+	bench_record(ctx, &(struct bench_rec){
+		.key = key, .metric = metric, .value = v, .unit = unit, .runs = runs,
+		.nruns = nruns, .arch = "lp", .sched = "asc", .pes = (unsigned int)nvps,
+		.threads = 1, .size = PAYLOAD, .experiment = "sched", .impl = "task_asc" });
+}
+
+static int asc_figures(struct bench_ctx *ctx, uint64_t n, double lp1)
+{
+	double v[64], med;
+	int runs = ctx->runs < 64 ? ctx->runs : 64, err = 0;
+
+	for (int i = 0; i < runs && !err; i++)
+		v[i] = run_stack_asc(n, 1, &err);
+	if (err)
+		return err;
+	med = bench_median(v, (size_t)runs);
+	bench_say(ctx, "  task-based x1 on ASC user threads (1 VP): %.2f GB/s, %.2f x on "
+		  "pthreads\n", med, lp1 > 0 ? med / lp1 : 0);
+	put_asc(ctx, "task_asc_gbps", "gbps", med, "GB/s", v, (size_t)runs, 1);
+	put_asc(ctx, "task_asc_over_task_pthread", "task_asc_over_task_pthread",
+		lp1 > 0 ? med / lp1 : 0, "x", NULL, 0, 1);
+	return 0;
+}
+
 static int bench_stream(struct bench_ctx *ctx, int argc, char **argv)
 {
 	enum { TO, MP1, MP2, LP1, LP2, NFIG };
@@ -280,7 +366,8 @@ static int bench_stream(struct bench_ctx *ctx, int argc, char **argv)
 	put(ctx, "mp_over_limit", "over_touch_once", med[MP1] / med[TO], "x", NULL, 0, "mp", 1,
 	    NULL);
 	put(ctx, "mp_over_lp", "mp_over_lp", med[MP1] / med[LP1], "x", NULL, 0, NULL, 1, NULL);
-	if (ctx->full)
+	ret = asc_figures(ctx, n, med[LP1]);
+	if (!ret && ctx->full)
 		ret = sweep(ctx, n);
 out:
 	for (int f = 0; f < NFIG; f++)

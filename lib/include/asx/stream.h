@@ -74,16 +74,21 @@
  *  call).  Removing a task-based Module (remove, pop) first replaces it
  *  so with a pass-through stand-in, which then leaves.
  *  Consequences: reconfiguration calls wait for every put in progress (a
- *  put blocked on flow control gives way within 10 ms: from the outermost
- *  step it leaves its read section and delivers anew once the grace
- *  period has passed; nested in a put() it queues past the high water
- *  mark), are serialised per stream,
+ *  put blocked on flow control does not hold them up: from the outermost
+ *  step it waits for room outside its read section and delivers anew,
+ *  looking up the next Task again; nested in a put() an ASC user thread
+ *  queues one message past the high water mark and waits after, a pthread
+ *  waits inside in 10 ms slices and gives way, queueing past the mark,
+ *  once a grace period is wanted), are serialised per stream,
  *  and must not be called from inside a put() (-EDEADLK); they may be
  *  called from svc threads of other Modules and from any other thread.
  *  A removed Module is closed and freed by the call.
  *
  * Threads.  Any thread may call these functions; libasx registers it
- * with liburcu on first use and unregisters it at thread exit.
+ * with liburcu on first use and unregisters it at thread exit.  From an
+ * ASC user thread a put or get that must wait parks the user thread, not
+ * its VP; service threads may be ASC user threads (asx_task_activate_asc,
+ * asx_stream_opts.asc).
  *
  * USDT probes (provider "asx"):
  *   stream_put_entry(task, module_name, msg)    a Task's put() starts
@@ -116,6 +121,8 @@ extern "C" {
 struct asx_stream;
 struct asx_module;
 struct asx_task;
+struct asx_asc;
+struct asx_qos;
 
 /*
  * Flags in the first data byte of an ASX_MSG_FLUSH message: the library's
@@ -227,6 +234,19 @@ ASX_API bool asx_task_canput_next(struct asx_task *t);
  * in a stream), or the thread manager's error.
  */
 ASX_API int asx_task_activate(struct asx_task *t, int n);
+/*
+ * asx_task_activate() with the service threads as user threads of ASC
+ * @asc (asx/asc.h), with @qos in its schema (NULL for DIRECT): the
+ * "kernel or user threads" parameter of a task-based Module.  A service
+ * thread blocked in getq or on flow control parks, and its VP runs other
+ * user threads (Documentation/asc.rst, "Calling libasx from user
+ * threads").  @asc must outlive the Stream (or the Module's removal).
+ * @asc NULL: pthreads (asx_task_activate() takes the Stream's
+ * asx_stream_opts.asc, and pthreads when that is NULL).  Same returns, and the ASC's
+ * (-EINVAL for a wrong schema, -EBUSY from admission).
+ */
+ASX_API int asx_task_activate_asc(struct asx_task *t, int n, struct asx_asc *asc,
+				  const struct asx_qos *qos);
 /* Service threads started on @t. */
 ASX_API int asx_task_threads(const struct asx_task *t);
 
@@ -258,6 +278,13 @@ struct asx_stream_opts {
 					 * queue holds unread; more get -ENOBUFS
 					 * (0: ASX_MSGQ_DEFAULT_HIPRI_MAX, 16;
 					 * SIZE_MAX: no bound) */
+	struct asx_asc *asc;		/* non-NULL: asx_task_activate() on this
+					 * Stream's Tasks runs the service
+					 * threads as user threads of @asc
+					 * (as asx_task_activate_asc); it must
+					 * outlive the Stream */
+	const struct asx_qos *asc_qos;	/* their QoS in @asc's schema (NULL for
+					 * DIRECT); must outlive the Stream */
 };
 
 /* 0 and *@sp, or -EINVAL, -E2BIG, -ENOMEM, or the driver's open() error. */

@@ -50,6 +50,8 @@ extern "C" {
 #endif
 
 struct asx_thr_mgr;
+struct asx_asc;
+struct asx_qos;
 
 /* A managed thread's function; its return value is collected by a wait. */
 typedef void *(*asx_thr_fn)(void *arg);
@@ -65,6 +67,13 @@ struct asx_thr_opts {
 				 * rounded up to the page size */
 	int *ids;		/* NULL, or n entries: the id of each thread
 				 * started, -1 for the ones that were not */
+	struct asx_asc *asc;	/* NULL: POSIX threads; else the threads are
+				 * user threads of this ASC (asx/asc.h), with
+				 * @qos in its schema (NULL for DIRECT); they
+				 * are waited for and joined as the others,
+				 * but take no suspension (suspend_* skips
+				 * them) and cannot call asx_thr_self() */
+	const struct asx_qos *qos;
 };
 
 /* What a wait reports for each thread it reaped. */

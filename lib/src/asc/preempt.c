@@ -20,6 +20,7 @@
 
 #include "asc/sched_impl.h"
 #include "core/probes.h"
+#include "core/rcudepth.h"
 
 #define PREEMPT_SIG SIGURG
 
@@ -103,6 +104,8 @@ static void preempt_handler(int sig, siginfo_t *si, void *uc_)
 #else
 	(void)uc;
 #endif
+	if (asx__rcu_in_reader())
+		return;	/* a section never spans a switch: the next tick retries */
 	if (__atomic_load_n(&vp->in_sched, __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&vp->nolib, __ATOMIC_RELAXED) || !pc || pc_nopreempt(pc)) {
 		/* the post-critical-section test takes it later, if it can */
@@ -128,6 +131,9 @@ void asx__preempt_check(struct asx_vp *vp)
 	 * tick stays pending: the next check after it runs again takes it.
 	 */
 	if (cur && __atomic_load_n(&cur->switching, __ATOMIC_RELAXED))
+		return;
+	/* nor inside an RCU read-side section (core/rcudepth.h) */
+	if (asx__rcu_in_reader())
 		return;
 	__atomic_store_n(&vp->preempt_pending, 0, __ATOMIC_RELAXED);
 	if (cur && !__atomic_load_n(&vp->nolib, __ATOMIC_RELAXED) &&

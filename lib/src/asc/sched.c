@@ -24,6 +24,7 @@
 #include <asx/sa.h>
 
 #include "asc/sched_impl.h"
+#include "core/rcudepth.h"
 #include "core/futex.h"
 #include "core/probes.h"
 
@@ -635,6 +636,11 @@ void asx_asc_thread_yield(void)
 
 	if (unlikely(!vp || !(self = vp->cur))) {
 		sched_yield();
+		return;
+	}
+	if (unlikely(asx__rcu_in_reader())) {
+		/* a section never spans a switch (core/rcudepth.h) */
+		asx__rcu_wait_fault("asx_asc_thread_yield");
 		return;
 	}
 	a = self->asc;

@@ -17,4 +17,24 @@ static inline bool asx__rcu_in_reader(void)
 	return asx__rcu_depth > 0;
 }
 
+/*
+ * The rule "no wait starts inside a read-side section, and no section
+ * spans a user thread's switch" (Documentation/architecture.rst): a queue
+ * wait or a user thread's yield calls asx__rcu_check_wait() first.  Inside
+ * a section that is a bug of the caller: the debug build (ASX_DEBUG: every
+ * SAN= tree, or DEBUG=1) says what and aborts; the plain build counts it in
+ * asx__rcu_wait_faults (a USDT probe too) and goes on as before (the wait
+ * blocks the VP; the yield does not switch).
+ */
+extern unsigned long asx__rcu_wait_faults;
+void asx__rcu_wait_fault(const char *what);
+/* > 0: the one documented exception runs (a pthread's nested wait, stream.c) */
+extern __thread int asx__rcu_wait_exempt;
+
+static inline void asx__rcu_check_wait(const char *what)
+{
+	if (__builtin_expect(asx__rcu_depth > 0, 0) && !asx__rcu_wait_exempt)
+		asx__rcu_wait_fault(what);
+}
+
 #endif /* ASX_CORE_RCUDEPTH_H */

@@ -52,6 +52,7 @@
 #include "asc/wait.h"
 #include "core/futex.h"
 #include "core/probes.h"
+#include "core/rcudepth.h"
 #include "msg/msgq_impl.h"
 
 /*
@@ -234,6 +235,7 @@ static int wait_until(struct asx_msgq *q, struct waitq *w,
 	bool spun = false;
 	int r = 0;
 
+	asx__rcu_check_wait("a message queue wait");
 	for (;;) {
 		if (!spun) {
 			if (!asx__spin_futile())
@@ -418,6 +420,26 @@ int asx__msgq_enqueue_again(struct asx_msgq *q, struct asx_msg *m, unsigned int 
 			    const struct timespec *deadline)
 {
 	return enqueue(q, m, flags, deadline, true);
+}
+
+int asx__msgq_wait_room(struct asx_msgq *q, const struct timespec *deadline, bool again)
+{
+	int r = 0;
+
+	if (!asx_timespec_valid(deadline))
+		return -EINVAL;
+	asx_mutex_lock(&q->lock);
+	if (!q->active) {
+		r = -ESHUTDOWN;
+	} else if (q->full) {
+		if (!again) {
+			q->st.full_waits++;
+			ASX_PROBE1(msgq_block_full, q);
+		}
+		r = wait_until(q, &q->prod, can_put, deadline);
+	}
+	asx_mutex_unlock(&q->lock);
+	return r;
 }
 
 int asx_msgq_dequeue(struct asx_msgq *q, struct asx_msg **mp, unsigned int flags,

@@ -10,6 +10,7 @@
 #ifndef ASX_MSGQ_IMPL_H
 #define ASX_MSGQ_IMPL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <asx/msgq.h>
 
@@ -20,6 +21,16 @@
  */
 int asx__msgq_enqueue_again(struct asx_msgq *q, struct asx_msg *m, unsigned int flags,
 			    const struct timespec *deadline);
+
+/*
+ * Wait (outside any RCU read-side section) until @q is not flow-controlled,
+ * without queueing anything: 0 (room now, which another writer may take
+ * first), -ETIMEDOUT, -ESHUTDOWN (deactivated), -EINTR (a pulse).  The
+ * Stream framework's delivery waits here after it left its section.  A
+ * wait counts as a full wait (stats.full_waits, the msgq_block_full probe)
+ * unless @again: the same put waiting once more.
+ */
+int asx__msgq_wait_room(struct asx_msgq *q, const struct timespec *deadline, bool again);
 
 /* Install @fn/@arg; returns the epoch of the calls that took the old hook. */
 uint32_t asx__msgq_swap_notify(struct asx_msgq *q, asx_msgq_notify_fn *fn, void *arg);

@@ -31,6 +31,7 @@
 #include <asx/sync.h>
 #include <asx/thread.h>
 
+#include "asc/wait.h"
 #include "core/compiler.h"
 #include "core/futex.h"
 #include "core/probes.h"
@@ -70,8 +71,9 @@ struct asx_task {
  *                 for then): queued without waiting up to HELD_SLACK
  *                 times the high water mark (enough for the old Task's
  *                 queue to drain meanwhile, usually); beyond that a put
- *                 waits at most HELD_PACE_NS, then queues anyway, so
- *                 writers slow down rather than fill memory, and the old
+ *                 queues anyway and then waits (outside its section) at
+ *                 most HELD_PACE_NS for room, so writers slow down
+ *                 rather than fill memory, and the old
  *                 Task's own draining, which may come back into this one
  *                 (loop-back, replies), still moves;
  *   HELD_CATCHUP  being released (message-based Tasks): whoever delivers
@@ -79,11 +81,11 @@ struct asx_task {
  *                 runs put() on what was queued, in order.
  * A suspended Module (asx_stream_suspend) holds its messages the same way:
  *   HELD_SUSPEND  queued with flow control: a put into a full queue waits
- *                 (its deadline), in slices of HELD_PACE_NS, and queues
- *                 anyway once someone waits for a grace period (a
- *                 reconfiguration, anywhere), which a put waiting inside
- *                 its read section would otherwise hold up until the
- *                 resume; resume releases the Tasks as above.
+ *                 for room (its deadline) outside its read section (see
+ *                 DELIVER_AGAIN), so it holds no grace period up while
+ *                 the Module stays suspended; during a reconfiguration
+ *                 of its Stream it is paced as HELD_PACED; resume
+ *                 releases the Tasks as above.
  * held_users counts deliveries between reading the state and queueing, so
  * that the release knows when the last of them has queued.
  */
@@ -91,16 +93,40 @@ enum { HELD_NO = 0, HELD_FORCE, HELD_PACED, HELD_CATCHUP, HELD_SUSPEND };
 #define HELD_SLACK	8
 #define HELD_PACE_NS	(1000 * 1000ULL)
 /*
- * How soon a put waiting on a full queue inside its read section notices
- * that its Task was suspended, or that a grace period is wanted.
+ * No wait starts inside a read-side section (Documentation/
+ * architecture.rst, "No wait inside a read-side section"): a delivery that
+ * finds the next Task's queue full pins that Task's Module and either
+ *  - from the outermost section, returns DELIVER_AGAIN: the outermost
+ *    asx_task_put_next() leaves its section, waits for room outside,
+ *    unpins, enters again and looks up the next Task anew (the message
+ *    still its caller's); or
+ *  - nested inside a put() (whose Module the section keeps alive, so it
+ *    cannot leave), on an ASC user thread, queues the message anyway and
+ *    owes the wait: the outermost asx_task_put_next() waits for room
+ *    after it left, before it returns.  At most one message per nested
+ *    delivery past the high water mark, and the writer is held back as
+ *    before.  A plain pthread nested there still waits inside the section
+ *    (wait_nested: in slices, giving way to grace periods), the one
+ *    exception to the rule, which keeps its deadline's meaning and the
+ *    queue's bound; it blocks only itself.
+ * The wait itself is asx__msgq_wait_room(), outside any section, so it
+ * parks an ASC user thread and holds no grace period up.  A pin keeps the
+ * Module (and its queue) from being freed meanwhile: asx_module_destroy()
+ * wakes the waiters (deactivates the queues) and waits for the pins to go.
+ * The per-thread records (owed, gave_way) are safe on a user thread: a
+ * section never spans a switch, and they are read and cleared right after
+ * the section, before the wait (which may resume on another VP).
  */
 #define SUSPEND_NOTICE_NS	(10 * 1000 * 1000ULL)
-/*
- * A delivery that gave way to a grace period (see wait_in_reader): the
- * outermost put_next leaves its read section, pauses, and delivers anew.
- */
 #define DELIVER_AGAIN		1
+#define WAIT_LEAVE		1u	/* full_in_reader() may say DELIVER_AGAIN */
+#define HELD_CHANGED		2	/* a suspended Task's state changed: look again */
 static __thread bool gave_way;		/* DELIVER_AGAIN is ours, not a put()'s */
+static __thread struct {
+	struct asx_module *mod;		/* pinned, NULL: nothing owed */
+	struct asx_msgq *q;
+	uint64_t max_ns;		/* wait at most this long, 0: to the deadline */
+} owed;
 
 struct asx_module {
 	struct asx_task wr, rd;
@@ -109,6 +135,7 @@ struct asx_module {
 	void *arg;
 	void (*dtor)(void *arg);
 	bool suspended;			/* s->cfg once linked: holds its messages */
+	uint32_t pins;			/* atomic, word: room waits outside a section */
 	char name[ASX_MODULE_NAME_MAX];
 };
 
@@ -119,6 +146,8 @@ struct asx_stream {
 	struct asx_thr_mgr *mgr;
 	int groups;			/* next thread group, atomic */
 	uint64_t sunk;			/* sink tail, atomic */
+	struct asx_asc *asc;		/* asx_task_activate()'s threads, or NULL */
+	const struct asx_qos *asc_qos;
 	asx__stream_upcall_fn *upcall;	/* atomic */
 	void *upcall_arg;		/* atomic */
 };
@@ -202,74 +231,150 @@ static int queued(struct asx_task *t, int r)
 }
 
 /*
- * Queue @m on @q, waiting for room until @dl or @slice_ns from now,
- * whichever comes first.  *@more: only the slice ran out (-ETIMEDOUT with
- * @dl still ahead), the caller may look around and try again, with
- * *@more still true: then the queue counts the wait as the same one.
+ * Pin @n's Module and owe a wait for room in @n's queue (see DELIVER_AGAIN),
+ * at most @max_ns (0: up to the put's deadline).  One wait is owed at a
+ * time: a second full queue met in the same put is only queued into.
  */
-static int enqueue_slice(struct asx_msgq *q, struct asx_msg *m, const struct timespec *dl,
-			 uint64_t slice_ns, bool *more)
+static void owe_room(struct asx_task *n, uint64_t max_ns)
 {
-	struct timespec slice;
-	const struct timespec *until;
-	int r;
-
-	asx_deadline(&slice, slice_ns);
-	until = dl && asx_timespec_ns(dl) < asx_timespec_ns(&slice) ? dl : &slice;
-	r = *more ? asx__msgq_enqueue_again(q, m, 0, until) : asx_msgq_enqueue(q, m, 0, until);
-	*more = r == -ETIMEDOUT && !(dl && asx_timespec_ns(dl) <= asx_now_ns());
-	return r;
+	if (owed.mod)
+		return;
+	__atomic_add_fetch(&n->mod->pins, 1, __ATOMIC_ACQ_REL);
+	owed.mod = n->mod;
+	owed.q = n->q;
+	owed.max_ns = max_ns;
 }
 
 /*
- * Queue @m on suspended @n, waiting while the queue is full (see
- * HELD_SUSPEND), but not for long while its Stream is being reconfigured:
- * up to HELD_SLACK times the high water mark it queues at once, beyond
- * that after HELD_PACE_NS, as a held Task does; and at once from the
- * reconfiguring thread itself (a catch-up into a suspended Module: what it
- * passes on was held, so bounded, by the Task it releases).  1: @n is no
- * longer suspended, look again.
+ * Outside any section: wait for the room owed (up to @dl or the owed
+ * bound), then unpin.  The result of the wait: 0 (room), -ETIMEDOUT,
+ * -ESHUTDOWN, -EINTR; the caller looks again in any case.
  */
-static int enqueue_suspended(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
+static int pay_owed(const struct timespec *dl, bool again)
 {
-	struct asx_stream *s = n->mod->stream;
-	bool busy, more = false;
+	struct asx_module *mod = owed.mod;
+	struct asx_msgq *q = owed.q;
+	struct timespec lim;
+	const struct timespec *until = dl;
 	int r;
 
-	for (;;) {
-		busy = s && ASX_LOAD_ACQ(&s->cfg_busy);
-		if (busy && (cfg_held || asx_msgq_bytes(n->q) < HELD_SLACK * asx_msgq_hiwat(n->q)))
-			return asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL);
-		r = enqueue_slice(n->q, m, dl, HELD_PACE_NS, &more);
-		if (!more)
-			return r;
-		if (__atomic_load_n(&n->held, __ATOMIC_SEQ_CST) != HELD_SUSPEND)
-			return 1;
-		if (busy || asx__rcu_gp_wanted())
-			return asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL);
+	/* cleared before the wait, which may switch VPs (see DELIVER_AGAIN) */
+	owed.mod = NULL;
+	if (owed.max_ns) {
+		asx_deadline(&lim, owed.max_ns);
+		if (!dl || asx_timespec_ns(&lim) < asx_timespec_ns(dl))
+			until = &lim;
+	}
+	r = asx__msgq_wait_room(q, until, again);
+	if (__atomic_sub_fetch(&mod->pins, 1, __ATOMIC_ACQ_REL) == 0)
+		asx__word_wake(&mod->pins, INT_MAX);
+	return r;
+}
+
+static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct timespec *dl,
+			unsigned int how);
+
+/*
+ * A plain pthread nested inside a put() (the one wait still started inside
+ * a section, see DELIVER_AGAIN): wait for room on @n up to @dl in slices
+ * of SUSPEND_NOTICE_NS, and between them give way to a grace period, or
+ * to a reconfiguration of a suspended @n's Stream (queue anyway: one
+ * message past the high water mark per grace period at most), and look
+ * again at @n once its held state is no longer @h0, the state its caller
+ * acted on: HELD_CHANGED back to deliver_held() for a suspended @n (whose
+ * release waits for that delivery to leave held_users), else a delivery
+ * anew.
+ */
+static int wait_nested(struct asx_task *n, struct asx_msg *m, const struct timespec *dl,
+		       uint32_t h0)
+{
+	struct asx_stream *s = n->mod->stream;
+	struct timespec slice;
+	const struct timespec *until;
+	bool again = false;
+	int r;
+
+	for (;; again = true) {
+		asx_deadline(&slice, SUSPEND_NOTICE_NS);
+		until = dl && asx_timespec_ns(dl) < asx_timespec_ns(&slice) ? dl : &slice;
+		asx__rcu_wait_exempt++;
+		r = again ? asx__msgq_enqueue_again(n->q, m, 0, until)
+			  : asx_msgq_enqueue(n->q, m, 0, until);
+		asx__rcu_wait_exempt--;
+		if (r != -ETIMEDOUT || (dl && asx_timespec_ns(dl) <= asx_now_ns()))
+			return queued(n, r);
+		if (asx__rcu_gp_wanted() || (h0 == HELD_SUSPEND && s && ASX_LOAD_ACQ(&s->cfg_busy)))
+			return queued(n, asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL));
+		if (ASX_LOAD_ACQ(&n->held) != h0)
+			return h0 == HELD_SUSPEND ? HELD_CHANGED : deliver_held(n, m, dl, 0);
 	}
 }
 
-static int wait_in_reader(struct asx_task *n, struct asx_msg *m, const struct timespec *dl,
-			  unsigned int how);
-/* how wait_in_reader() may give way, and what it looks at between slices */
-#define WAIT_LEAVE	1u	/* DELIVER_AGAIN from the outermost read section */
-#define WAIT_HELD	2u	/* @n's held state (a delivery) */
+/*
+ * @n's queue was found full inside a read section (@how WAIT_LEAVE: the
+ * caller may be the outermost put_next's delivery): leave and wait outside;
+ * nested, a pthread waits in slices (wait_nested), a user thread (which
+ * must not wait there) queues anyway and owes the wait; a deadline already
+ * past is -ETIMEDOUT, the message still the caller's.  @max_ns: a paced
+ * wait (a held or suspended Task under reconfiguration), queued anyway.
+ * @h0: @n's held state the caller acted on (see wait_nested).
+ */
+static int full_in_reader(struct asx_task *n, struct asx_msg *m, const struct timespec *dl,
+			  uint64_t max_ns, unsigned int how, uint32_t h0)
+{
+	if ((how & WAIT_LEAVE) && asx__rcu_outermost() && !owed.mod) {
+		owe_room(n, max_ns);
+		gave_way = true;
+		return DELIVER_AGAIN;
+	}
+	if (!max_ns) {
+		if (dl && asx_timespec_ns(dl) <= asx_now_ns())
+			return -ETIMEDOUT;
+		if (!asx__uthread_id())
+			return wait_nested(n, m, dl, h0);
+	}
+	owe_room(n, max_ns);
+	return queued(n, asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL));
+}
 
-static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
+/*
+ * Queue @m on suspended @n (see HELD_SUSPEND), but not for long while its
+ * Stream is being reconfigured: up to HELD_SLACK times the high water mark
+ * it queues at once, beyond that with a wait of HELD_PACE_NS owed, as a
+ * held Task does; and at once from the reconfiguring thread itself (a
+ * catch-up into a suspended Module: what it passes on was held, so
+ * bounded, by the Task it releases).  Otherwise a full queue is waited on
+ * outside the section until the resume drains it.
+ */
+static int enqueue_suspended(struct asx_task *n, struct asx_msg *m, const struct timespec *dl,
+			     unsigned int how)
+{
+	struct asx_stream *s = n->mod->stream;
+	bool busy = s && ASX_LOAD_ACQ(&s->cfg_busy);
+	int r;
+
+	if (busy && (cfg_held || asx_msgq_bytes(n->q) < HELD_SLACK * asx_msgq_hiwat(n->q)))
+		return asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL);
+	r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_NOWAIT, NULL);
+	if (r != -EWOULDBLOCK)
+		return r;
+	return full_in_reader(n, m, dl, busy ? HELD_PACE_NS : 0, busy ? 0 : how, HELD_SUSPEND);
+}
+
+static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct timespec *dl,
+			unsigned int how)
 {
 	uint32_t h;
-	bool more = false;
 	int r;
 
 again:
 	__atomic_add_fetch(&n->held_users, 1, __ATOMIC_SEQ_CST);
 	h = __atomic_load_n(&n->held, __ATOMIC_SEQ_CST);
 	while (h == HELD_SUSPEND) {
-		r = enqueue_suspended(n, m, dl);
-		if (r <= 0) {
+		r = enqueue_suspended(n, m, dl, how);
+		if (r != HELD_CHANGED) {
 			__atomic_sub_fetch(&n->held_users, 1, __ATOMIC_RELEASE);
-			return queued(n, r);
+			return r == DELIVER_AGAIN ? r : queued(n, r);
 		}
 		h = __atomic_load_n(&n->held, __ATOMIC_SEQ_CST);
 	}
@@ -278,9 +383,10 @@ again:
 		    asx_msgq_bytes(n->q) < HELD_SLACK * asx_msgq_hiwat(n->q)) {
 			r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL);
 		} else {
-			r = enqueue_slice(n->q, m, dl, HELD_PACE_NS, &more);
-			if (more)
-				r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL);
+			/* queued anyway: the writer slows down by a pace */
+			r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL);
+			if (r == 0)
+				owe_room(n, HELD_PACE_NS);
 		}
 		__atomic_sub_fetch(&n->held_users, 1, __ATOMIC_RELEASE);
 		return queued(n, r);
@@ -288,8 +394,11 @@ again:
 	__atomic_sub_fetch(&n->held_users, 1, __ATOMIC_RELEASE);
 	if (h == HELD_NO) {
 		/* released meanwhile */
-		if (ASX_LOAD_ACQ(&n->nthreads) > 0)
-			return wait_in_reader(n, m, dl, WAIT_LEAVE | WAIT_HELD);
+		if (ASX_LOAD_ACQ(&n->nthreads) > 0) {
+			r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_NOWAIT, NULL);
+			return r == -EWOULDBLOCK ? full_in_reader(n, m, dl, 0, how, HELD_NO)
+						 : queued(n, r);
+		}
 		return call_put(n, m, dl);
 	}
 	/*
@@ -309,44 +418,6 @@ again:
 	return r;
 }
 
-/*
- * Queue @m on @n, whose queue was found full, from inside a read section:
- * wait (up to @dl) in slices, and between them
- *  - (WAIT_HELD) look at @n's state, so that a put that started waiting
- *    before @n was suspended does not go on waiting inside its read
- *    section as if it had not been (see HELD_SUSPEND);
- *  - give way once someone waits for a grace period (a reconfiguration or
- *    a close, of any Stream), which a put waiting inside its read section
- *    would hold up until the queue has room, perhaps for good (the room
- *    may come only once that close is done: its descriptor closed, its
- *    service threads gone).  From the outermost read section (WAIT_LEAVE)
- *    it leaves: DELIVER_AGAIN, and asx_task_put_next() pauses outside and
- *    delivers anew, the queue's bound kept.  Nested inside a put() (whose
- *    Module the section keeps alive) it cannot leave: @m is queued anyway,
- *    one message past the high water mark per grace period at most.
- */
-static int wait_in_reader(struct asx_task *n, struct asx_msg *m, const struct timespec *dl,
-			  unsigned int how)
-{
-	bool more = false;
-	int r;
-
-	for (;;) {
-		r = enqueue_slice(n->q, m, dl, SUSPEND_NOTICE_NS, &more);
-		if (!more)
-			return queued(n, r);
-		if ((how & WAIT_HELD) && ASX_LOAD_ACQ(&n->held))
-			return deliver_held(n, m, dl);
-		if (asx__rcu_gp_wanted()) {
-			if ((how & WAIT_LEAVE) && asx__rcu_outermost()) {
-				gave_way = true;
-				return DELIVER_AGAIN;
-			}
-			return queued(n, asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL));
-		}
-	}
-}
-
 static int deliver(struct asx_task *n, struct asx_msg *m, const struct timespec *dl)
 {
 	int r;
@@ -356,10 +427,10 @@ static int deliver(struct asx_task *n, struct asx_msg *m, const struct timespec 
 	if (unlikely(n->admit) && (r = n->admit(n, m)))
 		return r;
 	if (unlikely(ASX_LOAD_ACQ(&n->held)))
-		return deliver_held(n, m, dl);
+		return deliver_held(n, m, dl, WAIT_LEAVE);
 	if (ASX_LOAD_ACQ(&n->nthreads) > 0) {
 		r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_NOWAIT, NULL);
-		return r == -EWOULDBLOCK ? wait_in_reader(n, m, dl, WAIT_LEAVE | WAIT_HELD)
+		return r == -EWOULDBLOCK ? full_in_reader(n, m, dl, 0, WAIT_LEAVE, HELD_NO)
 					 : queued(n, r);
 	}
 	return call_put(n, m, dl);
@@ -368,21 +439,29 @@ static int deliver(struct asx_task *n, struct asx_msg *m, const struct timespec 
 int asx_task_put_next(struct asx_task *t, struct asx_msg *m, const struct timespec *deadline)
 {
 	struct asx_task *n;
-	int r;
+	bool again = false, redo;
+	int r, w;
 
 	if (unlikely(!t || !m))
 		return -EINVAL;
-	for (;;) {
+	for (;; again = true) {
 		asx__rcu_read_lock();
 		n = asx__rcu_deref(t->next);
 		r = n ? deliver(n, m, deadline) : -EPIPE;
 		asx__rcu_read_unlock();
-		if (likely(r != DELIVER_AGAIN || !gave_way))
+		if (likely(!owed.mod) || asx__rcu_in_reader())
 			return r;
+		/* read the thread's records before the wait: a user thread
+		 * may come back on another VP (other thread-local storage) */
+		redo = r == DELIVER_AGAIN && gave_way;
 		gave_way = false;
-		/* gave way to a grace period: @t is the caller's to keep,
-		 * what follows it is looked up again */
-		asx__rcu_gp_pause(SUSPEND_NOTICE_NS);
+		w = pay_owed(deadline, again);
+		if (!redo)
+			return r;	/* delivered: the wait was the writer's pace */
+		/* @m is still the caller's, @t too; what follows @t is looked
+		 * up again */
+		if (w == -ETIMEDOUT && deadline && asx_timespec_ns(deadline) <= asx_now_ns())
+			return -ETIMEDOUT;
 	}
 }
 
@@ -402,7 +481,7 @@ static int putq(struct asx_task *t, struct asx_msg *m, const struct timespec *dl
 	if (!asx__rcu_in_reader())
 		return queued(t, asx_msgq_enqueue(t->q, m, 0, dl));
 	r = asx_msgq_enqueue(t->q, m, ASX_MSGQ_NOWAIT, NULL);
-	return r == -EWOULDBLOCK ? wait_in_reader(t, m, dl, how) : queued(t, r);
+	return r == -EWOULDBLOCK ? full_in_reader(t, m, dl, 0, how, HELD_NO) : queued(t, r);
 }
 
 int asx_task_putq(struct asx_task *t, struct asx_msg *m, const struct timespec *deadline)
@@ -434,7 +513,7 @@ static bool park_at_marker(struct asx_task *t, struct asx_msg *m)
 		return false;
 	__atomic_add_fetch(&t->bar_in, 1, __ATOMIC_ACQ_REL);
 	while (ASX_LOAD_ACQ(&t->bar_gen) == gen)
-		asx_futex_wait(&t->bar_gen, gen, NULL);
+		asx__word_wait(&t->bar_gen, gen, NULL);
 	return true;
 }
 
@@ -451,7 +530,7 @@ int asx_task_getq(struct asx_task *t, struct asx_msg **mp, const struct timespec
 		if (unlikely(is_held(h) || h == HELD_SUSPEND)) {
 			/* replacing another Task (wait until it has drained)
 			 * or suspended (until resumed) */
-			if (asx_futex_wait(&t->held, h, deadline) == -ETIMEDOUT)
+			if (asx__word_wait(&t->held, h, deadline) == -ETIMEDOUT)
 				return -ETIMEDOUT;
 			continue;
 		}
@@ -536,6 +615,15 @@ static void *svc_main(void *arg)
 
 int asx_task_activate(struct asx_task *t, int n)
 {
+	struct asx_stream *s = t ? t->mod->stream : NULL;
+
+	return asx_task_activate_asc(t, n, s ? s->asc : NULL, s ? s->asc_qos : NULL);
+}
+
+int asx_task_activate_asc(struct asx_task *t, int n, struct asx_asc *asc,
+			  const struct asx_qos *qos)
+{
+	struct asx_thr_opts o = { .sz = sizeof(o), .asc = asc, .qos = qos };
 	struct asx_stream *s;
 	int r;
 
@@ -545,7 +633,7 @@ int asx_task_activate(struct asx_task *t, int n)
 		t->group = __atomic_fetch_add(&s->groups, 1, __ATOMIC_RELAXED);
 	/* Count first: delivery must queue for these threads from now on. */
 	__atomic_fetch_add(&t->nthreads, n, __ATOMIC_ACQ_REL);
-	r = asx_thr_mgr_spawn_n(s->mgr, n, svc_main, t, t->group, NULL);
+	r = asx_thr_mgr_spawn_n(s->mgr, n, svc_main, t, t->group, &o);
 	if (r < 0) {
 		int started = asx_thr_mgr_count_group(s->mgr, t->group);
 
@@ -580,7 +668,7 @@ static void stop_task(struct asx_stream *s, struct asx_task *t, enum stop_mode m
 	}
 	if (ASX_LOAD_ACQ(&t->held)) {
 		ASX_STORE_REL(&t->held, HELD_NO);
-		asx_futex_wake(&t->held, INT_MAX);
+		asx__word_wake(&t->held, INT_MAX);
 	}
 	if (ASX_LOAD_ACQ(&t->nthreads) > 0) {
 		stop = asx_msg_alloc(0, ASX_MSG_DATA);
@@ -692,7 +780,7 @@ static void quiesce_task(struct asx_stream *s, struct asx_task *t)
 	asx_msg_free(mk);
 	ASX_STORE_REL(&t->bar_in, 0);
 	__atomic_add_fetch(&t->bar_gen, 1, __ATOMIC_ACQ_REL);
-	asx_futex_wake(&t->bar_gen, INT_MAX);
+	asx__word_wake(&t->bar_gen, INT_MAX);
 }
 
 int asx__stream_quiesce(struct asx_stream *s)
@@ -755,10 +843,24 @@ int asx_module_create(struct asx_module **out, const char *name, const struct as
 	return 0;
 }
 
+/* Wake the room waits pinning @mod (see DELIVER_AGAIN) and wait them out. */
+static void unpin_all(struct asx_module *mod)
+{
+	uint32_t p = ASX_LOAD_ACQ(&mod->pins);
+
+	if (!p)
+		return;
+	asx_msgq_deactivate(mod->wr.q);
+	asx_msgq_deactivate(mod->rd.q);
+	while ((p = ASX_LOAD_ACQ(&mod->pins)))
+		asx__word_wait(&mod->pins, p, NULL);
+}
+
 void asx_module_destroy(struct asx_module *mod)
 {
 	if (!mod || mod->stream)
 		return;
+	unpin_all(mod);
 	asx_msgq_destroy(mod->wr.q);
 	asx_msgq_destroy(mod->rd.q);
 	asx_mutex_destroy(&mod->wr.catchup);
@@ -926,6 +1028,8 @@ int asx_stream_open(struct asx_stream **sp, const struct asx_stream_opts *opts)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	s->asc = o.asc;
+	s->asc_qos = o.asc_qos;
 	asx_mutex_init(&s->cfg);
 	r = asx_thr_mgr_create(&s->mgr);
 	if (r)
@@ -1154,12 +1258,12 @@ static void release_held(struct asx_task *t)
 	if (t->mod->suspended) {
 		/* it goes on holding, now as a suspended Module */
 		__atomic_store_n(&t->held, HELD_SUSPEND, __ATOMIC_SEQ_CST);
-		asx_futex_wake(&t->held, INT_MAX);
+		asx__word_wake(&t->held, INT_MAX);
 		return;
 	}
 	if (ASX_LOAD_ACQ(&t->nthreads) > 0) {
 		ASX_STORE_REL(&t->held, HELD_NO);
-		asx_futex_wake(&t->held, INT_MAX);
+		asx__word_wake(&t->held, INT_MAX);
 		return;
 	}
 	asx_mutex_lock(&t->catchup);

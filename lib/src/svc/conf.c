@@ -462,7 +462,32 @@ static const char *mod_name(const void *ctx, size_t i)
 static int parse_modules(struct parser *ps, struct asx__svc_ent *s,
 			 struct asx__svc_names *names);
 
-/* stream NAME [kernel ["driver"]] { entry... } */
+/* "asc N" (the word "asc" current): the Stream's Task threads on an ASC of N VPs */
+static int take_asc(struct parser *ps, struct asx__svc_ent *s)
+{
+	unsigned int col;
+	char b[8];
+	long v;
+	int r;
+
+	r = next(ps);
+	if (r)
+		return r;
+	col = ps->t.col;
+	if (ps->t.kind != T_WORD || ps->t.n >= sizeof(b))
+		return expected(ps, "the number of the ASC's virtual processors after 'asc' (1..64)");
+	memcpy(b, ps->t.p, ps->t.n);
+	b[ps->t.n] = '\0';
+	v = strspn(b, "0123456789") == ps->t.n ? strtol(b, NULL, 10) : 0;
+	if (v < 1 || v > ASX__SVC_ASC_VPS_MAX)
+		return fail(ps, ps->t.line, col, -EINVAL,
+			    "'asc %s': the ASC's virtual processors are a number from 1 to %d", b,
+			    ASX__SVC_ASC_VPS_MAX);
+	s->asc_vps = (int)v;
+	return next(ps);
+}
+
+/* stream NAME [kernel ["driver"]] [asc N] { entry... } */
 static int parse_stream(struct parser *ps, struct asx__svc_ent *s)
 {
 	/* the Stream's modules by name: one lookup per entry, not a walk */
@@ -478,6 +503,11 @@ static int parse_stream(struct parser *ps, struct asx__svc_ent *s)
 		r = next(ps);
 		if (!r && ps->t.kind == T_STRING)
 			r = take_text(ps, "", &s->driver);
+		if (r)
+			return r;
+	}
+	if (is_word(ps, "asc")) {
+		r = take_asc(ps, s);
 		if (r)
 			return r;
 	}

@@ -37,7 +37,7 @@ enum asx__svc_dir {
 	ASX__SVC_REMOVE,	/* remove NAME */
 	ASX__SVC_SUSPEND,	/* suspend NAME, or suspend STREAM/MODULE */
 	ASX__SVC_RESUME,	/* resume NAME, or resume STREAM/MODULE */
-	ASX__SVC_STREAM,	/* stream NAME [kernel "driver"] { entries } */
+	ASX__SVC_STREAM,	/* stream NAME [kernel "driver"] [asc N] { entries } */
 	ASX__SVC_KERNEL,	/* (in a stream) kernel NAME: an asx.ko module */
 };
 
@@ -51,6 +51,9 @@ struct asx__svc_loc {
 	const char *file;	/* owned by the conf (one copy per file) */
 	unsigned int line, col;	/* 1-based; col counts bytes */
 };
+
+/* "stream NAME asc N": at most this many VPs */
+#define ASX__SVC_ASC_VPS_MAX 64
 
 struct asx__svc_ent {
 	enum asx__svc_dir dir;
@@ -67,6 +70,7 @@ struct asx__svc_ent {
 	/* stream: */
 	bool kernel;		/* the Stream's driver end is a kernel Stream */
 	char *driver;		/* kernel: the asx.ko driver ("loop" if not said) */
+	int asc_vps;		/* "asc N": Task threads on an ASC of N VPs; 0: pthreads */
 	struct asx__svc_ent *mods;	/* in push order: the first is lowest */
 	size_t nmods;
 	struct asx__svc_ent *next;

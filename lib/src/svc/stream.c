@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include <asx/kstream.h>
+#include <asx/asc.h>
 #include <asx/stream.h>
 
 #include "svc/load.h"
@@ -91,7 +92,8 @@ static bool same_lower(const struct asx_svc *s, const struct asx__svc_ent *e)
 
 bool asx__svc_stream_same(const struct asx_svc *s, const struct asx__svc_ent *e)
 {
-	if (s->kind != ASX__SVC_STREAMK || s->nmods != e->nmods || !same_lower(s, e))
+	if (s->kind != ASX__SVC_STREAMK || s->nmods != e->nmods || !same_lower(s, e) ||
+	    s->asc_vps != e->asc_vps)
 		return false;
 	for (size_t i = 0; i < e->nmods; i++)
 		if (!same_mod(&s->mods[i], &e->mods[i]) || s->mods[i].inactive != e->mods[i].inactive)
@@ -166,11 +168,13 @@ int asx__svc_stream_mod_state(struct asx__svc_plan *p, struct asx__svc_step *st,
 	}
 	if (d) {
 		*c = (struct asx__svc_ent){ .dir = d->dir, .kernel = d->kernel,
-					    .driver = d->driver, .mods = c->mods };
+					    .driver = d->driver, .asc_vps = d->asc_vps,
+					    .mods = c->mods };
 		memcpy(c->mods, d->mods, n * sizeof(*c->mods));
 	} else {
 		*c = (struct asx__svc_ent){ .dir = ASX__SVC_STREAM, .kernel = s->kernel,
-					    .driver = s->driver, .mods = c->mods };
+					    .driver = s->driver, .asc_vps = s->asc_vps,
+					    .mods = c->mods };
 		for (size_t i = 0; i < n; i++) {
 			def_of_mod(&s->mods[i], &c->mods[i]);
 			c->mods[i].loc = e->loc;
@@ -300,14 +304,40 @@ static int place(struct asx__svc_plan *p, struct asx_stream *s, const char *stre
  * Open @s's Stream: a plain one, or one over a new kernel Stream with @e's
  * kernel modules pushed on it, bottom first.
  */
+/* "asc N": the ASC whose user threads serve the Stream's Tasks. */
+static const struct asx_prio_qos svc_asc_qos = ASX_PRIO_QOS(0);
+
+static int open_asc(struct asx__svc_plan *p, const struct asx__svc_ent *e, struct asx_svc *s,
+		    struct asx_stream_opts *o)
+{
+	ASX_OPTS(struct asx_asc_opts, ao, .nvps = e->asc_vps, .max_vps = e->asc_vps,
+		 .semantic = ASX_ASC_NONPREEMPTIVE);
+	int r;
+
+	s->asc_vps = e->asc_vps;
+	if (!e->asc_vps)
+		return 0;
+	r = asx_asc_create(&s->asc, &asx_asc_prio, &ao);
+	if (r)
+		return asx__svc_say(p, e, r, "stream '%s': cannot create its ASC of %d VPs: %s",
+				    e->name, e->asc_vps, strerror(-r));
+	o->asc = s->asc;
+	o->asc_qos = &svc_asc_qos.qos;
+	return 0;
+}
+
 static int open_stream(struct asx__svc_plan *p, const struct asx__svc_ent *e, struct asx_svc *s)
 {
 	ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_DRIVER);
+	ASX_OPTS(struct asx_stream_opts, plain, .tail = ASX_STREAM_LOOP);
 	struct asx_kstream *ks = NULL;
 	int r;
 
+	r = open_asc(p, e, s, e->kernel ? &o : &plain);
+	if (r)
+		return r;
 	if (!e->kernel) {
-		r = asx_stream_open(&s->stream, NULL);
+		r = asx_stream_open(&s->stream, &plain);
 		if (r)
 			asx__svc_say(p, e, r, "stream '%s': cannot open it: %s", e->name, strerror(-r));
 		return r;
@@ -412,6 +442,10 @@ static int reshape(struct asx_svc_repo *repo, struct asx__svc_plan *p, struct as
 	long last = (long)s->nmods;
 	int r;
 
+	if (s->asc_vps != e->asc_vps)
+		return asx__svc_say(p, e, -EOPNOTSUPP,
+				    "stream '%s': its Tasks' threads (pthreads, or 'asc N') cannot change while it runs: remove the Stream in one reload and add it back in the next",
+				    e->name);
 	if (!same_lower(s, e))
 		return asx__svc_say(p, e, -EOPNOTSUPP,
 				    "stream '%s': the kernel Stream below it (its driver or its asx.ko modules) cannot change while it runs: remove the Stream in one reload and add it back in the next",
@@ -541,6 +575,8 @@ void asx__svc_stream_stop(struct asx_svc *s)
 {
 	if (s->stream)
 		asx_stream_close(s->stream);	/* closes and frees its Modules */
+	if (s->asc)
+		asx_asc_destroy(s->asc);	/* its threads were joined by the close */
 	mods_unload(s->mods, s->nmods);
 	mods_free(s->mods, s->nmods);
 	free(s->driver);

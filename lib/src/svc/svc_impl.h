@@ -53,6 +53,8 @@ struct asx_svc {
 	struct asx_stream *stream;
 	bool kernel;			/* over a kernel Stream (asx_kstream_driver) */
 	char *driver;			/* ... with this asx.ko driver */
+	struct asx_asc *asc;		/* "asc N": its Tasks' threads' ASC, or NULL */
+	int asc_vps;
 	struct asx__svc_mod *mods;	/* bottom first */
 	size_t nmods;
 	struct asx_svc *next;		/* in start order */

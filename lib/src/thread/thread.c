@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <asx/asc.h>
 #include <asx/thread.h>
 #include "core/compiler.h"
 #include "core/probes.h"
@@ -40,6 +41,7 @@ struct thr {
 	void *arg;
 	void *ret;			/* written by the thread itself */
 	pthread_t pt;
+	struct asx_asc_thread *ut;	/* an ASC user thread (opts->asc), or NULL */
 	pthread_cond_t cv;		/* wakes the thread: resume, cancel */
 	int id;
 	int group;
@@ -310,7 +312,8 @@ static void thr_finish(void *arg)
 	pthread_cond_broadcast(&m->exit_cv);
 	pthread_cond_broadcast(&m->park_cv);
 	pthread_mutex_unlock(&m->lock);
-	cur = NULL;
+	if (!t->ut)
+		cur = NULL;
 }
 
 static void *thr_start(void *arg)
@@ -328,6 +331,30 @@ static void *thr_start(void *arg)
 	t->ret = ret;
 	pthread_cleanup_pop(1);
 	return ret;
+}
+
+/*
+ * An ASC user thread's body: no suspension, no `cur` (a VP's thread-local
+ * storage is shared by every user thread it runs), no pthread_exit.
+ */
+static void *thr_start_user(void *arg)
+{
+	struct thr *t = arg;
+
+	t->ret = t->fn(t->arg);
+	thr_finish(t);
+	return t->ret;
+}
+
+/* Start @t (under m->lock): a pthread, or a user thread of @o->asc. */
+static int thr_create(struct thr *t, pthread_attr_t *attr, const struct asx_thr_opts *o)
+{
+	struct asx_asc_thread_opts uo = { .sz = sizeof(uo), .stack_size = o->stack_size };
+
+	if (!o->asc)
+		return -pthread_create(&t->pt, attr, thr_start, t);
+	t->susp = 0;
+	return asx_asc_thread_spawn(o->asc, o->qos, thr_start_user, t, &uo, &t->ut);
 }
 
 int asx_thr_mgr_spawn_n(struct asx_thr_mgr *m, int n, asx_thr_fn fn,
@@ -395,7 +422,7 @@ int asx_thr_mgr_spawn_n(struct asx_thr_mgr *m, int n, asx_thr_fn fn,
 			t->cancel = m->dying;
 			update_attn(t);
 			/* Under the lock: nobody sees t->pt half-written. */
-			err = -pthread_create(&t->pt, &attr, thr_start, t);
+			err = thr_create(t, &attr, &o);
 		}
 		if (err) {
 			pthread_mutex_unlock(&m->lock);
@@ -477,7 +504,10 @@ static int wait_sel(struct asx_thr_mgr *m, const struct sel *s,
 
 		t = node_thr(reap.next);
 		list_del(&t->node);
-		pthread_join(t->pt, &ret);
+		if (t->ut)
+			asx_asc_thread_join(t->ut, &ret);
+		else
+			pthread_join(t->pt, &ret);
 		if (st && (size_t)n < nst) {
 			st[n].id = t->id;
 			st[n].group = t->group;
@@ -657,6 +687,10 @@ static int suspend_sel(struct asx_thr_mgr *m, const struct sel *s,
 			err = -EDEADLK;
 			goto out;
 		}
+		if (t->ut) {
+			err = -EOPNOTSUPP;	/* a user thread has no safe point */
+			goto out;
+		}
 	} else if (s->kind == SEL_GROUP) {
 		struct group_depth *g = group_depth(m, s->v);
 
@@ -676,7 +710,7 @@ static int suspend_sel(struct asx_thr_mgr *m, const struct sel *s,
 	}
 
 	for_each_thr(t, m) {
-		if (t == self || t->exited || !sel_match(s, t))
+		if (t == self || t->exited || t->ut || !sel_match(s, t))
 			continue;
 		t->susp++;
 		update_attn(t);
