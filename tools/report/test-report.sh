@@ -271,6 +271,35 @@ bad "a key twice" "$dir/dupk.json" 'the key of record 0 again'
 bad "a flat view that disagrees with its record" "$dir/off.json" 'flat view'
 "$py" "$edit" "$dir/xdr.json" "$a" --set "$mp" 'proto=null'
 bad "xdr set without a proto" "$dir/xdr.json" 'xdr is set exactly when proto is'
+# every figure and table of the five papers, each linked to its figures or
+# with why none; a coverage list gone stale is refused
+ncov=$("$py" -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["coverage"]["items"]))' \
+	"$top/tools/report/papers.json")
+tap_expect "the coverage table: $ncov rows, every figure linked or why none" 0 -- \
+	"$py" -c 'import re, sys
+h = open(sys.argv[1]).read()
+sec = h[h.index("<section id=\"coverage\">"):]
+sec = sec[:sec.index("</section>")]
+rows = re.findall(r"<tr><td>00[0-4]</td>.*?</tr>", sec)
+assert len(rows) == int(sys.argv[2]), len(rows)
+ids = set(re.findall(r"id=\"(fig[0-9]+)\"", h))
+for r in rows:
+    links = re.findall(r"href=\"#(fig[0-9]+)\"", r)
+    assert links or "none: " in r or "make demo-kernel" in r, r
+    assert all(l in ids for l in links), r' "$dir/real/report.html" "$ncov"
+"$py" - "$top/tools/report/papers.json" "$dir/stale.json" "$dir/orphan.json" <<'EOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["coverage"]["items"][10]["here"] = ["no_such_figure"]
+json.dump(p, open(sys.argv[2], "w"))
+p = json.load(open(sys.argv[1]))
+p["coverage"]["items"] = [c for c in p["coverage"]["items"] if "xdr_e2e" not in (c.get("here") or [])]
+json.dump(p, open(sys.argv[3], "w"))
+EOF
+tap_expect "a coverage entry naming no figure: exit 1" 1 "coverage: .*no figure 'no_such_figure'" -- \
+	"$py" "$report" "$dir/real/results.json" --papers "$dir/stale.json" -o "$dir/x.html"
+tap_expect "a figure no coverage entry names: exit 1" 1 "figure 'xdr_e2e' is in no coverage entry" -- \
+	"$py" "$report" "$dir/real/results.json" --papers "$dir/orphan.json" -o "$dir/x.html"
 tap_expect "a papers.json that is missing: exit 1" 1 'cannot read' -- \
 	"$py" "$report" "$dir/empty.json" --papers "$dir/none.json" -o "$dir/x.html"
 tap_expect "an unknown option: exit 2" 2 'unrecognized arguments' -- \
