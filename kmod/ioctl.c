@@ -379,6 +379,12 @@ long asx_do_getmsg(struct asx_stream *st, struct file *file, struct asx_strmsg *
 	sm->more = 0;
 	sm->ctl.len = -1;
 	sm->data.len = -1;
+	if (mp && mp->type == ASX_M_PASSFP) {
+		/* getmsg(2): EBADMSG while a descriptor (I_RECVFD) is first */
+		asx_putbq(q, mp);
+		mp = NULL;
+		ret = -EBADMSG;
+	}
 	if (mp) {
 		sm->flags = asx_hipri(mp) ? ASX_MSG_HIPRI : ASX_MSG_BAND;
 		sm->band = mp->band;

@@ -234,6 +234,17 @@ void asx_head_rput(struct asx_queue *q, struct asx_msg *mp)
 	asx_freemsg(mp);
 }
 
+/*
+ * I_SENDFD's message, put at @st's head by the other end of the pipe (under
+ * rcu_read_lock()): past the modules, as a message of band 0.
+ */
+void asx_head_putfp(struct asx_stream *st, struct asx_msg *mp)
+{
+	asx_putq(&st->hrq, mp);
+	wake_readers(st, EPOLLIN | EPOLLRDNORM);
+	head_sig(st, ASX_XSI_S_INPUT | ASX_XSI_S_RDNORM);
+}
+
 static void init_driver(struct asx_stream *st, const struct asx_driver *drv)
 {
 	st->drv = drv;
@@ -768,6 +779,13 @@ again:
 				mutex_unlock(&st->rlock);
 				goto again;
 			}
+			break;
+		}
+		if (mp->type == ASX_M_PASSFP) {
+			/* read(2): EBADMSG, a descriptor (I_RECVFD) is first */
+			asx_putbq(q, mp);
+			if (!done)
+				ret = -EBADMSG;
 			break;
 		}
 		if (is_ctl(mp)) {

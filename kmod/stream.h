@@ -161,6 +161,7 @@ extern const struct asx_qinit asx_head_winit;
 void asx_head_rput(struct asx_queue *q, struct asx_msg *mp);
 void asx_head_wput(struct asx_queue *q, struct asx_msg *mp);
 void asx_head_wenable(struct asx_queue *q);
+void asx_head_putfp(struct asx_stream *st, struct asx_msg *mp);
 
 /* Linked under a mux: its head refuses read, write and the Stream ioctls. */
 static inline bool asx_stream_linked(struct asx_stream *st)

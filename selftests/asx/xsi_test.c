@@ -8,7 +8,11 @@
  * uses the XSI names only (plus asx_util.h to make a mux or a pipe, the one
  * step XSI leaves to the implementation).
  */
+#include <grp.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <asx/stropts.h>
@@ -568,13 +572,227 @@ TEST_TIMEOUT(setsig_is_per_process, 60)
 TEST_F(xsi, requests_not_supported_yet)
 {
 	static const unsigned long reqs[] = {
-		I_SENDFD, I_RECVFD, I_FDINSERT, I_PLINK, I_PUNLINK, I_SETCLTIME, I_GETCLTIME,
+		I_FDINSERT, I_PLINK, I_PUNLINK, I_SETCLTIME, I_GETCLTIME,
 	};
 	unsigned int i;
 
 	for (i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++)
 		FAILS(ioctl(self->fd, reqs[i], 0), EOPNOTSUPP);
 	FAILS(ioctl(self->fd, ASX_XSI_SID | 99, 0), ENOTTY);
+}
+
+/* ------------------------------------------------ I_SENDFD and I_RECVFD */
+
+/* A pipe of asx.ko in p[0], p[1] (close-on-exec both); 0, or -1. */
+static int spipe(int p[2])
+{
+	p[0] = open(ASX_DEV, O_RDWR | O_CLOEXEC);
+	if (p[0] < 0)
+		return -1;
+	p[1] = asx_pipe(p[0], ASX_PIPE_CLOEXEC);
+	return p[1] < 0 ? -1 : 0;
+}
+
+/* The call fails with @err, or the run stops with step @step. */
+#define FD_FAILS(call, err, step) do {				\
+		errno = 0;					\
+		if ((call) != -1 || errno != (err))		\
+			return (step);				\
+	} while (0)
+#define FD_OK(cond, step) do {					\
+		if (!(cond))					\
+			return (step);				\
+	} while (0)
+
+/*
+ * streamio(7)'s I_SENDFD and I_RECVFD over a pipe, as whoever calls it: 0,
+ * or the number of the step that failed (exit status of a child run).
+ */
+static int fd_passing(void)
+{
+	int sp[2], p[2], u[2], lo, n, flags = 0;
+	struct strrecvfd rf;
+	char c = 0, buf[8];
+	struct strbuf d = { sizeof(buf), 0, buf };
+	struct strpeek pk = { { 0, 0, NULL }, { sizeof(buf), 0, buf }, 0 };
+	struct rlimit rl;
+
+	FD_OK(!spipe(sp) && !pipe(p) && !socketpair(AF_UNIX, SOCK_STREAM, 0, u), 1);
+	lo = open(ASX_DEV, O_RDWR);
+	FD_OK(lo >= 0, 2);
+	/* a descriptor goes over, with the sender's ids; the file is the same */
+	FD_OK(ioctl(sp[0], I_SENDFD, p[1]) == 0, 3);
+	FD_OK(ioctl(sp[1], I_NREAD, &n) == 1 && n == 0, 4);
+	FD_FAILS(getmsg(sp[1], NULL, &d, &flags), EBADMSG, 5);
+	FD_FAILS(read(sp[1], buf, sizeof(buf)), EBADMSG, 6);
+	FD_FAILS(ioctl(sp[1], I_PEEK, &pk), EBADMSG, 7);
+	memset(&rf, 0x5a, sizeof(rf));
+	FD_OK(ioctl(sp[1], I_RECVFD, &rf) == 0, 8);
+	FD_OK(rf.fd > 2 && rf.fd != p[1], 9);
+	FD_OK(rf.uid == geteuid() && rf.gid == getegid(), 10);
+	FD_OK(write(rf.fd, "z", 1) == 1 && read(p[0], &c, 1) == 1 && c == 'z', 11);
+	FD_OK(close(rf.fd) == 0, 12);
+	/* in order with the messages: a data message first is EBADMSG */
+	FD_OK(put(sp[0], NULL, "d1", 0) == 0, 13);
+	FD_OK(ioctl(sp[0], I_SENDFD, p[1]) == 0, 14);
+	FD_FAILS(ioctl(sp[1], I_RECVFD, &rf), EBADMSG, 15);
+	FD_OK(getmsg(sp[1], NULL, &d, &flags) == 0 && d.len == 2, 16);
+	/* a bad pointer: EFAULT, and the descriptor stays first */
+	FD_FAILS(ioctl(sp[1], I_RECVFD, NULL), EFAULT, 17);
+	FD_OK(ioctl(sp[1], I_NREAD, &n) == 1, 18);
+	/* no descriptor left for it: EMFILE, and it stays first */
+	n = dup(0);
+	FD_OK(n >= 0 && !close(n) && !getrlimit(RLIMIT_NOFILE, &rl), 19);
+	FD_OK(!setrlimit(RLIMIT_NOFILE, &(struct rlimit){ n, rl.rlim_max }), 20);
+	errno = 0;
+	n = ioctl(sp[1], I_RECVFD, &rf);
+	FD_OK(!setrlimit(RLIMIT_NOFILE, &rl), 21);
+	FD_OK(n == -1 && errno == EMFILE, 22);
+	FD_OK(ioctl(sp[1], I_RECVFD, &rf) == 0 && close(rf.fd) == 0, 23);
+	/* nothing there: EAGAIN with O_NONBLOCK */
+	FD_OK(fcntl(sp[1], F_SETFL, O_NONBLOCK) == 0, 24);
+	FD_FAILS(ioctl(sp[1], I_RECVFD, &rf), EAGAIN, 25);
+	/* what I_SENDFD refuses */
+	FD_FAILS(ioctl(lo, I_SENDFD, p[1]), EINVAL, 26);	/* not a pipe */
+	FD_FAILS(ioctl(sp[0], I_SENDFD, -1), EBADF, 27);
+	FD_FAILS(ioctl(sp[0], I_SENDFD, 1000000), EBADF, 28);
+	FD_FAILS(ioctl(sp[0], I_SENDFD, sp[0]), EINVAL, 29);	/* itself: a cycle */
+	FD_FAILS(ioctl(sp[0], I_SENDFD, sp[1]), EINVAL, 30);
+	FD_FAILS(ioctl(sp[0], I_SENDFD, lo), EINVAL, 31);	/* any Stream */
+	FD_FAILS(ioctl(sp[0], I_SENDFD, u[0]), EINVAL, 32);	/* AF_UNIX */
+	FD_OK(ioctl(sp[1], I_NREAD, &n) == 0, 33);
+	/* the read queue of the other end full: EAGAIN */
+	FD_OK(fcntl(sp[0], F_SETFL, O_NONBLOCK) == 0, 34);
+	for (n = 0; n < 100000 && write(sp[0], buf, sizeof(buf)) > 0; n++)
+		;
+	FD_OK(errno == EAGAIN, 35);
+	FD_FAILS(ioctl(sp[0], I_SENDFD, p[1]), EAGAIN, 36);
+	/* what the pipe holds goes: the writer's side, then the reader's head */
+	FD_OK(ioctl(sp[0], I_FLUSH, FLUSHW) == 0 && ioctl(sp[1], I_FLUSH, FLUSHR) == 0, 37);
+	FD_OK(ioctl(sp[0], I_SENDFD, p[1]) == 0, 38);
+	/* hung up: what is queued still comes, then ENXIO */
+	FD_OK(close(sp[0]) == 0, 39);
+	FD_OK(ioctl(sp[1], I_RECVFD, &rf) == 0 && close(rf.fd) == 0, 40);
+	FD_FAILS(ioctl(sp[1], I_RECVFD, &rf), ENXIO, 41);
+	FD_FAILS(ioctl(sp[1], I_SENDFD, p[1]), ENXIO, 42);
+	close(sp[1]);
+	close(p[0]);
+	close(p[1]);
+	close(u[0]);
+	close(u[1]);
+	close(lo);
+	return 0;
+}
+
+TEST(sendfd_recvfd)
+{
+	int step = fd_passing();
+
+	EXPECT_EQ(step, 0) TH_LOG("step %d failed: %s", step, strerror(errno));
+}
+
+TEST(sendfd_recvfd_unprivileged)
+{
+	int status;
+	pid_t child;
+
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (!child) {
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(100);
+		_exit(fd_passing());
+	}
+	ASSERT_EQ(waitpid(child, &status, 0), child);
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
+	EXPECT_EQ(WEXITSTATUS(status), 0) TH_LOG("as nobody: step %d failed",
+						 WEXITSTATUS(status));
+}
+
+/* The sender's ids as the reader's user namespace sees them. */
+TEST(recvfd_ids_in_reader_namespace)
+{
+	int sp[2], p[2], status;
+	struct strrecvfd rf;
+	pid_t child;
+
+	ASSERT_EQ(spipe(sp), 0);
+	ASSERT_EQ(pipe(p), 0);
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (!child) {
+		/* as nobody, so that the ids differ from the reader's */
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(100);
+		_exit(ioctl(sp[0], I_SENDFD, p[1]) ? 101 : 0);
+	}
+	ASSERT_EQ(waitpid(child, &status, 0), child);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
+	ASSERT_EQ(ioctl(sp[0], I_SENDFD, p[1]), 0);	/* and one from us */
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (!child) {
+		/* a new user namespace maps nobody, we map only ourselves */
+		char map[64];
+		int fd, uid = (int)geteuid(), gid = (int)getegid();
+
+		if (unshare(CLONE_NEWUSER))
+			_exit(102);
+		fd = open("/proc/self/setgroups", O_WRONLY);
+		if (fd < 0 || write(fd, "deny", 4) != 4 || close(fd))
+			_exit(103);
+		snprintf(map, sizeof(map), "7 %d 1\n", uid);
+		fd = open("/proc/self/uid_map", O_WRONLY);
+		if (fd < 0 || write(fd, map, strlen(map)) != (ssize_t)strlen(map) || close(fd))
+			_exit(104);
+		snprintf(map, sizeof(map), "8 %d 1\n", gid);
+		fd = open("/proc/self/gid_map", O_WRONLY);
+		if (fd < 0 || write(fd, map, strlen(map)) != (ssize_t)strlen(map) || close(fd))
+			_exit(105);
+		/* nobody's ids are not mapped here: the overflow ids (65534) */
+		if (ioctl(sp[1], I_RECVFD, &rf) || rf.uid != 65534 || rf.gid != 65534)
+			_exit(106);
+		close(rf.fd);
+		/* ours are 7 and 8 here */
+		if (ioctl(sp[1], I_RECVFD, &rf) || rf.uid != 7 || rf.gid != 8)
+			_exit(107);
+		_exit(0);
+	}
+	ASSERT_EQ(waitpid(child, &status, 0), child);
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
+	EXPECT_EQ(WEXITSTATUS(status), 0) TH_LOG("in a user namespace: step %d failed",
+						 WEXITSTATUS(status));
+	close(sp[0]);
+	close(sp[1]);
+	close(p[0]);
+	close(p[1]);
+}
+
+/*
+ * Closing both ends of a pipe with descriptors queued at each end frees
+ * them: the write end of a pipe(2), sent both ways then closed here, goes
+ * with the Streams, and its reader sees end of file.
+ */
+TEST(sendfd_queued_at_close_are_freed)
+{
+	int sp[2], p[2], i;
+	struct pollfd pfd;
+	char c;
+
+	ASSERT_EQ(spipe(sp), 0);
+	ASSERT_EQ(pipe(p), 0);
+	for (i = 0; i < 8; i++) {
+		ASSERT_EQ(ioctl(sp[i & 1], I_SENDFD, p[1]), 0);
+	}
+	ASSERT_EQ(close(p[1]), 0);
+	ASSERT_EQ(close(sp[0]), 0);
+	ASSERT_EQ(close(sp[1]), 0);
+	pfd = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	/* the Streams go after a grace period: within the test's timeout */
+	ASSERT_EQ(poll(&pfd, 1, _metadata->timeout * 1000 / 2), 1)
+		TH_LOG("the write end is still open: a descriptor in flight leaked");
+	EXPECT_EQ(read(p[0], &c, 1), 0);
+	close(p[0]);
 }
 
 static volatile sig_atomic_t sigpipes;

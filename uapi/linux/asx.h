@@ -788,6 +788,14 @@ struct asx_xsi_str_list {
 	__u64 sl_modlist;
 };
 
+/* struct strrecvfd: I_RECVFD (uid, gid: the sender's effective ids, as the reader sees them) */
+struct asx_xsi_strrecvfd {
+	__s32 fd;
+	__u32 uid;
+	__u32 gid;
+	char fill[8];
+};
+
 /* struct bandinfo: I_FLUSHBAND */
 struct asx_xsi_bandinfo {
 	unsigned char bi_pri;

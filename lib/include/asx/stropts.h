@@ -19,8 +19,8 @@
  *     own to mount on a path.
  *
  * What differs from SVR4 and XSI is listed in Documentation/xsi.rst (the
- * requests asx.ko does not have yet fail with EOPNOTSUPP: I_SENDFD,
- * I_RECVFD, I_FDINSERT, I_PLINK, I_PUNLINK, I_SETCLTIME, I_GETCLTIME).  No function of libasx is needed: the header
+ * requests asx.ko does not have yet fail with EOPNOTSUPP: I_FDINSERT,
+ * I_PLINK, I_PUNLINK, I_SETCLTIME, I_GETCLTIME).  No function of libasx is needed: the header
  * is self-contained, and a program may use it without linking libasx.
  */
 #ifndef ASX_STROPTS_H
@@ -169,6 +169,7 @@ ASX__XSI_SAME(strpeek, asx_xsi_strpeek);
 ASX__XSI_SAME(strioctl, asx_xsi_strioctl);
 ASX__XSI_SAME(str_list, asx_xsi_str_list);
 ASX__XSI_SAME(bandinfo, asx_xsi_bandinfo);
+ASX__XSI_SAME(strrecvfd, asx_xsi_strrecvfd);
 #undef ASX__XSI_SAME
 #endif
 
