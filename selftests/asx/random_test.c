@@ -219,6 +219,21 @@ static void random_ioctl(struct worker *w, int fd)
 
 static void *bad_ptr(struct worker *w, size_t len);
 
+/* A descriptor I_SENDFD may send (not a Stream): /dev/null, opened once. */
+static int xsi_plain_fd(void)
+{
+	static int fd = -1;
+	int nfd;
+
+	if (__atomic_load_n(&fd, __ATOMIC_ACQUIRE) < 0) {
+		nfd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (nfd >= 0 && !__atomic_compare_exchange_n(&fd, &(int){ -1 }, nfd, false,
+							     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			close(nfd);
+	}
+	return __atomic_load_n(&fd, __ATOMIC_ACQUIRE);
+}
+
 /*
  * A random XSI request (streamio(7), 'S' << 8 | n): mostly plausible
  * arguments (names, the scratch buffer, ints in range, an I_STR that waits
@@ -240,6 +255,7 @@ static void xsi_op(struct worker *w, int fd)
 	} u;
 	unsigned int nr = nrs[rnd(w, sizeof(nrs) / sizeof(nrs[0]))];
 	unsigned long arg;
+	int ret;
 
 	random_bytes(w, &u, sizeof(u));
 	switch (nr) {
@@ -278,13 +294,22 @@ static void xsi_op(struct worker *w, int fd)
 	case 9:
 		arg = rnd(w, 0x400);
 		break;
+	case 14:	/* I_RECVFD: a descriptor received is closed below */
+		arg = (uintptr_t)w->scratch;
+		break;
+	case 17:	/* I_SENDFD: a Stream (refused), or a file that may travel */
+		arg = (unsigned long)(rnd(w, 2) ? pick(w) : xsi_plain_fd());
+		break;
 	default:
 		arg = (unsigned long)(long)((int)rnd(w, 300) - 2);
 		break;
 	}
 	if (!rnd(w, 16))
 		arg = (uintptr_t)bad_ptr(w, sizeof(u));
-	count(w, OP_XSI, ioctl(fd, ASX_XSI_SID | nr, arg));
+	ret = ioctl(fd, ASX_XSI_SID | nr, arg);
+	if (!ret && nr == 14 && arg == (uintptr_t)w->scratch)
+		close(((struct asx_xsi_strrecvfd *)w->scratch)->fd);
+	count(w, OP_XSI, ret);
 }
 
 /*
