@@ -13,6 +13,8 @@
 #include "registry.h"
 #include "stream.h"
 
+#include <linux/delay.h>
+#include <linux/jiffies.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -262,6 +264,7 @@ struct asx_stream *asx_stream_new(const struct asx_driver *drv)
 	st = kzalloc(sizeof(*st), GFP_KERNEL_ACCOUNT);
 	if (!st)
 		return NULL;
+	st->cltime_ms = ASX_XSI_DEF_CLTIME;
 	st->id = atomic64_inc_return(&asx_next_id);
 	st->pid = task_tgid_nr(current);
 	st->uid = current_euid();
@@ -639,6 +642,35 @@ void asx_stream_destroy(struct asx_stream *st)
 
 	INIT_RCU_WORK(&st->free_work, stream_free_work);
 	queue_rcu_work(asx_wq, &st->free_work);
+}
+
+/* Nothing left on the write side to go down, or nowhere for it to go. */
+static bool write_side_drained(struct asx_stream *st)
+{
+	struct asx_minst *m;
+	bool empty;
+
+	if (test_bit(ASX_ST_HANGUP, &st->flags) || test_bit(ASX_ST_ERROR, &st->flags))
+		return true;
+	mutex_lock(&st->cfg);
+	empty = asx_queue_idle(&st->hwq) && asx_queue_idle(&st->dwq);
+	list_for_each_entry(m, &st->mods, node)
+		empty = empty && asx_queue_idle(&m->wq);
+	mutex_unlock(&st->cfg);
+	return empty;
+}
+
+/*
+ * The last close's wait (I_SETCLTIME): up to the close time for the write
+ * side to drain, polled every 10 ms; a signal ends it.  The caller decides
+ * whether to wait at all (main.c: a pipe end, closed by a blocking file).
+ */
+void asx_stream_drain(struct asx_stream *st)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(READ_ONCE(st->cltime_ms));
+
+	while (!write_side_drained(st) && time_before(jiffies, end) && !signal_pending(current))
+		msleep_interruptible(10);
 }
 
 static bool readable(struct asx_stream *st)

@@ -6,9 +6,9 @@
  * by the same code as the native size-first ioctl it matches (ioctl.c); this
  * file translates arguments, flag values and errors, and answers the
  * requests that only look at the Stream head, and passes descriptors over
- * pipes (I_SENDFD, I_RECVFD).  The requests whose kernel feature asx.ko does
- * not have yet (persistent links, close time, I_FDINSERT) fail with
- * EOPNOTSUPP.
+ * pipes (I_SENDFD, I_RECVFD) and the close time (I_SETCLTIME).  The requests
+ * whose kernel feature asx.ko does not have yet (persistent links,
+ * I_FDINSERT) fail with EOPNOTSUPP.
  *
  * Copyright (C) 2026 ASX developers
  */
@@ -433,6 +433,19 @@ out:
 	return ret;
 }
 
+/* I_SETCLTIME: *arg milliseconds, 0 to ASX_XSI_MAX_CLTIME. */
+static long xsi_setcltime(struct asx_stream *st, unsigned long arg)
+{
+	int ms;
+
+	if (get_user(ms, (int __user *)arg))
+		return -EFAULT;
+	if (ms < 0 || ms > ASX_XSI_MAX_CLTIME)
+		return -EINVAL;
+	WRITE_ONCE(st->cltime_ms, ms);
+	return 0;
+}
+
 long asx_xsi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct asx_stream *st = file->private_data;
@@ -525,11 +538,13 @@ long asx_xsi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return xsi_sendfd(st, arg);
 	case ASX_I_RECVFD:
 		return xsi_recvfd(st, file, arg);
+	case ASX_I_SETCLTIME:
+		return xsi_setcltime(st, arg);
+	case ASX_I_GETCLTIME:
+		return put_user((int)READ_ONCE(st->cltime_ms), (int __user *)arg) ? -EFAULT : 0;
 	case ASX_I_FDINSERT:
 	case ASX_I_PLINK:
 	case ASX_I_PUNLINK:
-	case ASX_I_SETCLTIME:
-	case ASX_I_GETCLTIME:
 		return -EOPNOTSUPP;
 	default:
 		return -ENOTTY;

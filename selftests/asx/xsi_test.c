@@ -572,7 +572,7 @@ TEST_TIMEOUT(setsig_is_per_process, 60)
 TEST_F(xsi, requests_not_supported_yet)
 {
 	static const unsigned long reqs[] = {
-		I_FDINSERT, I_PLINK, I_PUNLINK, I_SETCLTIME, I_GETCLTIME,
+		I_FDINSERT, I_PLINK, I_PUNLINK,
 	};
 	unsigned int i;
 
@@ -793,6 +793,150 @@ TEST(sendfd_queued_at_close_are_freed)
 		TH_LOG("the write end is still open: a descriptor in flight leaked");
 	EXPECT_EQ(read(p[0], &c, 1), 0);
 	close(p[0]);
+}
+
+/* ------------------------------------------------ I_SETCLTIME and I_GETCLTIME */
+
+TEST_F(xsi, cltime_set_get)
+{
+	int ms = -1;
+
+	ASSERT_EQ(ioctl(self->fd, I_GETCLTIME, &ms), 0);
+	EXPECT_EQ(ms, 15000) TH_LOG("the default close time: SVR4's 15 s");
+	ms = 250;
+	ASSERT_EQ(ioctl(self->fd, I_SETCLTIME, &ms), 0);
+	ms = -1;
+	ASSERT_EQ(ioctl(self->fd, I_GETCLTIME, &ms), 0);
+	EXPECT_EQ(ms, 250);
+	ms = -1;
+	FAILS(ioctl(self->fd, I_SETCLTIME, &ms), EINVAL);
+	ms = ASX_XSI_MAX_CLTIME + 1;
+	FAILS(ioctl(self->fd, I_SETCLTIME, &ms), EINVAL);
+	FAILS(ioctl(self->fd, I_SETCLTIME, NULL), EFAULT);
+	FAILS(ioctl(self->fd, I_GETCLTIME, NULL), EFAULT);
+	ms = 0;
+	ASSERT_EQ(ioctl(self->fd, I_SETCLTIME, &ms), 0);
+	ASSERT_EQ(ioctl(self->fd, I_GETCLTIME, &ms), 0);
+	EXPECT_EQ(ms, 0);
+}
+
+/* Fills pipe end @fd's way to the other end; the bytes written. */
+static long fill_pipe(int fd)
+{
+	char buf[1024];
+	long n = 0;
+	ssize_t w;
+
+	memset(buf, 'f', sizeof(buf));
+	if (fcntl(fd, F_SETFL, O_NONBLOCK))
+		return -1;
+	while ((w = write(fd, buf, sizeof(buf))) > 0)
+		n += w;
+	if (errno != EAGAIN || fcntl(fd, F_SETFL, 0))
+		return -1;
+	return n;
+}
+
+/* Reads @fd to end of file; the bytes read. */
+static long drain_fd(int fd)
+{
+	char buf[4096];
+	long n = 0;
+	ssize_t r;
+
+	while ((r = read(fd, buf, sizeof(buf))) > 0)
+		n += r;
+	return r < 0 ? -1 : n;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * A blocking close of a pipe end waits, up to its close time, for what its
+ * write side holds to reach the other end: a reader that comes late gets
+ * every byte.
+ */
+TEST(close_drains_the_write_side)
+{
+	int sp[2], res[2], go[2], ms = 60000;
+	long sent, got = -1;
+	double t;
+	pid_t child;
+	char c;
+
+	ASSERT_EQ(spipe(sp), 0);
+	ASSERT_EQ(pipe(res), 0);
+	ASSERT_EQ(pipe(go), 0);
+	sent = fill_pipe(sp[0]);
+	ASSERT_GT(sent, 0);
+	ASSERT_EQ(ioctl(sp[0], I_SETCLTIME, &ms), 0);
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (!child) {
+		/* not the last close of the writer's end: the parent's is */
+		close(sp[0]);
+		if (write(go[1], "g", 1) != 1)
+			_exit(2);
+		usleep(300 * 1000);	/* the close has started waiting */
+		got = drain_fd(sp[1]);
+		_exit(write(res[1], &got, sizeof(got)) == sizeof(got) ? 0 : 1);
+	}
+	close(sp[1]);
+	ASSERT_EQ(read(go[0], &c, 1), 1);
+	t = now_s();
+	ASSERT_EQ(close(sp[0]), 0);
+	t = now_s() - t;
+	ASSERT_EQ(read(res[0], &got, sizeof(got)), (ssize_t)sizeof(got));
+	EXPECT_EQ(got, sent) TH_LOG("the reader got %ld of %ld bytes (close took %.2f s)",
+				    got, sent, t);
+	EXPECT_LT(t, ms / 1000.0) TH_LOG("the close ended when the write side drained");
+	waitpid(child, NULL, 0);
+	close(res[0]);
+	close(res[1]);
+	close(go[0]);
+	close(go[1]);
+}
+
+/* With nobody reading, the close gives up after the close time, not before. */
+TEST(close_time_bounds_the_wait)
+{
+	int sp[2], ms = 400, n;
+	long sent, got;
+	double t;
+
+	ASSERT_EQ(spipe(sp), 0);
+	sent = fill_pipe(sp[0]);
+	ASSERT_GT(sent, 0);
+	ASSERT_EQ(ioctl(sp[0], I_SETCLTIME, &ms), 0);
+	t = now_s();
+	ASSERT_EQ(close(sp[0]), 0);
+	t = now_s() - t;
+	EXPECT_GE(t, 0.35) TH_LOG("close took %.3f s, the close time is %d ms", t, ms);
+	EXPECT_LT(t, 0.4 + _metadata->timeout / 3.0);
+	got = drain_fd(sp[1]);
+	EXPECT_GT(got, 0);
+	EXPECT_LT(got, sent) TH_LOG("what the writer's side held went with it");
+	close(sp[1]);
+
+	/* O_NONBLOCK: no wait at all, whatever the close time */
+	ASSERT_EQ(spipe(sp), 0);
+	ASSERT_GT(fill_pipe(sp[0]), 0);
+	ms = ASX_XSI_MAX_CLTIME;
+	ASSERT_EQ(ioctl(sp[0], I_SETCLTIME, &ms), 0);
+	ASSERT_EQ(fcntl(sp[0], F_SETFL, O_NONBLOCK), 0);
+	t = now_s();
+	ASSERT_EQ(close(sp[0]), 0);
+	t = now_s() - t;
+	EXPECT_LT(t, _metadata->timeout / 3.0) TH_LOG("close took %.3f s", t);
+	n = 0;
+	EXPECT_EQ(ioctl(sp[1], I_NREAD, &n) > 0, 1);
+	close(sp[1]);
 }
 
 static volatile sig_atomic_t sigpipes;

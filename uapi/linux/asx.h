@@ -739,6 +739,8 @@ struct asx_sa_post {
 #define ASX_XSI_SNDZERO		0x0001	/* I_SWROPT / I_GWROPT */
 #define ASX_XSI_SNDPIPE		0x0002
 #define ASX_XSI_INFTIM		(-1)	/* strioctl.ic_timout: no timeout */
+#define ASX_XSI_DEF_CLTIME	15000	/* I_GETCLTIME before any I_SETCLTIME: ms (SVR4's) */
+#define ASX_XSI_MAX_CLTIME	300000	/* I_SETCLTIME: at most 5 minutes */
 /* I_SETSIG / I_GETSIG events: SIGPOLL (SIGURG for S_RDBAND with S_BANDURG) */
 #define ASX_XSI_S_INPUT		0x0001	/* a message other than high-priority arrived */
 #define ASX_XSI_S_HIPRI		0x0002	/* a high-priority message arrived */

@@ -20,7 +20,7 @@
  *
  * What differs from SVR4 and XSI is listed in Documentation/xsi.rst (the
  * requests asx.ko does not have yet fail with EOPNOTSUPP: I_FDINSERT,
- * I_PLINK, I_PUNLINK, I_SETCLTIME, I_GETCLTIME).  No function of libasx is needed: the header
+ * I_PLINK, I_PUNLINK).  No function of libasx is needed: the header
  * is self-contained, and a program may use it without linking libasx.
  */
 #ifndef ASX_STROPTS_H
