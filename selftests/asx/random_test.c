@@ -262,7 +262,7 @@ static void xsi_op(struct worker *w, int fd)
 	case 2: case 11:	/* I_PUSH, I_FIND */
 		arg = (uintptr_t)names[rnd(w, 10)];
 		break;
-	case 1: case 4: case 7: case 10: case 20: case 30:	/* out: an int, a name */
+	case 1: case 4: case 7: case 10: case 20: case 30: case 33:	/* out: an int, a name */
 		arg = (uintptr_t)w->scratch;
 		break;
 	case 8:
@@ -293,6 +293,10 @@ static void xsi_op(struct worker *w, int fd)
 		break;
 	case 9:
 		arg = rnd(w, 0x400);
+		break;
+	case 32:	/* I_SETCLTIME: short (a close may wait that long), or refused */
+		*(int *)w->scratch = (int)rnd(w, 60) - 5;
+		arg = (uintptr_t)w->scratch;
 		break;
 	case 14:	/* I_RECVFD: a descriptor received is closed below */
 		arg = (uintptr_t)w->scratch;
