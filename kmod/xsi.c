@@ -6,9 +6,9 @@
  * by the same code as the native size-first ioctl it matches (ioctl.c); this
  * file translates arguments, flag values and errors, and answers the
  * requests that only look at the Stream head, and passes descriptors over
- * pipes (I_SENDFD, I_RECVFD) and the close time (I_SETCLTIME).  The requests
- * whose kernel feature asx.ko does not have yet (persistent links,
- * I_FDINSERT) fail with EOPNOTSUPP.
+ * pipes (I_SENDFD, I_RECVFD), the close time (I_SETCLTIME) and I_FDINSERT.
+ * The requests whose kernel feature asx.ko does not have yet (persistent
+ * links) fail with EOPNOTSUPP.
  *
  * Copyright (C) 2026 ASX developers
  */
@@ -35,6 +35,7 @@ static_assert(sizeof(struct asx_xsi_str_list) == 16);
 static_assert(sizeof(struct asx_xsi_str_mlist) == ASX_XSI_FMNAMESZ + 1);
 static_assert(sizeof(struct asx_xsi_bandinfo) == 8);
 static_assert(sizeof(struct asx_xsi_strrecvfd) == 20);
+static_assert(sizeof(struct asx_xsi_strfdinsert) == 48);
 
 /* ic_timout (seconds) as STR's timeout_ms: the longest is about 24 days */
 #define XSI_MAX_TIMOUT	(S32_MAX / MSEC_PER_SEC)
@@ -433,6 +434,48 @@ out:
 	return ret;
 }
 
+/*
+ * I_FDINSERT: putmsg() with the id of another Stream, that of descriptor
+ * fildes, stored in the control part at offset.  streamio(7) has the read
+ * queue of that Stream's driver there; asx.ko gives its id (low 32 bits, a
+ * t_uscalar_t as XSI's later issues have it), never a kernel pointer: on a
+ * loop Stream the message comes back to user space.
+ */
+static long xsi_fdinsert(struct asx_stream *st, struct file *file, unsigned long arg)
+{
+	struct asx_strmsg sm = { .size = sizeof(sm), .flags = ASX_MSG_XSI };
+	struct asx_xsi_strfdinsert fi;
+	struct asx_ctl_token tok;
+	struct asx_stream *other;
+	struct file *f;
+
+	if (copy_from_user(&fi, (void __user *)arg, sizeof(fi)))
+		return -EFAULT;
+	if (fi.flags & ~ASX_XSI_RS_HIPRI || fi.offset < 0 || fi.offset % sizeof(u32) ||
+	    fi.ctlbuf.len < (s32)sizeof(u32) || fi.offset > fi.ctlbuf.len - (s32)sizeof(u32))
+		return -EINVAL;
+	if (fi.fildes < 0)
+		return -EINVAL;
+	f = fget(fi.fildes);
+	if (!f)
+		return -EINVAL;		/* XSI: not a valid open Stream */
+	other = f->f_op == &asx_fops ? f->private_data : NULL;
+	if (!other || asx_stream_linked(other)) {
+		fput(f);
+		return -EINVAL;
+	}
+	tok.off = fi.offset;
+	tok.val = lower_32_bits(other->id);
+	fput(f);
+	if (fi.flags)
+		sm.flags |= ASX_MSG_HIPRI;
+	sm.ctl.len = fi.ctlbuf.len;
+	sm.ctl.buf = fi.ctlbuf.buf;
+	sm.data.len = max(fi.databuf.len, -1);
+	sm.data.buf = fi.databuf.buf;
+	return asx_do_putmsg(st, file, &sm, &tok);
+}
+
 /* I_SETCLTIME: *arg milliseconds, 0 to ASX_XSI_MAX_CLTIME. */
 static long xsi_setcltime(struct asx_stream *st, unsigned long arg)
 {
@@ -454,7 +497,7 @@ long asx_xsi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	long ret;
 
 	if (in_compat_syscall() &&
-	    (cmd == ASX_I_STR || cmd == ASX_I_PEEK || cmd == ASX_I_LIST))
+	    (cmd == ASX_I_STR || cmd == ASX_I_PEEK || cmd == ASX_I_LIST || cmd == ASX_I_FDINSERT))
 		return -ENOTTY;
 	switch (cmd) {
 	case ASX_I_PUSH:
@@ -465,6 +508,7 @@ long asx_xsi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case ASX_I_LINK:
 	case ASX_I_UNLINK:
 	case ASX_I_SENDFD:
+	case ASX_I_FDINSERT:
 		ret = asx_ioc_refused(st, true);
 		break;
 	default:
@@ -543,6 +587,7 @@ long asx_xsi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case ASX_I_GETCLTIME:
 		return put_user((int)READ_ONCE(st->cltime_ms), (int __user *)arg) ? -EFAULT : 0;
 	case ASX_I_FDINSERT:
+		return xsi_fdinsert(st, file, arg);
 	case ASX_I_PLINK:
 	case ASX_I_PUNLINK:
 		return -EOPNOTSUPP;

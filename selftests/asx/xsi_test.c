@@ -572,7 +572,7 @@ TEST_TIMEOUT(setsig_is_per_process, 60)
 TEST_F(xsi, requests_not_supported_yet)
 {
 	static const unsigned long reqs[] = {
-		I_FDINSERT, I_PLINK, I_PUNLINK,
+		I_PLINK, I_PUNLINK,
 	};
 	unsigned int i;
 
@@ -793,6 +793,100 @@ TEST(sendfd_queued_at_close_are_freed)
 		TH_LOG("the write end is still open: a descriptor in flight leaked");
 	EXPECT_EQ(read(p[0], &c, 1), 0);
 	close(p[0]);
+}
+
+/* ------------------------------------------------ I_FDINSERT */
+
+/* I_FDINSERT on @fd: @ctl (its length) with the token of @other at @off, "dd" as data. */
+static int fdinsert(int fd, char *ctl, int clen, int other, int off, int flags)
+{
+	struct strfdinsert fi = {
+		{ 0, clen, ctl }, { 0, 2, "dd" }, (t_uscalar_t)flags, other, off,
+	};
+
+	return ioctl(fd, I_FDINSERT, &fi);
+}
+
+TEST_F(xsi, fdinsert)
+{
+	char ctl[16], got[16], data[8];
+	struct strbuf c = { sizeof(got), 0, got }, d = { sizeof(data), 0, data };
+	unsigned int tok[2];
+	int other, other2, flags, i, p[2], u, l, sp[2];
+
+	other = open(ASX_DEV, O_RDWR);
+	other2 = open(ASX_DEV, O_RDWR);
+	ASSERT_GE(other, 0);
+	ASSERT_GE(other2, 0);
+	/* the control part comes back with the other Stream's token at offset */
+	for (i = 0; i < 2; i++) {
+		memset(ctl, 'c', sizeof(ctl));
+		ASSERT_EQ(fdinsert(self->fd, ctl, 12, i ? other2 : other, 4, 0), 0)
+			TH_LOG("I_FDINSERT: %s", strerror(errno));
+		flags = 0;
+		c.len = d.len = -2;
+		ASSERT_EQ(getmsg(self->fd, &c, &d, &flags), 0);
+		ASSERT_EQ(c.len, 12);
+		EXPECT_EQ(d.len, 2);
+		EXPECT_EQ(memcmp(data, "dd", 2), 0);
+		EXPECT_EQ(memcmp(got, "cccc", 4), 0) TH_LOG("before the token: unchanged");
+		EXPECT_EQ(memcmp(got + 8, "cccc", 4), 0) TH_LOG("after it: unchanged");
+		memcpy(&tok[i], got + 4, sizeof(tok[i]));
+	}
+	EXPECT_NE(tok[0], tok[1]) TH_LOG("a token per Stream");
+	EXPECT_NE(tok[0], 0x63636363u) TH_LOG("the token was stored");
+	/* the same Stream, the same token; RS_HIPRI makes it high priority */
+	memset(ctl, 'c', sizeof(ctl));
+	ASSERT_EQ(fdinsert(self->fd, ctl, 4, other, 0, RS_HIPRI), 0);
+	flags = 0;
+	ASSERT_EQ(getmsg(self->fd, &c, &d, &flags), 0);
+	EXPECT_EQ(flags, RS_HIPRI);
+	ASSERT_EQ(c.len, 4);
+	EXPECT_EQ(memcmp(got, &tok[0], 4), 0);
+	/* streamio(7)'s EINVAL cases */
+	FAILS(fdinsert(self->fd, ctl, 12, other, 2, 0), EINVAL);	/* not aligned */
+	FAILS(fdinsert(self->fd, ctl, 12, other, 12, 0), EINVAL);	/* past ctlbuf.len */
+	FAILS(fdinsert(self->fd, ctl, 12, other, -4, 0), EINVAL);
+	FAILS(fdinsert(self->fd, ctl, 2, other, 0, 0), EINVAL);	/* no room at all */
+	FAILS(fdinsert(self->fd, ctl, -1, other, 0, 0), EINVAL);	/* no control part */
+	FAILS(fdinsert(self->fd, ctl, 12, other, 0, 2), EINVAL);	/* flags */
+	FAILS(fdinsert(self->fd, ctl, 12, -1, 0, 0), EINVAL);		/* fildes */
+	ASSERT_EQ(pipe(p), 0);
+	FAILS(fdinsert(self->fd, ctl, 12, p[0], 0, 0), EINVAL);	/* not a Stream */
+	close(p[0]);
+	close(p[1]);
+	FAILS(fdinsert(self->fd, ctl, 12, p[0], 0, 0), EINVAL);	/* closed */
+	u = open(ASX_DEV, O_RDWR);
+	l = open(ASX_DEV, O_RDWR);
+	ASSERT_GE(u, 0);
+	ASSERT_GE(l, 0);
+	ASSERT_EQ(asx_setdrv(u, "mux"), 0);
+	ASSERT_GE(ioctl(u, I_LINK, l), 0);
+	FAILS(fdinsert(self->fd, ctl, 12, l, 0, 0), EINVAL);	/* linked under a mux */
+	FAILS(fdinsert(l, ctl, 12, other, 0, 0), EINVAL);		/* on a linked one */
+	close(u);
+	close(l);
+	FAILS(ioctl(self->fd, I_FDINSERT, NULL), EFAULT);
+	/* ERANGE: a part above the maximum */
+	{
+		static char big[ASX_MAX_CTL + 8];
+		struct strfdinsert fi = { { 0, ASX_MAX_CTL + 4, big }, { 0, -1, NULL }, 0, other, 0 };
+
+		FAILS(ioctl(self->fd, I_FDINSERT, &fi), ERANGE);
+	}
+	/* EAGAIN: flow-controlled with O_NONBLOCK (a high-priority one still goes) */
+	ASSERT_EQ(fcntl(self->fd, F_SETFL, O_NONBLOCK), 0);
+	for (i = 0; i < 100000 && !fdinsert(self->fd, ctl, 12, other, 0, 0); i++)
+		;
+	EXPECT_EQ(errno, EAGAIN) TH_LOG("after %d messages: %s", i, strerror(errno));
+	EXPECT_EQ(fdinsert(self->fd, ctl, 12, other, 0, RS_HIPRI), 0);
+	/* ENXIO: hung up */
+	ASSERT_EQ(spipe(sp), 0);
+	close(sp[1]);
+	FAILS(fdinsert(sp[0], ctl, 12, other, 0, 0), ENXIO);
+	close(sp[0]);
+	close(other);
+	close(other2);
 }
 
 /* ------------------------------------------------ I_SETCLTIME and I_GETCLTIME */

@@ -790,6 +790,20 @@ struct asx_xsi_str_list {
 	__u64 sl_modlist;
 };
 
+/*
+ * struct strfdinsert: I_FDINSERT. asx.ko stores at ctlbuf + offset the id of
+ * fildes's Stream (its number in /proc/asx/streams, low 32 bits), never a
+ * kernel pointer.
+ */
+struct asx_xsi_strfdinsert {
+	struct asx_xsi_strbuf ctlbuf;
+	struct asx_xsi_strbuf databuf;
+	__u32 flags;
+	__s32 fildes;
+	__s32 offset;
+	__u32 pad;
+};
+
 /* struct strrecvfd: I_RECVFD (uid, gid: the sender's effective ids, as the reader sees them) */
 struct asx_xsi_strrecvfd {
 	__s32 fd;

@@ -19,8 +19,8 @@
  *     own to mount on a path.
  *
  * What differs from SVR4 and XSI is listed in Documentation/xsi.rst (the
- * requests asx.ko does not have yet fail with EOPNOTSUPP: I_FDINSERT,
- * I_PLINK, I_PUNLINK).  No function of libasx is needed: the header
+ * requests asx.ko does not have yet fail with EOPNOTSUPP: I_PLINK,
+ * I_PUNLINK).  No function of libasx is needed: the header
  * is self-contained, and a program may use it without linking libasx.
  */
 #ifndef ASX_STROPTS_H
@@ -170,6 +170,7 @@ ASX__XSI_SAME(strioctl, asx_xsi_strioctl);
 ASX__XSI_SAME(str_list, asx_xsi_str_list);
 ASX__XSI_SAME(bandinfo, asx_xsi_bandinfo);
 ASX__XSI_SAME(strrecvfd, asx_xsi_strrecvfd);
+ASX__XSI_SAME(strfdinsert, asx_xsi_strfdinsert);
 #undef ASX__XSI_SAME
 #endif
 
