@@ -252,6 +252,7 @@ static void xsi_op(struct worker *w, int fd)
 		struct asx_xsi_strpeek sp;
 		struct asx_xsi_str_list sl;
 		struct asx_xsi_bandinfo bi;
+		struct asx_xsi_strfdinsert fi;
 	} u;
 	unsigned int nr = nrs[rnd(w, sizeof(nrs) / sizeof(nrs[0]))];
 	unsigned long arg;
@@ -293,6 +294,16 @@ static void xsi_op(struct worker *w, int fd)
 		break;
 	case 9:
 		arg = rnd(w, 0x400);
+		break;
+	case 16:	/* I_FDINSERT: mostly plausible offsets, another Stream or not */
+		u.fi.ctlbuf.buf = (uintptr_t)w->scratch;
+		u.fi.ctlbuf.len = (int)rnd(w, 40) - 1;
+		u.fi.databuf.buf = (uintptr_t)w->scratch + SCRATCH / 2;
+		u.fi.databuf.len = (int)rnd(w, 300) - 1;
+		u.fi.flags = rnd(w, 3);
+		u.fi.fildes = rnd(w, 8) ? pick(w) : (int)rnd(w, 300) - 2;
+		u.fi.offset = (int)rnd(w, 44) - 4;
+		arg = (uintptr_t)&u;
 		break;
 	case 32:	/* I_SETCLTIME: short (a close may wait that long), or refused */
 		*(int *)w->scratch = (int)rnd(w, 60) - 5;
