@@ -688,6 +688,25 @@ int asx_head_wait_readable(struct asx_stream *st, bool nonblock)
 	return wait_event_interruptible(st->rwait, readable(st));
 }
 
+/*
+ * Waits for something at the head, then takes the reader's lock: 0 with
+ * st->rlock held, or the error (the Stream's, EAGAIN, a signal's) without.
+ */
+int asx_head_lock_readable(struct asx_stream *st, bool nonblock)
+{
+	int ret = asx_head_wait_readable(st, nonblock);
+
+	if (ret)
+		return ret;
+	if (mutex_lock_interruptible(&st->rlock))
+		return -ERESTARTSYS;
+	if (test_bit(ASX_ST_ERROR, &st->flags)) {
+		mutex_unlock(&st->rlock);
+		return -st->error;
+	}
+	return 0;
+}
+
 static bool writable(struct asx_stream *st)
 {
 	return test_bit(ASX_ST_HANGUP, &st->flags) || test_bit(ASX_ST_ERROR, &st->flags) ||
@@ -792,17 +811,9 @@ ssize_t asx_stream_read(struct file *file, char __user *buf, size_t count, loff_
 	if (asx_stream_linked(st))
 		return -EINVAL;
 again:
-	if (!readable(st)) {
-		ret = asx_head_wait_readable(st, nonblock);
-		if (ret)
-			return ret;
-	}
-	if (mutex_lock_interruptible(&st->rlock))
-		return -ERESTARTSYS;
-	if (test_bit(ASX_ST_ERROR, &st->flags)) {
-		mutex_unlock(&st->rlock);
-		return -st->error;
-	}
+	ret = asx_head_lock_readable(st, nonblock);
+	if (ret)
+		return ret;
 	ropt = READ_ONCE(st->ropt);
 	for (;;) {
 		mp = asx_getq(q);

@@ -156,6 +156,7 @@ int asx_head_wait_writable(struct asx_stream *st, bool nonblock, bool sigpipe);
 int asx_stream_setsig(struct asx_stream *st, u32 events);
 int asx_stream_getsig(struct asx_stream *st, u32 *events);
 int asx_head_wait_readable(struct asx_stream *st, bool nonblock);
+int asx_head_lock_readable(struct asx_stream *st, bool nonblock);
 void asx_head_hangup(struct asx_stream *st);
 extern const struct asx_qinit asx_head_rinit;
 extern const struct asx_qinit asx_head_winit;

@@ -389,15 +389,9 @@ static long xsi_recvfd(struct asx_stream *st, struct file *file, unsigned long a
 	int fd;
 
 	for (;;) {
-		ret = asx_head_wait_readable(st, file->f_flags & O_NONBLOCK);
+		ret = asx_head_lock_readable(st, file->f_flags & O_NONBLOCK);
 		if (ret)
 			return ret;
-		if (mutex_lock_interruptible(&st->rlock))
-			return -ERESTARTSYS;
-		if (test_bit(ASX_ST_ERROR, &st->flags)) {
-			mutex_unlock(&st->rlock);
-			return -st->error;
-		}
 		mp = asx_getq(&st->hrq);
 		if (mp || test_bit(ASX_ST_HANGUP, &st->flags))
 			break;
