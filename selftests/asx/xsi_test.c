@@ -11,6 +11,7 @@
 #include <grp.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -35,11 +36,52 @@ FIXTURE_TEARDOWN(xsi)
 	close(self->fd);
 }
 
-/* An ioctl's result as "ret/errno" for the messages. */
+/*
+ * The error cases of the specification checked (FAILS, FD_FAILS), counted
+ * across the tests, which the harness forks, in shared memory: the last
+ * line of the output gives the total, and how many of them failed.
+ */
+static struct xsi_cases {
+	long checked;
+	long failed;
+} *xsi_cases;
+static pid_t xsi_main;
+
+static void __attribute__((constructor)) xsi_cases_init(void)
+{
+	void *p = mmap(NULL, sizeof(*xsi_cases), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	xsi_cases = p == MAP_FAILED ? NULL : p;
+	xsi_main = getpid();
+}
+
+static void __attribute__((destructor)) xsi_cases_report(void)
+{
+	if (xsi_cases && getpid() == xsi_main)
+		printf("# XSI error cases checked: %ld, failed: %ld\n",
+		       xsi_cases->checked, xsi_cases->failed);
+}
+
+static void xsi_case(bool ok)
+{
+	if (!xsi_cases)
+		return;
+	__atomic_add_fetch(&xsi_cases->checked, 1, __ATOMIC_RELAXED);
+	if (!ok)
+		__atomic_add_fetch(&xsi_cases->failed, 1, __ATOMIC_RELAXED);
+}
+
+/* @call fails with errno @err: one error case of the specification. */
 #define FAILS(call, err) do {							\
+		long r_;							\
+		int e_;								\
 		errno = 0;							\
-		EXPECT_EQ((call), -1) TH_LOG("%s", #call);			\
-		EXPECT_EQ(errno, (err)) TH_LOG("%s: %s", #call, strerror(errno)); \
+		r_ = (long)(call);						\
+		e_ = errno;							\
+		xsi_case(r_ == -1 && e_ == (err));				\
+		EXPECT_EQ(r_, -1) TH_LOG("%s", #call);				\
+		EXPECT_EQ(e_, (err)) TH_LOG("%s: %s", #call, strerror(e_));	\
 	} while (0)
 
 static int put(int fd, const char *ctl, const char *data, int flags)
@@ -581,6 +623,61 @@ TEST_F(xsi, requests_not_supported_yet)
 	FAILS(ioctl(self->fd, ASX_XSI_SID | 99, 0), ENOTTY);
 }
 
+/* More error cases of streamio(7), getmsg(2) and putmsg(2) on one Stream. */
+TEST_F(xsi, more_error_cases)
+{
+	static char big[ASX_MAX_DATA + 2];
+	struct strbuf c = { 8, 0, (char *)big }, d = { ASX_MAX_DATA + 1, 0, big };
+	struct bandinfo bi = { 0, 4 };
+	int flags = 0, band = 0, fd, n;
+	struct strbuf bad = { 8, 0, (char *)8 };
+
+	/* putmsg(2): ERANGE for a data part above the maximum */
+	d.len = ASX_MAX_DATA + 1;
+	FAILS(putmsg(self->fd, NULL, &d, 0), ERANGE);
+	/* getpmsg(2): EINVAL for bands and flags that do not fit */
+	FAILS(getpmsg(self->fd, &c, NULL, NULL, &flags), EINVAL);
+	flags = MSG_BAND;
+	band = 256;
+	FAILS(getpmsg(self->fd, &c, NULL, &band, &flags), EINVAL);
+	band = -1;
+	FAILS(getpmsg(self->fd, &c, NULL, &band, &flags), EINVAL);
+	flags = MSG_ANY;
+	band = 1;
+	FAILS(getpmsg(self->fd, &c, NULL, &band, &flags), EINVAL);
+	flags = MSG_HIPRI | MSG_BAND;
+	band = 0;
+	FAILS(getpmsg(self->fd, &c, NULL, &band, &flags), EINVAL);
+	/* getmsg(2): EFAULT for a buffer it cannot write (the message stays) */
+	ASSERT_EQ(put(self->fd, "ctl", NULL, 0), 0);
+	flags = 0;
+	FAILS(getmsg(self->fd, &bad, NULL, &flags), EFAULT);
+	EXPECT_EQ(ioctl(self->fd, I_NREAD, &n), 1);
+	/* streamio(7): EFAULT for each request's bad pointer */
+	FAILS(ioctl(self->fd, I_GWROPT, NULL), EFAULT);
+	FAILS(ioctl(self->fd, I_FIND, NULL), EFAULT);
+	FAILS(ioctl(self->fd, I_GETBAND, NULL), EFAULT);
+	FAILS(ioctl(self->fd, I_LIST, (void *)8), EFAULT);
+	FAILS(ioctl(self->fd, I_RECVFD, NULL), EBADMSG);	/* a message, not a descriptor */
+	/* EINVAL for arguments out of range */
+	FAILS(ioctl(self->fd, I_FLUSH, 4), EINVAL);
+	FAILS(ioctl(self->fd, I_FLUSHBAND, &bi), EINVAL);
+	bi.bi_flag = 0;
+	FAILS(ioctl(self->fd, I_FLUSHBAND, &bi), EINVAL);
+	FAILS(ioctl(self->fd, I_SWROPT, SNDPIPE), EINVAL);
+	FAILS(ioctl(self->fd, I_SRDOPT, RMSGD | RMSGN), EINVAL);
+	/* EBADF: no Stream behind the descriptor at all */
+	fd = open(ASX_DEV, O_RDWR);
+	ASSERT_GE(fd, 0);
+	close(fd);
+	FAILS(ioctl(fd, I_PUSH, "pass"), EBADF);
+	FAILS(putmsg(fd, &c, NULL, 0), EBADF);
+	flags = 0;
+	FAILS(getmsg(fd, &c, NULL, &flags), EBADF);
+	FAILS(ioctl(fd, I_SENDFD, 0), EBADF);
+	FAILS(ioctl(fd, I_RECVFD, NULL), EBADF);
+}
+
 /* ------------------------------------------------ I_SENDFD and I_RECVFD */
 
 /* A pipe of asx.ko in p[0], p[1] (close-on-exec both); 0, or -1. */
@@ -595,8 +692,11 @@ static int spipe(int p[2])
 
 /* The call fails with @err, or the run stops with step @step. */
 #define FD_FAILS(call, err, step) do {				\
+		bool ok_;					\
 		errno = 0;					\
-		if ((call) != -1 || errno != (err))		\
+		ok_ = (call) == -1 && errno == (err);		\
+		xsi_case(ok_);					\
+		if (!ok_)					\
 			return (step);				\
 	} while (0)
 #define FD_OK(cond, step) do {					\
