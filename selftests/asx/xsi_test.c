@@ -678,6 +678,22 @@ TEST_F(xsi, more_error_cases)
 	FAILS(ioctl(fd, I_RECVFD, NULL), EBADF);
 }
 
+/* getmsg(2), putmsg(2): ENOSTR for a descriptor that is not a Stream. */
+TEST(msg_calls_on_other_files)
+{
+	struct strbuf c = { 4, 4, "abcd" };
+	int p[2], flags = 0, band = 0;
+
+	ASSERT_EQ(pipe(p), 0);
+	FAILS(putmsg(p[1], &c, NULL, 0), ENOSTR);
+	FAILS(putpmsg(p[1], &c, NULL, 0, MSG_BAND), ENOSTR);
+	FAILS(getmsg(p[0], &c, NULL, &flags), ENOSTR);
+	flags = MSG_ANY;
+	FAILS(getpmsg(p[0], &c, NULL, &band, &flags), ENOSTR);
+	close(p[0]);
+	close(p[1]);
+}
+
 /* ------------------------------------------------ I_SENDFD and I_RECVFD */
 
 /* A pipe of asx.ko in p[0], p[1] (close-on-exec both); 0, or -1. */

@@ -184,6 +184,16 @@ static inline void asx__xsi_in(struct asx_strbuf *k, const struct strbuf *p)
 	k->buf = p ? (__u64)(unsigned long)p->buf : 0;
 }
 
+/* GETMSG or PUTMSG: ENOSTR (getmsg(2), putmsg(2)) where the file is no Stream. */
+static inline int asx__xsi_msg_ioctl(int fd, unsigned long req, struct asx_strmsg *sm)
+{
+	int r = ioctl(fd, req, sm);
+
+	if (r < 0 && errno == ENOTTY)
+		errno = ENOSTR;
+	return r;
+}
+
 static inline int asx__xsi_getmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr,
 				  unsigned int flags, unsigned int band, int *oflags,
 				  int *oband)
@@ -197,7 +207,7 @@ static inline int asx__xsi_getmsg(int fd, struct strbuf *ctlptr, struct strbuf *
 	sm.band = band;
 	asx__xsi_in(&sm.ctl, ctlptr);
 	asx__xsi_in(&sm.data, dataptr);
-	if (ioctl(fd, ASX_IOC_GETMSG, &sm) < 0)
+	if (asx__xsi_msg_ioctl(fd, ASX_IOC_GETMSG, &sm) < 0)
 		return -1;
 	/* a hung-up Stream with nothing queued: XSI says both lengths are 0 */
 	eof = sm.ctl.len < 0 && sm.data.len < 0;
@@ -285,7 +295,7 @@ static inline int asx__xsi_putmsg(int fd, const struct strbuf *ctlptr,
 		sm.ctl.len = -1;	/* XSI: any negative length is "no part" */
 	if (sm.data.len < -1)
 		sm.data.len = -1;
-	return ioctl(fd, ASX_IOC_PUTMSG, &sm) < 0 ? -1 : 0;
+	return asx__xsi_msg_ioctl(fd, ASX_IOC_PUTMSG, &sm) < 0 ? -1 : 0;
 }
 
 /*
