@@ -825,6 +825,38 @@ TEST(sendfd_recvfd_unprivileged)
 						 WEXITSTATUS(status));
 }
 
+/*
+ * A descriptor at the head of a pipe end that is then linked under a mux has
+ * no reader: it is closed.  Sending to a linked end is EINVAL.
+ */
+TEST(sendfd_to_an_end_linked_under_a_mux)
+{
+	int sp[2], p[2], u, q[2];
+	struct pollfd pfd;
+	char c;
+
+	ASSERT_EQ(spipe(sp), 0);
+	ASSERT_EQ(pipe(p), 0);
+	ASSERT_EQ(pipe(q), 0);
+	ASSERT_EQ(ioctl(sp[0], I_SENDFD, p[1]), 0);
+	ASSERT_EQ(close(p[1]), 0);
+	u = open(ASX_DEV, O_RDWR);
+	ASSERT_GE(u, 0);
+	ASSERT_EQ(asx_setdrv(u, "mux"), 0);
+	ASSERT_GE(ioctl(u, I_LINK, sp[1]), 0) TH_LOG("I_LINK: %s", strerror(errno));
+	FAILS(ioctl(sp[0], I_SENDFD, q[1]), EINVAL);
+	pfd = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	ASSERT_EQ(poll(&pfd, 1, _metadata->timeout * 1000 / 2), 1)
+		TH_LOG("the descriptor at the linked end's head is still open");
+	EXPECT_EQ(read(p[0], &c, 1), 0);
+	close(u);
+	close(sp[0]);
+	close(sp[1]);
+	close(p[0]);
+	close(q[0]);
+	close(q[1]);
+}
+
 /* The sender's ids as the reader's user namespace sees them. */
 TEST(recvfd_ids_in_reader_namespace)
 {
