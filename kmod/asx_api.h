@@ -25,6 +25,7 @@ enum asx_mtype {
 	ASX_M_PROTO	= 0x01,	/* control part of a normal message */
 	ASX_M_IOCTL	= 0x02,	/* STR ioctl on its way down: struct asx_iocblk */
 	ASX_M_CTL	= 0x03,	/* between modules */
+	ASX_M_PASSFP	= 0x04,	/* I_SENDFD's file, Stream head to Stream head only */
 	ASX_M_HIPRI	= 0x80,
 	ASX_M_PCPROTO	= 0x80,	/* control part of a high-priority message */
 	ASX_M_FLUSH	= 0x81,	/* one byte: ASX_FLUSHR/W/BAND; a second: the band */

@@ -220,14 +220,28 @@ static int user_block(struct asx_msg **mp, u8 type, u64 ubuf, u32 len)
 
 static long ioc_putmsg(struct asx_stream *st, struct file *file, void __user *uarg)
 {
-	struct asx_msg *ctl = NULL, *data = NULL, *mp;
-	bool hipri, xsi;
 	struct asx_strmsg sm;
 	int ret;
 
 	ret = ASX_COPY_IN(sm, uarg, ASX_STRMSG_SIZE_VER0);
 	if (ret)
 		return ret;
+	return asx_do_putmsg(st, file, &sm, NULL);
+}
+
+/*
+ * PUTMSG with @sm in kernel memory (its parts' buffers user pointers); @tok,
+ * if not NULL, is written into the control part at tok->off (I_FDINSERT,
+ * which has checked that it fits).
+ */
+long asx_do_putmsg(struct asx_stream *st, struct file *file, const struct asx_strmsg *sm_in,
+		   const struct asx_ctl_token *tok)
+{
+	struct asx_msg *ctl = NULL, *data = NULL, *mp;
+	struct asx_strmsg sm = *sm_in;
+	bool hipri, xsi;
+	int ret;
+
 	hipri = sm.flags & ASX_MSG_HIPRI;
 	xsi = sm.flags & ASX_MSG_XSI;
 	if (NONZERO(sm.reserved) || (sm.flags & ~(ASX_MSG_HIPRI | ASX_MSG_XSI)) || sm.band > 255 ||
@@ -256,6 +270,8 @@ static long ioc_putmsg(struct asx_stream *st, struct file *file, void __user *ua
 		ret = user_block(&ctl, hipri ? ASX_M_PCPROTO : ASX_M_PROTO, sm.ctl.buf, sm.ctl.len);
 		if (ret)
 			return ret;
+		if (tok)
+			memcpy(ctl->rptr + tok->off, &tok->val, sizeof(tok->val));
 	}
 	if (sm.data.len >= 0) {
 		ret = user_block(&data, ASX_M_DATA, sm.data.buf, sm.data.len);
@@ -379,6 +395,12 @@ long asx_do_getmsg(struct asx_stream *st, struct file *file, struct asx_strmsg *
 	sm->more = 0;
 	sm->ctl.len = -1;
 	sm->data.len = -1;
+	if (mp && mp->type == ASX_M_PASSFP) {
+		/* getmsg(2): EBADMSG while a descriptor (I_RECVFD) is first */
+		asx_putbq(q, mp);
+		mp = NULL;
+		ret = -EBADMSG;
+	}
 	if (mp) {
 		sm->flags = asx_hipri(mp) ? ASX_MSG_HIPRI : ASX_MSG_BAND;
 		sm->band = mp->band;

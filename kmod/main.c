@@ -38,7 +38,18 @@ static int asx_open(struct inode *inode, struct file *file)
 
 static int asx_release(struct inode *inode, struct file *file)
 {
-	asx_stream_destroy(file->private_data);
+	struct asx_stream *st = file->private_data;
+
+	/*
+	 * SVR4's close waits for the write side to drain (I_SETCLTIME). Only a
+	 * pipe end's messages reach another reader: a loop Stream's would come
+	 * back up this one, a null Stream keeps none. Not with O_NONBLOCK, as
+	 * in SVR4, nor in a kernel thread (a file a worker closes).
+	 */
+	if (st->drv == &asx_drv_pipe && !(file->f_flags & O_NONBLOCK) &&
+	    !(current->flags & PF_KTHREAD))
+		asx_stream_drain(st);
+	asx_stream_destroy(st);
 	return 0;
 }
 

@@ -20,6 +20,15 @@ extern const struct file_operations asx_fops;
 long asx_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 long asx_ioc_refused(struct asx_stream *st, bool reaches_down);
 long asx_do_getmsg(struct asx_stream *st, struct file *file, struct asx_strmsg *sm, bool peek);
+
+/* I_FDINSERT's value in the control part of a PUTMSG, at byte @off */
+struct asx_ctl_token {
+	u32 off;
+	u32 val;
+};
+
+long asx_do_putmsg(struct asx_stream *st, struct file *file, const struct asx_strmsg *sm_in,
+		   const struct asx_ctl_token *tok);
 long asx_do_flush(struct asx_stream *st, u32 flags, u32 band);
 long asx_do_str(struct asx_stream *st, struct asx_strioctl *si);
 long asx_do_link(struct asx_stream *st, int fd, u32 *id);

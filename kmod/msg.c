@@ -8,6 +8,7 @@
 #include "msg.h"
 
 #include <linux/capability.h>
+#include <linux/file.h>
 #include <linux/hashtable.h>
 #include <linux/llist.h>
 #include <linux/minmax.h>
@@ -326,6 +327,15 @@ struct asx_msg *asx_allocb(size_t size, gfp_t gfp)
 }
 EXPORT_SYMBOL_GPL(asx_allocb);
 
+/* An M_PASSFP message's file reference goes with it (fput() may be called anywhere). */
+static void passfp_release(struct asx_msg *mp)
+{
+	struct asx_passfp *pf = (struct asx_passfp *)mp->db->base;
+
+	if (mp->db->size == sizeof(*pf) && pf->file)
+		fput(pf->file);
+}
+
 /* Frees one block; the data goes when its last block does. */
 void asx_freeb(struct asx_msg *mp)
 {
@@ -336,6 +346,8 @@ void asx_freeb(struct asx_msg *mp)
 	this_cpu_dec(nr_msgs);
 	/* Sole holder: nobody else can take a reference, so skip the atomic. */
 	if (refcount_read(&db->ref) == 1 || refcount_dec_and_test(&db->ref)) {
+		if (unlikely(mp->type == ASX_M_PASSFP))
+			passfp_release(mp);
 		if (owner->charged)
 			mdb_uncharge(owner);
 		if (db->base != owner->data)
@@ -456,7 +468,8 @@ struct asx_msg *asx_copymsg(struct asx_msg *mp, gfp_t gfp)
 	struct asx_msg *head = NULL, **tail = &head;
 
 	for (; mp; mp = mp->cont) {
-		*tail = asx_allocb(asx_blen(mp), gfp);
+		/* a second copy of a file pointer would drop a reference it never took */
+		*tail = mp->type == ASX_M_PASSFP ? NULL : asx_allocb(asx_blen(mp), gfp);
 		if (!*tail) {
 			asx_freemsg(head);
 			return NULL;

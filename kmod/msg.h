@@ -20,6 +20,18 @@ void asx_msg_exit(void);
 long asx_nr_msgs(void);
 long asx_nr_dblks(void);
 
+/*
+ * The data of an ASX_M_PASSFP message: a file in flight (its reference is the
+ * message's, dropped when the message is freed) and who sent it. Such a
+ * message is made by I_SENDFD, put straight on the other pipe end's head
+ * and never dup'ed or copied: no module sees it.
+ */
+struct asx_passfp {
+	struct file *file;
+	kuid_t uid;
+	kgid_t gid;
+};
+
 struct asx_budget;
 struct asx_budget *asx_budget_get(kuid_t uid);
 int asx_msg_charge(struct asx_budget *b, struct asx_msg *mp);

@@ -95,6 +95,12 @@ static void mux_up(struct asx_stream *l, struct asx_msg *mp)
 	struct asx_stream *u;
 	struct asx_msg *h;
 
+	if (mp->type == ASX_M_PASSFP) {
+		/* a descriptor sent before the link has no reader any more: closed */
+		atomic64_inc(&l->hrq.drops);
+		asx_freemsg(mp);
+		return;
+	}
 	rcu_read_lock();
 	u = rcu_dereference(l->upper);
 	if (!u) {

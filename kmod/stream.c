@@ -13,6 +13,8 @@
 #include "registry.h"
 #include "stream.h"
 
+#include <linux/delay.h>
+#include <linux/jiffies.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -234,6 +236,17 @@ void asx_head_rput(struct asx_queue *q, struct asx_msg *mp)
 	asx_freemsg(mp);
 }
 
+/*
+ * I_SENDFD's message, put at @st's head by the other end of the pipe (under
+ * rcu_read_lock()): past the modules, as a message of band 0.
+ */
+void asx_head_putfp(struct asx_stream *st, struct asx_msg *mp)
+{
+	asx_putq(&st->hrq, mp);
+	wake_readers(st, EPOLLIN | EPOLLRDNORM);
+	head_sig(st, ASX_XSI_S_INPUT | ASX_XSI_S_RDNORM);
+}
+
 static void init_driver(struct asx_stream *st, const struct asx_driver *drv)
 {
 	st->drv = drv;
@@ -251,6 +264,7 @@ struct asx_stream *asx_stream_new(const struct asx_driver *drv)
 	st = kzalloc(sizeof(*st), GFP_KERNEL_ACCOUNT);
 	if (!st)
 		return NULL;
+	st->cltime_ms = ASX_XSI_DEF_CLTIME;
 	st->id = atomic64_inc_return(&asx_next_id);
 	st->pid = task_tgid_nr(current);
 	st->uid = current_euid();
@@ -630,6 +644,35 @@ void asx_stream_destroy(struct asx_stream *st)
 	queue_rcu_work(asx_wq, &st->free_work);
 }
 
+/* Nothing left on the write side to go down, or nowhere for it to go. */
+static bool write_side_drained(struct asx_stream *st)
+{
+	struct asx_minst *m;
+	bool empty;
+
+	if (test_bit(ASX_ST_HANGUP, &st->flags) || test_bit(ASX_ST_ERROR, &st->flags))
+		return true;
+	mutex_lock(&st->cfg);
+	empty = asx_queue_idle(&st->hwq) && asx_queue_idle(&st->dwq);
+	list_for_each_entry(m, &st->mods, node)
+		empty = empty && asx_queue_idle(&m->wq);
+	mutex_unlock(&st->cfg);
+	return empty;
+}
+
+/*
+ * The last close's wait (I_SETCLTIME): up to the close time for the write
+ * side to drain, polled every 10 ms; a signal ends it.  The caller decides
+ * whether to wait at all (main.c: a pipe end, closed by a blocking file).
+ */
+void asx_stream_drain(struct asx_stream *st)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(READ_ONCE(st->cltime_ms));
+
+	while (!write_side_drained(st) && time_before(jiffies, end) && !signal_pending(current))
+		msleep_interruptible(10);
+}
+
 static bool readable(struct asx_stream *st)
 {
 	return READ_ONCE(st->hrq.nmsgs) || READ_ONCE(st->flags);
@@ -643,6 +686,25 @@ int asx_head_wait_readable(struct asx_stream *st, bool nonblock)
 	if (nonblock)
 		return -EAGAIN;
 	return wait_event_interruptible(st->rwait, readable(st));
+}
+
+/*
+ * Waits for something at the head, then takes the reader's lock: 0 with
+ * st->rlock held, or the error (the Stream's, EAGAIN, a signal's) without.
+ */
+int asx_head_lock_readable(struct asx_stream *st, bool nonblock)
+{
+	int ret = asx_head_wait_readable(st, nonblock);
+
+	if (ret)
+		return ret;
+	if (mutex_lock_interruptible(&st->rlock))
+		return -ERESTARTSYS;
+	if (test_bit(ASX_ST_ERROR, &st->flags)) {
+		mutex_unlock(&st->rlock);
+		return -st->error;
+	}
+	return 0;
 }
 
 static bool writable(struct asx_stream *st)
@@ -749,17 +811,9 @@ ssize_t asx_stream_read(struct file *file, char __user *buf, size_t count, loff_
 	if (asx_stream_linked(st))
 		return -EINVAL;
 again:
-	if (!readable(st)) {
-		ret = asx_head_wait_readable(st, nonblock);
-		if (ret)
-			return ret;
-	}
-	if (mutex_lock_interruptible(&st->rlock))
-		return -ERESTARTSYS;
-	if (test_bit(ASX_ST_ERROR, &st->flags)) {
-		mutex_unlock(&st->rlock);
-		return -st->error;
-	}
+	ret = asx_head_lock_readable(st, nonblock);
+	if (ret)
+		return ret;
 	ropt = READ_ONCE(st->ropt);
 	for (;;) {
 		mp = asx_getq(q);
@@ -768,6 +822,13 @@ again:
 				mutex_unlock(&st->rlock);
 				goto again;
 			}
+			break;
+		}
+		if (mp->type == ASX_M_PASSFP) {
+			/* read(2): EBADMSG, a descriptor (I_RECVFD) is first */
+			asx_putbq(q, mp);
+			if (!done)
+				ret = -EBADMSG;
 			break;
 		}
 		if (is_ctl(mp)) {

@@ -100,6 +100,7 @@ struct asx_stream {
 
 	u32 ropt;
 	u32 wopt;
+	u32 cltime_ms;		/* I_SETCLTIME: how long the last close drains */
 
 	/* STR: one outstanding ioctl, its answer under hrq.lock. */
 	u32 ioc_id;
@@ -155,12 +156,15 @@ int asx_head_wait_writable(struct asx_stream *st, bool nonblock, bool sigpipe);
 int asx_stream_setsig(struct asx_stream *st, u32 events);
 int asx_stream_getsig(struct asx_stream *st, u32 *events);
 int asx_head_wait_readable(struct asx_stream *st, bool nonblock);
+int asx_head_lock_readable(struct asx_stream *st, bool nonblock);
 void asx_head_hangup(struct asx_stream *st);
 extern const struct asx_qinit asx_head_rinit;
 extern const struct asx_qinit asx_head_winit;
 void asx_head_rput(struct asx_queue *q, struct asx_msg *mp);
 void asx_head_wput(struct asx_queue *q, struct asx_msg *mp);
 void asx_head_wenable(struct asx_queue *q);
+void asx_head_putfp(struct asx_stream *st, struct asx_msg *mp);
+void asx_stream_drain(struct asx_stream *st);
 
 /* Linked under a mux: its head refuses read, write and the Stream ioctls. */
 static inline bool asx_stream_linked(struct asx_stream *st)

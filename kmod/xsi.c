@@ -5,22 +5,28 @@
  * so that a STREAMS program calls ioctl() unchanged.  Each is carried out
  * by the same code as the native size-first ioctl it matches (ioctl.c); this
  * file translates arguments, flag values and errors, and answers the
- * requests that only look at the Stream head.  The requests whose kernel
- * feature asx.ko does not have yet (descriptor passing, persistent links,
- * close time, I_FDINSERT) fail with EOPNOTSUPP.
+ * requests that only look at the Stream head, and passes descriptors over
+ * pipes (I_SENDFD, I_RECVFD), the close time (I_SETCLTIME) and I_FDINSERT.
+ * The requests whose kernel feature asx.ko does not have yet (persistent
+ * links) fail with EOPNOTSUPP.
  *
  * Copyright (C) 2026 ASX developers
  */
 
 #include "driver.h"
 #include "main.h"
+#include "msg.h"
 #include "registry.h"
 
 #include <linux/compat.h>
+#include <linux/cred.h>
+#include <linux/file.h>
 #include <linux/jiffies.h>
+#include <linux/net.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <net/sock.h>
 
 static_assert(sizeof(struct asx_xsi_strbuf) == 16);
 static_assert(sizeof(struct asx_xsi_strpeek) == 40);
@@ -28,6 +34,8 @@ static_assert(sizeof(struct asx_xsi_strioctl) == 24);
 static_assert(sizeof(struct asx_xsi_str_list) == 16);
 static_assert(sizeof(struct asx_xsi_str_mlist) == ASX_XSI_FMNAMESZ + 1);
 static_assert(sizeof(struct asx_xsi_bandinfo) == 8);
+static_assert(sizeof(struct asx_xsi_strrecvfd) == 20);
+static_assert(sizeof(struct asx_xsi_strfdinsert) == 48);
 
 /* ic_timout (seconds) as STR's timeout_ms: the longest is about 24 days */
 #define XSI_MAX_TIMOUT	(S32_MAX / MSEC_PER_SEC)
@@ -288,6 +296,193 @@ static long xsi_link(struct asx_stream *st, bool link, unsigned long arg)
 	return ret == -ENXIO ? -EINVAL : ret;	/* no such mux id */
 }
 
+/*
+ * May @f travel over a pipe?  Not a file that can itself hold descriptors in
+ * flight: an asx.ko Stream (a pipe end, or a mux holding its lowers), an
+ * AF_UNIX socket, an io_uring.  Sent to its own other end, or round a circle
+ * of such files, it would hold itself open once every descriptor to it was
+ * closed: a reference cycle nothing would free.
+ */
+static bool xsi_fd_may_hold_files(struct file *f)
+{
+	struct socket *sock;
+
+	if (f->f_op == &asx_fops)
+		return true;
+	sock = sock_from_file(f);
+	if (sock && sock->sk && sock->sk->sk_family == AF_UNIX)
+		return true;
+	/* io_is_uring_fops() is not exported: its anonymous inode's name */
+	return !strcmp(f->f_path.dentry->d_name.name, "[io_uring]");
+}
+
+/*
+ * I_SENDFD: a reference to the file of descriptor @arg, with the caller's
+ * effective uid and gid, straight to the head of the pipe's other end.
+ */
+static long xsi_sendfd(struct asx_stream *st, unsigned long arg)
+{
+	struct asx_passfp *pf;
+	struct asx_stream *p;
+	struct asx_msg *mp;
+	struct file *f;
+	long ret;
+
+	if (st->drv != &asx_drv_pipe)
+		return -EINVAL;		/* not a STREAMS pipe */
+	if ((int)arg < 0)
+		return -EBADF;
+	f = fget((unsigned int)arg);
+	if (!f)
+		return -EBADF;
+	ret = -EINVAL;
+	if (xsi_fd_may_hold_files(f))
+		goto out;
+	ret = -EAGAIN;		/* streamio(7): no message block for the file */
+	mp = asx_allocb(sizeof(*pf), GFP_KERNEL_ACCOUNT);
+	if (!mp)
+		goto out;
+	mp->type = ASX_M_PASSFP;
+	pf = (struct asx_passfp *)mp->wptr;
+	pf->file = NULL;
+	pf->uid = current_euid();
+	pf->gid = current_egid();
+	mp->wptr += sizeof(*pf);
+	if (asx_msg_charge(st->budget, mp)) {
+		asx_freemsg(mp);
+		goto out;
+	}
+	rcu_read_lock();
+	p = rcu_dereference(st->peer);
+	if (!p)
+		ret = -ENXIO;		/* the other end has closed */
+	else if (asx_stream_linked(p))
+		ret = -EINVAL;		/* it has no reader: it belongs to a mux */
+	else if (!asx_canput(&p->hrq))
+		ret = -EAGAIN;		/* its head's read queue is full */
+	else
+		ret = 0;
+	if (!ret) {
+		pf->file = f;
+		f = NULL;
+		asx_head_putfp(p, mp);
+	}
+	rcu_read_unlock();
+	if (ret)
+		asx_freemsg(mp);
+out:
+	if (f)
+		fput(f);
+	return ret;
+}
+
+/*
+ * I_RECVFD: the descriptor first at the head, a new one in the caller's
+ * table; EBADMSG if another message is first.
+ */
+static long xsi_recvfd(struct asx_stream *st, struct file *file, unsigned long arg)
+{
+	struct asx_xsi_strrecvfd rf = { 0 };
+	struct asx_passfp *pf;
+	struct asx_msg *mp;
+	long ret;
+	int fd;
+
+	for (;;) {
+		ret = asx_head_lock_readable(st, file->f_flags & O_NONBLOCK);
+		if (ret)
+			return ret;
+		mp = asx_getq(&st->hrq);
+		if (mp || test_bit(ASX_ST_HANGUP, &st->flags))
+			break;
+		mutex_unlock(&st->rlock);
+	}
+	ret = -ENXIO;		/* hung up, nothing left */
+	if (!mp)
+		goto out;
+	ret = -EBADMSG;
+	if (mp->type != ASX_M_PASSFP)
+		goto back;
+	pf = (struct asx_passfp *)mp->rptr;
+	fd = get_unused_fd_flags(0);
+	ret = fd;		/* EMFILE */
+	if (fd < 0)
+		goto back;
+	rf.fd = fd;
+	rf.uid = from_kuid_munged(current_user_ns(), pf->uid);
+	rf.gid = from_kgid_munged(current_user_ns(), pf->gid);
+	if (copy_to_user((void __user *)arg, &rf, sizeof(rf))) {
+		put_unused_fd(fd);
+		ret = -EFAULT;
+		goto back;
+	}
+	fd_install(fd, get_file(pf->file));
+	asx_freemsg(mp);
+	ret = 0;
+	goto out;
+back:
+	asx_putbq(&st->hrq, mp);
+out:
+	mutex_unlock(&st->rlock);
+	asx_queue_drained(&st->hrq);
+	return ret;
+}
+
+/*
+ * I_FDINSERT: putmsg() with the id of another Stream, that of descriptor
+ * fildes, stored in the control part at offset.  streamio(7) has the read
+ * queue of that Stream's driver there; asx.ko gives its id (low 32 bits, a
+ * t_uscalar_t as XSI's later issues have it), never a kernel pointer: on a
+ * loop Stream the message comes back to user space.
+ */
+static long xsi_fdinsert(struct asx_stream *st, struct file *file, unsigned long arg)
+{
+	struct asx_strmsg sm = { .size = sizeof(sm), .flags = ASX_MSG_XSI };
+	struct asx_xsi_strfdinsert fi;
+	struct asx_ctl_token tok;
+	struct asx_stream *other;
+	struct file *f;
+
+	if (copy_from_user(&fi, (void __user *)arg, sizeof(fi)))
+		return -EFAULT;
+	if (fi.flags & ~ASX_XSI_RS_HIPRI || fi.offset < 0 || fi.offset % sizeof(u32) ||
+	    fi.ctlbuf.len < (s32)sizeof(u32) || fi.offset > fi.ctlbuf.len - (s32)sizeof(u32))
+		return -EINVAL;
+	if (fi.fildes < 0)
+		return -EINVAL;
+	f = fget(fi.fildes);
+	if (!f)
+		return -EINVAL;		/* XSI: not a valid open Stream */
+	other = f->f_op == &asx_fops ? f->private_data : NULL;
+	if (!other || asx_stream_linked(other)) {
+		fput(f);
+		return -EINVAL;
+	}
+	tok.off = fi.offset;
+	tok.val = lower_32_bits(other->id);
+	fput(f);
+	if (fi.flags)
+		sm.flags |= ASX_MSG_HIPRI;
+	sm.ctl.len = fi.ctlbuf.len;
+	sm.ctl.buf = fi.ctlbuf.buf;
+	sm.data.len = max(fi.databuf.len, -1);
+	sm.data.buf = fi.databuf.buf;
+	return asx_do_putmsg(st, file, &sm, &tok);
+}
+
+/* I_SETCLTIME: *arg milliseconds, 0 to ASX_XSI_MAX_CLTIME. */
+static long xsi_setcltime(struct asx_stream *st, unsigned long arg)
+{
+	int ms;
+
+	if (get_user(ms, (int __user *)arg))
+		return -EFAULT;
+	if (ms < 0 || ms > ASX_XSI_MAX_CLTIME)
+		return -EINVAL;
+	WRITE_ONCE(st->cltime_ms, ms);
+	return 0;
+}
+
 long asx_xsi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct asx_stream *st = file->private_data;
@@ -296,7 +491,7 @@ long asx_xsi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	long ret;
 
 	if (in_compat_syscall() &&
-	    (cmd == ASX_I_STR || cmd == ASX_I_PEEK || cmd == ASX_I_LIST))
+	    (cmd == ASX_I_STR || cmd == ASX_I_PEEK || cmd == ASX_I_LIST || cmd == ASX_I_FDINSERT))
 		return -ENOTTY;
 	switch (cmd) {
 	case ASX_I_PUSH:
@@ -306,6 +501,8 @@ long asx_xsi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case ASX_I_STR:
 	case ASX_I_LINK:
 	case ASX_I_UNLINK:
+	case ASX_I_SENDFD:
+	case ASX_I_FDINSERT:
 		ret = asx_ioc_refused(st, true);
 		break;
 	default:
@@ -375,13 +572,18 @@ long asx_xsi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		if (!ret && put_user(events, (int __user *)arg))
 			ret = -EFAULT;
 		return ret;
-	case ASX_I_RECVFD:
 	case ASX_I_SENDFD:
+		return xsi_sendfd(st, arg);
+	case ASX_I_RECVFD:
+		return xsi_recvfd(st, file, arg);
+	case ASX_I_SETCLTIME:
+		return xsi_setcltime(st, arg);
+	case ASX_I_GETCLTIME:
+		return put_user((int)READ_ONCE(st->cltime_ms), (int __user *)arg) ? -EFAULT : 0;
 	case ASX_I_FDINSERT:
+		return xsi_fdinsert(st, file, arg);
 	case ASX_I_PLINK:
 	case ASX_I_PUNLINK:
-	case ASX_I_SETCLTIME:
-	case ASX_I_GETCLTIME:
 		return -EOPNOTSUPP;
 	default:
 		return -ENOTTY;

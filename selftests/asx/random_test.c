@@ -219,6 +219,21 @@ static void random_ioctl(struct worker *w, int fd)
 
 static void *bad_ptr(struct worker *w, size_t len);
 
+/* A descriptor I_SENDFD may send (not a Stream): /dev/null, opened once. */
+static int xsi_plain_fd(void)
+{
+	static int fd = -1;
+	int nfd;
+
+	if (__atomic_load_n(&fd, __ATOMIC_ACQUIRE) < 0) {
+		nfd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (nfd >= 0 && !__atomic_compare_exchange_n(&fd, &(int){ -1 }, nfd, false,
+							     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			close(nfd);
+	}
+	return __atomic_load_n(&fd, __ATOMIC_ACQUIRE);
+}
+
 /*
  * A random XSI request (streamio(7), 'S' << 8 | n): mostly plausible
  * arguments (names, the scratch buffer, ints in range, an I_STR that waits
@@ -237,16 +252,18 @@ static void xsi_op(struct worker *w, int fd)
 		struct asx_xsi_strpeek sp;
 		struct asx_xsi_str_list sl;
 		struct asx_xsi_bandinfo bi;
+		struct asx_xsi_strfdinsert fi;
 	} u;
 	unsigned int nr = nrs[rnd(w, sizeof(nrs) / sizeof(nrs[0]))];
 	unsigned long arg;
+	int ret;
 
 	random_bytes(w, &u, sizeof(u));
 	switch (nr) {
 	case 2: case 11:	/* I_PUSH, I_FIND */
 		arg = (uintptr_t)names[rnd(w, 10)];
 		break;
-	case 1: case 4: case 7: case 10: case 20: case 30:	/* out: an int, a name */
+	case 1: case 4: case 7: case 10: case 20: case 30: case 33:	/* out: an int, a name */
 		arg = (uintptr_t)w->scratch;
 		break;
 	case 8:
@@ -278,13 +295,36 @@ static void xsi_op(struct worker *w, int fd)
 	case 9:
 		arg = rnd(w, 0x400);
 		break;
+	case 16:	/* I_FDINSERT: mostly plausible offsets, another Stream or not */
+		u.fi.ctlbuf.buf = (uintptr_t)w->scratch;
+		u.fi.ctlbuf.len = (int)rnd(w, 40) - 1;
+		u.fi.databuf.buf = (uintptr_t)w->scratch + SCRATCH / 2;
+		u.fi.databuf.len = (int)rnd(w, 300) - 1;
+		u.fi.flags = rnd(w, 3);
+		u.fi.fildes = rnd(w, 8) ? pick(w) : (int)rnd(w, 300) - 2;
+		u.fi.offset = (int)rnd(w, 44) - 4;
+		arg = (uintptr_t)&u;
+		break;
+	case 32:	/* I_SETCLTIME: short (a close may wait that long), or refused */
+		*(int *)w->scratch = (int)rnd(w, 60) - 5;
+		arg = (uintptr_t)w->scratch;
+		break;
+	case 14:	/* I_RECVFD: a descriptor received is closed below */
+		arg = (uintptr_t)w->scratch;
+		break;
+	case 17:	/* I_SENDFD: a Stream (refused), or a file that may travel */
+		arg = (unsigned long)(rnd(w, 2) ? pick(w) : xsi_plain_fd());
+		break;
 	default:
 		arg = (unsigned long)(long)((int)rnd(w, 300) - 2);
 		break;
 	}
 	if (!rnd(w, 16))
 		arg = (uintptr_t)bad_ptr(w, sizeof(u));
-	count(w, OP_XSI, ioctl(fd, ASX_XSI_SID | nr, arg));
+	ret = ioctl(fd, ASX_XSI_SID | nr, arg);
+	if (!ret && nr == 14 && arg == (uintptr_t)w->scratch)
+		close(((struct asx_xsi_strrecvfd *)w->scratch)->fd);
+	count(w, OP_XSI, ret);
 }
 
 /*

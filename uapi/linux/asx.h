@@ -739,6 +739,8 @@ struct asx_sa_post {
 #define ASX_XSI_SNDZERO		0x0001	/* I_SWROPT / I_GWROPT */
 #define ASX_XSI_SNDPIPE		0x0002
 #define ASX_XSI_INFTIM		(-1)	/* strioctl.ic_timout: no timeout */
+#define ASX_XSI_DEF_CLTIME	15000	/* I_GETCLTIME before any I_SETCLTIME: ms (SVR4's) */
+#define ASX_XSI_MAX_CLTIME	300000	/* I_SETCLTIME: at most 5 minutes */
 /* I_SETSIG / I_GETSIG events: SIGPOLL (SIGURG for S_RDBAND with S_BANDURG) */
 #define ASX_XSI_S_INPUT		0x0001	/* a message other than high-priority arrived */
 #define ASX_XSI_S_HIPRI		0x0002	/* a high-priority message arrived */
@@ -786,6 +788,28 @@ struct asx_xsi_str_list {
 	__s32 sl_nmods;
 	__u32 pad;
 	__u64 sl_modlist;
+};
+
+/*
+ * struct strfdinsert: I_FDINSERT. asx.ko stores at ctlbuf + offset the id of
+ * fildes's Stream (its number in /proc/asx/streams, low 32 bits), never a
+ * kernel pointer.
+ */
+struct asx_xsi_strfdinsert {
+	struct asx_xsi_strbuf ctlbuf;
+	struct asx_xsi_strbuf databuf;
+	__u32 flags;
+	__s32 fildes;
+	__s32 offset;
+	__u32 pad;
+};
+
+/* struct strrecvfd: I_RECVFD (uid, gid: the sender's effective ids, as the reader sees them) */
+struct asx_xsi_strrecvfd {
+	__s32 fd;
+	__u32 uid;
+	__u32 gid;
+	char fill[8];
 };
 
 /* struct bandinfo: I_FLUSHBAND */

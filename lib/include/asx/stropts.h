@@ -19,8 +19,8 @@
  *     own to mount on a path.
  *
  * What differs from SVR4 and XSI is listed in Documentation/xsi.rst (the
- * requests asx.ko does not have yet fail with EOPNOTSUPP: I_SENDFD,
- * I_RECVFD, I_FDINSERT, I_PLINK, I_PUNLINK, I_SETCLTIME, I_GETCLTIME).  No function of libasx is needed: the header
+ * requests asx.ko does not have yet fail with EOPNOTSUPP: I_PLINK,
+ * I_PUNLINK).  No function of libasx is needed: the header
  * is self-contained, and a program may use it without linking libasx.
  */
 #ifndef ASX_STROPTS_H
@@ -169,6 +169,8 @@ ASX__XSI_SAME(strpeek, asx_xsi_strpeek);
 ASX__XSI_SAME(strioctl, asx_xsi_strioctl);
 ASX__XSI_SAME(str_list, asx_xsi_str_list);
 ASX__XSI_SAME(bandinfo, asx_xsi_bandinfo);
+ASX__XSI_SAME(strrecvfd, asx_xsi_strrecvfd);
+ASX__XSI_SAME(strfdinsert, asx_xsi_strfdinsert);
 #undef ASX__XSI_SAME
 #endif
 
@@ -180,6 +182,16 @@ static inline void asx__xsi_in(struct asx_strbuf *k, const struct strbuf *p)
 	k->maxlen = (p && p->maxlen > 0) ? (__u32)p->maxlen : 0;
 	k->len = -1;
 	k->buf = p ? (__u64)(unsigned long)p->buf : 0;
+}
+
+/* GETMSG or PUTMSG: ENOSTR (getmsg(2), putmsg(2)) where the file is no Stream. */
+static inline int asx__xsi_msg_ioctl(int fd, unsigned long req, struct asx_strmsg *sm)
+{
+	int r = ioctl(fd, req, sm);
+
+	if (r < 0 && errno == ENOTTY)
+		errno = ENOSTR;
+	return r;
 }
 
 static inline int asx__xsi_getmsg(int fd, struct strbuf *ctlptr, struct strbuf *dataptr,
@@ -195,7 +207,7 @@ static inline int asx__xsi_getmsg(int fd, struct strbuf *ctlptr, struct strbuf *
 	sm.band = band;
 	asx__xsi_in(&sm.ctl, ctlptr);
 	asx__xsi_in(&sm.data, dataptr);
-	if (ioctl(fd, ASX_IOC_GETMSG, &sm) < 0)
+	if (asx__xsi_msg_ioctl(fd, ASX_IOC_GETMSG, &sm) < 0)
 		return -1;
 	/* a hung-up Stream with nothing queued: XSI says both lengths are 0 */
 	eof = sm.ctl.len < 0 && sm.data.len < 0;
@@ -283,7 +295,7 @@ static inline int asx__xsi_putmsg(int fd, const struct strbuf *ctlptr,
 		sm.ctl.len = -1;	/* XSI: any negative length is "no part" */
 	if (sm.data.len < -1)
 		sm.data.len = -1;
-	return ioctl(fd, ASX_IOC_PUTMSG, &sm) < 0 ? -1 : 0;
+	return asx__xsi_msg_ioctl(fd, ASX_IOC_PUTMSG, &sm) < 0 ? -1 : 0;
 }
 
 /*
