@@ -1187,6 +1187,49 @@ TEST(close_time_bounds_the_wait)
 	close(sp[1]);
 }
 
+/*
+ * A process killed by a signal does not wait out its close time: its last
+ * close of a blocking pipe end with undrained writes returns at once, as
+ * the signal would have ended the wait in a close(2).  A process that
+ * exits normally still drains.
+ */
+TEST(killed_process_does_not_wait_close_time)
+{
+	int sp[2], ms, status;
+	pid_t pid;
+	double t;
+
+	for (int killed = 1; killed >= 0; killed--) {
+		ASSERT_EQ(spipe(sp), 0);
+		ASSERT_GT(fill_pipe(sp[0]), 0);
+		ms = killed ? 10000 : 400;
+		ASSERT_EQ(ioctl(sp[0], I_SETCLTIME, &ms), 0);
+		pid = fork();
+		ASSERT_GE(pid, 0);
+		if (pid == 0) {
+			close(sp[1]);
+			if (killed)
+				pause();
+			_exit(0);	/* the last close of sp[0] is the exit's */
+		}
+		close(sp[0]);		/* not the last: the child holds it */
+		t = now_s();
+		if (killed)
+			ASSERT_EQ(kill(pid, SIGKILL), 0);
+		ASSERT_EQ(waitpid(pid, &status, 0), pid);
+		t = now_s() - t;
+		if (killed) {
+			EXPECT_TRUE(WIFSIGNALED(status));
+			EXPECT_LT(t, 5.0) TH_LOG("a killed process lingered %.3f s in its close", t);
+		} else {
+			EXPECT_TRUE(WIFEXITED(status));
+			EXPECT_GE(t, 0.35) TH_LOG("exit() drained for %.3f s, the close time is 400 ms",
+						  t);
+		}
+		close(sp[1]);
+	}
+}
+
 static volatile sig_atomic_t sigpipes;
 
 static void on_sigpipe(int sig)
