@@ -108,6 +108,18 @@ int bench_nproc(void);
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t bench_now_ns(void);
 
+/*
+ * Run @fn on @n threads (at most BENCH_THREADS_MAX), thread i with
+ * @args[i]: user threads of a new PRIO ASC of @nvps VPs (at most @max_vps;
+ * 0: the ASC's default) when @asc, else pthreads; and wait for them all.
+ * 0 and *@ns the time from the first start to the last join, or a negative
+ * errno (the ASC not made; @n too large).  A thread that cannot be started
+ * aborts: a half-started set could wait for ever.
+ */
+#define BENCH_THREADS_MAX 8
+int bench_run_threads(bool asc, unsigned int nvps, unsigned int max_vps, unsigned int n,
+		      void *(*fn)(void *), void *const *args, uint64_t *ns);
+
 /* Print "x.xx" with an SI suffix (k, M, G) into @buf; returns @buf. */
 const char *bench_si(char *buf, size_t len, double v);
 

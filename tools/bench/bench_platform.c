@@ -166,12 +166,10 @@ static void *p_thread(void *arg)
 static double p_measure(enum p_row row, enum p_impl impl, unsigned long n)
 {
 	struct plat *p = aligned_alloc(64, sizeof(*p));
-	int nt = p_rows[row].threads, k = 0, r = 0;
-	struct asx_asc_thread *at[2];
-	struct asx_asc *a = NULL;
+	int nt = p_rows[row].threads, r;
 	struct pself s[2];
-	pthread_t pt[2];
-	uint64_t t0, t1;
+	void *args[2] = { &s[0], &s[1] };
+	uint64_t ns;
 	double ret;
 
 	if (!p)
@@ -187,40 +185,13 @@ static double p_measure(enum p_row row, enum p_impl impl, unsigned long n)
 	p->row = row;
 	p->n = n;
 	p->cpu = sched_getcpu() > 0 ? sched_getcpu() : 0;
-	if (impl == P_ASC) {
-		struct asx_asc_opts o = { .sz = sizeof(o), .nvps = p_rows[row].asc_vps };
-
-		r = asx_asc_create(&a, &asx_asc_prio, &o);
-		if (r) {
-			free(p);
-			return r;
-		}
-	}
-	t0 = bench_now_ns();
-	for (k = 0; k < nt && !r; k++) {
-		s[k] = (struct pself){ p, k };
-		if (impl == P_ASC) {
-			struct asx_prio_qos q = ASX_PRIO_QOS(0);
-
-			r = asx_asc_thread_spawn(a, &q.qos, p_thread, &s[k], NULL, &at[k]);
-		} else {
-			r = -pthread_create(&pt[k], NULL, p_thread, &s[k]);
-		}
-	}
-	if (r)
-		abort();	/* a half-started pair would wait for ever */
-	for (k = 0; k < nt; k++) {
-		if (impl == P_ASC)
-			asx_asc_thread_join(at[k], NULL);
-		else
-			pthread_join(pt[k], NULL);
-	}
-	t1 = bench_now_ns();
+	s[0] = (struct pself){ p, 0 };
+	s[1] = (struct pself){ p, 1 };
+	r = bench_run_threads(impl == P_ASC, p_rows[row].asc_vps, 0, (unsigned int)nt, p_thread,
+			      args, &ns);
 	/* every acquisition, hand-off or switch counted once: none lost */
-	ret = p->counter == (long)(n * (unsigned long)nt) ?
-	      (double)(t1 - t0) / ((double)n * nt) : -EIO;
-	if (a)
-		asx_asc_destroy(a);
+	ret = r ? r : p->counter == (long)(n * (unsigned long)nt) ?
+	      (double)ns / ((double)n * nt) : -EIO;
 	pthread_cond_destroy(&p->pc);
 	pthread_mutex_destroy(&p->pm);
 	asx_mutex_destroy(&p->am);

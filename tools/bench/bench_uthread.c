@@ -46,41 +46,17 @@
 
 /* ---------------------------------------------------------------- threads */
 
-/*
- * Run @fn(@arg) on @n threads: ASC user threads of one ASC with @nvps VPs
- * (@asc) or pthreads, and wait for them; the elapsed ns, or 0 on failure.
- */
+/* Run @fn(@arg) on @n threads (bench_run_threads(), the ASC capped at
+ * @nvps VPs); the elapsed ns, or 0 on failure. */
 static uint64_t run_threads(bool asc, unsigned int nvps, unsigned int n,
 			    void *(*fn)(void *), void *arg)
 {
-	struct asx_asc_thread *ut[8];
-	pthread_t pt[8];
-	struct asx_asc *a = NULL;
-	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	ASX_OPTS(struct asx_asc_opts, o, .nvps = nvps, .max_vps = nvps);
-	uint64_t t0, t1;
-	unsigned int i;
+	void *args[BENCH_THREADS_MAX];
+	uint64_t ns;
 
-	if (n > 8 || (asc && asx_asc_create(&a, &asx_asc_prio, &o)))
-		return 0;
-	t0 = bench_now_ns();
-	for (i = 0; i < n; i++) {
-		int r = asc ? asx_asc_thread_spawn(a, &q.qos, fn, arg, NULL, &ut[i]) :
-			      pthread_create(&pt[i], NULL, fn, arg);
-
-		if (r)
-			abort();	/* a bench that cannot start its threads */
-	}
-	for (i = 0; i < n; i++) {
-		if (asc)
-			asx_asc_thread_join(ut[i], NULL);
-		else
-			pthread_join(pt[i], NULL);
-	}
-	t1 = bench_now_ns();
-	if (a)
-		asx_asc_destroy(a);
-	return t1 - t0;
+	for (unsigned int i = 0; i < n && i < BENCH_THREADS_MAX; i++)
+		args[i] = arg;
+	return bench_run_threads(asc, nvps, nvps, n, fn, args, &ns) ? 0 : ns;
 }
 
 /* ---------------------------------------------------------------- msgq hand-off */

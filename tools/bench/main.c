@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 #include <sys/utsname.h>
 
+#include <asx/asc.h>
 #include <asx/common.h>
 #include "bench.h"
 
@@ -416,6 +418,44 @@ int bench_nproc(void)
 uint64_t bench_now_ns(void)
 {
 	return asx_now_ns();
+}
+
+int bench_run_threads(bool asc, unsigned int nvps, unsigned int max_vps, unsigned int n,
+		      void *(*fn)(void *), void *const *args, uint64_t *ns)
+{
+	struct asx_asc_thread *ut[BENCH_THREADS_MAX];
+	pthread_t pt[BENCH_THREADS_MAX];
+	struct asx_asc *a = NULL;
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	ASX_OPTS(struct asx_asc_opts, o, .nvps = nvps, .max_vps = max_vps);
+	uint64_t t0;
+	unsigned int i;
+	int r;
+
+	if (n > BENCH_THREADS_MAX)
+		return -E2BIG;
+	if (asc) {
+		r = asx_asc_create(&a, &asx_asc_prio, &o);
+		if (r)
+			return r;
+	}
+	t0 = bench_now_ns();
+	for (i = 0; i < n; i++) {
+		r = asc ? asx_asc_thread_spawn(a, &q.qos, fn, args[i], NULL, &ut[i]) :
+			  pthread_create(&pt[i], NULL, fn, args[i]);
+		if (r)
+			abort();
+	}
+	for (i = 0; i < n; i++) {
+		if (asc)
+			asx_asc_thread_join(ut[i], NULL);
+		else
+			pthread_join(pt[i], NULL);
+	}
+	*ns = bench_now_ns() - t0;
+	if (a)
+		asx_asc_destroy(a);
+	return 0;
 }
 
 const char *bench_si(char *buf, size_t len, double v)
