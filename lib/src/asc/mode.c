@@ -7,10 +7,8 @@
  * the mode change before a VP is added.  Moved out of vp.c so that
  * upcall.c, below vp.c, calls down into it.
  *
- * File order of asc/, lowest first: switch < io < preempt < stack <
- * timerheap < sched < mode < upcall < vp < sync < sentinel < wait < thread <
- * prio < edf < direct < asc.
- * A file calls only its own and lower files (tools/lib-layers.sh checks).
+ * asc/'s files are layered, lowest first, in the order tools/lib-layers.sh
+ * lists (and checks): a file calls only its own and lower files.
  */
 #include <linux/membarrier.h>
 #include <sched.h>

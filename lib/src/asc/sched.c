@@ -8,10 +8,8 @@
  * waiting.  The rest of the run-time is in the files sched_impl.h lists,
  * above this one; the yield path's inline helpers are in sched_impl.h.
  *
- * File order of asc/, lowest first: switch < io < preempt < stack <
- * timerheap < sched < mode < upcall < vp < sync < sentinel < wait < thread <
- * prio < edf < direct < asc.
- * A file calls only its own and lower files (tools/lib-layers.sh checks).
+ * asc/'s files are layered, lowest first, in the order tools/lib-layers.sh
+ * lists (and checks): a file calls only its own and lower files.
  */
 #include <errno.h>
 #include <limits.h>

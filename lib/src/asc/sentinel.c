@@ -12,10 +12,8 @@
  * The timer heap and its timerfd are below the scheduler, in timerheap.c;
  * the sentinel fires what is due.  It starts with the first ASC.
  *
- * File order of asc/, lowest first: switch < io < preempt < stack <
- * timerheap < sched < mode < upcall < vp < sync < sentinel < wait < thread <
- * prio < edf < direct < asc.
- * A file calls only its own and lower files (tools/lib-layers.sh checks).
+ * asc/'s files are layered, lowest first, in the order tools/lib-layers.sh
+ * lists (and checks): a file calls only its own and lower files.
  */
 #include <errno.h>
 #include <limits.h>

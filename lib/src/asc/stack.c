@@ -14,10 +14,8 @@
  * seen as a stack switch, not as a huge frame (no false errors); outside
  * valgrind the request is a few instructions, once per new stack.
  *
- * File order of asc/, lowest first: switch < io < preempt < stack <
- * timerheap < sched < mode < upcall < vp < sync < sentinel < wait < thread <
- * prio < edf < direct < asc.
- * A file calls only its own and lower files (tools/lib-layers.sh checks).
+ * asc/'s files are layered, lowest first, in the order tools/lib-layers.sh
+ * lists (and checks): a file calls only its own and lower files.
  */
 #include <errno.h>
 #include <stdint.h>

@@ -19,10 +19,8 @@
  * swapcontext (portable, about ten times slower: swapcontext changes
  * the signal mask with a system call every time).
  *
- * File order of asc/, lowest first: switch < io < preempt < stack <
- * timerheap < sched < mode < upcall < vp < sync < sentinel < wait < thread <
- * prio < edf < direct < asc.
- * A file calls only its own and lower files (tools/lib-layers.sh checks).
+ * asc/'s files are layered, lowest first, in the order tools/lib-layers.sh
+ * lists (and checks): a file calls only its own and lower files.
  */
 #include <errno.h>
 #include <pthread.h>

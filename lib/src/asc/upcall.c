@@ -7,10 +7,8 @@
  * wake a spare or refill the pool).  Without activations (the wrapper
  * path) none of this runs: vp.c's asx__vp_blocked() tells the policy.
  *
- * File order of asc/, lowest first: switch < io < preempt < stack <
- * timerheap < sched < mode < upcall < vp < sync < sentinel < wait < thread <
- * prio < edf < direct < asc.
- * A file calls only its own and lower files (tools/lib-layers.sh checks).
+ * asc/'s files are layered, lowest first, in the order tools/lib-layers.sh
+ * lists (and checks): a file calls only its own and lower files.
  */
 #include <errno.h>
 #include <stdlib.h>

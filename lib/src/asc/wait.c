@@ -3,10 +3,8 @@
  * wait.c - the one wait primitive under libasx's blocking calls (see
  * wait.h for the contract).
  *
- * File order of asc/, lowest first: switch < io < preempt < stack <
- * timerheap < sched < mode < upcall < vp < sync < sentinel < wait < thread <
- * prio < edf < direct < asc.
- * A file calls only its own and lower files (tools/lib-layers.sh checks).
+ * asc/'s files are layered, lowest first, in the order tools/lib-layers.sh
+ * lists (and checks): a file calls only its own and lower files.
  *
  * The waiter is the scheduler's struct asx_waiter: a user thread, or a
  * plain pthread sleeping on the waiter's state word.  A user thread that
