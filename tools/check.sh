@@ -497,6 +497,11 @@ stage_tools() {
 		msgq_asc_over_pthread mutex_asc_over_pthread mutex_uncontended_ratio_vs_pthread \
 		echo_pool_asc_rt_per_s echo_pool_asc_p99_us echo_pool_asc_over_reactor
 	then pass; else fail "tools: asx-bench JSON, the asc-sync and echo keys"; fi
+	# fiber-local storage against pthread_getspecific (issue 32)
+	if /usr/bin/python3 tools/report/asxrecords.py check "$out" --finite --require \
+		fls_get_ns fls_get_pthread_ns pthread_getspecific_ns tls_get_ns \
+		fls_get_over_pthread_getspecific
+	then pass; else fail "tools: asx-bench JSON, the fls keys"; fi
 	# the one TAP parser this script counts with, on outputs of known count
 	note "the TAP parser (tools/lib/test-tap-count.sh)"
 	local t=$log/tap-count-test.log

@@ -79,10 +79,11 @@ allowed=(
 )
 
 # Within asc/ and reactor/, the files lowest first: a file may use only
-# symbols of its own file or lower ones. Each file says its place in a
-# comment at its top; architecture.rst has the same lists.
+# symbols of its own file or lower ones. reactor/'s files repeat their
+# order in a comment at the top, asc/'s point here; architecture.rst has
+# the same lists.
 declare -A order=(
-	[asc]="switch io preempt stack timerheap sched mode upcall vp sync sentinel wait thread prio edf direct asc bench_raw"
+	[asc]="switch io preempt stack timerheap sched mode upcall vp sync sentinel wait fls thread prio edf direct asc bench_raw"
 	[reactor]="hmap handler notify timer reactor pool"
 )
 

@@ -653,6 +653,7 @@ static const struct {
 	{ "stream", 5 }, { "svc", 12 }, { "xdr", 5 },
 	{ "platform", 8 },
 	{ "asc-sync", 3 }, { "echo", 7 }, { "ttcp", 12 },
+	{ "fls", 2 },
 };
 #define TYPICAL_OTHER_S 30.0
 

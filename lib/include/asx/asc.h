@@ -240,6 +240,32 @@ ASX_API void asx_asc_thread_yield(void);
 ASX_API struct asx_asc_thread *asx_asc_thread_self(void);
 ASX_API struct asx_asc *asx_asc_thread_asc(const struct asx_asc_thread *t);
 ASX_API const char *asx_asc_thread_name(const struct asx_asc_thread *t);
+/*
+ * Fiber-local storage: a key names one pointer in every execution context,
+ * an ASC user thread or (when the caller is not one) a plain pthread, as
+ * pthread_key_create() does for pthreads.  A user thread keeps its values
+ * when it moves to another VP; its VP's pthread has values of its own.
+ *
+ * asx_asc_key_create: 0 and *@key, or -EAGAIN when ASX_ASC_KEYS_MAX keys
+ * exist.  @dtor, if not NULL, is called with a context's non-NULL value
+ * when that context ends (a user thread returning or calling
+ * asx_asc_thread_exit(), on that thread; a pthread exiting), with the
+ * value already NULL; the rounds repeat while destructors set values,
+ * at most ASX_ASC_KEY_ITERATIONS times.  asx_asc_key_delete: 0, or -EINVAL
+ * for a key that does not exist; no destructor runs, and every context's
+ * value of the key is gone (a key made again later starts at NULL).
+ * asx_asc_getspecific: the caller's value, NULL if never set or the key
+ * does not exist; lock-free, a few loads.  asx_asc_setspecific: 0,
+ * -EINVAL for a key that does not exist, -ENOMEM.
+ */
+#define ASX_ASC_KEYS_MAX	128
+#define ASX_ASC_KEY_ITERATIONS	4
+typedef unsigned int asx_asc_key_t;
+ASX_API int asx_asc_key_create(asx_asc_key_t *key, void (*dtor)(void *));
+ASX_API int asx_asc_key_delete(asx_asc_key_t key);
+ASX_API void *asx_asc_getspecific(asx_asc_key_t key);
+ASX_API int asx_asc_setspecific(asx_asc_key_t key, const void *value);
+
 /* Wait for @t to end (0) and free it; -EINVAL if detached or joined already. */
 ASX_API int asx_asc_thread_join(struct asx_asc_thread *t, void **ret);
 ASX_API void asx_asc_thread_exit(void *ret) __attribute__((noreturn));

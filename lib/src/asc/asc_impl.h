@@ -99,6 +99,13 @@ struct utimer {
 struct asx_vp;
 struct asx_sa_group;
 
+/* A context's fiber-local values (fls.c): ASX_ASC_KEYS_MAX slots in
+ * chunks of ASX__FLS_CHUNK, each allocated when first needed. */
+#define ASX__FLS_CHUNK	32
+struct asx__fls {
+	struct asx__fls_chunk *c[ASX_ASC_KEYS_MAX / ASX__FLS_CHUNK];
+};
+
 struct asx_asc_thread {
 	struct asx_ctx ctx;
 	struct asx_asc *asc;
@@ -142,6 +149,10 @@ struct asx_asc_thread {
 
 	/* lock-owner identity (wait.c, asx__uthread_id): 0 until first asked */
 	int uid;
+
+	/* fiber-local storage (fls.c): its chunks, each NULL until a value
+	 * of one of its keys is first set */
+	struct asx__fls fls;
 };
 
 /* VP_SPARE: parked in the kernel's activation wait (activations only) */
@@ -372,6 +383,10 @@ void asx__sched_fuzz(void);
  */
 void asx__block_self(struct asx_asc_thread *self);
 /* The calling user thread or NULL. */
+/* Run @self's fiber-local destructors and free its storage (fls.c); on
+ * @self, before it ends. */
+void asx__fls_exit(struct asx_asc_thread *self);
+
 static inline struct asx_asc_thread *asx__self(void)
 {
 	struct asx_vp *vp = asx__tls_vp;

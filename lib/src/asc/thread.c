@@ -5,10 +5,8 @@
  * moving to another ASC or QoS (asx_asc_thread_change), and the per-thread
  * timers that run at its next return from the scheduler.
  *
- * File order of asc/, lowest first: switch < io < preempt < stack <
- * timerheap < sched < mode < upcall < vp < sync < sentinel < wait < thread <
- * prio < edf < direct < asc.
- * A file calls only its own and lower files (tools/lib-layers.sh checks).
+ * asc/'s files are layered, lowest first, in the order tools/lib-layers.sh
+ * lists (and checks): a file calls only its own and lower files.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -219,6 +217,8 @@ static void thread_end(struct asx_asc_thread *self)
 	struct asx_asc_thread *next = NULL;
 	bool locked;
 
+	/* still an ordinary user thread here: destructors may wait */
+	asx__fls_exit(self);
 	for (int i = 0; i < ASX_ASC_THREAD_TIMERS; i++)
 		asx__timer_del(&self->utimers[i].node);
 	/* after the last point that may take a preemption (and move us) */
