@@ -22,6 +22,7 @@
 #   make bench        build build/bin/asx-bench
 #   make fuzz         libFuzzer targets (clang) in build/fuzz/; fuzz-replay: corpus replayers
 #   make install      PREFIX=/usr/local DESTDIR= LIBDIR= INCLUDEDIR= BINDIR=
+#                     GDBAUTOLOADDIR= (libasx's gdb commands: Documentation/asc.rst)
 #   make style        checkpatch.pl on kmod/ and uapi/, asx.ko's one-way includes,
 #                     libasx's one-way includes and calls (tools/lib-layers.sh),
 #                     lib/src/svc's one-way calls
@@ -47,6 +48,9 @@ SYSCONFDIR   ?= /etc
 UNITDIR      ?= $(PREFIX)/lib/systemd/system
 DATADIR      ?= $(PREFIX)/share/asx
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+# gdb's auto-load tree: gdb reads <it>/<libasx.so's real path>-gdb.py by
+# itself when it is its own ($(datadir)/gdb/auto-load: PREFIX=/usr)
+GDBAUTOLOADDIR ?= $(PREFIX)/share/gdb/auto-load
 DESTDIR      ?=
 
 CC           ?= gcc
@@ -516,6 +520,8 @@ install: lib tools
 	install -m 0644 $(SVC_SOS) $(DESTDIR)$(SVCDIR)/
 	install -m 0644 $(O)/asxd/asxd.service $(DESTDIR)$(UNITDIR)/asxd.service
 	install -m 0644 $(O)/asxd/svc.conf $(DESTDIR)$(DATADIR)/svc.conf.sample
+	install -D -m 0644 tools/gdb/libasx-gdb.py \
+		$(DESTDIR)$(GDBAUTOLOADDIR)$(LIBDIR)/libasx.so.$(SOVERSION)-gdb.py
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libasx.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libasx.so \
@@ -525,7 +531,8 @@ uninstall:
 		$(DESTDIR)$(BINDIR)/asx-ttcp $(DESTDIR)$(BINDIR)/asxctl \
 		$(patsubst tools/bcc/%,$(DESTDIR)$(SBINDIR)/%,$(BCC_TOOLS)) \
 		$(foreach m,$(MANS),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
-		$(DESTDIR)$(SBINDIR)/asxd $(DESTDIR)$(UNITDIR)/asxd.service
+		$(DESTDIR)$(SBINDIR)/asxd $(DESTDIR)$(UNITDIR)/asxd.service \
+		$(DESTDIR)$(GDBAUTOLOADDIR)$(LIBDIR)/libasx.so.$(SOVERSION)-gdb.py
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/asx $(DESTDIR)$(BCCDIR) $(DESTDIR)$(SVCDIR) $(DESTDIR)$(DATADIR)
 
 style: lib

@@ -576,6 +576,12 @@ stage_install() {
 	rc=${PIPESTATUS[0]}
 	tap_tally "install install-test" "$log/install-test.log" "$rc" ||
 		fail "install: tools/install-test.sh printed no TAP (exit $rc)"
+	# the gdb commands, auto-loaded from where make install put them
+	note "gdb: asx ascs / threads / bt (tools/gdb/test-gdb.sh)"
+	tools/gdb/test-gdb.sh "$tmp/usr" 2>&1 | tee "$log/test-gdb.log"
+	rc=${PIPESTATUS[0]}
+	tap_tally "install test-gdb" "$log/test-gdb.log" "$rc" ||
+		fail "install: tools/gdb/test-gdb.sh printed no TAP (exit $rc)"
 	rm -rf "$tmp"
 }
 

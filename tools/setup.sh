@@ -49,6 +49,8 @@ pkgs=(
 	python3-docutils
 	# the report opened in a headless browser (tools/report/browser-check.py)
 	chromium
+	# libasx's gdb commands tested in batch mode (tools/gdb/test-gdb.sh)
+	gdb
 )
 
 missing=()

@@ -153,6 +153,10 @@ struct asx_asc_thread {
 	/* fiber-local storage (fls.c): its chunks, each NULL until a value
 	 * of one of its keys is first set */
 	struct asx__fls fls;
+
+	/* its ASC's list of every thread put there and not ended, under the
+	 * ASC's lock (read by debuggers: tools/gdb/libasx-gdb.py) */
+	struct asx_asc_thread *all_next, *all_prev;
 };
 
 /* VP_SPARE: parked in the kernel's activation wait (activations only) */
@@ -275,6 +279,7 @@ struct asx_asc {
 	struct tnode act;		/* deferred activation check (sentinel timer) */
 	bool act_armed, dying;		/* under the lock */
 	struct asx_asc *next;		/* global list */
+	struct asx_asc_thread *threads;	/* every thread in it (all_next), under the lock */
 
 	/* scheduler activations (NULL: the wrapper path); under the lock */
 	struct asx_sa_group *sa;

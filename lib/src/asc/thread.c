@@ -85,6 +85,29 @@ static int check_qos(const struct asx_asc *a, const struct asx_qos *q)
 	return 0;
 }
 
+/* @a's list of its threads (for debuggers); under @a's lock. */
+static void thr_link(struct asx_asc *a, struct asx_asc_thread *t)
+{
+	a->nthreads++;
+	t->all_prev = NULL;
+	t->all_next = a->threads;
+	if (a->threads)
+		a->threads->all_prev = t;
+	a->threads = t;
+}
+
+static void thr_unlink(struct asx_asc *a, struct asx_asc_thread *t)
+{
+	a->nthreads--;
+	if (t->all_prev)
+		t->all_prev->all_next = t->all_next;
+	else
+		a->threads = t->all_next;
+	if (t->all_next)
+		t->all_next->all_prev = t->all_prev;
+	t->all_next = t->all_prev = NULL;
+}
+
 int asx_asc_thread_put(struct asx_asc *a, struct asx_asc_thread *t,
 		       const struct asx_qos *qos)
 {
@@ -98,7 +121,7 @@ int asx_asc_thread_put(struct asx_asc *a, struct asx_asc_thread *t,
 	lock_np(&a->lock);
 	r = a->pol->admit(a, t, qos, false);
 	if (!r) {
-		a->nthreads++;
+		thr_link(a, t);
 		t->asc = a;
 	}
 	unlock_np(&a->lock);
@@ -110,7 +133,7 @@ int asx_asc_thread_put(struct asx_asc *a, struct asx_asc_thread *t,
 		if (r) {
 			lock_np(&a->lock);
 			a->pol->leave(a, t);
-			a->nthreads--;
+			thr_unlink(a, t);
 			unlock_np(&a->lock);
 			t->asc = NULL;
 			return r;
@@ -226,7 +249,7 @@ static void thread_end(struct asx_asc_thread *self)
 	enter_sched(vp);
 	spin_lock(&a->lock);
 	a->pol->leave(a, self);
-	a->nthreads--;
+	thr_unlink(a, self);
 	spin_unlock(&a->lock);
 	ASX_PROBE2(asc_thread_end, a, self);
 	__atomic_store_n(&self->state, T_DEAD, __ATOMIC_RELAXED);
@@ -323,7 +346,7 @@ int asx_asc_thread_change(struct asx_asc *to, const struct asx_qos *qos)
 	spin_lock(&to->lock);
 	r = to->pol->admit(to, self, qos, false);
 	if (!r)
-		to->nthreads++;
+		thr_link(to, self);
 	spin_unlock(&to->lock);
 	if (r) {
 		np_leave(true);
@@ -331,7 +354,7 @@ int asx_asc_thread_change(struct asx_asc *to, const struct asx_qos *qos)
 	}
 	spin_lock(&from->lock);
 	from->pol->leave(from, self);
-	from->nthreads--;
+	thr_unlink(from, self);
 	spin_unlock(&from->lock);
 	ASX_PROBE3(asc_migrate, from, to, self);
 	/* leave this VP and become runnable in @to: like blocking, and the
