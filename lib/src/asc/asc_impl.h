@@ -142,6 +142,9 @@ struct asx_asc_thread {
 
 	/* lock-owner identity (wait.c, asx__uthread_id): 0 until first asked */
 	int uid;
+
+	/* the Thread Manager's record of this thread (wait.c, asx__uthread_slot) */
+	void *tm;
 };
 
 /* VP_SPARE: parked in the kernel's activation wait (activations only) */
