@@ -1103,6 +1103,10 @@ static void test_stream_asc_policy(void **state)
 		    "t.conf:1:20: 'qos high': the priority is an integer from -1000000 to 1000000");
 	asc_refused(r, "stream B asc 1 qos 1000001 { static how }",
 		    "t.conf:1:20: 'qos 1000001': the priority is an integer from -1000000 to 1000000");
+	asc_refused(r, "stream B asc 1 qos 99999999999999999999 { static how }",
+		    "t.conf:1:20: 'qos 999999999999...': the priority is an integer from -1000000 to 1000000");
+	asc_refused(r, "stream B asc 123456789 { static how }",
+		    "t.conf:1:14: 'asc 123456789': the ASC's virtual processors are a number from 1 to 64");
 	asc_refused(r, "stream B asc 1 qos - { static how }",
 		    "t.conf:1:20: 'qos -': the priority is an integer from -1000000 to 1000000");
 	asc_refused(r, "stream B asc 1 qos { static how }",

@@ -505,38 +505,52 @@ static int take_asc_semantic(struct parser *ps, struct asx__svc_asc *a)
 			   "a semantic after 'semantic' ('nonpreemptive', 'preemptive' or 'timesliced')");
 }
 
-/* "qos Q" (the word "qos" current): a PRIO priority, a decimal integer */
-static int take_asc_qos(struct parser *ps, struct asx__svc_asc *a)
+/*
+ * The next token, a word, as a decimal integer from @lo to @hi into *@v,
+ * and on.  No word: the error "expected @what".  A word that is no such
+ * number: the error @range, a format given the word (cut to "..." beyond
+ * 11 bytes), @lo and @hi.
+ */
+static int take_ranged(struct parser *ps, long lo, long hi, long *v, const char *what,
+		       const char *range)
 {
 	unsigned int col;
 	const char *d;
 	char b[16];
+	size_t n;
+	long x;
+	int r = next(ps);
+
+	if (r)
+		return r;
+	if (ps->t.kind != T_WORD)
+		return expected(ps, what);
+	col = ps->t.col;
+	n = ps->t.n < sizeof(b) ? ps->t.n : sizeof(b) - 4;
+	memcpy(b, ps->t.p, n);
+	strcpy(b + n, ps->t.n < sizeof(b) ? "" : "...");
+	d = lo < 0 && b[0] == '-' ? b + 1 : b;
+	/* at most 15 digits: strtol cannot overflow */
+	x = ps->t.n < sizeof(b) && *d && strspn(d, "0123456789") == strlen(d) ?
+	    strtol(b, NULL, 10) : LONG_MAX;
+	if (x < lo || x > hi)
+		return fail(ps, ps->t.line, col, -EINVAL, range, b, lo, hi);
+	*v = x;
+	return next(ps);
+}
+
+/* "qos Q" (the word "qos" current): a PRIO priority, a decimal integer */
+static int take_asc_qos(struct parser *ps, struct asx__svc_asc *a)
+{
 	long v;
 	int r;
 
-	r = next(ps);
-	if (r)
-		return r;
-	col = ps->t.col;
-	if (ps->t.kind != T_WORD)
-		return expected(ps, "the threads' priority after 'qos' (an integer)");
-	if (ps->t.n >= sizeof(b))
-		return fail(ps, ps->t.line, col, -EINVAL,
-			    "'qos %.*s...': the priority is an integer from %d to %d", 8, ps->t.p,
-			    -ASX__SVC_ASC_QOS_MAX, ASX__SVC_ASC_QOS_MAX);
-	memcpy(b, ps->t.p, ps->t.n);
-	b[ps->t.n] = '\0';
-	d = b[0] == '-' ? b + 1 : b;
-	if (*d && strspn(d, "0123456789") == strlen(d))
-		v = strtol(b, NULL, 10);	/* at most 15 digits: no overflow */
-	else
-		v = LONG_MAX;
-	if (v < -ASX__SVC_ASC_QOS_MAX || v > ASX__SVC_ASC_QOS_MAX)
-		return fail(ps, ps->t.line, col, -EINVAL,
-			    "'qos %s': the priority is an integer from %d to %d", b,
-			    -ASX__SVC_ASC_QOS_MAX, ASX__SVC_ASC_QOS_MAX);
-	a->prio = (int)v;
-	return next(ps);
+	r = take_ranged(ps, -ASX__SVC_ASC_QOS_MAX, ASX__SVC_ASC_QOS_MAX, &v,
+			"the threads' priority after 'qos' (an integer)",
+			"'qos %s': the priority is an integer from %ld to %ld");
+	if (!r)
+		a->prio = (int)v;
+	return r;
 }
 
 /*
@@ -550,26 +564,16 @@ static int take_asc(struct parser *ps, struct asx__svc_ent *s)
 	int (*const take[])(struct parser *, struct asx__svc_asc *) = {
 		take_asc_policy, take_asc_semantic, take_asc_qos
 	};
-	unsigned int said = 0, qos_line = 0, qos_col = 0, col;
-	char b[8];
+	unsigned int said = 0, qos_line = 0, qos_col = 0;
 	long v;
 	int r;
 
-	r = next(ps);
+	r = take_ranged(ps, 1, ASX__SVC_ASC_VPS_MAX, &v,
+			"the number of the ASC's virtual processors after 'asc' (1..64)",
+			"'asc %s': the ASC's virtual processors are a number from %ld to %ld");
 	if (r)
 		return r;
-	col = ps->t.col;
-	if (ps->t.kind != T_WORD || ps->t.n >= sizeof(b))
-		return expected(ps, "the number of the ASC's virtual processors after 'asc' (1..64)");
-	memcpy(b, ps->t.p, ps->t.n);
-	b[ps->t.n] = '\0';
-	v = strspn(b, "0123456789") == ps->t.n ? strtol(b, NULL, 10) : 0;
-	if (v < 1 || v > ASX__SVC_ASC_VPS_MAX)
-		return fail(ps, ps->t.line, col, -EINVAL,
-			    "'asc %s': the ASC's virtual processors are a number from 1 to %d", b,
-			    ASX__SVC_ASC_VPS_MAX);
 	s->asc.vps = (int)v;
-	r = next(ps);
 	while (!r && ps->t.kind == T_WORD) {
 		size_t k;
 
