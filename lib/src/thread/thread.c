@@ -87,12 +87,20 @@ struct sel {
 
 static __thread struct thr *cur;	/* a managed pthread's record */
 
-/* The caller's record: a user thread's own slot, else the pthread's. */
+/*
+ * The caller's record: a managed pthread's `cur` (one load: the test
+ * point's fast path), else a user thread's own slot.  A VP is never a
+ * managed pthread, so a user thread always finds `cur` NULL.
+ */
 static inline struct thr *me(void)
 {
-	void **slot = asx__uthread_slot();
+	struct thr *t = cur;
+	void **slot;
 
-	return slot ? *slot : cur;
+	if (likely(t))
+		return t;
+	slot = asx__uthread_slot();
+	return slot ? *slot : NULL;
 }
 
 static inline struct thr *node_thr(struct list *n)
