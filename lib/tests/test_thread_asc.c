@@ -275,6 +275,67 @@ static void test_asc_group_suspend_cancel(void **state)
 	assert_int_equal(asx_asc_destroy(a), 0);
 }
 
+/* ------------------------- one VP: a user thread suspends its neighbour */
+
+static struct asx_thr_mgr *sv_m;
+
+/*
+ * A (a user thread) suspends group 2, whose one member W (wk 6) is a user
+ * thread of the same and only VP: the suspension must park A until W
+ * reaches its test point, so W must run meanwhile.  While suspended W
+ * stays still across A's yields; after the resume it runs again; then A
+ * cancels and waits for it.
+ */
+static void *suspender(void *arg)
+{
+	unsigned long n0;
+
+	(void)arg;
+	while (!LD(wk[6].n))
+		asx_asc_thread_yield();
+	CHECK(asx_thr_mgr_suspend_group(sv_m, 2, NULL) == 1);
+	n0 = LD(wk[6].n);
+	for (int i = 0; i < 50; i++)
+		asx_asc_thread_yield();
+	CHECK(LD(wk[6].n) == n0);
+	CHECK(asx_thr_mgr_resume_group(sv_m, 2) == 1);
+	while (LD(wk[6].n) == n0)
+		asx_asc_thread_yield();
+	CHECK(asx_thr_mgr_cancel_group(sv_m, 2) == 1);
+	CHECK(asx_thr_mgr_wait_group(sv_m, 2, NULL, 0, NULL) == 1);
+	return NULL;
+}
+
+static void *suspend_drive(void *arg)
+{
+	struct asx_asc *a = arg;
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+
+	ASX_OPTS(struct asx_thr_opts, o, .asc = a, .qos = &q.qos);
+	CHECK(asx_thr_mgr_spawn_n(sv_m, 1, worker, &wk[6], 2, &o) == 1);
+	CHECK(asx_thr_mgr_spawn_n(sv_m, 1, suspender, NULL, 1, &o) == 1);
+	CHECK(asx_thr_mgr_wait(sv_m, NULL, 0, NULL) == 1);	/* W was reaped by A */
+	return NULL;
+}
+
+static void test_user_thread_suspends_neighbour(void **state)
+{
+	struct asx_asc_opts ao = { .sz = sizeof(ao), .nvps = 1, .max_vps = 1,
+				   .semantic = ASX_ASC_NONPREEMPTIVE };
+	struct asx_asc *a;
+	pthread_t th;
+
+	(void)state;
+	memset(wk, 0, sizeof(wk));
+	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &ao), 0);
+	assert_int_equal(asx_thr_mgr_create(&sv_m), 0);
+	assert_int_equal(pthread_create(&th, NULL, suspend_drive, a), 0);
+	join_or_die(th, "a user thread suspending its neighbour on one VP");
+	assert_threads_ok();
+	assert_int_equal(asx_thr_mgr_destroy(sv_m), 0);
+	assert_int_equal(asx_asc_destroy(a), 0);
+}
+
 /* --------------------------------------- many groups on two VPs: stress */
 
 #define LEADERS 8
@@ -394,6 +455,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_waits_park_user_thread),
 		cmocka_unit_test(test_asc_group_suspend_cancel),
+		cmocka_unit_test(test_user_thread_suspends_neighbour),
 		cmocka_unit_test(test_asc_groups_stress),
 	};
 
