@@ -70,6 +70,14 @@ static void a_wait_all(void)
 	CHECK(asx_thr_mgr_wait(ov_m, NULL, 0, NULL) == 1);
 }
 
+/* An unmanaged user thread's asx_thr_sleep() sleeps without its VP. */
+static void a_sleep(void)
+{
+	CHECK(asx_thr_sleep(30 * MS) == 0);
+	CHECK(LD(OV.b_released));	/* B ran while A slept */
+	CHECK(asx_thr_mgr_wait(ov_m, NULL, 0, NULL) == 1);
+}
+
 /* A adds a user thread of its own ASC (one VP) to group 1, then waits
  * for the mixed group: the member parks in the semaphore, A in the wait. */
 static void a_wait_mixed_group(void)
@@ -103,6 +111,7 @@ static const struct scenario scen[] = {
 	{ "join from a user thread", NULL, a_join, release_one },
 	{ "wait (all) from a user thread", NULL, a_wait_all, release_one },
 	{ "wait_group of a mixed group", NULL, a_wait_mixed_group, release_two },
+	{ "asx_thr_sleep on an unmanaged user thread", NULL, a_sleep, release_one },
 };
 
 /* A fresh manager with one gated pthread in group 1. */
