@@ -76,6 +76,8 @@ allowed=(
 	"sync/*.c asc/wait.h: every lock waits through the one wait primitive (a futex, or an ASC user thread parked)"
 	"msg/msgq.c asc/wait.h: a message queue's blocking calls wait through the same primitive"
 	"stream/stream.c asc/wait.h: a Task's held, marker and pin waits go through the same primitive"
+	"thread/thread.c asc/wait.h: the Thread Manager finds its record of a user thread in the thread's slot (asx__uthread_slot)"
+	"stream/rcu.c asc/wait.h: a user thread waits for a grace period parked on a word a call_rcu callback completes"
 )
 
 # Within asc/ and reactor/, the files lowest first: a file may use only

@@ -27,6 +27,7 @@
 #include <asx/svc.h>
 #include <asx/xdr.h>
 
+#include "asc/asc_impl.h"
 #include "svc/svc_test.h"
 #include "../../tools/asxd/services/codec.h"
 
@@ -994,10 +995,131 @@ static void test_stream_asc(void **state)
 	assert_int_equal(__atomic_load_n(&pthread_svc_ran, __ATOMIC_SEQ_CST), 1);
 	assert_int_equal(apply(r, "stream A asc 2 { static where }\nstream P { static where }",
 			       0, err), -EOPNOTSUPP);
-	assert_string_equal(err, "t.conf:1:1: stream 'A': its Tasks' threads (pthreads, or 'asc N') cannot change while it runs: remove the Stream in one reload and add it back in the next");
+	assert_string_equal(err, "t.conf:1:1: stream 'A': its Tasks' threads (pthreads, or 'asc N' and its options) cannot change while it runs: remove the Stream in one reload and add it back in the next");
 	assert_int_equal(apply(r, "stream B asc 0 { static where }", 0, err), -EINVAL);
 	assert_string_equal(err, "t.conf:1:14: 'asc 0': the ASC's virtual processors are a number from 1 to 64");
 	assert_int_equal(apply(r, "stream B asc { static where }", 0, err), -EINVAL);
+	asx_svc_repo_destroy(r);
+}
+
+/* ------------------------------------ stream NAME asc N policy/semantic/qos */
+
+/* What the last "how" service thread saw of its own scheduling. */
+static struct {
+	const void *policy;		/* its ASC's policy (asc_impl.h) */
+	int semantic;
+	int prio;
+	int ran;			/* atomic */
+} how;
+
+static int how_svc(struct asx_task *t)
+{
+	struct asx_asc_thread *self = asx_asc_thread_self();
+
+	if (self) {
+		how.policy = self->asc->pol;
+		how.semantic = (int)self->asc->semantic;
+		how.prio = self->prio;
+		__atomic_add_fetch(&how.ran, 1, __ATOMIC_SEQ_CST);
+	}
+	return where_svc(t);
+}
+
+static const struct asx_task_ops how_ops = { .open = where_open, .svc = how_svc };
+
+static int make_how(struct asx_module **out, const char *name)
+{
+	return asx_module_create(out, name, &how_ops, NULL, NULL);
+}
+
+/* Apply @text (one Stream A), check that its service thread ran with
+ * @policy, @semantic and @prio, and remove it. */
+static void asc_runs_with(struct asx_svc_repo *r, const char *text, const void *policy,
+			  int semantic, int prio)
+{
+	struct asx_stream *s;
+	char err[256];
+
+	memset(&how, 0, sizeof(how));
+	if (apply(r, text, 0, err))
+		fail_msg("%s: %s", text, err);
+	assert_int_equal(asx_svc_stream(r, "A", &s), 0);
+	roundtrip(s, 9);
+	assert_int_equal(__atomic_load_n(&how.ran, __ATOMIC_SEQ_CST), 1);
+	assert_ptr_equal(how.policy, policy);
+	assert_int_equal(how.semantic, semantic);
+	assert_int_equal(how.prio, prio);
+	assert_int_equal(apply(r, "remove A", 0, err), 0);
+}
+
+/* A bad "asc" clause: -EINVAL and exactly @msg. */
+static void asc_refused(struct asx_svc_repo *r, const char *text, const char *msg)
+{
+	char err[256];
+
+	assert_int_equal(apply(r, text, 0, err), -EINVAL);
+	assert_string_equal(err, msg);
+}
+
+/*
+ * "stream NAME asc N policy P semantic S qos Q": the service threads run
+ * on an ASC of that policy and concurrency semantic with priority Q (seen
+ * from inside the thread); the options in any order, each once; bad ones
+ * refused with a message; a change of any of them is refused while the
+ * Stream runs.
+ */
+static void test_stream_asc_policy(void **state)
+{
+	struct asx_svc_repo *r;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(asx_svc_repo_create(&r), 0);
+	assert_int_equal(asx_svc_register_module(r, "how", make_how), 0);
+	asc_runs_with(r, "stream A asc 1 { static how }", &asx_asc_prio, ASX_ASC_NONPREEMPTIVE,
+		      0);
+	asc_runs_with(r, "stream A asc 1 policy prio qos 7 semantic preemptive { static how }",
+		      &asx_asc_prio, ASX_ASC_PREEMPTIVE, 7);
+	asc_runs_with(r, "stream A asc 2 qos -3 semantic timesliced policy prio { static how }",
+		      &asx_asc_prio, ASX_ASC_TIMESLICED, -3);
+	asc_runs_with(r, "stream A asc 1 policy direct { static how }", &asx_asc_direct,
+		      ASX_ASC_NONPREEMPTIVE, 0);
+
+	/* the same clause again changes nothing; another one is refused */
+	if (apply(r, "stream A asc 1 qos 5 { static how }", 0, err))
+		fail_msg("%s", err);
+	assert_int_equal(apply(r, "stream A asc 1 qos 5 { static how }", 0, err), 0);
+	assert_int_equal(apply(r, "stream A asc 1 qos 6 { static how }", 0, err), -EOPNOTSUPP);
+	assert_string_equal(err, "t.conf:1:1: stream 'A': its Tasks' threads (pthreads, or 'asc N' and its options) cannot change while it runs: remove the Stream in one reload and add it back in the next");
+	assert_int_equal(apply(r, "remove A", 0, err), 0);
+
+	asc_refused(r, "stream B asc 1 policy edf { static how }",
+		    "t.conf:1:23: 'policy edf': EDF threads are periodic jobs and a Task's service thread is a loop: use 'prio' or 'direct'");
+	asc_refused(r, "stream B asc 1 policy fifo { static how }",
+		    "t.conf:1:23: expected a policy after 'policy' ('prio' or 'direct'), found 'fifo'");
+	asc_refused(r, "stream B asc 1 semantic eager { static how }",
+		    "t.conf:1:25: expected a semantic after 'semantic' ('nonpreemptive', 'preemptive' or 'timesliced'), found 'eager'");
+	asc_refused(r, "stream B asc 1 qos high { static how }",
+		    "t.conf:1:20: 'qos high': the priority is an integer from -1000000 to 1000000");
+	asc_refused(r, "stream B asc 1 qos 1000001 { static how }",
+		    "t.conf:1:20: 'qos 1000001': the priority is an integer from -1000000 to 1000000");
+	asc_refused(r, "stream B asc 1 qos 99999999999999999999 { static how }",
+		    "t.conf:1:20: 'qos 999999999999...': the priority is an integer from -1000000 to 1000000");
+	asc_refused(r, "stream B asc 123456789 { static how }",
+		    "t.conf:1:14: 'asc 123456789': the ASC's virtual processors are a number from 1 to 64");
+	asc_refused(r, "stream B asc 1 qos - { static how }",
+		    "t.conf:1:20: 'qos -': the priority is an integer from -1000000 to 1000000");
+	asc_refused(r, "stream B asc 1 qos { static how }",
+		    "t.conf:1:20: expected the threads' priority after 'qos' (an integer), found '{'");
+	asc_refused(r, "stream B asc 1 qos 1 qos 2 { static how }",
+		    "t.conf:1:22: 'qos' given twice after 'asc N'");
+	asc_refused(r, "stream B asc 1 policy direct qos 2 { static how }",
+		    "t.conf:1:30: 'qos' is a PRIO thread's priority: a DIRECT thread has none");
+	asc_refused(r, "stream B asc 1 speed 3 { static how }",
+		    "t.conf:1:16: expected '{', or 'policy', 'semantic' or 'qos' after 'asc N', found 'speed'");
+	asc_refused(r, "stream B policy prio { static how }",
+		    "t.conf:1:10: expected '{' and the Stream's modules (or 'kernel' for a Stream over asx.ko), found 'policy'");
+	assert_int_equal(asx_svc_stream(r, "B", &(struct asx_stream *){ NULL }), -ENOENT);
 	asx_svc_repo_destroy(r);
 }
 
@@ -1011,6 +1133,7 @@ int main(void)
 		cmocka_unit_test(test_reload_file),
 		cmocka_unit_test(test_streams),
 		cmocka_unit_test(test_stream_asc),
+		cmocka_unit_test(test_stream_asc_policy),
 		cmocka_unit_test(test_module_directives),
 		cmocka_unit_test(test_stream_reconfig_under_load),
 		cmocka_unit_test(test_codec_stream),

@@ -2,7 +2,8 @@
 /*
  * asx/thread.h - the Thread Manager and thread-specific storage.
  *
- * A manager (struct asx_thr_mgr) owns groups of POSIX threads.  Each managed
+ * A manager (struct asx_thr_mgr) owns groups of POSIX threads and ASC
+ * user threads (asx_thr_opts.asc), mixed as one likes.  Each managed
  * thread has a small integer id (0, 1, 2, ... in spawn order, never reused
  * within one manager) and an integer group (>= 0).  The manager spawns them,
  * waits for them and collects their return values, asks them to stop
@@ -24,6 +25,9 @@
  * / -ECANCELED and returns from its function.  Cancellation overrides
  * suspension: a cancelled thread is released from a park so it can clean
  * up and exit, even while a suspension is in force.
+ *
+ * Every blocking call here parks a calling ASC user thread (its VP runs
+ * the others) and sleeps a calling pthread.
  *
  * Errors are negative errno values; deadlines are absolute CLOCK_MONOTONIC
  * times (NULL: wait for ever), see asx/common.h.
@@ -70,9 +74,9 @@ struct asx_thr_opts {
 	struct asx_asc *asc;	/* NULL: POSIX threads; else the threads are
 				 * user threads of this ASC (asx/asc.h), with
 				 * @qos in its schema (NULL for DIRECT); they
-				 * are waited for and joined as the others,
-				 * but take no suspension (suspend_* skips
-				 * them) and cannot call asx_thr_self() */
+				 * are waited for, joined, cancelled and
+				 * suspended (at their safe points, parked
+				 * without holding their VP) as the others */
 	const struct asx_qos *qos;
 };
 

@@ -157,6 +157,9 @@ struct asx_asc_thread {
 	/* its ASC's list of every thread put there and not ended, under the
 	 * ASC's lock (read by debuggers: tools/gdb/libasx-gdb.py) */
 	struct asx_asc_thread *all_next, *all_prev;
+
+	/* the Thread Manager's record of this thread (wait.c, asx__uthread_slot) */
+	void *tm;
 };
 
 /* VP_SPARE: parked in the kernel's activation wait (activations only) */

@@ -195,6 +195,13 @@ int asx__uthread_id(void)
 	return self->uid;
 }
 
+void **asx__uthread_slot(void)
+{
+	struct asx_asc_thread *self = asx__self();
+
+	return self ? &self->tm : NULL;
+}
+
 bool asx__spin_futile(void)
 {
 	return asx__self() && mode_get() == MODE_SINGLE;

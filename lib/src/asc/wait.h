@@ -54,6 +54,14 @@ int asx__word_wake(uint32_t *word, int n);
  */
 int asx__uthread_id(void);
 
+/*
+ * The calling ASC user thread's slot for the Thread Manager's record of
+ * it (a VP's thread-local storage is shared by all its user threads, so
+ * a per-thread pointer lives in the thread); NULL on a plain pthread.
+ * Only the thread itself reads and writes its slot.
+ */
+void **asx__uthread_slot(void);
+
 /* True when spinning for a lock is pointless: the caller is a user thread
  * and the process has a single VP (the holder cannot run meanwhile). */
 bool asx__spin_futile(void);

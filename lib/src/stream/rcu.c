@@ -1,13 +1,23 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * rcu.c - lazy liburcu registration and the TSan-visible grace period.
+ *
+ * A grace-period wait on an ASC user thread does not block its VP: the
+ * thread queues a call_rcu callback that completes a word, and parks on
+ * the word with the one wait primitive (asc/wait.h) until liburcu's
+ * call_rcu thread, after a grace period, sets it and wakes it.  A grace
+ * period that starts after the callback was queued has ended when it
+ * runs, as one synchronize_rcu() would wait for.  A plain pthread calls
+ * synchronize_rcu() as before.
  */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 
+#include <asx/asc.h>
 #include <asx/common.h>
 
+#include "asc/wait.h"
 #include "core/futex.h"
 #include "stream/rcu.h"
 
@@ -51,12 +61,43 @@ static void gp_wanted(int d)
 		asx_futex_wake(&asx__rcu_gp_waiters, INT_MAX);
 }
 
+/* A grace-period wait of a user thread: a callback completes @done. */
+struct gp_done {
+	struct rcu_head head;
+	uint32_t done;			/* 1 once the grace period ended */
+};
+
+static void gp_done_cb(struct rcu_head *head)
+{
+	struct gp_done *d = caa_container_of(head, struct gp_done, head);
+
+	/* the waiter may return (and its frame go) once it sees the store:
+	 * the wake only hashes the address, a stale one is a spurious wake */
+	__atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
+	asx__word_wake(&d->done, 1);
+}
+
+/* The calling user thread parks until a grace period has passed. */
+static void gp_wait_parked(void)
+{
+	struct gp_done d = { .done = 0 };
+
+	if (asx__rcu_depth < 0)
+		asx__rcu_register_self();	/* call_rcu wants a registered caller */
+	urcu_memb_call_rcu(&d.head, gp_done_cb);
+	while (!__atomic_load_n(&d.done, __ATOMIC_ACQUIRE))
+		(void)asx__word_wait(&d.done, 0, NULL);
+}
+
 int asx__rcu_synchronize(void)
 {
 	if (asx__rcu_depth > 0)
 		return -EDEADLK;
 	gp_wanted(1);
-	urcu_memb_synchronize_rcu();
+	if (asx_asc_thread_self())
+		gp_wait_parked();
+	else
+		urcu_memb_synchronize_rcu();
 	gp_wanted(-1);
 	ASX_RCU_TSAN_ACQUIRE();
 	return 0;

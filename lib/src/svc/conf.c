@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -462,32 +463,141 @@ static const char *mod_name(const void *ctx, size_t i)
 static int parse_modules(struct parser *ps, struct asx__svc_ent *s,
 			 struct asx__svc_names *names);
 
-/* "asc N" (the word "asc" current): the Stream's Task threads on an ASC of N VPs */
-static int take_asc(struct parser *ps, struct asx__svc_ent *s)
+/* The current token, one of @words: its @vals entry in *@out, and on. */
+static int take_choice(struct parser *ps, const char *const *words, const int *vals, size_t n,
+		       int *out, const char *what)
 {
-	unsigned int col;
-	char b[8];
-	long v;
-	int r;
+	for (size_t i = 0; i < n; i++)
+		if (is_word(ps, words[i])) {
+			*out = vals[i];
+			return next(ps);
+		}
+	return expected(ps, what);
+}
 
-	r = next(ps);
+/* "policy prio|direct" (the word "policy" current) */
+static int take_asc_policy(struct parser *ps, struct asx__svc_asc *a)
+{
+	static const char *const words[] = { "prio", "direct" };
+	static const int vals[] = { ASX__SVC_ASC_PRIO, ASX__SVC_ASC_DIRECT };
+	int r = next(ps);
+
 	if (r)
 		return r;
+	if (is_word(ps, "edf"))
+		return fail(ps, ps->t.line, ps->t.col, -EINVAL,
+			    "'policy edf': EDF threads are periodic jobs and a Task's service thread is a loop: use 'prio' or 'direct'");
+	return take_choice(ps, words, vals, 2, &a->policy,
+			   "a policy after 'policy' ('prio' or 'direct')");
+}
+
+/* "semantic nonpreemptive|preemptive|timesliced" (the word "semantic" current) */
+static int take_asc_semantic(struct parser *ps, struct asx__svc_asc *a)
+{
+	static const char *const words[] = { "nonpreemptive", "preemptive", "timesliced" };
+	static const int vals[] = { ASX_ASC_NONPREEMPTIVE, ASX_ASC_PREEMPTIVE,
+				    ASX_ASC_TIMESLICED };
+	int r = next(ps);
+
+	if (r)
+		return r;
+	return take_choice(ps, words, vals, 3, &a->semantic,
+			   "a semantic after 'semantic' ('nonpreemptive', 'preemptive' or 'timesliced')");
+}
+
+/*
+ * The next token, a word, as a decimal integer from @lo to @hi into *@v,
+ * and on.  No word: the error "expected @what".  A word that is no such
+ * number: the error @range, a format given the word (cut to "..." beyond
+ * 11 bytes), @lo and @hi.
+ */
+static int take_ranged(struct parser *ps, long lo, long hi, long *v, const char *what,
+		       const char *range)
+{
+	unsigned int col;
+	const char *d;
+	char b[16];
+	size_t n;
+	long x;
+	int r = next(ps);
+
+	if (r)
+		return r;
+	if (ps->t.kind != T_WORD)
+		return expected(ps, what);
 	col = ps->t.col;
-	if (ps->t.kind != T_WORD || ps->t.n >= sizeof(b))
-		return expected(ps, "the number of the ASC's virtual processors after 'asc' (1..64)");
-	memcpy(b, ps->t.p, ps->t.n);
-	b[ps->t.n] = '\0';
-	v = strspn(b, "0123456789") == ps->t.n ? strtol(b, NULL, 10) : 0;
-	if (v < 1 || v > ASX__SVC_ASC_VPS_MAX)
-		return fail(ps, ps->t.line, col, -EINVAL,
-			    "'asc %s': the ASC's virtual processors are a number from 1 to %d", b,
-			    ASX__SVC_ASC_VPS_MAX);
-	s->asc_vps = (int)v;
+	n = ps->t.n < sizeof(b) ? ps->t.n : sizeof(b) - 4;
+	memcpy(b, ps->t.p, n);
+	strcpy(b + n, ps->t.n < sizeof(b) ? "" : "...");
+	d = lo < 0 && b[0] == '-' ? b + 1 : b;
+	/* at most 15 digits: strtol cannot overflow */
+	x = ps->t.n < sizeof(b) && *d && strspn(d, "0123456789") == strlen(d) ?
+	    strtol(b, NULL, 10) : LONG_MAX;
+	if (x < lo || x > hi)
+		return fail(ps, ps->t.line, col, -EINVAL, range, b, lo, hi);
+	*v = x;
 	return next(ps);
 }
 
-/* stream NAME [kernel ["driver"]] [asc N] { entry... } */
+/* "qos Q" (the word "qos" current): a PRIO priority, a decimal integer */
+static int take_asc_qos(struct parser *ps, struct asx__svc_asc *a)
+{
+	long v;
+	int r;
+
+	r = take_ranged(ps, -ASX__SVC_ASC_QOS_MAX, ASX__SVC_ASC_QOS_MAX, &v,
+			"the threads' priority after 'qos' (an integer)",
+			"'qos %s': the priority is an integer from %ld to %ld");
+	if (!r)
+		a->prio = (int)v;
+	return r;
+}
+
+/*
+ * "asc N [policy P] [semantic S] [qos Q]" (the word "asc" current): the
+ * Stream's Task threads on an ASC of N VPs, its policy, concurrency
+ * semantic and the threads' QoS, the options in any order, each once.
+ */
+static int take_asc(struct parser *ps, struct asx__svc_ent *s)
+{
+	static const char *const opts[] = { "policy", "semantic", "qos" };
+	int (*const take[])(struct parser *, struct asx__svc_asc *) = {
+		take_asc_policy, take_asc_semantic, take_asc_qos
+	};
+	unsigned int said = 0, qos_line = 0, qos_col = 0;
+	long v;
+	int r;
+
+	r = take_ranged(ps, 1, ASX__SVC_ASC_VPS_MAX, &v,
+			"the number of the ASC's virtual processors after 'asc' (1..64)",
+			"'asc %s': the ASC's virtual processors are a number from %ld to %ld");
+	if (r)
+		return r;
+	s->asc.vps = (int)v;
+	while (!r && ps->t.kind == T_WORD) {
+		size_t k;
+
+		for (k = 0; k < 3 && !is_word(ps, opts[k]); k++)
+			;
+		if (k == 3)
+			return expected(ps, "'{', or 'policy', 'semantic' or 'qos' after 'asc N'");
+		if (said & (1u << k))
+			return fail(ps, ps->t.line, ps->t.col, -EINVAL,
+				    "'%s' given twice after 'asc N'", opts[k]);
+		said |= 1u << k;
+		if (k == 2) {
+			qos_line = ps->t.line;
+			qos_col = ps->t.col;
+		}
+		r = take[k](ps, &s->asc);
+	}
+	if (!r && s->asc.policy == ASX__SVC_ASC_DIRECT && (said & 4))
+		return fail(ps, qos_line, qos_col, -EINVAL,
+			    "'qos' is a PRIO thread's priority: a DIRECT thread has none");
+	return r;
+}
+
+/* stream NAME [kernel ["driver"]] [asc N [policy P] [semantic S] [qos Q]] { entry... } */
 static int parse_stream(struct parser *ps, struct asx__svc_ent *s)
 {
 	/* the Stream's modules by name: one lookup per entry, not a walk */

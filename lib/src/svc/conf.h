@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <asx/asc.h>
 #include <asx/svc.h>
 
 #define ASX__SVC_NAME_MAX	ASX_SVC_NAME_MAX	/* a service or module name, with its NUL */
@@ -54,6 +55,24 @@ struct asx__svc_loc {
 
 /* "stream NAME asc N": at most this many VPs */
 #define ASX__SVC_ASC_VPS_MAX 64
+/* "... qos Q": a PRIO priority from -Q to Q */
+#define ASX__SVC_ASC_QOS_MAX 1000000
+
+/* "asc N [policy P] [semantic S] [qos Q]": the ASC of a Stream's Tasks */
+enum asx__svc_asc_policy { ASX__SVC_ASC_PRIO, ASX__SVC_ASC_DIRECT };
+
+struct asx__svc_asc {
+	int vps;		/* N; 0: no "asc", the Tasks' threads are pthreads */
+	int policy;		/* enum asx__svc_asc_policy */
+	int semantic;		/* enum asx_asc_semantic; 0: not said (non-preemptive) */
+	int prio;		/* PRIO: the threads' priority, their QoS */
+};
+
+static inline bool asx__svc_asc_same(const struct asx__svc_asc *a, const struct asx__svc_asc *b)
+{
+	return a->vps == b->vps && a->policy == b->policy && a->semantic == b->semantic &&
+	       a->prio == b->prio;
+}
 
 struct asx__svc_ent {
 	enum asx__svc_dir dir;
@@ -70,7 +89,7 @@ struct asx__svc_ent {
 	/* stream: */
 	bool kernel;		/* the Stream's driver end is a kernel Stream */
 	char *driver;		/* kernel: the asx.ko driver ("loop" if not said) */
-	int asc_vps;		/* "asc N": Task threads on an ASC of N VPs; 0: pthreads */
+	struct asx__svc_asc asc;	/* "asc N ...": Task threads on an ASC; vps 0: pthreads */
 	struct asx__svc_ent *mods;	/* in push order: the first is lowest */
 	size_t nmods;
 	struct asx__svc_ent *next;

@@ -93,7 +93,7 @@ static bool same_lower(const struct asx_svc *s, const struct asx__svc_ent *e)
 bool asx__svc_stream_same(const struct asx_svc *s, const struct asx__svc_ent *e)
 {
 	if (s->kind != ASX__SVC_STREAMK || s->nmods != e->nmods || !same_lower(s, e) ||
-	    s->asc_vps != e->asc_vps)
+	    !asx__svc_asc_same(&s->asc_cfg, &e->asc))
 		return false;
 	for (size_t i = 0; i < e->nmods; i++)
 		if (!same_mod(&s->mods[i], &e->mods[i]) || s->mods[i].inactive != e->mods[i].inactive)
@@ -168,12 +168,12 @@ int asx__svc_stream_mod_state(struct asx__svc_plan *p, struct asx__svc_step *st,
 	}
 	if (d) {
 		*c = (struct asx__svc_ent){ .dir = d->dir, .kernel = d->kernel,
-					    .driver = d->driver, .asc_vps = d->asc_vps,
+					    .driver = d->driver, .asc = d->asc,
 					    .mods = c->mods };
 		memcpy(c->mods, d->mods, n * sizeof(*c->mods));
 	} else {
 		*c = (struct asx__svc_ent){ .dir = ASX__SVC_STREAM, .kernel = s->kernel,
-					    .driver = s->driver, .asc_vps = s->asc_vps,
+					    .driver = s->driver, .asc = s->asc_cfg,
 					    .mods = c->mods };
 		for (size_t i = 0; i < n; i++) {
 			def_of_mod(&s->mods[i], &c->mods[i]);
@@ -304,25 +304,38 @@ static int place(struct asx__svc_plan *p, struct asx_stream *s, const char *stre
  * Open @s's Stream: a plain one, or one over a new kernel Stream with @e's
  * kernel modules pushed on it, bottom first.
  */
-/* "asc N": the ASC whose user threads serve the Stream's Tasks. */
-static const struct asx_prio_qos svc_asc_qos = ASX_PRIO_QOS(0);
-
+/*
+ * "asc N [policy P] [semantic S] [qos Q]": the ASC whose user threads
+ * serve the Stream's Tasks, PRIO (priority Q) or DIRECT, non-preemptive
+ * unless said otherwise.  The QoS lives in the record: the Stream keeps
+ * the pointer for every Task it activates later.
+ */
 static int open_asc(struct asx__svc_plan *p, const struct asx__svc_ent *e, struct asx_svc *s,
 		    struct asx_stream_opts *o)
 {
-	ASX_OPTS(struct asx_asc_opts, ao, .nvps = e->asc_vps, .max_vps = e->asc_vps,
-		 .semantic = ASX_ASC_NONPREEMPTIVE);
+	const struct asx__svc_asc *c = &e->asc;
+	bool direct = c->policy == ASX__SVC_ASC_DIRECT;
+	ASX_OPTS(struct asx_asc_opts, ao, .nvps = (unsigned int)c->vps,
+		 .max_vps = (unsigned int)c->vps,
+		 .semantic = c->semantic ? (enum asx_asc_semantic)c->semantic :
+					   ASX_ASC_NONPREEMPTIVE);
 	int r;
 
-	s->asc_vps = e->asc_vps;
-	if (!e->asc_vps)
+	s->asc_cfg = *c;
+	if (!c->vps)
 		return 0;
-	r = asx_asc_create(&s->asc, &asx_asc_prio, &ao);
+	r = asx_asc_create(&s->asc, direct ? &asx_asc_direct : &asx_asc_prio, &ao);
 	if (r)
 		return asx__svc_say(p, e, r, "stream '%s': cannot create its ASC of %d VPs: %s",
-				    e->name, e->asc_vps, strerror(-r));
+				    e->name, c->vps, strerror(-r));
 	o->asc = s->asc;
-	o->asc_qos = &svc_asc_qos.qos;
+	if (direct) {
+		s->asc_qos.direct = ASX_DIRECT_QOS();
+		o->asc_qos = &s->asc_qos.direct.qos;
+	} else {
+		s->asc_qos.prio = ASX_PRIO_QOS(c->prio);
+		o->asc_qos = &s->asc_qos.prio.qos;
+	}
 	return 0;
 }
 
@@ -442,9 +455,9 @@ static int reshape(struct asx_svc_repo *repo, struct asx__svc_plan *p, struct as
 	long last = (long)s->nmods;
 	int r;
 
-	if (s->asc_vps != e->asc_vps)
+	if (!asx__svc_asc_same(&s->asc_cfg, &e->asc))
 		return asx__svc_say(p, e, -EOPNOTSUPP,
-				    "stream '%s': its Tasks' threads (pthreads, or 'asc N') cannot change while it runs: remove the Stream in one reload and add it back in the next",
+				    "stream '%s': its Tasks' threads (pthreads, or 'asc N' and its options) cannot change while it runs: remove the Stream in one reload and add it back in the next",
 				    e->name);
 	if (!same_lower(s, e))
 		return asx__svc_say(p, e, -EOPNOTSUPP,

@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include <asx/asc.h>
 #include <asx/svc.h>
 
 #include "svc/conf.h"
@@ -54,7 +55,11 @@ struct asx_svc {
 	bool kernel;			/* over a kernel Stream (asx_kstream_driver) */
 	char *driver;			/* ... with this asx.ko driver */
 	struct asx_asc *asc;		/* "asc N": its Tasks' threads' ASC, or NULL */
-	int asc_vps;
+	union {				/* their QoS (the Stream keeps a pointer) */
+		struct asx_prio_qos prio;
+		struct asx_direct_qos direct;
+	} asc_qos;
+	struct asx__svc_asc asc_cfg;	/* what made @asc (vps 0: none) */
 	struct asx__svc_mod *mods;	/* bottom first */
 	size_t nmods;
 	struct asx_svc *next;		/* in start order */

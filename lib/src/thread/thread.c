@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * thread.c - the Thread Manager: groups of pthreads with cooperative
- * cancellation and suspension at safe points.
+ * thread.c - the Thread Manager: groups of pthreads and ASC user threads
+ * with cooperative cancellation and suspension at safe points.
  *
- * One mutex per manager guards every record.  Each thread also carries an
+ * One mutex per manager guards every record.  The manager's mutex and
+ * conditions are asx_mutex / asx_cond, which wait through the one wait
+ * primitive: a wait, join, suspension park or sleep called on an ASC user
+ * thread parks that user thread (its VP runs the others), and on a pthread
+ * sleeps on a futex as before.  A user thread finds its record in its own
+ * slot (asx__uthread_slot), a pthread in thread-local `cur`: a VP's
+ * thread-local storage is shared by every user thread it runs.  Each thread also carries an
  * atomic "attention" word mirroring its cancel flag and whether it has a
  * suspension pending, so a test point with nothing to do is one load.
  *
@@ -22,7 +28,9 @@
 #include <unistd.h>
 
 #include <asx/asc.h>
+#include <asx/sync.h>
 #include <asx/thread.h>
+#include "asc/wait.h"
 #include "core/compiler.h"
 #include "core/probes.h"
 #include "core/opts.h"
@@ -42,7 +50,7 @@ struct thr {
 	void *ret;			/* written by the thread itself */
 	pthread_t pt;
 	struct asx_asc_thread *ut;	/* an ASC user thread (opts->asc), or NULL */
-	pthread_cond_t cv;		/* wakes the thread: resume, cancel */
+	struct asx_cond cv;		/* wakes the thread: resume, cancel */
 	int id;
 	int group;
 	unsigned int susp;		/* nested suspensions pending */
@@ -59,9 +67,9 @@ struct group_depth {
 };
 
 struct asx_thr_mgr {
-	pthread_mutex_t lock;
-	pthread_cond_t exit_cv;		/* a thread exited */
-	pthread_cond_t park_cv;		/* a thread became safe/exited/cancelled */
+	struct asx_mutex lock;
+	struct asx_cond exit_cv;	/* a thread exited */
+	struct asx_cond park_cv;	/* a thread became safe/exited/cancelled */
 	struct list threads;		/* unreaped records in spawn order */
 	int next_id;
 	int live;			/* records not yet exited */
@@ -77,7 +85,23 @@ struct sel {
 	int v;
 };
 
-static __thread struct thr *cur;
+static __thread struct thr *cur;	/* a managed pthread's record */
+
+/*
+ * The caller's record: a managed pthread's `cur` (one load: the test
+ * point's fast path), else a user thread's own slot.  A VP is never a
+ * managed pthread, so a user thread always finds `cur` NULL.
+ */
+static inline struct thr *me(void)
+{
+	struct thr *t = cur;
+	void **slot;
+
+	if (likely(t))
+		return t;
+	slot = asx__uthread_slot();
+	return slot ? *slot : NULL;
+}
 
 static inline struct thr *node_thr(struct list *n)
 {
@@ -115,36 +139,24 @@ static bool sel_match(const struct sel *s, const struct thr *t)
 	}
 }
 
-static int cond_init_mono(pthread_cond_t *cv)
-{
-	pthread_condattr_t a;
-	int r;
-
-	r = pthread_condattr_init(&a);
-	if (r)
-		return -r;
-	r = pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	if (!r)
-		r = pthread_cond_init(cv, &a);
-	pthread_condattr_destroy(&a);
-	return -r;
-}
-
-/* 0, or ETIMEDOUT once @dl has passed; NULL waits for ever. */
-static int cv_wait(pthread_cond_t *cv, pthread_mutex_t *lock,
+/*
+ * 0, or ETIMEDOUT once @dl (CLOCK_MONOTONIC) has passed; NULL waits for
+ * ever.  Parks a user thread, sleeps a pthread.
+ */
+static int cv_wait(struct asx_cond *cv, struct asx_mutex *lock,
 		   const struct timespec *dl)
 {
 	if (!dl) {
-		pthread_cond_wait(cv, lock);
+		asx_cond_wait(cv, lock);
 		return 0;
 	}
-	return pthread_cond_timedwait(cv, lock, dl) == ETIMEDOUT ? ETIMEDOUT : 0;
+	return asx_cond_timedwait(cv, lock, dl) == -ETIMEDOUT ? ETIMEDOUT : 0;
 }
 
 /* The thread that calls, if it belongs to @m. */
 static struct thr *self_in(const struct asx_thr_mgr *m)
 {
-	struct thr *t = cur;
+	struct thr *t = me();
 
 	return t && t->mgr == m ? t : NULL;
 }
@@ -177,10 +189,10 @@ static void park(struct asx_thr_mgr *m, struct thr *t)
 	if (!t->susp || t->cancel)
 		return;
 	t->safe = true;
-	pthread_cond_broadcast(&m->park_cv);
+	asx_cond_broadcast(&m->park_cv);
 	ASX_PROBE1(thr_suspend, t->id);
 	while (t->susp && !t->cancel)
-		pthread_cond_wait(&t->cv, &m->lock);
+		asx_cond_wait(&t->cv, &m->lock);
 	ASX_PROBE1(thr_resume, t->id);
 	t->safe = was_safe;
 }
@@ -189,7 +201,7 @@ static void enter_safe(struct asx_thr_mgr *m, struct thr *t)
 {
 	t->safe = true;
 	if (t->susp)
-		pthread_cond_broadcast(&m->park_cv);
+		asx_cond_broadcast(&m->park_cv);
 }
 
 static void leave_safe(struct asx_thr_mgr *m, struct thr *t)
@@ -236,33 +248,18 @@ static void group_depth_put(struct asx_thr_mgr *m, int group)
 int asx_thr_mgr_create(struct asx_thr_mgr **out)
 {
 	struct asx_thr_mgr *m;
-	int r;
 
 	if (!out)
 		return -EINVAL;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	r = pthread_mutex_init(&m->lock, NULL);
-	if (r)
-		goto err_free;
-	r = -cond_init_mono(&m->exit_cv);
-	if (r)
-		goto err_lock;
-	r = -cond_init_mono(&m->park_cv);
-	if (r)
-		goto err_exit_cv;
+	asx_mutex_init(&m->lock);
+	asx_cond_init(&m->exit_cv);
+	asx_cond_init(&m->park_cv);
 	m->threads.next = m->threads.prev = &m->threads;
 	*out = m;
 	return 0;
-
-err_exit_cv:
-	pthread_cond_destroy(&m->exit_cv);
-err_lock:
-	pthread_mutex_destroy(&m->lock);
-err_free:
-	free(m);
-	return -r;
 }
 
 static int cancel_sel(struct asx_thr_mgr *m, const struct sel *s);
@@ -279,9 +276,9 @@ int asx_thr_mgr_destroy(struct asx_thr_mgr *m)
 		return 0;
 	if (self_in(m))
 		return -EDEADLK;
-	pthread_mutex_lock(&m->lock);
+	asx_mutex_lock(&m->lock);
 	m->dying = true;		/* late spawns start cancelled */
-	pthread_mutex_unlock(&m->lock);
+	asx_mutex_unlock(&m->lock);
 	cancel_sel(m, &all);
 	wait_sel(m, &all, NULL, 0, NULL, NULL);
 
@@ -289,9 +286,9 @@ int asx_thr_mgr_destroy(struct asx_thr_mgr *m)
 		m->groups = g->next;
 		free(g);
 	}
-	pthread_cond_destroy(&m->park_cv);
-	pthread_cond_destroy(&m->exit_cv);
-	pthread_mutex_destroy(&m->lock);
+	asx_cond_destroy(&m->park_cv);
+	asx_cond_destroy(&m->exit_cv);
+	asx_mutex_destroy(&m->lock);
 	free(m);
 	return 0;
 }
@@ -304,14 +301,14 @@ static void thr_finish(void *arg)
 	struct thr *t = arg;
 	struct asx_thr_mgr *m = t->mgr;
 
-	pthread_mutex_lock(&m->lock);
+	asx_mutex_lock(&m->lock);
 	ASX_PROBE2(thr_exit, t->id, t->ret);
 	t->exited = true;
 	t->safe = true;
 	m->live--;
-	pthread_cond_broadcast(&m->exit_cv);
-	pthread_cond_broadcast(&m->park_cv);
-	pthread_mutex_unlock(&m->lock);
+	asx_cond_broadcast(&m->exit_cv);
+	asx_cond_broadcast(&m->park_cv);
+	asx_mutex_unlock(&m->lock);
 	if (!t->ut)
 		cur = NULL;
 }
@@ -324,9 +321,9 @@ static void *thr_start(void *arg)
 
 	cur = t;
 	pthread_cleanup_push(thr_finish, t);
-	pthread_mutex_lock(&m->lock);
+	asx_mutex_lock(&m->lock);
 	leave_safe(m, t);		/* born suspended: park before running */
-	pthread_mutex_unlock(&m->lock);
+	asx_mutex_unlock(&m->lock);
 	ret = t->fn(t->arg);
 	t->ret = ret;
 	pthread_cleanup_pop(1);
@@ -334,16 +331,27 @@ static void *thr_start(void *arg)
 }
 
 /*
- * An ASC user thread's body: no suspension, no `cur` (a VP's thread-local
- * storage is shared by every user thread it runs), no pthread_exit.
+ * An ASC user thread's body: its record in its own slot (not `cur`: a
+ * VP's thread-local storage is shared by every user thread it runs), born
+ * suspended as a pthread is (it parks, its VP runs the others), no
+ * pthread_exit.
  */
 static void *thr_start_user(void *arg)
 {
 	struct thr *t = arg;
+	struct asx_thr_mgr *m = t->mgr;
+	void **slot = asx__uthread_slot();
+	void *ret;
 
-	t->ret = t->fn(t->arg);
+	*slot = t;
+	asx_mutex_lock(&m->lock);
+	leave_safe(m, t);
+	asx_mutex_unlock(&m->lock);
+	ret = t->fn(t->arg);
+	t->ret = ret;
+	*slot = NULL;
 	thr_finish(t);
-	return t->ret;
+	return ret;
 }
 
 /* Start @t (under m->lock): a pthread, or a user thread of @o->asc. */
@@ -353,7 +361,6 @@ static int thr_create(struct thr *t, pthread_attr_t *attr, const struct asx_thr_
 
 	if (!o->asc)
 		return -pthread_create(&t->pt, attr, thr_start, t);
-	t->susp = 0;
 	return asx_asc_thread_spawn(o->asc, o->qos, thr_start_user, t, &uo, &t->ut);
 }
 
@@ -402,18 +409,14 @@ int asx_thr_mgr_spawn_n(struct asx_thr_mgr *m, int n, asx_thr_fn fn,
 			err = -ENOMEM;
 			break;
 		}
-		err = cond_init_mono(&t->cv);
-		if (err) {
-			free(t);
-			break;
-		}
+		asx_cond_init(&t->cv);
 		t->mgr = m;
 		t->fn = fn;
 		t->arg = arg;
 		t->group = group;
 		t->safe = true;		/* until thr_start leaves it */
 
-		pthread_mutex_lock(&m->lock);
+		asx_mutex_lock(&m->lock);
 		if (m->next_id == INT_MAX) {
 			err = -EAGAIN;
 		} else {
@@ -425,8 +428,8 @@ int asx_thr_mgr_spawn_n(struct asx_thr_mgr *m, int n, asx_thr_fn fn,
 			err = thr_create(t, &attr, &o);
 		}
 		if (err) {
-			pthread_mutex_unlock(&m->lock);
-			pthread_cond_destroy(&t->cv);
+			asx_mutex_unlock(&m->lock);
+			asx_cond_destroy(&t->cv);
 			free(t);
 			break;
 		}
@@ -434,7 +437,7 @@ int asx_thr_mgr_spawn_n(struct asx_thr_mgr *m, int n, asx_thr_fn fn,
 		m->live++;
 		list_add_tail(&t->node, &m->threads);
 		ASX_PROBE2(thr_spawn, t->id, group);
-		pthread_mutex_unlock(&m->lock);
+		asx_mutex_unlock(&m->lock);
 		if (ids)
 			ids[i] = t->id;
 	}
@@ -465,13 +468,13 @@ static int wait_sel(struct asx_thr_mgr *m, const struct sel *s,
 	struct list reap = { &reap, &reap };
 	int n = 0, err = 0;
 
-	pthread_mutex_lock(&m->lock);
+	asx_mutex_lock(&m->lock);
 	if (self && sel_match(s, self)) {
-		pthread_mutex_unlock(&m->lock);
+		asx_mutex_unlock(&m->lock);
 		return -EDEADLK;
 	}
 	if (s->kind == SEL_ID && !find_id(m, s->v)) {
-		pthread_mutex_unlock(&m->lock);
+		asx_mutex_unlock(&m->lock);
 		return -ESRCH;
 	}
 	if (self)
@@ -497,7 +500,7 @@ static int wait_sel(struct asx_thr_mgr *m, const struct sel *s,
 			}
 		}
 	}
-	pthread_mutex_unlock(&m->lock);
+	asx_mutex_unlock(&m->lock);
 
 	while (reap.next != &reap) {
 		void *ret = NULL;
@@ -516,7 +519,7 @@ static int wait_sel(struct asx_thr_mgr *m, const struct sel *s,
 		if (ret1)
 			*ret1 = ret;
 		n++;
-		pthread_cond_destroy(&t->cv);
+		asx_cond_destroy(&t->cv);
 		free(t);
 	}
 	return err ? err : n;
@@ -562,11 +565,11 @@ static int count_sel(struct asx_thr_mgr *m, const struct sel *s)
 	struct thr *t;
 	int n = 0;
 
-	pthread_mutex_lock(&m->lock);
+	asx_mutex_lock(&m->lock);
 	for_each_thr(t, m)
 		if (!t->exited && sel_match(s, t))
 			n++;
-	pthread_mutex_unlock(&m->lock);
+	asx_mutex_unlock(&m->lock);
 	return n;
 }
 
@@ -592,7 +595,7 @@ static int cancel_sel(struct asx_thr_mgr *m, const struct sel *s)
 	int n = 0;
 	bool found = false;
 
-	pthread_mutex_lock(&m->lock);
+	asx_mutex_lock(&m->lock);
 	for_each_thr(t, m) {
 		if (!sel_match(s, t))
 			continue;
@@ -601,12 +604,12 @@ static int cancel_sel(struct asx_thr_mgr *m, const struct sel *s)
 			continue;
 		t->cancel = true;
 		update_attn(t);
-		pthread_cond_signal(&t->cv);
+		asx_cond_signal(&t->cv);
 		n++;
 	}
 	if (n)
-		pthread_cond_broadcast(&m->park_cv);
-	pthread_mutex_unlock(&m->lock);
+		asx_cond_broadcast(&m->park_cv);
+	asx_mutex_unlock(&m->lock);
 	if (s->kind == SEL_ID)
 		return found ? 0 : -ESRCH;
 	return n;
@@ -664,7 +667,7 @@ static int unsuspend(struct asx_thr_mgr *m, const struct sel *s,
 		n++;
 		if (--t->susp == 0) {
 			update_attn(t);
-			pthread_cond_signal(&t->cv);
+			asx_cond_signal(&t->cv);
 		}
 	}
 	return n;
@@ -676,7 +679,7 @@ static int suspend_sel(struct asx_thr_mgr *m, const struct sel *s,
 	struct thr *self = self_in(m), *t;
 	int n = 0, err = 0;
 
-	pthread_mutex_lock(&m->lock);
+	asx_mutex_lock(&m->lock);
 	if (s->kind == SEL_ID) {
 		t = find_id(m, s->v);
 		if (!t || t->exited) {
@@ -685,10 +688,6 @@ static int suspend_sel(struct asx_thr_mgr *m, const struct sel *s,
 		}
 		if (t == self) {
 			err = -EDEADLK;
-			goto out;
-		}
-		if (t->ut) {
-			err = -EOPNOTSUPP;	/* a user thread has no safe point */
 			goto out;
 		}
 	} else if (s->kind == SEL_GROUP) {
@@ -710,7 +709,7 @@ static int suspend_sel(struct asx_thr_mgr *m, const struct sel *s,
 	}
 
 	for_each_thr(t, m) {
-		if (t == self || t->exited || t->ut || !sel_match(s, t))
+		if (t == self || t->exited || !sel_match(s, t))
 			continue;
 		t->susp++;
 		update_attn(t);
@@ -735,7 +734,7 @@ static int suspend_sel(struct asx_thr_mgr *m, const struct sel *s,
 	if (self)
 		leave_safe(m, self);
 out:
-	pthread_mutex_unlock(&m->lock);
+	asx_mutex_unlock(&m->lock);
 	return err ? err : n;
 }
 
@@ -770,13 +769,13 @@ static int resume_sel(struct asx_thr_mgr *m, const struct sel *s)
 {
 	int n;
 
-	pthread_mutex_lock(&m->lock);
+	asx_mutex_lock(&m->lock);
 	if (s->kind == SEL_ID && !find_id(m, s->v)) {
-		pthread_mutex_unlock(&m->lock);
+		asx_mutex_unlock(&m->lock);
 		return -ESRCH;
 	}
 	n = unsuspend(m, s, NULL);
-	pthread_mutex_unlock(&m->lock);
+	asx_mutex_unlock(&m->lock);
 	return s->kind == SEL_ID ? 0 : n;
 }
 
@@ -805,24 +804,28 @@ int asx_thr_mgr_resume(struct asx_thr_mgr *m, int id)
 
 int asx_thr_self(void)
 {
-	return cur ? cur->id : -ESRCH;
+	struct thr *t = me();
+
+	return t ? t->id : -ESRCH;
 }
 
 int asx_thr_self_group(void)
 {
-	return cur ? cur->group : -ESRCH;
+	struct thr *t = me();
+
+	return t ? t->group : -ESRCH;
 }
 
 bool asx_thr_cancelled(void)
 {
-	struct thr *t = cur;
+	struct thr *t = me();
 
 	return t && (atomic_load_explicit(&t->attn, memory_order_acquire) & ATTN_CANCEL);
 }
 
 bool asx_thr_testcancel(void)
 {
-	struct thr *t = cur;
+	struct thr *t = me();
 	unsigned int a;
 	bool c;
 
@@ -833,10 +836,10 @@ bool asx_thr_testcancel(void)
 		return false;
 	if (a & ATTN_CANCEL)
 		return true;
-	pthread_mutex_lock(&t->mgr->lock);
+	asx_mutex_lock(&t->mgr->lock);
 	park(t->mgr, t);
 	c = t->cancel;
-	pthread_mutex_unlock(&t->mgr->lock);
+	asx_mutex_unlock(&t->mgr->lock);
 	return c;
 }
 
@@ -852,24 +855,30 @@ static void ns_to_deadline(struct timespec *ts, uint64_t ns)
 
 int asx_thr_sleep(uint64_t ns)
 {
-	struct thr *t = cur;
+	struct thr *t = me();
 	struct asx_thr_mgr *m;
 	struct timespec dl;
 	int r;
 
 	ns_to_deadline(&dl, ns);
+	if (!t && asx_asc_thread_self()) {
+		/* an unmanaged user thread: sleep without holding its VP */
+		while (asx_asc_thread_sleep_until(&dl) == -EINTR)
+			;
+		return 0;
+	}
 	if (!t) {
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &dl, NULL) == EINTR)
 			;
 		return 0;
 	}
 	m = t->mgr;
-	pthread_mutex_lock(&m->lock);
+	asx_mutex_lock(&m->lock);
 	enter_safe(m, t);
 	while (!t->cancel && cv_wait(&t->cv, &m->lock, &dl) != ETIMEDOUT)
 		;
 	leave_safe(m, t);
 	r = t->cancel ? -ECANCELED : 0;
-	pthread_mutex_unlock(&m->lock);
+	asx_mutex_unlock(&m->lock);
 	return r;
 }
