@@ -76,6 +76,7 @@ allowed=(
 	"sync/*.c asc/wait.h: every lock waits through the one wait primitive (a futex, or an ASC user thread parked)"
 	"msg/msgq.c asc/wait.h: a message queue's blocking calls wait through the same primitive"
 	"stream/stream.c asc/wait.h: a Task's held, marker and pin waits go through the same primitive"
+	"ipc/sock.c asc/wait.h: a connect waits out a full UNIX-domain backlog with the sentinel's naps (asx__connect_retry)"
 )
 
 # Within asc/ and reactor/, the files lowest first: a file may use only

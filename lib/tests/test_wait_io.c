@@ -29,6 +29,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
 #include <sys/socket.h>
 
 #include <asx/addr.h>
@@ -333,6 +336,300 @@ static void test_accept_timed(void **state)
 {
 	(void)state;
 	run_timed(accept_timed, "asx_sock_acceptor_accept, timed");
+}
+
+/* ---------------------------------------------------------------- wrapped calls */
+
+/* asx_asc_connect: a blocking socket's connect to the full listener parks A. */
+static void a_asc_connect(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	CHECK(fd >= 0);
+	CHECK(asx_asc_connect(fd, asx_addr_sockaddr(&F.at), F.at.len) == 0);
+	CHECK(!(fcntl(fd, F_GETFL) & O_NONBLOCK));	/* its own flags are back */
+	close(fd);
+}
+
+static void test_asc_connect(void **state)
+{
+	static const struct scenario s = { "asx_asc_connect", NULL, a_asc_connect,
+					   b_accept_until_a_done };
+
+	(void)state;
+	full_listener();
+	run_scenario(&s);
+	full_listener_close();
+}
+
+/* SO_SNDTIMEO is a blocking connect's deadline: EINPROGRESS after it. */
+static int asc_connect_timed(const struct timespec *dl)
+{
+	uint64_t left = asx_timespec_ns(dl) - asx_now_ns();
+	struct timeval tv = { .tv_sec = 0, .tv_usec = (suseconds_t)(left / 1000) + 1 };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r, e;
+
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
+		return -EIO;
+	r = asx_asc_connect(fd, asx_addr_sockaddr(&F.at), F.at.len);
+	e = errno;
+	close(fd);
+	return r == -1 && e == EINPROGRESS ? -ETIMEDOUT : -EIO;
+}
+
+static void test_asc_connect_timed(void **state)
+{
+	(void)state;
+	full_listener();
+	run_timed(asc_connect_timed, "asx_asc_connect, SO_SNDTIMEO");
+	full_listener_close();
+}
+
+/* The result comes from SO_ERROR: a refused connect says so. */
+static void *a_refused(void *arg)
+{
+	struct asx_addr to;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r, e;
+
+	(void)arg;
+	CHECK(fd >= 0);
+	CHECK(asx_addr_parse(&to, "127.0.0.1:1", NULL) == 0);	/* nobody listens */
+	r = asx_asc_connect(fd, asx_addr_sockaddr(&to), to.len);
+	e = errno;
+	CHECK(r == -1 && e == ECONNREFUSED);
+	close(fd);
+	ST(OV.a_done, 1);
+	return NULL;
+}
+
+static void test_asc_connect_refused(void **state)
+{
+	(void)state;
+	run_1vp(a_refused, b_spin_until_a_done, "asx_asc_connect, refused");
+}
+
+/* asx_asc_poll: A polls three descriptors; B makes the second one readable. */
+static int PP[2];
+
+static void a_asc_poll(void)
+{
+	struct pollfd p[3] = {
+		{ .fd = S.pr.fd, .events = POLLIN },
+		{ .fd = PP[0], .events = POLLIN },
+		{ .fd = S.s0.stream.sock.fd, .events = POLLIN },
+	};
+
+	CHECK(asx_asc_poll(p, 3, -1) == 1);
+	CHECK(p[0].revents == 0 && p[1].revents == POLLIN && p[2].revents == 0);
+}
+
+static void b_asc_poll(void)
+{
+	CHECK(write(PP[1], "p", 1) == 1);
+}
+
+static void test_asc_poll(void **state)
+{
+	static const struct scenario s = { "asx_asc_poll", NULL, a_asc_poll, b_asc_poll };
+
+	(void)state;
+	assert_int_equal(pipe2(PP, O_CLOEXEC), 0);
+	run_scenario(&s);
+	close(PP[0]);
+	close(PP[1]);
+}
+
+static int ms_left(const struct timespec *dl)
+{
+	uint64_t now = asx_now_ns(), end = asx_timespec_ns(dl);
+
+	return end > now ? (int)((end - now + 999999) / 1000000) : 0;
+}
+
+static int asc_poll_timed(const struct timespec *dl)
+{
+	struct pollfd p[2] = {
+		{ .fd = S.pr.fd, .events = POLLIN },
+		{ .fd = S.s0.stream.sock.fd, .events = POLLIN },
+	};
+
+	return asx_asc_poll(p, 2, ms_left(dl)) == 0 ? -ETIMEDOUT : -EIO;
+}
+
+static void test_asc_poll_timed(void **state)
+{
+	(void)state;
+	run_timed(asc_poll_timed, "asx_asc_poll, timed");
+}
+
+/* asx_asc_nanosleep: the time passes, and B runs meanwhile (a_timed checks both). */
+static int asc_nanosleep_timed(const struct timespec *dl)
+{
+	uint64_t left = asx_timespec_ns(dl) - asx_now_ns();
+	struct timespec req = { .tv_sec = (time_t)(left / 1000000000ULL),
+				.tv_nsec = (long)(left % 1000000000ULL) };
+
+	return asx_asc_nanosleep(&req, NULL) == 0 ? -ETIMEDOUT : -EIO;
+}
+
+static void test_asc_nanosleep(void **state)
+{
+	(void)state;
+	run_timed(asc_nanosleep_timed, "asx_asc_nanosleep");
+}
+
+/*
+ * A UNIX-domain listener whose backlog is full: Linux's non-blocking
+ * connect says EAGAIN, a blocking one waits until the listener accepts.
+ * A user thread's connect (parked) and a timed one must wait too.
+ */
+#define UF_PRE 8
+
+static struct {
+	struct asx_sock_acceptor acc;
+	struct asx_addr at;
+	int pre[UF_PRE];
+	int npre;
+} U;
+
+static void unix_full_listener(void)
+{
+	ASX_OPTS(struct asx_sock_opts, o, .backlog = 1);
+	char name[64];
+
+	snprintf(name, sizeof(name), "@asx-test-wait-io-%d", (int)getpid());
+	assert_int_equal(asx_addr_parse(&U.at, name, NULL), 0);
+	assert_int_equal(asx_sock_acceptor_open(&U.acc, &U.at, &o), 0);
+	for (U.npre = 0; U.npre < UF_PRE; U.npre++) {
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+		assert_true(fd >= 0);
+		if (connect(fd, asx_addr_sockaddr(&U.at), U.at.len)) {
+			assert_int_equal(errno, EAGAIN);	/* full */
+			close(fd);
+			break;
+		}
+		U.pre[U.npre] = fd;
+	}
+	assert_true(U.npre < UF_PRE);
+}
+
+static void unix_full_listener_close(void)
+{
+	for (int i = 0; i < U.npre; i++)
+		close(U.pre[i]);
+	asx_sock_acceptor_close(&U.acc);
+}
+
+static void a_unix_connect(void)
+{
+	struct asx_sock_connector c;
+	struct asx_sock_stream s;
+
+	CHECK(asx_sock_connector_init(&c, NULL) == 0);
+	CHECK(asx_sock_connector_connect(&c, &s, &U.at, NULL) == 0);
+	asx_sock_stream_close(&s);
+}
+
+static void a_unix_asc_connect(void)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	CHECK(fd >= 0);
+	CHECK(asx_asc_connect(fd, asx_addr_sockaddr(&U.at), U.at.len) == 0);
+	close(fd);
+}
+
+/* B: once A waits, make room (one accept) until A got through. */
+static void b_unix_accept_until_a_done(void)
+{
+	while (!LD(OV.a_done)) {
+		int fd = accept4(U.acc.sock.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd >= 0)
+			close(fd);
+		asx_asc_thread_sleep(5 * MS);
+	}
+}
+
+static void test_unix_connect_full(void **state)
+{
+	static const struct scenario s = { "asx_sock_connector_connect, UNIX backlog full",
+					   NULL, a_unix_connect, b_unix_accept_until_a_done };
+
+	(void)state;
+	unix_full_listener();
+	run_scenario(&s);
+	unix_full_listener_close();
+}
+
+static void test_unix_asc_connect_full(void **state)
+{
+	static const struct scenario s = { "asx_asc_connect, UNIX backlog full",
+					   NULL, a_unix_asc_connect, b_unix_accept_until_a_done };
+
+	(void)state;
+	unix_full_listener();
+	run_scenario(&s);
+	unix_full_listener_close();
+}
+
+static int unix_connect_timed(const struct timespec *dl)
+{
+	struct asx_sock_connector c;
+	struct asx_sock_stream s;
+	int r;
+
+	if (asx_sock_connector_init(&c, NULL))
+		return -EIO;
+	r = asx_sock_connector_connect(&c, &s, &U.at, dl);
+	if (!r)
+		asx_sock_stream_close(&s);
+	return r;
+}
+
+static void test_unix_connect_full_timed(void **state)
+{
+	(void)state;
+	unix_full_listener();
+	run_timed(unix_connect_timed, "asx_sock_connector_connect, UNIX backlog full, timed");
+	unix_full_listener_close();
+}
+
+/* A pthread's connect with a deadline waits out a full backlog the same way. */
+static void *pthread_unix_connect(void *arg)
+{
+	struct timespec dl;
+	struct asx_sock_connector c;
+	struct asx_sock_stream s;
+
+	(void)arg;
+	CHECK(asx_sock_connector_init(&c, NULL) == 0);
+	CHECK(asx_sock_connector_connect(&c, &s, &U.at, asx_deadline(&dl, 30000 * MS)) == 0);
+	asx_sock_stream_close(&s);
+	ST(OV.a_done, 1);
+	return NULL;
+}
+
+static void test_unix_connect_full_pthread(void **state)
+{
+	pthread_t th;
+
+	(void)state;
+	unix_full_listener();
+	assert_int_equal(pthread_create(&th, NULL, pthread_unix_connect, NULL), 0);
+	usleep(20000);
+	assert_false(LD(OV.a_done));
+	while (!LD(OV.a_done)) {
+		int fd = accept4(U.acc.sock.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd >= 0)
+			close(fd);
+		usleep(5000);
+	}
+	join_or_die(th, "a pthread's timed connect to a full UNIX backlog");
+	assert_threads_ok();
+	unix_full_listener_close();
 }
 
 /* A non-blocking socket keeps its meaning on a user thread: -EAGAIN at once. */
@@ -706,6 +1003,20 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_recv_n_timed, setup_sock, teardown_sock),
 		cmocka_unit_test_setup_teardown(test_send_n, setup_sock, teardown_sock),
 		cmocka_unit_test_setup_teardown(test_recv_nonblock, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_asc_connect, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_asc_connect_timed, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_asc_connect_refused, setup_sock,
+						teardown_sock),
+		cmocka_unit_test_setup_teardown(test_asc_poll, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_asc_poll_timed, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_asc_nanosleep, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_unix_connect_full, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_unix_asc_connect_full, setup_sock,
+						teardown_sock),
+		cmocka_unit_test_setup_teardown(test_unix_connect_full_timed, setup_sock,
+						teardown_sock),
+		cmocka_unit_test_setup_teardown(test_unix_connect_full_pthread, setup_sock,
+						teardown_sock),
 		cmocka_unit_test_setup_teardown(test_pipe_read, setup_sock, teardown_sock),
 		cmocka_unit_test_setup_teardown(test_reactor_run_once, setup_sock, teardown_sock),
 		cmocka_unit_test_setup_teardown(test_reactor_run, setup_sock, teardown_sock),
