@@ -678,6 +678,113 @@ static void test_pipe_read(void **state)
 	run_scenario(&s);
 }
 
+/*
+ * One pipe, many readers: a writer user thread and two reader user threads
+ * on one VP, and a reader pthread.  A user thread woken because the pipe
+ * became readable may find it emptied by another reader; its read must
+ * then park again, not sleep in read(2) (that would stop the VP, and with
+ * it the writer: a hang).  Every record comes out once, each reader's in
+ * increasing order.
+ */
+#define PS_RECS 20000
+
+static struct {
+	struct asx_pipe_reader r;
+	struct asx_pipe_writer w;
+	uint32_t seen[PS_RECS];
+	unsigned long got[3];
+} PS;
+
+static void ps_read_all(int who)
+{
+	uint64_t rec, last = 0;
+	bool first = true;
+
+	for (;;) {
+		ssize_t n = asx_pipe_read_n(&PS.r, &rec, sizeof(rec), NULL, NULL);
+
+		if (n == 0)
+			break;
+		CHECK(n == (ssize_t)sizeof(rec));
+		if (n != (ssize_t)sizeof(rec) || rec >= PS_RECS)
+			break;
+		CHECK(first || rec > last);
+		first = false;
+		last = rec;
+		__atomic_add_fetch(&PS.seen[rec], 1, __ATOMIC_RELAXED);
+		PS.got[who]++;
+		if (who < 2 && !(rec % 7))
+			asx_asc_thread_yield();
+	}
+}
+
+static void *ps_uread(void *arg)
+{
+	ps_read_all((int)(intptr_t)arg);
+	return NULL;
+}
+
+static void *ps_writer(void *arg)
+{
+	(void)arg;
+	for (uint64_t i = 0; i < PS_RECS; i++) {
+		CHECK(asx_pipe_write_n(&PS.w, &i, sizeof(i), NULL, NULL) == (ssize_t)sizeof(i));
+		if (!(i % 64))
+			asx_asc_thread_yield();
+	}
+	CHECK(asx_pipe_writer_close(&PS.w) == 0);
+	return NULL;
+}
+
+static void *ps_pread(void *arg)
+{
+	(void)arg;
+	ps_read_all(2);
+	return NULL;
+}
+
+static void *ps_drive(void *arg)
+{
+	struct asx_asc_opts o = { .sz = sizeof(o), .nvps = 1, .max_vps = 1,
+				  .semantic = ASX_ASC_NONPREEMPTIVE };
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_asc_thread *t[3];
+	struct asx_asc *a;
+
+	(void)arg;
+	if (asx_asc_create(&a, &asx_asc_prio, &o))
+		return (void *)1;
+	if (asx_asc_thread_spawn(a, &q.qos, ps_uread, (void *)0, NULL, &t[0]) ||
+	    asx_asc_thread_spawn(a, &q.qos, ps_uread, (void *)1, NULL, &t[1]) ||
+	    asx_asc_thread_spawn(a, &q.qos, ps_writer, NULL, NULL, &t[2]))
+		return (void *)2;
+	for (int i = 0; i < 3; i++)
+		asx_asc_thread_join(t[i], NULL);
+	asx_asc_destroy(a);
+	return NULL;
+}
+
+static void test_pipe_readers_stress(void **state)
+{
+	pthread_t drv, pr;
+	unsigned long total = 0;
+
+	(void)state;
+	memset(&PS, 0, sizeof(PS));
+	assert_int_equal(asx_pipe_open(&PS.r, &PS.w), 0);
+	assert_int_equal(pthread_create(&pr, NULL, ps_pread, NULL), 0);
+	assert_int_equal(pthread_create(&drv, NULL, ps_drive, NULL), 0);
+	join_or_die(drv, "pipe readers on one VP and a pthread");
+	join_or_die(pr, "the pthread reader");
+	assert_threads_ok();
+	for (int i = 0; i < PS_RECS; i++)
+		assert_int_equal(PS.seen[i], 1);
+	for (int i = 0; i < 3; i++)
+		total += PS.got[i];
+	assert_int_equal(total, PS_RECS);
+	asx_pipe_reader_close(&PS.r);
+}
+
 /* ---------------------------------------------------------------- Reactor */
 
 static int on_input(struct asx_event_handler *eh, int fd)
@@ -1018,6 +1125,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unix_connect_full_pthread, setup_sock,
 						teardown_sock),
 		cmocka_unit_test_setup_teardown(test_pipe_read, setup_sock, teardown_sock),
+		cmocka_unit_test(test_pipe_readers_stress),
 		cmocka_unit_test_setup_teardown(test_reactor_run_once, setup_sock, teardown_sock),
 		cmocka_unit_test_setup_teardown(test_reactor_run, setup_sock, teardown_sock),
 		cmocka_unit_test_setup_teardown(test_reactor_run_once_timed, setup_sock,
