@@ -1097,6 +1097,62 @@ static void test_pool_pthreads(void **state)
 	assert_int_equal(asx_reactor_destroy(r), 0);
 }
 
+/* @n round trips through @b, each within 10 s (a lost re-arm fails, not hangs). */
+static void round_trips(struct asx_lsock_stream *b, uint64_t from, uint64_t n)
+{
+	for (uint64_t v = from; v < from + n; v++) {
+		struct timespec dl;
+		uint64_t back = 0;
+
+		assert_int_equal(asx_sock_stream_send_n(&b->stream, &v, 8, NULL, NULL), 8);
+		assert_int_equal(asx_sock_stream_recv_n(&b->stream, &back, 8,
+							asx_deadline(&dl, 10000 * MS), NULL), 8);
+		assert_int_equal(back, v);
+	}
+}
+
+/*
+ * The pool re-arms a descriptor's one-shot epoll entry after each
+ * lending; a handler suspended and resumed meanwhile, and the dispatcher
+ * alone once the pool stopped (the entries level-triggered again), and a
+ * second pool, still see every event.
+ */
+static void test_pool_rearm(void **state)
+{
+	ASX_OPTS(struct asx_reactor_pool_opts, o, .nthreads = 2);
+	struct asx_reactor *r;
+	struct asx_lsock_stream a, b;
+	struct asx_event_handler eh;
+	pthread_t d;
+
+	(void)state;
+	memset(&P, 0, sizeof(P));
+	echoed = 0;
+	assert_int_equal(asx_reactor_create(&r), 0);
+	P.r = r;
+	assert_int_equal(asx_lsock_stream_pair(&a, &b), 0);
+	asx_event_handler_init(&eh, &echo_ops);
+	assert_int_equal(asx_reactor_register_fd(r, a.stream.sock.fd, &eh, ASX_EV_READ), 0);
+	assert_int_equal(pthread_create(&d, NULL, pthread_dispatcher, NULL), 0);
+	round_trips(&b, 0, 100);			/* the dispatcher alone */
+	assert_int_equal(asx_reactor_pool_start(r, &o), 0);
+	round_trips(&b, 100, 300);			/* lent, re-armed */
+	assert_int_equal(asx_reactor_suspend_handler(r, &eh), 0);
+	assert_int_equal(asx_reactor_resume_handler(r, &eh), 0);
+	round_trips(&b, 400, 100);
+	assert_int_equal(asx_reactor_pool_stop(r), 0);
+	round_trips(&b, 500, 300);			/* level-triggered again */
+	assert_int_equal(asx_reactor_pool_start(r, &o), 0);
+	round_trips(&b, 800, 200);
+	asx_reactor_end_loop(r);
+	join_or_die(d, "pthread dispatcher");
+	assert_int_equal(asx_reactor_pool_stop(r), 0);
+	assert_int_equal(LD(echoed), 1000);
+	asx_lsock_stream_close(&a);
+	asx_lsock_stream_close(&b);
+	assert_int_equal(asx_reactor_destroy(r), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1131,6 +1187,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reactor_run_once_timed, setup_sock,
 						teardown_sock),
 		cmocka_unit_test(test_pool_pthreads),
+		cmocka_unit_test(test_pool_rearm),
 		cmocka_unit_test(test_pool_1vp),
 		cmocka_unit_test(test_pool_mixed_stress),
 	};
