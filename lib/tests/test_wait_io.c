@@ -36,6 +36,7 @@
 
 #include <asx/addr.h>
 #include <asx/asc.h>
+#include <asx/kstream.h>
 #include <asx/pipe.h>
 #include <asx/reactor.h>
 #include <asx/sock.h>
@@ -785,6 +786,34 @@ static void test_pipe_readers_stress(void **state)
 	asx_pipe_reader_close(&PS.r);
 }
 
+/*
+ * asx_kstream_getmsg on a user thread waits for the Stream to be readable
+ * parked (the sentinel watches the descriptor), not in the ioctl.  Without
+ * asx.ko on the host, a pipe stands in: A parks until B writes, then the
+ * ioctl says -ENOTTY (a pipe is no Stream); selftests/asx/lib/kstream_test.c
+ * does it on a real Stream in the VM.
+ */
+static struct asx_kstream *KS;
+
+static void a_kstream_getmsg(void)
+{
+	char buf[8];
+	struct asx_kstream_part d = { .buf = buf, .maxlen = sizeof(buf) };
+
+	CHECK(asx_kstream_getmsg(KS, NULL, &d, NULL, NULL) == -ENOTTY);
+}
+
+static void test_kstream_getmsg_parks(void **state)
+{
+	static const struct scenario s = { "asx_kstream_getmsg", NULL, a_kstream_getmsg,
+					   b_pipe_write };
+
+	(void)state;
+	assert_int_equal(asx_kstream_attach(&KS, S.pr.fd, false), 0);
+	run_scenario(&s);
+	asx_kstream_close(KS);
+}
+
 /* ---------------------------------------------------------------- Reactor */
 
 static int on_input(struct asx_event_handler *eh, int fd)
@@ -1181,6 +1210,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unix_connect_full_pthread, setup_sock,
 						teardown_sock),
 		cmocka_unit_test_setup_teardown(test_pipe_read, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_kstream_getmsg_parks, setup_sock,
+						teardown_sock),
 		cmocka_unit_test(test_pipe_readers_stress),
 		cmocka_unit_test_setup_teardown(test_reactor_run_once, setup_sock, teardown_sock),
 		cmocka_unit_test_setup_teardown(test_reactor_run, setup_sock, teardown_sock),
