@@ -10,8 +10,10 @@
  * thread meanwhile waits again instead of sleeping in the kernel past the
  * deadline.  On an ASC user thread a call without deadline takes the same
  * route (the wait parks the user thread, not its VP), a write a page at a
- * time.  A kernel without RWF_NOWAIT on pipes gets read(2) and write(2)
- * after the poll (the race above comes back there).  Writes that
+ * time.  A kernel without RWF_NOWAIT on pipes (Linux 6.1) reads and writes
+ * through a non-blocking twin of the pipe opened via /proc/self/fd (two
+ * more system calls); without /proc, read(2) and write(2) after the poll
+ * (the race above comes back there).  Writes that
  * would raise SIGPIPE are avoided by blocking the signal for the calling
  * thread around the write and consuming any SIGPIPE it generated.
  */
@@ -21,6 +23,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -43,13 +46,47 @@ int asx_pipe_open(struct asx_pipe_reader *r, struct asx_pipe_writer *w)
 	return 0;
 }
 
-/* A read that does not sleep: -1 and EAGAIN when the pipe is empty. */
-static ssize_t read_nowait(int fd, void *buf, size_t len)
-{
-	ssize_t n = preadv2(fd, &(struct iovec){ buf, len }, 1, -1, RWF_NOWAIT);
+/* Set once preadv2/pwritev2 said EOPNOTSUPP for RWF_NOWAIT on a pipe (Linux 6.1). */
+static int no_rwf_nowait;
 
-	if (n < 0 && errno == EOPNOTSUPP)
-		n = read(fd, buf, len);
+/*
+ * A kernel without RWF_NOWAIT on pipes: the same pipe opened again through
+ * /proc/self/fd (a FIFO open: a new file description of its own) with
+ * O_NONBLOCK, so the descriptor the caller shares keeps its flags.  -1 when
+ * that cannot be done (no /proc): the caller's descriptor is used as it is.
+ */
+static int nonblock_twin(int fd, int acc)
+{
+	char path[40];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return open(path, acc | O_NONBLOCK | O_CLOEXEC);
+}
+
+/*
+ * readv(2) (@out: writev) that does not sleep: -1 and EAGAIN when the pipe
+ * is empty (full).  RWF_NOWAIT, or the non-blocking twin without it.
+ */
+static ssize_t rw_nowait(int fd, const struct iovec *iov, int cnt, bool out)
+{
+	ssize_t n;
+	int twin, e;
+
+	if (!__atomic_load_n(&no_rwf_nowait, __ATOMIC_RELAXED)) {
+		n = out ? pwritev2(fd, iov, cnt, -1, RWF_NOWAIT) :
+			  preadv2(fd, iov, cnt, -1, RWF_NOWAIT);
+		if (n >= 0 || errno != EOPNOTSUPP)
+			return n;
+		__atomic_store_n(&no_rwf_nowait, 1, __ATOMIC_RELAXED);
+	}
+	twin = nonblock_twin(fd, out ? O_WRONLY : O_RDONLY);
+	if (twin >= 0)
+		fd = twin;
+	n = out ? writev(fd, iov, cnt) : readv(fd, iov, cnt);
+	e = errno;
+	if (twin >= 0)
+		close(twin);
+	errno = e;
 	return n;
 }
 
@@ -66,7 +103,8 @@ ssize_t asx_pipe_read(struct asx_pipe_reader *r, void *buf, size_t len,
 			if (e)
 				return e;
 		}
-		n = polled ? read_nowait(r->fd, buf, len) : read(r->fd, buf, len);
+		n = polled ? rw_nowait(r->fd, &(struct iovec){ buf, len }, 1, false) :
+			     read(r->fd, buf, len);
 		if (n >= 0)
 			return n;
 		/* EAGAIN: another reader emptied the pipe after our poll */
@@ -125,9 +163,7 @@ ssize_t asx__ipc_writev_nosig(int fd, const struct iovec *iov, int cnt, unsigned
 	}
 	do {
 		if (how & ASX__NOSIG_NOWAIT) {
-			n = pwritev2(fd, iov, cnt, -1, RWF_NOWAIT);
-			if (n < 0 && errno == EOPNOTSUPP)
-				n = writev(fd, iov, cnt);
+			n = rw_nowait(fd, iov, cnt, true);
 		} else {
 			n = writev(fd, iov, cnt);
 		}
