@@ -278,7 +278,8 @@ static void test_connect(void **state)
 	full_listener_close();
 }
 
-static int connect_timed(const struct timespec *dl)
+/* A connector's connect to @at until @dl; the connection is closed. */
+static int connect_to(const struct asx_addr *at, const struct timespec *dl)
 {
 	struct asx_sock_connector c;
 	struct asx_sock_stream s;
@@ -286,10 +287,15 @@ static int connect_timed(const struct timespec *dl)
 
 	if (asx_sock_connector_init(&c, NULL))
 		return -EIO;
-	r = asx_sock_connector_connect(&c, &s, &F.at, dl);
+	r = asx_sock_connector_connect(&c, &s, at, dl);
 	if (!r)
 		asx_sock_stream_close(&s);
 	return r;
+}
+
+static int connect_timed(const struct timespec *dl)
+{
+	return connect_to(&F.at, dl);
 }
 
 static void test_connect_timed(void **state)
@@ -524,12 +530,7 @@ static void unix_full_listener_close(void)
 
 static void a_unix_connect(void)
 {
-	struct asx_sock_connector c;
-	struct asx_sock_stream s;
-
-	CHECK(asx_sock_connector_init(&c, NULL) == 0);
-	CHECK(asx_sock_connector_connect(&c, &s, &U.at, NULL) == 0);
-	asx_sock_stream_close(&s);
+	CHECK(connect_to(&U.at, NULL) == 0);
 }
 
 static void a_unix_asc_connect(void)
@@ -577,16 +578,7 @@ static void test_unix_asc_connect_full(void **state)
 
 static int unix_connect_timed(const struct timespec *dl)
 {
-	struct asx_sock_connector c;
-	struct asx_sock_stream s;
-	int r;
-
-	if (asx_sock_connector_init(&c, NULL))
-		return -EIO;
-	r = asx_sock_connector_connect(&c, &s, &U.at, dl);
-	if (!r)
-		asx_sock_stream_close(&s);
-	return r;
+	return connect_to(&U.at, dl);
 }
 
 static void test_unix_connect_full_timed(void **state)
@@ -601,13 +593,9 @@ static void test_unix_connect_full_timed(void **state)
 static void *pthread_unix_connect(void *arg)
 {
 	struct timespec dl;
-	struct asx_sock_connector c;
-	struct asx_sock_stream s;
 
 	(void)arg;
-	CHECK(asx_sock_connector_init(&c, NULL) == 0);
-	CHECK(asx_sock_connector_connect(&c, &s, &U.at, asx_deadline(&dl, 30000 * MS)) == 0);
-	asx_sock_stream_close(&s);
+	CHECK(connect_to(&U.at, asx_deadline(&dl, 30000 * MS)) == 0);
 	ST(OV.a_done, 1);
 	return NULL;
 }
