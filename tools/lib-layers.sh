@@ -78,6 +78,7 @@ allowed=(
 	"stream/stream.c asc/wait.h: a Task's held, marker and pin waits go through the same primitive"
 	"thread/thread.c asc/wait.h: the Thread Manager finds its record of a user thread in the thread's slot (asx__uthread_slot)"
 	"stream/rcu.c asc/wait.h: a user thread waits for a grace period parked on a word a call_rcu callback completes"
+	"ipc/sock.c asc/wait.h: a connect waits out a full UNIX-domain backlog with the sentinel's naps (asx__connect_retry)"
 )
 
 # Within asc/ and reactor/, the files lowest first: a file may use only

@@ -846,8 +846,12 @@ static void *nap(void *arg)
 	 * The other thread can only run while this one sleeps (one VP, and no
 	 * yield here): on a spare. A loaded host may need more than one nap.
 	 */
-	for (i = 0; i < 50 && !__atomic_load_n(done, __ATOMIC_ACQUIRE); i++)
-		CHECK(asx_asc_nanosleep(&req, NULL) == 0);
+	for (i = 0; i < 50 && !__atomic_load_n(done, __ATOMIC_ACQUIRE); i++) {
+		/* a VP-blocking call (asx_asc_nanosleep parks the thread) */
+		asx_asc_blocking_begin();
+		CHECK(nanosleep(&req, NULL) == 0);
+		asx_asc_blocking_end();
+	}
 	CHECK(__atomic_load_n(done, __ATOMIC_ACQUIRE) == 1);	/* the other ran meanwhile */
 	return NULL;
 }
@@ -1515,7 +1519,9 @@ static void *idle_nap(void *arg)
 	struct timespec req = { 0, 30 * (long)MS };
 
 	(void)arg;
-	asx_asc_nanosleep(&req, NULL);	/* blocks the VP: spares stand in */
+	asx_asc_blocking_begin();	/* blocks the VP: spares stand in */
+	nanosleep(&req, NULL);
+	asx_asc_blocking_end();
 	return NULL;
 }
 

@@ -29,10 +29,14 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
 #include <sys/socket.h>
 
 #include <asx/addr.h>
 #include <asx/asc.h>
+#include <asx/kstream.h>
 #include <asx/pipe.h>
 #include <asx/reactor.h>
 #include <asx/sock.h>
@@ -274,7 +278,8 @@ static void test_connect(void **state)
 	full_listener_close();
 }
 
-static int connect_timed(const struct timespec *dl)
+/* A connector's connect to @at until @dl; the connection is closed. */
+static int connect_to(const struct asx_addr *at, const struct timespec *dl)
 {
 	struct asx_sock_connector c;
 	struct asx_sock_stream s;
@@ -282,10 +287,15 @@ static int connect_timed(const struct timespec *dl)
 
 	if (asx_sock_connector_init(&c, NULL))
 		return -EIO;
-	r = asx_sock_connector_connect(&c, &s, &F.at, dl);
+	r = asx_sock_connector_connect(&c, &s, at, dl);
 	if (!r)
 		asx_sock_stream_close(&s);
 	return r;
+}
+
+static int connect_timed(const struct timespec *dl)
+{
+	return connect_to(&F.at, dl);
 }
 
 static void test_connect_timed(void **state)
@@ -335,6 +345,282 @@ static void test_accept_timed(void **state)
 	run_timed(accept_timed, "asx_sock_acceptor_accept, timed");
 }
 
+/* ---------------------------------------------------------------- wrapped calls */
+
+/* asx_asc_connect: a blocking socket's connect to the full listener parks A. */
+static void a_asc_connect(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	CHECK(fd >= 0);
+	CHECK(asx_asc_connect(fd, asx_addr_sockaddr(&F.at), F.at.len) == 0);
+	CHECK(!(fcntl(fd, F_GETFL) & O_NONBLOCK));	/* its own flags are back */
+	close(fd);
+}
+
+static void test_asc_connect(void **state)
+{
+	static const struct scenario s = { "asx_asc_connect", NULL, a_asc_connect,
+					   b_accept_until_a_done };
+
+	(void)state;
+	full_listener();
+	run_scenario(&s);
+	full_listener_close();
+}
+
+/* SO_SNDTIMEO is a blocking connect's deadline: EINPROGRESS after it. */
+static int asc_connect_timed(const struct timespec *dl)
+{
+	uint64_t left = asx_timespec_ns(dl) - asx_now_ns();
+	struct timeval tv = { .tv_sec = 0, .tv_usec = (suseconds_t)(left / 1000) + 1 };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r, e;
+
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
+		return -EIO;
+	r = asx_asc_connect(fd, asx_addr_sockaddr(&F.at), F.at.len);
+	e = errno;
+	close(fd);
+	return r == -1 && e == EINPROGRESS ? -ETIMEDOUT : -EIO;
+}
+
+static void test_asc_connect_timed(void **state)
+{
+	(void)state;
+	full_listener();
+	run_timed(asc_connect_timed, "asx_asc_connect, SO_SNDTIMEO");
+	full_listener_close();
+}
+
+/* The result comes from SO_ERROR: a refused connect says so. */
+static void *a_refused(void *arg)
+{
+	struct asx_addr to;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r, e;
+
+	(void)arg;
+	CHECK(fd >= 0);
+	CHECK(asx_addr_parse(&to, "127.0.0.1:1", NULL) == 0);	/* nobody listens */
+	r = asx_asc_connect(fd, asx_addr_sockaddr(&to), to.len);
+	e = errno;
+	CHECK(r == -1 && e == ECONNREFUSED);
+	close(fd);
+	ST(OV.a_done, 1);
+	return NULL;
+}
+
+static void test_asc_connect_refused(void **state)
+{
+	(void)state;
+	run_1vp(a_refused, b_spin_until_a_done, "asx_asc_connect, refused");
+}
+
+/* asx_asc_poll: A polls three descriptors; B makes the second one readable. */
+static int PP[2];
+
+static void a_asc_poll(void)
+{
+	struct pollfd p[3] = {
+		{ .fd = S.pr.fd, .events = POLLIN },
+		{ .fd = PP[0], .events = POLLIN },
+		{ .fd = S.s0.stream.sock.fd, .events = POLLIN },
+	};
+
+	CHECK(asx_asc_poll(p, 3, -1) == 1);
+	CHECK(p[0].revents == 0 && p[1].revents == POLLIN && p[2].revents == 0);
+}
+
+static void b_asc_poll(void)
+{
+	CHECK(write(PP[1], "p", 1) == 1);
+}
+
+static void test_asc_poll(void **state)
+{
+	static const struct scenario s = { "asx_asc_poll", NULL, a_asc_poll, b_asc_poll };
+
+	(void)state;
+	assert_int_equal(pipe2(PP, O_CLOEXEC), 0);
+	run_scenario(&s);
+	close(PP[0]);
+	close(PP[1]);
+}
+
+static int ms_left(const struct timespec *dl)
+{
+	uint64_t now = asx_now_ns(), end = asx_timespec_ns(dl);
+
+	return end > now ? (int)((end - now + 999999) / 1000000) : 0;
+}
+
+static int asc_poll_timed(const struct timespec *dl)
+{
+	struct pollfd p[2] = {
+		{ .fd = S.pr.fd, .events = POLLIN },
+		{ .fd = S.s0.stream.sock.fd, .events = POLLIN },
+	};
+
+	return asx_asc_poll(p, 2, ms_left(dl)) == 0 ? -ETIMEDOUT : -EIO;
+}
+
+static void test_asc_poll_timed(void **state)
+{
+	(void)state;
+	run_timed(asc_poll_timed, "asx_asc_poll, timed");
+}
+
+/* asx_asc_nanosleep: the time passes, and B runs meanwhile (a_timed checks both). */
+static int asc_nanosleep_timed(const struct timespec *dl)
+{
+	uint64_t left = asx_timespec_ns(dl) - asx_now_ns();
+	struct timespec req = { .tv_sec = (time_t)(left / 1000000000ULL),
+				.tv_nsec = (long)(left % 1000000000ULL) };
+
+	return asx_asc_nanosleep(&req, NULL) == 0 ? -ETIMEDOUT : -EIO;
+}
+
+static void test_asc_nanosleep(void **state)
+{
+	(void)state;
+	run_timed(asc_nanosleep_timed, "asx_asc_nanosleep");
+}
+
+/*
+ * A UNIX-domain listener whose backlog is full: Linux's non-blocking
+ * connect says EAGAIN, a blocking one waits until the listener accepts.
+ * A user thread's connect (parked) and a timed one must wait too.
+ */
+#define UF_PRE 8
+
+static struct {
+	struct asx_sock_acceptor acc;
+	struct asx_addr at;
+	int pre[UF_PRE];
+	int npre;
+} U;
+
+static void unix_full_listener(void)
+{
+	ASX_OPTS(struct asx_sock_opts, o, .backlog = 1);
+	char name[64];
+
+	snprintf(name, sizeof(name), "@asx-test-wait-io-%d", (int)getpid());
+	assert_int_equal(asx_addr_parse(&U.at, name, NULL), 0);
+	assert_int_equal(asx_sock_acceptor_open(&U.acc, &U.at, &o), 0);
+	for (U.npre = 0; U.npre < UF_PRE; U.npre++) {
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+		assert_true(fd >= 0);
+		if (connect(fd, asx_addr_sockaddr(&U.at), U.at.len)) {
+			assert_int_equal(errno, EAGAIN);	/* full */
+			close(fd);
+			break;
+		}
+		U.pre[U.npre] = fd;
+	}
+	assert_true(U.npre < UF_PRE);
+}
+
+static void unix_full_listener_close(void)
+{
+	for (int i = 0; i < U.npre; i++)
+		close(U.pre[i]);
+	asx_sock_acceptor_close(&U.acc);
+}
+
+static void a_unix_connect(void)
+{
+	CHECK(connect_to(&U.at, NULL) == 0);
+}
+
+static void a_unix_asc_connect(void)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	CHECK(fd >= 0);
+	CHECK(asx_asc_connect(fd, asx_addr_sockaddr(&U.at), U.at.len) == 0);
+	close(fd);
+}
+
+/* B: once A waits, make room (one accept) until A got through. */
+static void b_unix_accept_until_a_done(void)
+{
+	while (!LD(OV.a_done)) {
+		int fd = accept4(U.acc.sock.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd >= 0)
+			close(fd);
+		asx_asc_thread_sleep(5 * MS);
+	}
+}
+
+static void test_unix_connect_full(void **state)
+{
+	static const struct scenario s = { "asx_sock_connector_connect, UNIX backlog full",
+					   NULL, a_unix_connect, b_unix_accept_until_a_done };
+
+	(void)state;
+	unix_full_listener();
+	run_scenario(&s);
+	unix_full_listener_close();
+}
+
+static void test_unix_asc_connect_full(void **state)
+{
+	static const struct scenario s = { "asx_asc_connect, UNIX backlog full",
+					   NULL, a_unix_asc_connect, b_unix_accept_until_a_done };
+
+	(void)state;
+	unix_full_listener();
+	run_scenario(&s);
+	unix_full_listener_close();
+}
+
+static int unix_connect_timed(const struct timespec *dl)
+{
+	return connect_to(&U.at, dl);
+}
+
+static void test_unix_connect_full_timed(void **state)
+{
+	(void)state;
+	unix_full_listener();
+	run_timed(unix_connect_timed, "asx_sock_connector_connect, UNIX backlog full, timed");
+	unix_full_listener_close();
+}
+
+/* A pthread's connect with a deadline waits out a full backlog the same way. */
+static void *pthread_unix_connect(void *arg)
+{
+	struct timespec dl;
+
+	(void)arg;
+	CHECK(connect_to(&U.at, asx_deadline(&dl, 30000 * MS)) == 0);
+	ST(OV.a_done, 1);
+	return NULL;
+}
+
+static void test_unix_connect_full_pthread(void **state)
+{
+	pthread_t th;
+
+	(void)state;
+	unix_full_listener();
+	assert_int_equal(pthread_create(&th, NULL, pthread_unix_connect, NULL), 0);
+	usleep(20000);
+	assert_false(LD(OV.a_done));
+	while (!LD(OV.a_done)) {
+		int fd = accept4(U.acc.sock.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd >= 0)
+			close(fd);
+		usleep(5000);
+	}
+	join_or_die(th, "a pthread's timed connect to a full UNIX backlog");
+	assert_threads_ok();
+	unix_full_listener_close();
+}
+
 /* A non-blocking socket keeps its meaning on a user thread: -EAGAIN at once. */
 static void a_recv_nonblock(void)
 {
@@ -379,6 +665,141 @@ static void test_pipe_read(void **state)
 
 	(void)state;
 	run_scenario(&s);
+}
+
+/*
+ * One pipe, many readers: a writer user thread and two reader user threads
+ * on one VP, and a reader pthread.  A user thread woken because the pipe
+ * became readable may find it emptied by another reader; its read must
+ * then park again, not sleep in read(2) (that would stop the VP, and with
+ * it the writer: a hang).  Every record comes out once, each reader's in
+ * increasing order.
+ */
+#define PS_RECS 20000
+
+static struct {
+	struct asx_pipe_reader r;
+	struct asx_pipe_writer w;
+	uint32_t seen[PS_RECS];
+	unsigned long got[3];
+} PS;
+
+static void ps_read_all(int who)
+{
+	uint64_t rec, last = 0;
+	bool first = true;
+
+	for (;;) {
+		ssize_t n = asx_pipe_read_n(&PS.r, &rec, sizeof(rec), NULL, NULL);
+
+		if (n == 0)
+			break;
+		CHECK(n == (ssize_t)sizeof(rec));
+		if (n != (ssize_t)sizeof(rec) || rec >= PS_RECS)
+			break;
+		CHECK(first || rec > last);
+		first = false;
+		last = rec;
+		__atomic_add_fetch(&PS.seen[rec], 1, __ATOMIC_RELAXED);
+		PS.got[who]++;
+		if (who < 2 && !(rec % 7))
+			asx_asc_thread_yield();
+	}
+}
+
+static void *ps_uread(void *arg)
+{
+	ps_read_all((int)(intptr_t)arg);
+	return NULL;
+}
+
+static void *ps_writer(void *arg)
+{
+	(void)arg;
+	for (uint64_t i = 0; i < PS_RECS; i++) {
+		CHECK(asx_pipe_write_n(&PS.w, &i, sizeof(i), NULL, NULL) == (ssize_t)sizeof(i));
+		if (!(i % 64))
+			asx_asc_thread_yield();
+	}
+	CHECK(asx_pipe_writer_close(&PS.w) == 0);
+	return NULL;
+}
+
+static void *ps_pread(void *arg)
+{
+	(void)arg;
+	ps_read_all(2);
+	return NULL;
+}
+
+static void *ps_drive(void *arg)
+{
+	struct asx_asc_opts o = { .sz = sizeof(o), .nvps = 1, .max_vps = 1,
+				  .semantic = ASX_ASC_NONPREEMPTIVE };
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_asc_thread *t[3];
+	struct asx_asc *a;
+
+	(void)arg;
+	if (asx_asc_create(&a, &asx_asc_prio, &o))
+		return (void *)1;
+	if (asx_asc_thread_spawn(a, &q.qos, ps_uread, (void *)0, NULL, &t[0]) ||
+	    asx_asc_thread_spawn(a, &q.qos, ps_uread, (void *)1, NULL, &t[1]) ||
+	    asx_asc_thread_spawn(a, &q.qos, ps_writer, NULL, NULL, &t[2]))
+		return (void *)2;
+	for (int i = 0; i < 3; i++)
+		asx_asc_thread_join(t[i], NULL);
+	asx_asc_destroy(a);
+	return NULL;
+}
+
+static void test_pipe_readers_stress(void **state)
+{
+	pthread_t drv, pr;
+	unsigned long total = 0;
+
+	(void)state;
+	memset(&PS, 0, sizeof(PS));
+	assert_int_equal(asx_pipe_open(&PS.r, &PS.w), 0);
+	assert_int_equal(pthread_create(&pr, NULL, ps_pread, NULL), 0);
+	assert_int_equal(pthread_create(&drv, NULL, ps_drive, NULL), 0);
+	join_or_die(drv, "pipe readers on one VP and a pthread");
+	join_or_die(pr, "the pthread reader");
+	assert_threads_ok();
+	for (int i = 0; i < PS_RECS; i++)
+		assert_int_equal(PS.seen[i], 1);
+	for (int i = 0; i < 3; i++)
+		total += PS.got[i];
+	assert_int_equal(total, PS_RECS);
+	asx_pipe_reader_close(&PS.r);
+}
+
+/*
+ * asx_kstream_getmsg on a user thread waits for the Stream to be readable
+ * parked (the sentinel watches the descriptor), not in the ioctl.  Without
+ * asx.ko on the host, a pipe stands in: A parks until B writes, then the
+ * ioctl says -ENOTTY (a pipe is no Stream); selftests/asx/lib/kstream_test.c
+ * does it on a real Stream in the VM.
+ */
+static struct asx_kstream *KS;
+
+static void a_kstream_getmsg(void)
+{
+	char buf[8];
+	struct asx_kstream_part d = { .buf = buf, .maxlen = sizeof(buf) };
+
+	CHECK(asx_kstream_getmsg(KS, NULL, &d, NULL, NULL) == -ENOTTY);
+}
+
+static void test_kstream_getmsg_parks(void **state)
+{
+	static const struct scenario s = { "asx_kstream_getmsg", NULL, a_kstream_getmsg,
+					   b_pipe_write };
+
+	(void)state;
+	assert_int_equal(asx_kstream_attach(&KS, S.pr.fd, false), 0);
+	run_scenario(&s);
+	asx_kstream_close(KS);
 }
 
 /* ---------------------------------------------------------------- Reactor */
@@ -693,6 +1114,62 @@ static void test_pool_pthreads(void **state)
 	assert_int_equal(asx_reactor_destroy(r), 0);
 }
 
+/* @n round trips through @b, each within 10 s (a lost re-arm fails, not hangs). */
+static void round_trips(struct asx_lsock_stream *b, uint64_t from, uint64_t n)
+{
+	for (uint64_t v = from; v < from + n; v++) {
+		struct timespec dl;
+		uint64_t back = 0;
+
+		assert_int_equal(asx_sock_stream_send_n(&b->stream, &v, 8, NULL, NULL), 8);
+		assert_int_equal(asx_sock_stream_recv_n(&b->stream, &back, 8,
+							asx_deadline(&dl, 10000 * MS), NULL), 8);
+		assert_int_equal(back, v);
+	}
+}
+
+/*
+ * The pool re-arms a descriptor's one-shot epoll entry after each
+ * lending; a handler suspended and resumed meanwhile, and the dispatcher
+ * alone once the pool stopped (the entries level-triggered again), and a
+ * second pool, still see every event.
+ */
+static void test_pool_rearm(void **state)
+{
+	ASX_OPTS(struct asx_reactor_pool_opts, o, .nthreads = 2);
+	struct asx_reactor *r;
+	struct asx_lsock_stream a, b;
+	struct asx_event_handler eh;
+	pthread_t d;
+
+	(void)state;
+	memset(&P, 0, sizeof(P));
+	echoed = 0;
+	assert_int_equal(asx_reactor_create(&r), 0);
+	P.r = r;
+	assert_int_equal(asx_lsock_stream_pair(&a, &b), 0);
+	asx_event_handler_init(&eh, &echo_ops);
+	assert_int_equal(asx_reactor_register_fd(r, a.stream.sock.fd, &eh, ASX_EV_READ), 0);
+	assert_int_equal(pthread_create(&d, NULL, pthread_dispatcher, NULL), 0);
+	round_trips(&b, 0, 100);			/* the dispatcher alone */
+	assert_int_equal(asx_reactor_pool_start(r, &o), 0);
+	round_trips(&b, 100, 300);			/* lent, re-armed */
+	assert_int_equal(asx_reactor_suspend_handler(r, &eh), 0);
+	assert_int_equal(asx_reactor_resume_handler(r, &eh), 0);
+	round_trips(&b, 400, 100);
+	assert_int_equal(asx_reactor_pool_stop(r), 0);
+	round_trips(&b, 500, 300);			/* level-triggered again */
+	assert_int_equal(asx_reactor_pool_start(r, &o), 0);
+	round_trips(&b, 800, 200);
+	asx_reactor_end_loop(r);
+	join_or_die(d, "pthread dispatcher");
+	assert_int_equal(asx_reactor_pool_stop(r), 0);
+	assert_int_equal(LD(echoed), 1000);
+	asx_lsock_stream_close(&a);
+	asx_lsock_stream_close(&b);
+	assert_int_equal(asx_reactor_destroy(r), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -706,12 +1183,30 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_recv_n_timed, setup_sock, teardown_sock),
 		cmocka_unit_test_setup_teardown(test_send_n, setup_sock, teardown_sock),
 		cmocka_unit_test_setup_teardown(test_recv_nonblock, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_asc_connect, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_asc_connect_timed, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_asc_connect_refused, setup_sock,
+						teardown_sock),
+		cmocka_unit_test_setup_teardown(test_asc_poll, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_asc_poll_timed, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_asc_nanosleep, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_unix_connect_full, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_unix_asc_connect_full, setup_sock,
+						teardown_sock),
+		cmocka_unit_test_setup_teardown(test_unix_connect_full_timed, setup_sock,
+						teardown_sock),
+		cmocka_unit_test_setup_teardown(test_unix_connect_full_pthread, setup_sock,
+						teardown_sock),
 		cmocka_unit_test_setup_teardown(test_pipe_read, setup_sock, teardown_sock),
+		cmocka_unit_test_setup_teardown(test_kstream_getmsg_parks, setup_sock,
+						teardown_sock),
+		cmocka_unit_test(test_pipe_readers_stress),
 		cmocka_unit_test_setup_teardown(test_reactor_run_once, setup_sock, teardown_sock),
 		cmocka_unit_test_setup_teardown(test_reactor_run, setup_sock, teardown_sock),
 		cmocka_unit_test_setup_teardown(test_reactor_run_once_timed, setup_sock,
 						teardown_sock),
 		cmocka_unit_test(test_pool_pthreads),
+		cmocka_unit_test(test_pool_rearm),
 		cmocka_unit_test(test_pool_1vp),
 		cmocka_unit_test(test_pool_mixed_stress),
 	};

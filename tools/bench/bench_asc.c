@@ -413,9 +413,13 @@ static void capsule_body(struct cself *s)
 	int leader;
 
 	/* phase 1: block the VP (or the pthread) in the kernel */
-	if (c->asc && !c->unwrapped)
-		asx_asc_nanosleep(&req, NULL);
-	else
+	if (c->asc && !c->unwrapped) {
+		/* a VP-blocking call: asx_asc_nanosleep would park the thread */
+		asx_asc_blocking_begin();
+		while (nanosleep(&req, &req) && errno == EINTR)
+			;
+		asx_asc_blocking_end();
+	} else
 		while (nanosleep(&req, &req) && errno == EINTR)
 			;
 	if (c->asc)

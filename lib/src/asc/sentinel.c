@@ -171,8 +171,10 @@ void asx__sentinel_sync(void)
 	__atomic_sub_fetch(&T.syncers, 1, __ATOMIC_SEQ_CST);
 }
 
+/* One descriptor a user thread waits for; several may share one waiter
+ * (asx_asc_poll).  The sentinel's epoll entry points at it. */
 struct fdwait {
-	struct asx_waiter w;
+	struct asx_waiter *w;
 	uint32_t revents;
 };
 
@@ -204,7 +206,7 @@ static void *sentinel_main(void *arg)
 				struct fdwait *fw = p;
 
 				__atomic_store_n(&fw->revents, ev[i].events, __ATOMIC_RELAXED);
-				asx__claim_wake(&fw->w, W_WOKEN);
+				asx__claim_wake(fw->w, W_WOKEN);
 			}
 		}
 		/* a timer may have come due without its fd firing yet (rearm races) */
@@ -362,12 +364,102 @@ int asx_asc_thread_sleep(uint64_t ns)
 	return asx_asc_thread_sleep_until(asx_deadline(&ts, ns));
 }
 
+/* poll(2) events as the sentinel's one-shot epoll events */
+static uint32_t epoll_events(short events)
+{
+	uint32_t e = EPOLLONESHOT;
+
+	if (events & POLLIN)
+		e |= EPOLLIN | EPOLLRDHUP;
+	if (events & POLLOUT)
+		e |= EPOLLOUT;
+	if (events & POLLPRI)
+		e |= EPOLLPRI;
+	if (events & POLLRDHUP)
+		e |= EPOLLRDHUP;
+	return e;
+}
+
+/*
+ * Park the caller (w->t; NULL: a pthread sleeps) until one of the @n
+ * descriptors of @p is ready for its events (fd < 0: skipped, as poll(2)
+ * does) or @dl passes.  Each descriptor gets an epoll entry of its own
+ * pointing at fw[i], all sharing the one waiter @w; one already in the
+ * sentinel's set (another waiter's) is watched through a duplicate, xfd[i].
+ * Returns W_WOKEN or W_TIMEDOUT, or -errno when no descriptor could be
+ * watched (nothing waited).  A descriptor that cannot be watched after
+ * others were is reported the same way once the wait, cut short, is over.
+ */
+static int wait_fds(struct asx_waiter *w, struct fdwait *fw, int *xfd,
+		    const struct pollfd *p, nfds_t n, const struct timespec *dl)
+{
+	struct asx_asc_thread *self = w->t;
+	struct epoll_event ev;
+	struct timespec now;
+	int lock = 0, err = 0, r;
+	nfds_t added = 0;
+
+	if (self)
+		__atomic_store_n(&self->switching, 1, __ATOMIC_RELAXED);
+	lock_np(&lock);
+	for (nfds_t i = 0; i < n; i++) {
+		xfd[i] = -1;
+		if (p[i].fd < 0 || err)
+			continue;
+		memset(&ev, 0, sizeof(ev));
+		ev.events = epoll_events(p[i].events);
+		ev.data.ptr = &fw[i];
+		fw[i].w = w;
+		fw[i].revents = 0;
+		xfd[i] = p[i].fd;
+		r = epoll_ctl(T.epfd, EPOLL_CTL_ADD, xfd[i], &ev);
+		if (r < 0 && errno == EEXIST) {
+			/* someone else waits on it: a duplicate is a separate epoll entry */
+			xfd[i] = dup(p[i].fd);
+			r = xfd[i] < 0 ? -1 : epoll_ctl(T.epfd, EPOLL_CTL_ADD, xfd[i], &ev);
+		}
+		if (r < 0) {
+			err = -errno;
+			if (xfd[i] != p[i].fd && xfd[i] >= 0)
+				close(xfd[i]);
+			xfd[i] = -1;
+			continue;
+		}
+		added++;
+	}
+	if (err && !added) {
+		unlock_np(&lock);
+		if (self)
+			__atomic_store_n(&self->switching, 0, __ATOMIC_RELAXED);
+		return err;
+	}
+	/* on an error the sentinel may have claimed @w already: an expired
+	 * deadline takes that wake-up, or ends the wait at once */
+	r = asx__wait(w, &lock, err ? asx_deadline(&now, 0) : dl);
+	for (nfds_t i = 0; i < n; i++) {
+		if (xfd[i] < 0)
+			continue;
+		epoll_ctl(T.epfd, EPOLL_CTL_DEL, xfd[i], NULL);
+	}
+	/*
+	 * The sentinel may hold our entries from a batch it got before the
+	 * DELs (a timed-out wait's, or the others of several): let it finish
+	 * that batch before our frame goes.
+	 */
+	if (r == W_TIMEDOUT || added > 1)
+		asx__sentinel_sync();
+	for (nfds_t i = 0; i < n; i++)
+		if (xfd[i] >= 0 && xfd[i] != p[i].fd)
+			close(xfd[i]);
+	return err ? err : r;
+}
+
 int asx_asc_thread_wait_fd(int fd, short events, const struct timespec *dl)
 {
-	struct asx_asc_thread *self = asx__self();
-	struct fdwait fw = { .w = { .t = self } };
-	struct epoll_event ev;
-	int lock = 0, r, xfd = fd;
+	struct asx_waiter w = { .t = asx__self() };
+	struct pollfd p = { .fd = fd, .events = events };
+	struct fdwait fw;
+	int r, xfd;
 
 	if (fd < 0)
 		return -EBADF;
@@ -375,42 +467,9 @@ int asx_asc_thread_wait_fd(int fd, short events, const struct timespec *dl)
 		return -EINVAL;
 	if (asx__sentinel_start())
 		return T.err;
-	memset(&ev, 0, sizeof(ev));
-	if (events & POLLIN)
-		ev.events |= EPOLLIN | EPOLLRDHUP;
-	if (events & POLLOUT)
-		ev.events |= EPOLLOUT;
-	if (events & POLLPRI)
-		ev.events |= EPOLLPRI;
-	ev.events |= EPOLLONESHOT;
-	ev.data.ptr = &fw;
-	if (self)
-		__atomic_store_n(&self->switching, 1, __ATOMIC_RELAXED);
-	lock_np(&lock);
-	r = epoll_ctl(T.epfd, EPOLL_CTL_ADD, fd, &ev);
-	if (r < 0 && errno == EEXIST) {
-		/* someone else waits on @fd: a duplicate is a separate epoll entry */
-		xfd = dup(fd);
-		r = xfd < 0 ? -1 : epoll_ctl(T.epfd, EPOLL_CTL_ADD, xfd, &ev);
-	}
-	if (r < 0) {
-		r = -errno;
-		unlock_np(&lock);
-		if (self)
-			__atomic_store_n(&self->switching, 0, __ATOMIC_RELAXED);
-		if (xfd != fd && xfd >= 0)
-			close(xfd);
+	r = wait_fds(&w, &fw, &xfd, &p, 1, dl);
+	if (r < 0)
 		return r;
-	}
-	r = asx__wait(&fw.w, &lock, dl);
-	epoll_ctl(T.epfd, EPOLL_CTL_DEL, xfd, NULL);
-	if (r == W_TIMEDOUT) {
-		/* the sentinel may hold &fw from a batch it got before the DEL:
-		 * let it finish that batch before our frame goes */
-		asx__sentinel_sync();
-	}
-	if (xfd != fd)
-		close(xfd);
 	if (r == W_TIMEDOUT)
 		return -ETIMEDOUT;
 	r = 0;
@@ -429,6 +488,76 @@ int asx_asc_thread_wait_fd(int fd, short events, const struct timespec *dl)
 			r |= POLLHUP;
 	}
 	return r ? r : POLLIN;
+}
+
+/* The rest of a poll(2) after @dl could not be watched: block the VP. */
+static int poll_blocking(struct pollfd *fds, nfds_t n, const struct timespec *dl)
+{
+	int r, e, ms = -1;
+
+	if (dl) {
+		uint64_t now = asx_now_ns(), end = asx_timespec_ns(dl);
+
+		ms = end > now ? (int)((end - now + 999999) / 1000000) : 0;
+	}
+	asx_asc_blocking_begin();
+	r = poll(fds, n, ms);
+	e = asx__errno_get();
+	asx_asc_blocking_end();
+	asx__errno_set(e);
+	return r;
+}
+
+/*
+ * poll(2) on a user thread: look once; when nothing is ready, park until
+ * one of the descriptors is (the sentinel watches them all) or the timeout
+ * passes, and look again (another thread may have taken the event).
+ */
+int asx_asc_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
+{
+	struct asx_waiter w = { .t = asx__self() };
+	struct fdwait fw_small[8], *fw = fw_small;
+	int xfd_small[8], *xfd = xfd_small;
+	struct timespec dls, *dl = NULL;
+	int r;
+
+	if (!timeout_ms || !w.t)
+		return poll(fds, n, timeout_ms);
+	if (timeout_ms > 0)
+		dl = asx_deadline(&dls, (uint64_t)timeout_ms * 1000000ULL);
+	r = poll(fds, n, 0);
+	if (r)
+		return r;
+	if (asx__sentinel_start())
+		return poll_blocking(fds, n, dl);
+	if (n > ASX_ARRAY_SIZE(fw_small)) {
+		fw = calloc(n, sizeof(*fw));
+		xfd = calloc(n, sizeof(*xfd));
+		if (!fw || !xfd) {
+			free(fw);
+			free(xfd);
+			asx__errno_set(ENOMEM);
+			return -1;
+		}
+	}
+	for (;;) {
+		int k = wait_fds(&w, fw, xfd, fds, n, dl);
+
+		if (k < 0) {
+			/* a descriptor epoll cannot watch: the kernel's poll */
+			r = poll_blocking(fds, n, dl);
+			break;
+		}
+		r = poll(fds, n, 0);
+		if (r || k == W_TIMEDOUT)
+			break;
+		w.state = W_WAITING;
+	}
+	if (fw != fw_small) {
+		free(fw);
+		free(xfd);
+	}
+	return r;
 }
 
 /* ---------------------------------------------------------------- signals */

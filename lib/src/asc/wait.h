@@ -31,6 +31,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <time.h>
 
 /*
@@ -65,5 +66,14 @@ void **asx__uthread_slot(void);
 /* True when spinning for a lock is pointless: the caller is a user thread
  * and the process has a single VP (the holder cannot run meanwhile). */
 bool asx__spin_futile(void);
+
+/*
+ * connect(2) of a non-blocking socket that waits out a full UNIX-domain
+ * backlog (Linux says EAGAIN there instead of EINPROGRESS): it tries again
+ * after naps on the sentinel's timer heap (a pthread sleeps) until @dl
+ * (NULL: never).  0 or -errno (-EAGAIN after @dl); io.c.
+ */
+int asx__connect_retry(int fd, const struct sockaddr *addr, socklen_t len,
+		       const struct timespec *dl);
 
 #endif /* ASX_ASC_WAIT_H */

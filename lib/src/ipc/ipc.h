@@ -95,6 +95,7 @@ ssize_t asx__ipc_recvv_n(int fd, const struct iovec *iov, int iovcnt,
  */
 #define ASX__NOSIG_SOCK		1u
 #define ASX__NOSIG_BLOCKED	2u
+#define ASX__NOSIG_NOWAIT	4u	/* a pipe: never sleep in the kernel (RWF_NOWAIT) */
 ssize_t asx__ipc_writev_nosig(int fd, const struct iovec *iov, int cnt, unsigned int how);
 /* Block SIGPIPE in the calling thread for good (a library thread): 0 or -errno. */
 int asx__ipc_sigpipe_block(void);

@@ -3,14 +3,17 @@
  * pipe.c - pipes and FIFOs with typed read and write ends.
  *
  * Pipes cannot take MSG_DONTWAIT, so a read or write with a deadline
- * first polls and then does the system call (a write with a deadline
- * moves at most PIPE_BUF bytes a call, all a ready pipe is sure to
- * take without blocking); the ends are opened
- * O_NONBLOCK-free, so the call after a positive poll still blocks if
- * another thread emptied (or filled) the pipe in between: with several
- * readers on one pipe, use the Reactor instead of deadlines.  On an ASC
- * user thread a call without deadline takes the same route (the wait parks
- * the user thread, not its VP), a write a page at a time.  Writes that
+ * first polls and then does the system call with RWF_NOWAIT (preadv2,
+ * pwritev2; a write with a deadline moves at most PIPE_BUF bytes a call):
+ * the ends are opened O_NONBLOCK-free for their other users, and a call
+ * after a positive poll that finds the pipe emptied (or filled) by another
+ * thread meanwhile waits again instead of sleeping in the kernel past the
+ * deadline.  On an ASC user thread a call without deadline takes the same
+ * route (the wait parks the user thread, not its VP), a write a page at a
+ * time.  A kernel without RWF_NOWAIT on pipes (Linux 6.1) reads and writes
+ * through a non-blocking twin of the pipe opened via /proc/self/fd (two
+ * more system calls); without /proc, read(2) and write(2) after the poll
+ * (the race above comes back there).  Writes that
  * would raise SIGPIPE are avoided by blocking the signal for the calling
  * thread around the write and consuming any SIGPIPE it generated.
  */
@@ -20,6 +23,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -42,22 +46,69 @@ int asx_pipe_open(struct asx_pipe_reader *r, struct asx_pipe_writer *w)
 	return 0;
 }
 
+/* Set once preadv2/pwritev2 said EOPNOTSUPP for RWF_NOWAIT on a pipe (Linux 6.1). */
+static int no_rwf_nowait;
+
+/*
+ * A kernel without RWF_NOWAIT on pipes: the same pipe opened again through
+ * /proc/self/fd (a FIFO open: a new file description of its own) with
+ * O_NONBLOCK, so the descriptor the caller shares keeps its flags.  -1 when
+ * that cannot be done (no /proc): the caller's descriptor is used as it is.
+ */
+static int nonblock_twin(int fd, int acc)
+{
+	char path[40];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return open(path, acc | O_NONBLOCK | O_CLOEXEC);
+}
+
+/*
+ * readv(2) (@out: writev) that does not sleep: -1 and EAGAIN when the pipe
+ * is empty (full).  RWF_NOWAIT, or the non-blocking twin without it.
+ */
+static ssize_t rw_nowait(int fd, const struct iovec *iov, int cnt, bool out)
+{
+	ssize_t n;
+	int twin, e;
+
+	if (!__atomic_load_n(&no_rwf_nowait, __ATOMIC_RELAXED)) {
+		n = out ? pwritev2(fd, iov, cnt, -1, RWF_NOWAIT) :
+			  preadv2(fd, iov, cnt, -1, RWF_NOWAIT);
+		if (n >= 0 || errno != EOPNOTSUPP)
+			return n;
+		__atomic_store_n(&no_rwf_nowait, 1, __ATOMIC_RELAXED);
+	}
+	twin = nonblock_twin(fd, out ? O_WRONLY : O_RDONLY);
+	if (twin >= 0)
+		fd = twin;
+	n = out ? writev(fd, iov, cnt) : readv(fd, iov, cnt);
+	e = errno;
+	if (twin >= 0)
+		close(twin);
+	errno = e;
+	return n;
+}
+
 ssize_t asx_pipe_read(struct asx_pipe_reader *r, void *buf, size_t len,
 		      const struct timespec *deadline)
 {
+	bool polled = deadline || asx__ipc_uthread();
 	ssize_t n;
 	int e;
 
 	for (;;) {
-		if (deadline || asx__ipc_uthread()) {
+		if (polled) {
 			e = asx__ipc_wait(r->fd, POLLIN, deadline);
 			if (e)
 				return e;
 		}
-		n = read(r->fd, buf, len);
+		n = polled ? rw_nowait(r->fd, &(struct iovec){ buf, len }, 1, false) :
+			     read(r->fd, buf, len);
 		if (n >= 0)
 			return n;
-		if (errno != EINTR)
+		/* EAGAIN: another reader emptied the pipe after our poll */
+		if (errno != EINTR && !(polled && errno == EAGAIN))
 			return -errno;
 	}
 }
@@ -111,7 +162,11 @@ ssize_t asx__ipc_writev_nosig(int fd, const struct iovec *iov, int cnt, unsigned
 		pending_before = sigismember(&pend, SIGPIPE);
 	}
 	do {
-		n = writev(fd, iov, cnt);
+		if (how & ASX__NOSIG_NOWAIT) {
+			n = rw_nowait(fd, iov, cnt, true);
+		} else {
+			n = writev(fd, iov, cnt);
+		}
 	} while (n < 0 && errno == EINTR);
 	err = errno;
 	/* take the SIGPIPE we caused, so it is not delivered on unblock */
@@ -137,7 +192,10 @@ static ssize_t uthread_write(int fd, const void *buf, size_t len)
 		if (e)
 			return done ? (ssize_t)done : e;
 		n = asx__ipc_writev_nosig(fd, &(struct iovec){ (char *)buf + done,
-				len - done > PIPE_BUF ? PIPE_BUF : len - done }, 1, 0);
+				len - done > PIPE_BUF ? PIPE_BUF : len - done }, 1,
+				ASX__NOSIG_NOWAIT);
+		if (n == -EAGAIN)
+			continue;	/* another writer filled it after our poll */
 		if (n < 0)
 			return done ? (ssize_t)done : n;
 		done += (size_t)n;
@@ -148,23 +206,28 @@ static ssize_t uthread_write(int fd, const void *buf, size_t len)
 ssize_t asx_pipe_write(struct asx_pipe_writer *w, const void *buf, size_t len,
 		       const struct timespec *deadline)
 {
+	ssize_t n;
 	int e;
 
 	if (!deadline && asx__ipc_uthread())
 		return uthread_write(w->fd, buf, len);
-	if (deadline) {
+	if (!deadline)
+		return asx__ipc_writev_nosig(w->fd, &(struct iovec){ (void *)buf, len }, 1, 0);
+	/*
+	 * POLLOUT promises one free page, not room for @len: a larger
+	 * write would wait for the reader past the deadline.  At most
+	 * PIPE_BUF bytes fit the free page; write_n loops.
+	 */
+	if (len > PIPE_BUF)
+		len = PIPE_BUF;
+	do {
 		e = asx__ipc_wait(w->fd, POLLOUT, deadline);
 		if (e)
 			return e;
-		/*
-		 * POLLOUT promises one free page, not room for @len: a larger
-		 * blocking write would wait for the reader past the deadline.
-		 * At most PIPE_BUF bytes fit the free page; write_n loops.
-		 */
-		if (len > PIPE_BUF)
-			len = PIPE_BUF;
-	}
-	return asx__ipc_writev_nosig(w->fd, &(struct iovec){ (void *)buf, len }, 1, 0);
+		n = asx__ipc_writev_nosig(w->fd, &(struct iovec){ (void *)buf, len }, 1,
+					  ASX__NOSIG_NOWAIT);
+	} while (n == -EAGAIN);		/* another writer filled it after our poll */
+	return n;
 }
 
 static ssize_t read_step(void *r, void *buf, size_t len, const struct timespec *deadline)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ipc/ipc.h"
+#include "asc/wait.h"
 #include "core/compiler.h"
 #include "core/probes.h"
 #include "core/opts.h"
@@ -275,9 +276,14 @@ int asx__ipc_connect_finish(int fd, unsigned int flags, const struct timespec *d
 	return 0;
 }
 
-/* Create, configure, bind and start connecting; the fd (>= 0) or -errno. */
+/*
+ * Create, configure, bind and start connecting; the fd (>= 0) or -errno.
+ * @wait: a full UNIX-domain backlog (EAGAIN from a non-blocking connect)
+ * is waited out until @deadline, as a blocking connect would.
+ */
 static int connect_start(const struct asx_sock_connector *c, const struct asx_addr *to,
-			 bool nonblock, int *in_progress)
+			 bool nonblock, int *in_progress, bool wait,
+			 const struct timespec *deadline)
 {
 	struct ipc_opts o = {
 		.sndbuf = c->sndbuf, .rcvbuf = c->rcvbuf, .flags = c->flags,
@@ -295,13 +301,18 @@ static int connect_start(const struct asx_sock_connector *c, const struct asx_ad
 		close(fd);
 		return r;
 	}
-	if (connect(fd, asx_addr_sockaddr(to), to->len) == 0)
+	if (wait && nonblock)
+		r = asx__connect_retry(fd, asx_addr_sockaddr(to), to->len, deadline);
+	else
+		r = connect(fd, asx_addr_sockaddr(to), to->len) ? -errno : 0;
+	if (!r)
 		return fd;
-	if (errno == EINPROGRESS || errno == EINTR) {
+	if (r == -EINPROGRESS || r == -EINTR) {
 		*in_progress = 1;
 		return fd;
 	}
-	r = -errno;
+	if (r == -EAGAIN && wait)
+		r = -ETIMEDOUT;		/* the backlog stayed full until the deadline */
 	close(fd);
 	return r;
 }
@@ -314,7 +325,8 @@ int asx__ipc_connect(const struct asx_sock_connector *c, const struct asx_addr *
 	/* a user thread connects without blocking and parks for the result */
 	bool waits_here = deadline || asx__ipc_uthread();
 
-	fd = connect_start(c, to, waits_here || (c->flags & ASX_SOCK_NONBLOCK), &pending);
+	fd = connect_start(c, to, waits_here || (c->flags & ASX_SOCK_NONBLOCK), &pending,
+			   true, deadline);
 	if (fd < 0)
 		return fd;
 	if (pending) {
@@ -343,7 +355,7 @@ int asx_sock_connector_connect(const struct asx_sock_connector *c, struct asx_so
 int asx_sock_connector_start(const struct asx_sock_connector *c, struct asx_sock_stream *out,
 			     const struct asx_addr *to)
 {
-	int pending, fd = connect_start(c, to, true, &pending);
+	int pending, fd = connect_start(c, to, true, &pending, false, NULL);
 
 	out->sock.fd = fd < 0 ? -1 : fd;
 	if (fd < 0)

@@ -6,14 +6,26 @@
  * interrupts is not retried here: the kernel restarts it when the handler
  * has SA_RESTART, and -EINTR reaches the caller otherwise, as getmsg(2)
  * says it must.
+ *
+ * On an ASC user thread a call that may sleep in the kernel (GETMSG, and
+ * PUTMSG of a normal message under flow control) first looks whether the
+ * Stream is ready for it and, when not, parks the user thread until it is
+ * (the sentinel watches the descriptor: POLLIN/POLLPRI, POLLOUT), so the
+ * VP runs the ASC's other threads meanwhile.  A descriptor opened
+ * O_NONBLOCK keeps its -EAGAIN.  The ioctl after the wait can still sleep
+ * if another reader (or writer) of the same Stream took the message (the
+ * room) in between: give each Stream one reader and one writer on user
+ * threads, or open it ASX_KSTREAM_NONBLOCK.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <asx/asc.h>
 #include <asx/kstream.h>
 #include "kstream_impl.h"
 
@@ -25,6 +37,21 @@ static int xioctl(struct asx_kstream *ks, unsigned long cmd, void *arg)
 		return -EINVAL;
 	r = ioctl(ks->fd, cmd, arg);
 	return r < 0 ? -errno : r;
+}
+
+/* A user thread's wait until @ks is ready for @events: 0 or -errno. */
+static int uthread_ready(struct asx_kstream *ks, short events)
+{
+	struct pollfd p = { .fd = ks->fd, .events = events };
+	int fl, r;
+
+	if (!asx_asc_thread_self())
+		return 0;
+	fl = fcntl(ks->fd, F_GETFL);
+	if (fl < 0 || (fl & O_NONBLOCK) || poll(&p, 1, 0) != 0)
+		return 0;	/* the call reports what is wrong, or does not wait */
+	r = asx_asc_thread_wait_fd(ks->fd, events, NULL);
+	return r < 0 ? r : 0;
 }
 
 /* ---------------------------------------------------------------- life cycle */
@@ -188,6 +215,12 @@ int asx_kstream_putmsg(struct asx_kstream *ks, const struct asx_kstream_part *ct
 	sm.band = band;
 	fill_buf(&sm.ctl, ctl, true);
 	fill_buf(&sm.data, data, true);
+	if (ks && !(flags & ASX_MSG_HIPRI)) {
+		int r = uthread_ready(ks, POLLOUT);
+
+		if (r)
+			return r;
+	}
 	return xioctl(ks, ASX_IOC_PUTMSG, &sm);
 }
 
@@ -207,6 +240,11 @@ static int getmsg(struct asx_kstream *ks, unsigned long cmd, struct asx_kstream_
 		sm.ctl.len = 0;
 	if (!data)
 		sm.data.len = 0;
+	if (ks && cmd == ASX_IOC_GETMSG) {
+		r = uthread_ready(ks, sm.flags == ASX_MSG_HIPRI ? POLLPRI : POLLIN | POLLPRI);
+		if (r)
+			return r;
+	}
 	r = xioctl(ks, cmd, &sm);
 	if (r < 0)
 		return r;

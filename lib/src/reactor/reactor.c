@@ -198,7 +198,7 @@ static uint32_t io_events(unsigned int mask)
 static int fd_epoll(struct asx_reactor *r, struct rx_fd *f, int op)
 {
 	struct epoll_event ev = {
-		.events = io_events(f->mask),
+		.events = io_events(f->mask) | (f->oneshot ? EPOLLONESHOT : 0),
 		.data.u64 = (uint64_t)(uint32_t)f->fd | (uint64_t)f->gen << 32,
 	};
 
@@ -232,7 +232,7 @@ static void fd_unlink(struct asx_reactor *r, struct rx_fd *f)
 {
 	struct asx_event_handler *eh = f->eh;
 
-	if (f->in_epoll)
+	if (f->in_epoll || f->oneshot)
 		(void)epoll_ctl(r->epfd, EPOLL_CTL_DEL, f->fd, NULL);	/* may be closed */
 	if (f->lent)
 		rx_list_del(&f->work);	/* a pool thread not yet at it: never is */
@@ -413,6 +413,7 @@ static int set_suspended(struct asx_reactor *r, struct asx_event_handler *eh, bo
 		if (on) {
 			(void)epoll_ctl(r->epfd, EPOLL_CTL_DEL, f->fd, NULL);
 			f->in_epoll = false;
+			f->oneshot = false;
 		} else {
 			int e = fd_epoll(r, f, EPOLL_CTL_ADD);
 
@@ -624,10 +625,17 @@ static int dispatch_fd(struct asx_reactor *r, int fd, uint32_t gen, uint32_t eve
 	return count;
 }
 
-/* Lock held: hand @f to the pool for @events; it leaves epoll meanwhile. */
+/*
+ * Lock held: hand @f to the pool for @events; it is not watched meanwhile.
+ * A one-shot entry was disarmed by the event itself: no system call.  A
+ * descriptor's first lending takes its level-triggered entry out; it comes
+ * back one-shot, and from then on each lending costs one EPOLL_CTL_MOD
+ * (the re-arm in unlend()) where a DEL and an ADD were.
+ */
 static void lend(struct asx_reactor *r, struct rx_fd *f, uint32_t events)
 {
-	(void)epoll_ctl(r->epfd, EPOLL_CTL_DEL, f->fd, NULL);
+	if (!f->oneshot)
+		(void)epoll_ctl(r->epfd, EPOLL_CTL_DEL, f->fd, NULL);
 	f->in_epoll = false;
 	f->lent = true;
 	f->lent_events = events;
@@ -635,19 +643,48 @@ static void lend(struct asx_reactor *r, struct rx_fd *f, uint32_t events)
 	asx_cond_signal(&r->work_cond);
 }
 
-/* Lock held: take @f back from the pool, into epoll unless suspended. */
+/* Lock held: take @f back from the pool, re-armed (one-shot) unless suspended. */
 static void unlend(struct asx_reactor *r, struct rx_fd *f)
 {
 	rx_list_del(&f->work);
 	f->lent = false;
-	if (!asx__eh(f->eh)->suspended)
+	if (asx__eh(f->eh)->suspended) {
+		if (f->oneshot)
+			(void)epoll_ctl(r->epfd, EPOLL_CTL_DEL, f->fd, NULL);
+		f->oneshot = false;
+		return;
+	}
+	if (f->oneshot) {
+		f->in_epoll = !fd_epoll(r, f, EPOLL_CTL_MOD);
+	} else {
+		f->oneshot = true;
 		f->in_epoll = !fd_epoll(r, f, EPOLL_CTL_ADD);
+	}
+	if (!f->in_epoll)
+		f->oneshot = false;
+}
+
+/* Lock held: a one-shot entry @f, armed, back to level-triggered. */
+static void fd_level(struct asx_reactor *r, struct rx_fd *f)
+{
+	f->oneshot = false;
+	if (f->in_epoll)
+		f->in_epoll = !fd_epoll(r, f, EPOLL_CTL_MOD);
 }
 
 void asx__rx_unlend_all(struct asx_reactor *r)
 {
+	struct asx__rx_link *l;
+
 	while (!rx_list_empty(&r->work))
 		unlend(r, container_of(r->work.next, struct rx_fd, work));
+	/* without a pool nobody re-arms a one-shot entry after its event */
+	for (l = r->fd_list.next; l != &r->fd_list; l = l->next) {
+		struct rx_fd *f = container_of(l, struct rx_fd, all);
+
+		if (f->oneshot)
+			fd_level(r, f);
+	}
 }
 
 int asx__rx_run_lent(struct asx_reactor *r, int fd, uint32_t gen, uint32_t events)
@@ -673,8 +710,15 @@ static int dispatch_io(struct asx_reactor *r, const struct epoll_event *ev)
 		return dispatch_fd(r, fd, gen, ev->events, false);
 	rx_lock(r);
 	if (!r->pool || r->pool_stop) {	/* stopped since */
+		int n;
+
+		f = asx__rx_hmap_get(&r->fds, (uint64_t)fd);
+		/* an event of a one-shot entry disarmed it: level-triggered again */
+		if (f && f->gen == gen && f->oneshot && !f->lent)
+			fd_level(r, f);
 		rx_unlock(r);
-		return dispatch_fd(r, fd, gen, ev->events, false);
+		n = dispatch_fd(r, fd, gen, ev->events, false);
+		return n;
 	}
 	f = asx__rx_hmap_get(&r->fds, (uint64_t)fd);
 	if (!f || f->gen != gen || !f->in_epoll) {

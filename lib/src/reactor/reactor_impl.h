@@ -71,6 +71,9 @@ struct rx_fd {
 	unsigned int mask;	/* ASX_EV_IO bits */
 	bool in_epoll;		/* false while its handler is suspended or it is lent */
 	bool lent;		/* handed to the pool: out of epoll until its callbacks ran */
+	bool oneshot;		/* its epoll entry is EPOLLONESHOT (a pool's): the entry
+				 * stays, disarmed, while lent, and is re-armed with
+				 * EPOLL_CTL_MOD when it comes back */
 	uint32_t lent_events;	/* the epoll events it was lent for */
 	struct asx__rx_link work;	/* r->work while lent and not yet taken */
 	struct asx_event_handler *eh;
@@ -194,7 +197,8 @@ static inline void asx__rx_set_dispatcher(struct asx_reactor *r)
  * callbacks run.
  */
 int asx__rx_run_lent(struct asx_reactor *r, int fd, uint32_t gen, uint32_t events);
-/* Lock held: give every lent descriptor still queued back to epoll. */
+/* Lock held, the pool's threads gone: give every lent descriptor still
+ * queued back to epoll, and make every one-shot entry level-triggered. */
 void asx__rx_unlend_all(struct asx_reactor *r);
 
 /* timer.c */

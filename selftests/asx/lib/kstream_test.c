@@ -12,14 +12,17 @@
  * the kernel Stream's head queue reached its high water mark, the reader
  * thread waited on the Stream above).
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <asx/asc.h>
 #include <asx/kstream.h>
 #include <asx/modules.h>
 #include <asx/stream.h>
@@ -281,6 +284,146 @@ TEST_TIMEOUT(wrappers_signal_interrupts_a_blocked_getmsg, 120)
 		sigaction(SIGUSR1, &old, NULL);
 		asx_kstream_close(g.ks);
 	}
+}
+
+/*
+ * asx_kstream_getmsg and a putmsg under flow control on an ASC user thread
+ * park the thread, not its VP: on a one-VP ASC, user thread A waits in the
+ * call and user thread B, on the same VP, must run and release it.  Had the
+ * ioctl slept in the kernel, B could never run: the join times out instead.
+ */
+struct uget {
+	struct asx_kstream *ks, *b_ks;	/* b_ks: B's Stream (NULL: ks) */
+	int a_waiting, a_done, b_released, a_ret, b_ret;
+	bool put;		/* A puts under flow control, B reads */
+	int len;
+};
+
+#define ULD(x)		__atomic_load_n(&(x), __ATOMIC_SEQ_CST)
+#define UST(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_SEQ_CST)
+
+static void *uget_a(void *arg)
+{
+	struct uget *u = arg;
+	char data[16];
+	struct asx_kstream_part d = { data, sizeof(data), -1 };
+	struct asx_kstream_part pd = { "late", 0, 4 };
+	unsigned int flags = ASX_MSG_ANY, band = 0;
+
+	UST(u->a_waiting, 1);
+	if (u->put)
+		u->a_ret = asx_kstream_putmsg(u->ks, NULL, &pd, 0, 0);
+	else
+		u->a_ret = asx_kstream_getmsg(u->ks, NULL, &d, &flags, &band);
+	u->len = d.len;
+	UST(u->a_done, 1);
+	return NULL;
+}
+
+static void *uget_b(void *arg)
+{
+	struct uget *u = arg;
+	struct asx_kstream_part pd = { "wake", 0, 4 };
+	char data[16];
+	struct asx_kstream_part d = { data, sizeof(data), -1 };
+	unsigned int flags = ASX_MSG_ANY, band = 0;
+
+	while (!ULD(u->a_waiting))
+		asx_asc_thread_yield();
+	for (int i = 0; i < 3; i++)
+		asx_asc_thread_yield();
+	u->b_released = !ULD(u->a_done);	/* A is parked in the call */
+	if (u->put) {
+		/* drain below the low water mark: the writer is back-enabled */
+		while (!ULD(u->a_done) && !u->b_ret) {
+			uint32_t msgs = 0;
+
+			u->b_ret = asx_kstream_nread(u->b_ks, &msgs, NULL, NULL);
+			if (!u->b_ret && msgs) {
+				flags = ASX_MSG_ANY;
+				u->b_ret = asx_kstream_getmsg(u->b_ks, NULL, &d, &flags, &band);
+			} else {
+				asx_asc_thread_yield();
+			}
+		}
+	} else
+		u->b_ret = asx_kstream_putmsg(u->ks, NULL, &pd, 0, 0);
+	return NULL;
+}
+
+static void *uget_drive(void *arg)
+{
+	struct asx_asc_opts o = { .sz = sizeof(o), .nvps = 1, .max_vps = 1,
+				  .semantic = ASX_ASC_NONPREEMPTIVE };
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_asc_thread *ta, *tb;
+	struct asx_asc *a;
+
+	if (asx_asc_create(&a, &asx_asc_prio, &o))
+		return (void *)1;
+	if (asx_asc_thread_spawn(a, &q.qos, uget_a, arg, NULL, &ta) ||
+	    asx_asc_thread_spawn(a, &q.qos, uget_b, arg, NULL, &tb))
+		return (void *)2;
+	asx_asc_thread_join(ta, NULL);
+	asx_asc_thread_join(tb, NULL);
+	asx_asc_destroy(a);
+	return NULL;
+}
+
+static int uget_run(struct uget *u)
+{
+	struct timespec dl;
+	pthread_t th;
+	void *ret = NULL;
+
+	if (pthread_create(&th, NULL, uget_drive, u))
+		return -1;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 30;
+	if (pthread_timedjoin_np(th, &ret, &dl))
+		return -2;	/* the VP slept in the ioctl: B never ran */
+	return ret ? -3 : 0;
+}
+
+TEST_TIMEOUT(uthread_getmsg_parks_the_thread, 120)
+{
+	struct uget u = { 0 };
+
+	NEED_ASX(u.ks);
+	ASSERT_EQ(uget_run(&u), 0);
+	EXPECT_TRUE(u.b_released);
+	EXPECT_EQ(u.b_ret, 0);
+	EXPECT_EQ(u.a_ret, 0);
+	EXPECT_EQ(u.len, 4);
+	asx_kstream_close(u.ks);
+}
+
+TEST_TIMEOUT(uthread_putmsg_under_flow_control_parks_the_thread, 120)
+{
+	struct asx_kstream_part pd = { "fill", 0, 4 };
+	struct asx_kstream *other;
+	struct uget u = { .put = true };
+	int n = 0, fl;
+
+	NEED_ASX(u.ks);
+	/* a pipe pair: A writes to one end, B reads the other; the reading
+	 * end's head queue full to its high water mark stops the writer */
+	ASSERT_EQ(asx_kstream_pipe(u.ks, &other, 0), 0);
+	ASSERT_EQ(asx_kstream_set_water(other, 0, ASX_SIDE_READ, 16, 4), 0);
+	fl = fcntl(asx_kstream_fd(u.ks), F_GETFL);
+	ASSERT_EQ(fcntl(asx_kstream_fd(u.ks), F_SETFL, fl | O_NONBLOCK), 0);
+	while (n < 100000 && asx_kstream_putmsg(u.ks, NULL, &pd, 0, 0) == 0)
+		n++;
+	ASSERT_EQ(fcntl(asx_kstream_fd(u.ks), F_SETFL, fl), 0);
+	ASSERT_LT(n, 100000) TH_LOG("the pipe never filled");
+	/* B reads from the other end: swap the roles' Streams */
+	u.b_ks = other;
+	ASSERT_EQ(uget_run(&u), 0);
+	EXPECT_TRUE(u.b_released);
+	EXPECT_EQ(u.b_ret, 0);
+	EXPECT_EQ(u.a_ret, 0);
+	asx_kstream_close(other);
+	asx_kstream_close(u.ks);
 }
 
 TEST(wrappers_pipe_and_mux)
