@@ -419,7 +419,7 @@ static const struct asx_task_ops slow_rd_ops = { .open = slow_open, .put = slow_
 struct watch {
 	struct asx_msgq *q;
 	uint64_t puts, blocked, bad_resume, max_bytes;
-	bool held_prev;		/* the last hand-over was held (one writer) */
+	bool held_prev;		/* atomic: the last hand-over was held (one writer) */
 };
 
 static int watch_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
@@ -430,13 +430,13 @@ static int watch_put(struct asx_task *t, struct asx_msg *m, const struct timespe
 
 	/* with one writer: held last time, it went on only below low water */
 	b = asx_msgq_bytes(w->q);
-	if (w->held_prev && b > FC_LO + FC_MSG)
+	if (__atomic_load_n(&w->held_prev, __ATOMIC_RELAXED) && b > FC_LO + FC_MSG)
 		__atomic_fetch_add(&w->bad_resume, 1, __ATOMIC_RELAXED);
 	r = asx_task_put_next(t, m, dl);
 	b = asx_msgq_bytes(w->q);
 	__atomic_fetch_add(&w->puts, 1, __ATOMIC_RELAXED);
-	w->held_prev = b > FC_HI;
-	if (w->held_prev)
+	__atomic_store_n(&w->held_prev, b > FC_HI, __ATOMIC_RELAXED);
+	if (b > FC_HI)
 		__atomic_fetch_add(&w->blocked, 1, __ATOMIC_RELAXED);
 	if (b > __atomic_load_n(&w->max_bytes, __ATOMIC_RELAXED))
 		__atomic_store_n(&w->max_bytes, b, __ATOMIC_RELAXED);
