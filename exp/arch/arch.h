@@ -112,8 +112,9 @@ struct exp_arch_result {
 	uint64_t uswitch;		/* ASC: user-level switches */
 	uint64_t lock_contended, lock_ns; /* mutex: contended acquisitions
 					 * (asx_mutex, asx_rwlock), their wait */
-	uint64_t waits, wait_ns;	/* condition: asx_cond waits and the
-					 * semaphore waits of queues and credits */
+	uint64_t waits, wait_ns;	/* condition: asx_cond waits, Task queue
+					 * waits (asx_msgq) and the credits'
+					 * semaphore waits */
 	uint64_t holds, hold_ns;	/* TCP-lite connection-block critical sections */
 	uint64_t drops;			/* counted by the Modules (should be 0) */
 	uint64_t failed;		/* puts refused */
