@@ -92,60 +92,25 @@ static int sem_wait(struct run *r, struct sem *s)
 	return 0;
 }
 
-/* ---------------------------------------------------------------- LP's layer queues */
+/* ---------------------------------------------------------------- LP's lanes */
 
 /*
- * The seam for Streams' own task-based mode: LP has its own layer threads
- * and queues only because a Stream Task's service thread
- * (asx_task_activate) cannot be an ASC user thread (arch/arch.h).  Once
- * libasx can run a Task's service procedure on an ASC (a public
- * Task-on-ASC call), LP becomes asx_task_activate() on each layer's Task
- * with that ASC: struct stage, stage_push/stage_pop, the hand-off Module
- * (handoff_rd, push_handoff) and lp_layer() go; the driver, the credits
- * and the app stay.
+ * LP and FP are Streams' own task-based mode: each layer's (FP: task's)
+ * read-side Task gets one service thread with asx_task_activate(), on
+ * the thread kind the Stream was opened with (asx_stream_opts.asc: its
+ * ASC, or pthreads).  The driver hands each frame to the NIC's read side,
+ * whose put_next queues it on DLP's Task; each service thread takes the
+ * next message off its queue and runs its layer's put, which queues it on
+ * the next layer's Task.  Flow control is the window of credits (the
+ * queues' water marks hold a window, so put_next never waits on them).
+ *
+ * A lane is one Stream (001 section 4.3.2: a stack of layer threads per
+ * cluster of connections): connection c goes up lane c % nlanes, whose
+ * TCP-lite holds only its connections.  CP and MP use lane 0.
  */
-
-/* One consumer (the layer's thread), one producer (the layer below's). */
-struct stage {
-	struct run *run;
-	struct asx_task *from;		/* its layer is the next above this Task */
-	struct asx_msg **ring;
-	uint64_t mask;
-	uint64_t head, tail;		/* atomic: consumer's, producer's */
-	struct sem items;
-	struct stage *next;		/* the layer above, or NULL */
-};
-
-static void stage_push(struct stage *st, struct asx_msg *m)
-{
-	uint64_t t = __atomic_load_n(&st->tail, __ATOMIC_RELAXED);
-
-	/* never full: the window bounds what is in flight (ring >= window + 2) */
-	__atomic_store_n(&st->ring[t & st->mask], m, __ATOMIC_RELAXED);
-	__atomic_store_n(&st->tail, t + 1, __ATOMIC_RELEASE);
-	sem_post(&st->items);
-}
-
-static struct asx_msg *stage_pop(struct stage *st)
-{
-	uint64_t h = __atomic_load_n(&st->head, __ATOMIC_RELAXED);
-	struct asx_msg *m;
-
-	(void)__atomic_load_n(&st->tail, __ATOMIC_ACQUIRE);
-	m = __atomic_load_n(&st->ring[h & st->mask], __ATOMIC_RELAXED);
-	__atomic_store_n(&st->head, h + 1, __ATOMIC_RELAXED);
-	return m;
-}
-
-/*
- * A hand-off Module's argument: the layer (or, in FP, the task) it feeds,
- * and where the local port of the message's connection is in what it is
- * handed (LP with lanes: the lane is the connection's).
- */
-struct handoff {
-	struct run *run;
-	unsigned int layer;
-	size_t port_off;
+struct lane {
+	struct asx_stream *s;
+	struct asx_module *nic, *dlp, *ip, *ck, *tp, *xdr, *app;
 };
 
 /* ---------------------------------------------------------------- the run */
@@ -172,14 +137,14 @@ struct run {
 	uint64_t per;			/* messages per connection */
 	uint64_t total;
 	struct exp_proto_gen gen;
-	struct asx_stream *s;
-	struct asx_module *nic, *dlp, *ip, *ck, *tp, *xdr, *app;
+	struct lane *lanes;		/* LP: nlanes, else one */
+	unsigned int nlanes, nlayers;	/* LP, FP: service threads per lane */
 	struct asx_asc *asc;
+	struct asx_prio_qos qos;	/* the ASC threads' (the Streams' too) */
 	bool credits_on;
 	struct sem credits;		/* LP, MP: the window */
-	struct stage *stages;		/* LP, FP: layer l's lane j at l * nlanes + j */
-	unsigned int nstages, nlayers, nlanes;
-	struct handoff *handoffs;	/* one per layer */
+	uint64_t lane_drops;		/* counted by the Modules of closed lanes */
+	uint64_t settled;		/* atomic: LP, FP: messages delivered, refused or bad */
 	uint64_t warm;			/* warm-up messages (all connections) */
 	struct mark mark;		/* taken by the app at the warm-up's end */
 	uint64_t next;			/* atomic: MP's next frame */
@@ -192,6 +157,7 @@ struct run {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	unsigned int finished;
+	bool done;			/* LP, FP: the last message settled */
 	int abort;			/* atomic */
 };
 
@@ -200,10 +166,22 @@ static bool aborted(struct run *r)
 	return __atomic_load_n(&r->abort, __ATOMIC_RELAXED) != 0;
 }
 
+/*
+ * A message left the stack (delivered, bad, or refused): its credit back.
+ * LP and FP have no thread of their own at the top: the last message
+ * settled ends the run as a worker's end would.
+ */
 static void credit_return(struct run *r)
 {
-	if (r->credits_on)
-		sem_post(&r->credits);
+	if (!r->credits_on)
+		return;
+	sem_post(&r->credits);
+	if (r->nlayers && __atomic_add_fetch(&r->settled, 1, __ATOMIC_RELAXED) == r->total) {
+		pthread_mutex_lock(&r->lock);
+		r->done = true;
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
+	}
 }
 
 /* The start of the timed part: now. */
@@ -295,10 +273,11 @@ static int app_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 			if (__atomic_exchange_n(&r->seen[k * r->cfg.nconn + c], 1,
 						__ATOMIC_RELAXED))
 				__atomic_fetch_add(&r->dups, 1, __ATOMIC_RELAXED);
-			if (r->cfg.proto == EXP_PROTO_IP_TCP) {
+			if (r->cfg.proto == EXP_PROTO_IP_TCP || r->cfg.arch != EXP_ARCH_MP) {
 				/* one connection's deliveries are serialised
-				 * (TCB lock, or its one thread per layer in
-				 * LP and FP) */
+				 * and in order (TCB lock, or its one thread
+				 * per layer in LP and FP, per connection in
+				 * CP); UDP-lite under MP may reorder */
 				if (r->next_k[c] != k)
 					__atomic_fetch_add(&r->ooo, 1, __ATOMIC_RELAXED);
 				r->next_k[c] = (uint64_t)k + 1;
@@ -314,37 +293,6 @@ static int app_rd_put(struct asx_task *t, struct asx_msg *m, const struct timesp
 }
 
 static const struct asx_task_ops app_rd = { .put = app_rd_put };
-
-/* The lane of connection @c (the one of local port @port). */
-static unsigned int lane_of_port(const struct run *r, unsigned int port)
-{
-	return port >= LPORT0 ? (port - LPORT0) % r->nlanes : 0;
-}
-
-/* The lane of the connection of @m as the layer of @h receives it. */
-static unsigned int lane_of(const struct run *r, const struct handoff *h, struct asx_msg *m)
-{
-	const unsigned char *p;
-
-	if (r->nlanes == 1)
-		return 0;
-	p = exp_proto_pull(m, h->port_off + 2);
-	return p ? lane_of_port(r, (unsigned int)(p[h->port_off] << 8 | p[h->port_off + 1])) : 0;
-}
-
-/* LP, FP: a hand-off between two layers (tasks): the message goes on the
- * queue of the one above, its connection's lane. */
-static int handoff_rd_put(struct asx_task *t, struct asx_msg *m, const struct timespec *dl)
-{
-	struct handoff *h = asx_module_arg(asx_task_module(t));
-	struct run *r = h->run;
-
-	(void)dl;
-	stage_push(&r->stages[h->layer * r->nlanes + lane_of(r, h, m)], m);
-	return 0;
-}
-
-static const struct asx_task_ops handoff_rd = { .put = handoff_rd_put };
 
 static void no_dtor(void *arg)
 {
@@ -375,27 +323,8 @@ static void lp_driver(struct run *r)
 			credit_return(r);
 			continue;
 		}
-		stage_push(&r->stages[c % r->nlanes], m);
+		put_up(r, asx_module_rd(r->lanes[c % r->nlanes].nic), m);
 	}
-	for (unsigned int j = 0; j < r->nlanes; j++)
-		stage_push(&r->stages[j], NULL);	/* the end */
-}
-
-/* LP: a layer's thread. */
-static void lp_layer(struct run *r, struct stage *st)
-{
-	for (;;) {
-		struct asx_msg *m;
-
-		if (sem_wait(r, &st->items))
-			return;
-		m = stage_pop(st);
-		if (!m)
-			break;
-		put_up(r, st->from, m);
-	}
-	if (st->next)
-		stage_push(st->next, NULL);
 }
 
 static void cp_escort(struct run *r, unsigned int t)
@@ -417,7 +346,7 @@ static void cp_escort(struct run *r, unsigned int t)
 				__atomic_fetch_add(&r->failed, 1, __ATOMIC_RELAXED);
 				continue;
 			}
-			put_up(r, asx_module_rd(r->nic), m);
+			put_up(r, asx_module_rd(r->lanes[0].nic), m);
 		}
 	}
 }
@@ -440,7 +369,7 @@ static void mp_escort(struct run *r)
 			credit_return(r);
 			continue;
 		}
-		put_up(r, asx_module_rd(r->nic), m);
+		put_up(r, asx_module_rd(r->lanes[0].nic), m);
 	}
 }
 
@@ -452,10 +381,7 @@ static void *worker_main(void *arg)
 	switch (r->cfg.arch) {
 	case EXP_ARCH_LP:
 	case EXP_ARCH_FP:
-		if (w->idx == 0)
-			lp_driver(r);
-		else
-			lp_layer(r, &r->stages[w->idx - 1]);
+		lp_driver(r);
 		break;
 	case EXP_ARCH_CP:
 		cp_escort(r, w->idx);
@@ -471,9 +397,7 @@ static void *worker_main(void *arg)
 static int spawn(struct run *r, struct worker *w)
 {
 	if (r->cfg.asc) {
-		struct asx_prio_qos q = ASX_PRIO_QOS(5);
-
-		return asx_asc_thread_spawn(r->asc, &q.qos, worker_main, w, NULL, &w->at);
+		return asx_asc_thread_spawn(r->asc, &r->qos.qos, worker_main, w, NULL, &w->at);
 	} else {
 		pthread_attr_t at;
 		int e;
@@ -538,16 +462,9 @@ static void pick_cpus(struct run *r, unsigned int n)
 	}
 }
 
-/* Layer (task) @l's threads put what they take from their queues up from @from. */
-static void set_from(struct run *r, unsigned int l, struct asx_task *from)
+static int push(struct lane *l, struct asx_module *mod)
 {
-	for (unsigned int j = 0; j < r->nlanes; j++)
-		r->stages[l * r->nlanes + j].from = from;
-}
-
-static int push(struct run *r, struct asx_module *mod)
-{
-	int e = asx_stream_push(r->s, mod, 0, NULL);
+	int e = asx_stream_push(l->s, mod, 0, NULL);
 
 	if (e)
 		asx_module_destroy(mod);
@@ -555,70 +472,70 @@ static int push(struct run *r, struct asx_module *mod)
 }
 
 /*
- * A hand-off above the Module just pushed, to layer (task) @l's queues;
- * the local port is at @port_off in what it is handed.
+ * LP, FP: @mod (just pushed) is a layer (task) of its own: a service
+ * thread on its read side, of the Stream's thread kind, and water marks
+ * that hold the window, so that only the credits hold the driver back.
  */
-static int push_handoff(struct run *r, unsigned int l, size_t port_off)
+static int layer(struct run *r, struct asx_module *mod)
 {
-	struct handoff *ho = &r->handoffs[l];
-	struct asx_module *h;
-	char name[16];
-	int e;
+	struct asx_task *t = asx_module_rd(mod);
+	size_t hi = ((size_t)r->cfg.window + 2) * (r->cfg.payload + 256);
+	int e = asx_task_set_water(t, hi, hi / 2);
 
-	*ho = (struct handoff){ .run = r, .layer = l, .port_off = port_off };
-	snprintf(name, sizeof(name), "handoff%u", l);
-	e = exp_proto_module_new(&h, NULL, name, NULL, &handoff_rd, ho, no_dtor);
-	if (e)
-		return e;
-	e = push(r, h);
-	if (e)
-		return e;
-	set_from(r, l, asx_module_rd(h));
-	return 0;
+	return e ? e : asx_task_activate(t, 1);
 }
 
-static int build(struct run *r)
+/* Push @mod on lane @l and, when @task, make it a layer. */
+static int push_layer(struct run *r, struct lane *l, struct asx_module *mod, bool task)
+{
+	int e = push(l, mod);
+
+	return e || !task ? e : layer(r, mod);
+}
+
+/*
+ * Lane @li's Stream: NIC <- DLP <- IP [<- cksum] <- TCP/UDP [<- XDR] <- app,
+ * with LP's layers (DLP, IP, transport, XDR: the app runs in the top
+ * layer's thread) or FP's tasks (each of those, the checksum and the app)
+ * activated; CP and MP activate none.
+ */
+static int build(struct run *r, unsigned int li)
 {
 	ASX_OPTS(struct asx_stream_opts, o, .tail = ASX_STREAM_DRIVER);
 	struct exp_proto_nic_cfg nc = { .mode = EXP_PROTO_NIC_SINK };
 	struct exp_proto_dlp_cfg dc = { .svc_threads = 0 };
 	struct exp_proto_ip_cfg ic = { .local = IP_US, .peer = IP_PEER, .proto = r->cfg.proto };
-	/* LP: a hand-off between layers; FP: also between the tasks of one */
-	bool lp = r->cfg.arch == EXP_ARCH_LP || r->cfg.arch == EXP_ARCH_FP;
+	struct lane *l = &r->lanes[li];
+	bool lp = r->nlayers > 0;
 	bool fp = r->cfg.arch == EXP_ARCH_FP;
-	unsigned int si = 0;
 	int e;
 
 	memcpy(dc.mac, MAC_US, 6);
 	memcpy(dc.peer, MAC_PEER, 6);
-	e = exp_proto_nic_create(&r->nic, "nic", &nc);
+	e = exp_proto_nic_create(&l->nic, "nic", &nc);
 	if (e)
 		return e;
-	o.driver = r->nic;
-	e = asx_stream_open(&r->s, &o);
+	o.driver = l->nic;
+	if (r->asc) {	/* the threading model: one parameter of the Stream */
+		o.asc = r->asc;
+		o.asc_qos = &r->qos.qos;
+	}
+	e = asx_stream_open(&l->s, &o);
 	if (e) {
-		asx_module_destroy(r->nic);
+		asx_module_destroy(l->nic);
 		return e;
 	}
-	if (lp)
-		set_from(r, si++, asx_module_rd(r->nic));
-	e = exp_proto_dlp_create(&r->dlp, "dlp", &dc);
+	e = exp_proto_dlp_create(&l->dlp, "dlp", &dc);
 	if (!e)
-		e = push(r, r->dlp);
-	if (!e && lp)	/* the IP packet: the transport's destination port */
-		e = push_handoff(r, si++, EXP_PROTO_IP_HLEN + 2);
+		e = push_layer(r, l, l->dlp, lp);
 	if (!e)
-		e = exp_proto_ip_create(&r->ip, "ip", &ic);
+		e = exp_proto_ip_create(&l->ip, "ip", &ic);
 	if (!e)
-		e = push(r, r->ip);
-	if (!e && lp)
-		e = push_handoff(r, si++, 2);
+		e = push_layer(r, l, l->ip, lp);
 	if (!e && fp)
-		e = exp_proto_cksum_create(&r->ck, "cksum", r->cfg.proto);
+		e = exp_proto_cksum_create(&l->ck, "cksum", r->cfg.proto);
 	if (!e && fp)
-		e = push(r, r->ck);
-	if (!e && fp)
-		e = push_handoff(r, si++, 2);
+		e = push_layer(r, l, l->ck, true);
 	if (e)
 		return e;
 	if (r->cfg.proto == EXP_PROTO_IP_TCP) {
@@ -629,40 +546,35 @@ static int build(struct run *r)
 								       : w + 8,
 		};
 
-		e = exp_proto_tcp_create(&r->tp, "tcp", &tc);
+		e = exp_proto_tcp_create(&l->tp, "tcp", &tc);
 	} else {
 		struct exp_proto_udp_cfg uc = { .rx_cksum_done = fp };
 
-		e = exp_proto_udp_create(&r->tp, "udp", &uc);
+		e = exp_proto_udp_create(&l->tp, "udp", &uc);
 	}
 	if (!e)
-		e = push(r, r->tp);
+		e = push_layer(r, l, l->tp, lp);
 	if (e)
 		return e;
 	if (r->cfg.proto == EXP_PROTO_IP_TCP) {
-		for (unsigned int c = 0; c < r->cfg.nconn && !e; c++)
-			e = exp_proto_tcp_open(r->tp, (struct exp_proto_addr){
+		/* the lane's connections */
+		for (unsigned int c = li; c < r->cfg.nconn && !e; c += r->nlanes)
+			e = exp_proto_tcp_open(l->tp, (struct exp_proto_addr){
 				(uint16_t)(LPORT0 + c), (uint16_t)(RPORT0 + c) }, 1, r->gen.iss);
 		if (e)
 			return e;
 	}
 	if (r->cfg.xdr) {
-		if (lp)	/* the receiver's address: the local port first */
-			e = push_handoff(r, si++, 0);
+		e = asx_mod_xdr(&l->xdr, "xdr", &word_rec, NULL);
 		if (!e)
-			e = asx_mod_xdr(&r->xdr, "xdr", &word_rec, NULL);
-		if (!e)
-			e = push(r, r->xdr);
+			e = push_layer(r, l, l->xdr, lp);
 		if (e)
 			return e;
 	}
-	if (fp)	/* delivery, a task of its own (one lane: port_off unused) */
-		e = push_handoff(r, si++, 0);
-	if (e)
-		return e;
-	e = exp_proto_module_new(&r->app, NULL, "app", NULL, &app_rd, r, no_dtor);
+	/* FP: delivery, a task of its own */
+	e = exp_proto_module_new(&l->app, NULL, "app", NULL, &app_rd, r, no_dtor);
 	if (!e)
-		e = push(r, r->app);
+		e = push_layer(r, l, l->app, fp);
 	return e;
 }
 
@@ -675,22 +587,67 @@ static uint64_t proto_drops(struct asx_module *m)
 	return exp_proto_drops(&st);
 }
 
+static uint64_t drops_of(struct lane *l)
+{
+	return proto_drops(l->dlp) + proto_drops(l->ip) + proto_drops(l->ck) + proto_drops(l->tp);
+}
+
+/* Close lane @l's Stream (once): its service threads return. */
+static void stop_lane(struct run *r, struct lane *l)
+{
+	if (!l->s)
+		return;
+	/* the Modules' counters stay for drops(): closed, they are freed */
+	r->lane_drops += drops_of(l);
+	asx_stream_close(l->s);
+	*l = (struct lane){ 0 };
+}
+
+static uint64_t drops(struct run *r)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < r->nlanes; i++)
+		n += drops_of(&r->lanes[i]);
+	return n + r->lane_drops;
+}
+
+/*
+ * LP, FP: every message the driver made has left the stack (the app's
+ * last one ends the wait at once; one dropped on the way within a tick),
+ * or the run was aborted.
+ */
+static bool drained(struct run *r)
+{
+	return r->done || aborted(r) ||
+	       __atomic_load_n(&r->settled, __ATOMIC_RELAXED) + drops(r) >= r->total;
+}
+
+/*
+ * Every lane's Stream.  Pthread service threads are started by this
+ * thread and take its CPUs: the run's, for the while.
+ */
+static int build_all(struct run *r)
+{
+	cpu_set_t mine;
+	bool pin = !r->cfg.asc && r->nlayers &&
+		   !pthread_getaffinity_np(pthread_self(), sizeof(mine), &mine) &&
+		   !pthread_setaffinity_np(pthread_self(), sizeof(r->cpuset), &r->cpuset);
+	int e = 0;
+
+	for (unsigned int i = 0; i < r->nlanes && !e; i++)
+		e = build(r, i);
+	if (pin)
+		(void)pthread_setaffinity_np(pthread_self(), sizeof(mine), &mine);
+	return e;
+}
+
 static void run_fini(struct run *r)
 {
-	if (r->s)
-		asx_stream_close(r->s);
-	for (unsigned int i = 0; i < r->nstages; i++) {
-		struct stage *st = &r->stages[i];
-
-		/* what an aborted run left queued */
-		while (st->ring && __atomic_load_n(&st->head, __ATOMIC_RELAXED) !=
-				   __atomic_load_n(&st->tail, __ATOMIC_RELAXED))
-			asx_msg_free_chain(stage_pop(st));
-		free(st->ring);
-		sem_fini(&st->items);
-	}
-	free(r->stages);
-	free(r->handoffs);
+	/* the service threads stop, what an aborted run left queued is freed */
+	for (unsigned int i = 0; r->lanes && i < r->nlanes; i++)
+		stop_lane(r, &r->lanes[i]);
+	free(r->lanes);
 	if (r->credits_on)
 		sem_fini(&r->credits);
 	if (r->asc)
@@ -777,9 +734,11 @@ int exp_arch_run(const struct exp_arch_cfg *cfg,
 		e = -ENOMEM;
 		goto out;
 	}
+	r->qos = (struct asx_prio_qos)ASX_PRIO_QOS(5);
 	if (r->cfg.asc) {
 		ASX_OPTS(struct asx_asc_opts, ao, .name = "arch", .nvps = r->cpus,
-			 .semantic = ASX_ASC_NONPREEMPTIVE);
+			 .semantic = ASX_ASC_NONPREEMPTIVE,
+			 .activations = r->cfg.sa ? ASX_ASC_ACT_ON : ASX_ASC_ACT_OFF);
 
 		e = asx_asc_create(&r->asc, &asx_asc_prio, &ao);
 		if (e)
@@ -798,32 +757,7 @@ int exp_arch_run(const struct exp_arch_cfg *cfg,
 		if (r->cfg.arch == EXP_ARCH_LP && r->cfg.layer_threads > 1)
 			r->nlanes = r->cfg.layer_threads < r->cfg.nconn ? r->cfg.layer_threads
 									: r->cfg.nconn;
-		r->nstages = r->nlayers * r->nlanes;
-		r->stages = calloc(r->nstages, sizeof(*r->stages));
-		r->handoffs = calloc(r->nlayers, sizeof(*r->handoffs));
-		if (!r->stages || !r->handoffs) {
-			r->nstages = 0;
-			e = -ENOMEM;
-			goto out;
-		}
-		for (unsigned int i = 0; i < r->nstages; i++) {
-			struct stage *st = &r->stages[i];
-			uint64_t cap = 4;
-
-			while (cap < (uint64_t)r->cfg.window + 2)
-				cap <<= 1;
-			st->run = r;
-			st->mask = cap - 1;
-			/* the same lane of the layer above */
-			st->next = i + r->nlanes < r->nstages ? &r->stages[i + r->nlanes] : NULL;
-			sem_init(&st->items, r->cfg.asc, 0);
-			st->ring = calloc(cap, sizeof(*st->ring));
-			if (!st->ring) {
-				e = -ENOMEM;
-				goto out;
-			}
-		}
-		nw = 1 + r->nstages;
+		nw = 1;		/* the driver */
 		break;
 	case EXP_ARCH_CP:
 		nw = r->nthreads = r->cfg.pes < r->cfg.nconn ? r->cfg.pes : r->cfg.nconn;
@@ -832,7 +766,14 @@ int exp_arch_run(const struct exp_arch_cfg *cfg,
 		nw = r->cfg.pes;
 		break;
 	}
-	e = build(r);
+	if (!r->nlanes)
+		r->nlanes = 1;
+	r->lanes = calloc(r->nlanes, sizeof(*r->lanes));
+	if (!r->lanes) {
+		e = -ENOMEM;
+		goto out;
+	}
+	e = build_all(r);
 	if (e)
 		goto out;
 	w = calloc(nw, sizeof(*w));
@@ -864,7 +805,7 @@ int exp_arch_run(const struct exp_arch_cfg *cfg,
 
 		for (unsigned int i = 0; i < nw; i++)
 			want += w[i].started;
-		if (r->finished >= want)
+		if (r->finished >= want && (!r->nlayers || drained(r)))
 			break;
 		if (asx_now_ns() >= deadline) {
 			__atomic_store_n(&r->abort, 1, __ATOMIC_RELAXED);
@@ -886,6 +827,11 @@ int exp_arch_run(const struct exp_arch_cfg *cfg,
 		if (w[i].started)
 			join(r, &w[i]);
 	t1 = asx_now_ns();
+	/* LP, FP: the top layer's thread may still be inside the hold whose
+	 * delivery was the last; its Stream's service threads stop first
+	 * (a few switches more, against a run's thousands) */
+	for (unsigned int i = 0; r->nlayers && i < r->nlanes; i++)
+		stop_lane(r, &r->lanes[i]);
 	getrusage(RUSAGE_SELF, &s1);
 	getrusage(RUSAGE_THREAD, &m1);
 	asx_lockstat_enable(false);
@@ -895,7 +841,7 @@ int exp_arch_run(const struct exp_arch_cfg *cfg,
 	if (r->asc)
 		res->uswitch = asx_asc_switches(r->asc) - r->mark.u0;
 
-	res->threads = nw;
+	res->threads = nw + r->nlayers * r->nlanes;
 	res->cpus = r->cpus;
 	res->layer_threads = r->cfg.arch == EXP_ARCH_LP ? r->nlanes : 0;
 	res->msgs = __atomic_load_n(&r->delivered, __ATOMIC_RELAXED);
@@ -918,8 +864,7 @@ int exp_arch_run(const struct exp_arch_cfg *cfg,
 	res->holds = ls.holds - r->mark.ls0.holds;
 	res->hold_ns = ls.hold_ns - r->mark.ls0.hold_ns;
 	res->failed = r->failed;
-	res->drops = proto_drops(r->dlp) + proto_drops(r->ip) + proto_drops(r->ck) +
-		     proto_drops(r->tp);
+	res->drops = drops(r);
 	res->bad = r->bad;
 	res->dups = r->dups;
 	res->out_of_order = r->ooo;

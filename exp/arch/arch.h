@@ -14,18 +14,20 @@
  * verify, checks every byte, exactly-once delivery and, for TCP-lite,
  * per-connection order).  The architectures:
  *
- *   LP  Layer Parallelism (task-based): one thread per layer.  A driver
- *       thread makes the frames; the DLP, IP, transport and (with XDR)
- *       presentation layers each have a service thread and an input
- *       queue, fed by a hand-off Module pushed between the layers, whose
- *       put enqueues (it never blocks: flow control is a window of
- *       credits the driver waits for, returned by the app).  The app
- *       runs in the top layer's thread.
+ *   LP  Layer Parallelism (task-based): one thread per layer, Streams'
+ *       own task-based mode.  A driver thread makes the frames and hands
+ *       them to the NIC's read side; the DLP, IP, transport and (with XDR)
+ *       presentation Modules' read-side Tasks each have a service thread
+ *       (asx_task_activate) and so a queue, which put_next fills; flow
+ *       control is a window of credits the driver waits for, returned by
+ *       the app (the queues' water marks hold the window).  The app runs
+ *       in the top layer's thread.
  *       With layer_threads n > 1 (001 section 4.3.2: a cluster of
- *       connections per stack of layer threads) every layer has
- *       min(n, nconn) threads, each with a queue of its own: lane
- *       c % lanes of every layer carries connection c, so a connection's
- *       messages keep one thread per layer and their order.
+ *       connections per stack of layer threads) there are min(n, nconn)
+ *       lanes, each a Stream of its own with a thread per layer: lane
+ *       c % lanes carries connection c (its TCP-lite holds those
+ *       connections), so a connection's messages keep one thread per
+ *       layer and their order.
  *   CP  Connectional Parallelism (message-based): min(pes, nconn)
  *       threads, connection c escorted by thread c % threads from the
  *       driver (frame made, demultiplexed eagerly with the packet
@@ -38,7 +40,7 @@
  *       reorder buffer is sized to it, so nothing is dropped.
  *   FP  Functional Parallelism (task-based, 001 Figure 2): a thread per
  *       protocol task rather than per layer, messages passed between
- *       the tasks' queues as in LP: link (DLP), network (IP header and
+ *       the tasks' Task queues as in LP: link (DLP), network (IP header and
  *       checksum), transport checksum (exp_proto_cksum_create),
  *       transport protocol (TCP-lite: acknowledgement, sequencing and
  *       reassembly under the TCB lock; UDP-lite: ports), presentation
@@ -53,13 +55,15 @@
  *
  * Threads are pthreads (pinned to the first min(pes, ncpu) CPUs the
  * process may use) or, with asc, user threads of an ASC (PRIO policy,
- * non-preemptive) over min(pes, ncpu) VPs.  Every wait of the
- * architectures (queues, credits) is on a semaphore of the thread kind:
- * asx_sem for pthreads, asx_asc_sem for user threads, so an ASC thread
- * waits at user level.  Stream Task service threads (asx_task_activate)
- * cannot be ASC threads: their queue waits are futex waits that would
- * block the VP, and a put chain holds an RCU read section on the pthread
- * it started on; hence LP's own layer threads and queues.
+ * non-preemptive) over min(pes, ncpu) VPs; with sa too, that ASC uses
+ * asx.ko's scheduler activations (asx_asc_create fails without them).
+ * The kind is one parameter of the Streams (asx_stream_opts.asc): LP's
+ * and FP's service threads are the Streams', of that kind; the driver and
+ * CP's and MP's threads are the runner's.  The runner's own waits (the
+ * credits) are on a semaphore of the thread kind: asx_sem for pthreads,
+ * asx_asc_sem for user threads; a Task queue's wait parks a user thread
+ * at user level (Documentation/asc.rst, "Calling libasx from user
+ * threads").
  */
 #ifndef EXP_ARCH_ARCH_H
 #define EXP_ARCH_ARCH_H
@@ -75,6 +79,7 @@ enum exp_arch { EXP_ARCH_LP, EXP_ARCH_CP, EXP_ARCH_MP, EXP_ARCH_FP };
 struct exp_arch_cfg {
 	enum exp_arch arch;
 	bool asc;			/* ASC user threads, else pthreads */
+	bool sa;			/* asc with scheduler activations (asx.ko) */
 	uint8_t proto;			/* EXP_PROTO_IP_TCP or _UDP */
 	bool xdr;			/* the presentation layer (asx_mod_xdr) */
 	unsigned int pes;		/* processing elements (0: 1): CPUs or VPs
@@ -107,8 +112,9 @@ struct exp_arch_result {
 	uint64_t uswitch;		/* ASC: user-level switches */
 	uint64_t lock_contended, lock_ns; /* mutex: contended acquisitions
 					 * (asx_mutex, asx_rwlock), their wait */
-	uint64_t waits, wait_ns;	/* condition: asx_cond waits and the
-					 * semaphore waits of queues and credits */
+	uint64_t waits, wait_ns;	/* condition: asx_cond waits, Task queue
+					 * waits (asx_msgq) and the credits'
+					 * semaphore waits */
 	uint64_t holds, hold_ns;	/* TCP-lite connection-block critical sections */
 	uint64_t drops;			/* counted by the Modules (should be 0) */
 	uint64_t failed;		/* puts refused */

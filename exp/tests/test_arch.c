@@ -8,7 +8,11 @@
  *
  * Every run verifies at the app: every message sent arrives exactly once,
  * byte for byte (the generator's pattern, the connection's ports), and
- * over TCP-lite in order per connection; no Module counted a drop.  Then
+ * in order per connection (over UDP-lite too, except under MP); no Module
+ * counted a drop.  LP and FP run on the Streams' own service threads
+ * (asx_task_activate), of each thread kind: pthreads, ASC user threads,
+ * and ASC with scheduler activations (where asx.ko is loaded: the test VM;
+ * skipped, not passed, elsewhere).  Then
  * the measurement plumbing: context switches, ASC user-level switches,
  * lock and wait statistics are counted where they must be.
  *
@@ -26,6 +30,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include <asx/asc.h>
 #include <asx/map.h>
 #include <asx/sync.h>
 
@@ -45,7 +50,8 @@
 static struct exp_arch_result run_cfg(struct exp_arch_cfg c)
 {
 	enum exp_arch a = c.arch;
-	bool asc = c.asc, xdr = c.xdr;
+	const char *sched = c.sa ? "_asc-sa" : c.asc ? "_asc" : "";
+	bool xdr = c.xdr;
 	uint8_t proto = c.proto;
 	unsigned int pes = c.pes, nconn = c.nconn;
 	struct exp_arch_result r;
@@ -59,7 +65,7 @@ static struct exp_arch_result run_cfg(struct exp_arch_cfg c)
 	    r.failed)
 		print_message("%s%s %s%s pes %u conns %u: %llu of %llu, bad %llu dups %llu "
 			      "missing %llu ooo %llu drops %llu failed %llu\n",
-			      exp_arch_name(a), asc ? "_asc" : "",
+			      exp_arch_name(a), sched,
 			      proto == EXP_PROTO_IP_TCP ? "tcp" : "udp", xdr ? "_xdr" : "", pes,
 			      nconn, (unsigned long long)r.msgs, (unsigned long long)want,
 			      (unsigned long long)r.bad, (unsigned long long)r.dups,
@@ -88,25 +94,60 @@ static struct exp_arch_result run(enum exp_arch a, bool asc, uint8_t proto,
 	});
 }
 
+/* One thread kind of every combination of one architecture: transport, XDR, PEs. */
+static void all_sched(enum exp_arch a, bool asc, bool sa)
+{
+	for (int tcp = 0; tcp < 2; tcp++) {
+		uint8_t p = tcp ? EXP_PROTO_IP_TCP : EXP_PROTO_IP_UDP;
+		static const struct {
+			bool xdr;
+			unsigned int pes, nconn;
+			enum asx_map_lock lock;
+			uint64_t count;
+		} pts[] = {
+			{ false, 1, 3, ASX_MAP_MUTEX, 300 },
+			{ true, 2, 4, ASX_MAP_RWLOCK, 400 },
+			/* oversubscribed: more threads than CPUs (XDR over TCP) */
+			{ false, 6, 5, ASX_MAP_RCU, 500 },
+		};
+
+		for (size_t i = 0; i < sizeof(pts) / sizeof(pts[0]); i++)
+			run_cfg((struct exp_arch_cfg){
+				.arch = a, .asc = asc, .sa = sa, .proto = p,
+				.xdr = pts[i].xdr || (i == 2 && tcp), .pes = pts[i].pes,
+				.nconn = pts[i].nconn, .lock = pts[i].lock,
+				.count = pts[i].count });
+	}
+}
+
 /* Every combination of one architecture: thread kind, transport, XDR, PEs. */
 static void all_of(enum exp_arch a)
 {
-	for (int asc = 0; asc < 2; asc++) {
-		for (int tcp = 0; tcp < 2; tcp++) {
-			uint8_t p = tcp ? EXP_PROTO_IP_TCP : EXP_PROTO_IP_UDP;
-
-			run(a, asc, p, false, 1, 3, ASX_MAP_MUTEX, 300);
-			run(a, asc, p, true, 2, 4, ASX_MAP_RWLOCK, 400);
-			/* oversubscribed: more threads than CPUs */
-			run(a, asc, p, tcp, 6, 5, ASX_MAP_RCU, 500);
-		}
-	}
+	all_sched(a, false, false);
+	all_sched(a, true, false);
 }
 
 static void test_lp(void **state)
 {
 	(void)state;
 	all_of(EXP_ARCH_LP);
+}
+
+/*
+ * LP and FP with their service threads on an ASC with scheduler
+ * activations: asx.ko's, so only where it is loaded (skipped elsewhere).
+ */
+static void test_sa(void **state)
+{
+	struct asx_asc *asc;
+	ASX_OPTS(struct asx_asc_opts, o, .activations = ASX_ASC_ACT_ON);
+
+	(void)state;
+	if (asx_asc_create(&asc, &asx_asc_prio, &o))
+		skip();
+	asx_asc_destroy(asc);
+	all_sched(EXP_ARCH_LP, true, true);
+	all_sched(EXP_ARCH_FP, true, true);
 }
 
 static void test_cp(void **state)
@@ -293,6 +334,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_cfg),
 		cmocka_unit_test(test_lp),
+		cmocka_unit_test(test_sa),
 		cmocka_unit_test(test_cp),
 		cmocka_unit_test(test_mp),
 		cmocka_unit_test(test_mp_one_conn),

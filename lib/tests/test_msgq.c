@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include <asx/msgq.h>
+#include <asx/sync.h>
 
 static struct asx_msg *mk(size_t len, unsigned int type, uint8_t band, uint32_t tag)
 {
@@ -301,6 +302,41 @@ static void *put_later(void *arg)
 	if (asx_msgq_enqueue(d->q, m, 0, NULL))
 		asx_msg_free(m);
 	return NULL;
+}
+
+/*
+ * With the lock statistics on, a consumer's wait on an empty queue and a
+ * producer's on a full one each count as a wait, for as long as they
+ * lasted (asx-bench arch reads LP's Task queue waits there); off, nothing.
+ */
+static void test_waits_in_lockstat(void **state)
+{
+	struct asx_msgq *q = NULL;
+	struct asx_lockstat ls;
+	struct asx_msg *m = NULL, *extra;
+	struct timespec dl;
+
+	(void)state;
+	assert_int_equal(asx_msgq_create(&q, 100, 50), 0);
+	asx_lockstat_reset();
+	assert_int_equal(asx_msgq_dequeue(q, &m, 0, asx_deadline(&dl, 1000000)), -ETIMEDOUT);
+	asx_lockstat_read(&ls);
+	assert_int_equal(ls.waits, 0);
+	asx_lockstat_enable(true);
+	assert_int_equal(asx_msgq_dequeue(q, &m, 0, asx_deadline(&dl, 20000000)), -ETIMEDOUT);
+	assert_int_equal(asx_msgq_enqueue(q, mk(100, ASX_MSG_DATA, 0, 1), 0, NULL), 0);
+	extra = mk(10, ASX_MSG_DATA, 0, 2);
+	assert_int_equal(asx_msgq_enqueue(q, extra, 0, asx_deadline(&dl, 20000000)), -ETIMEDOUT);
+	/* a message there: no wait */
+	assert_int_equal(asx_msgq_dequeue(q, &m, 0, NULL), 0);
+	asx_lockstat_enable(false);
+	asx_lockstat_read(&ls);
+	assert_int_equal(ls.waits, 2);
+	assert_true(ls.wait_ns >= 40000000);
+	asx_msg_free_chain(m);
+	asx_msg_free_chain(extra);
+	asx_msgq_destroy(q);
+	asx_lockstat_reset();
 }
 
 static void test_timed_wait_satisfied(void **state)
@@ -883,6 +919,7 @@ int main(void)
 		cmocka_unit_test(test_nonblocking_both_directions),
 		cmocka_unit_test(test_timeouts),
 		cmocka_unit_test(test_timed_wait_satisfied),
+		cmocka_unit_test(test_waits_in_lockstat),
 		cmocka_unit_test(test_deactivate_wakes_producers_and_consumers),
 		cmocka_unit_test(test_pulse),
 		cmocka_unit_test(test_water_mark_hysteresis),

@@ -76,10 +76,9 @@
  *  Consequences: reconfiguration calls wait for every put in progress (a
  *  put blocked on flow control does not hold them up: from the outermost
  *  step it waits for room outside its read section and delivers anew,
- *  looking up the next Task again; nested in a put() an ASC user thread
- *  queues one message past the high water mark and waits after, a pthread
- *  waits inside in 10 ms slices and gives way, queueing past the mark,
- *  once a grace period is wanted), are serialised per stream,
+ *  looking up the next Task again; nested in a put() it queues one
+ *  message past the high water mark and waits after, outside), are
+ *  serialised per stream,
  *  and must not be called from inside a put() (-EDEADLK); they may be
  *  called from svc threads of other Modules and from any other thread.
  *  A removed Module is closed and freed by the call.

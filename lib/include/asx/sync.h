@@ -147,7 +147,9 @@ ASX_API int asx_barrier_wait(struct asx_barrier *b);
  *                           the time from the first failed attempt until
  *                           the lock was held (spinning + sleeping)
  *   waits / wait_ns         condition waits, from going to sleep to having
- *                           the mutex back
+ *                           the mutex back; message-queue waits (asx_msgq,
+ *                           so Task queues: getq, flow control), spin and
+ *                           sleep
  *   holds / hold_ns         critical sections that time themselves (no lock
  *                           of libasx does: its structs have no room for a
  *                           time stamp)

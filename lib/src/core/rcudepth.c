@@ -11,7 +11,6 @@
 
 __thread int asx__rcu_depth = -1;
 unsigned long asx__rcu_wait_faults;
-__thread int asx__rcu_wait_exempt;
 
 void asx__rcu_wait_fault(const char *what)
 {

@@ -28,12 +28,10 @@ static inline bool asx__rcu_in_reader(void)
  */
 extern unsigned long asx__rcu_wait_faults;
 void asx__rcu_wait_fault(const char *what);
-/* > 0: the one documented exception runs (a pthread's nested wait, stream.c) */
-extern __thread int asx__rcu_wait_exempt;
 
 static inline void asx__rcu_check_wait(const char *what)
 {
-	if (__builtin_expect(asx__rcu_depth > 0, 0) && !asx__rcu_wait_exempt)
+	if (__builtin_expect(asx__rcu_depth > 0, 0))
 		asx__rcu_wait_fault(what);
 }
 

@@ -225,17 +225,18 @@ static bool can_get(const struct asx_msgq *q, uint32_t gen)
 
 /*
  * Wait (lock held) until @ok holds under the lock.  0 when it does;
- * -ESHUTDOWN, -EINTR or -ETIMEDOUT otherwise.
+ * -ESHUTDOWN, -EINTR or -ETIMEDOUT otherwise.  wait_until() counts it as
+ * a wait in the lock statistics (<asx/sync.h>), spin and sleep, while
+ * they are on.
  */
-static int wait_until(struct asx_msgq *q, struct waitq *w,
-		      bool (*ok)(const struct asx_msgq *q, uint32_t gen),
-		      const struct timespec *deadline)
+static int wait_until_1(struct asx_msgq *q, struct waitq *w,
+			bool (*ok)(const struct asx_msgq *q, uint32_t gen),
+			const struct timespec *deadline)
 {
 	uint32_t gen = q->pulse;
 	bool spun = false;
 	int r = 0;
 
-	asx__rcu_check_wait("a message queue wait");
 	for (;;) {
 		if (!spun) {
 			if (!asx__spin_futile())
@@ -253,6 +254,20 @@ static int wait_until(struct asx_msgq *q, struct waitq *w,
 		if (r == -ETIMEDOUT)
 			return r;
 	}
+}
+
+static int wait_until(struct asx_msgq *q, struct waitq *w,
+		      bool (*ok)(const struct asx_msgq *q, uint32_t gen),
+		      const struct timespec *deadline)
+{
+	uint64_t t0 = asx_lockstat_begin();	/* 0 while off */
+	int r;
+
+	asx__rcu_check_wait("a message queue wait");
+	r = wait_until_1(q, w, ok, deadline);
+	if (t0)
+		asx_lockstat_end(ASX_LOCKSTAT_WAIT, t0);
+	return r;
 }
 
 /* ---- list (lock held) ---- */

@@ -101,14 +101,12 @@ enum { HELD_NO = 0, HELD_FORCE, HELD_PACED, HELD_CATCHUP, HELD_SUSPEND };
  *    unpins, enters again and looks up the next Task anew (the message
  *    still its caller's); or
  *  - nested inside a put() (whose Module the section keeps alive, so it
- *    cannot leave), on an ASC user thread, queues the message anyway and
- *    owes the wait: the outermost asx_task_put_next() waits for room
- *    after it left, before it returns.  At most one message per nested
- *    delivery past the high water mark, and the writer is held back as
- *    before.  A plain pthread nested there still waits inside the section
- *    (wait_nested: in slices, giving way to grace periods), the one
- *    exception to the rule, which keeps its deadline's meaning and the
- *    queue's bound; it blocks only itself.
+ *    cannot leave), on a pthread or an ASC user thread alike, queues the
+ *    message anyway and owes the wait: the outermost asx_task_put_next()
+ *    waits for room after it left, before it returns.  At most one
+ *    message per nested delivery past the high water mark, and the writer
+ *    is held back as before.  No exception: a grace period nobody
+ *    announces (the application's own, through liburcu) ends too.
  * The wait itself is asx__msgq_wait_room(), outside any section, so it
  * parks an ASC user thread and holds no grace period up.  A pin keeps the
  * Module (and its queue) from being freed meanwhile: asx_module_destroy()
@@ -117,10 +115,8 @@ enum { HELD_NO = 0, HELD_FORCE, HELD_PACED, HELD_CATCHUP, HELD_SUSPEND };
  * section never spans a switch, and they are read and cleared right after
  * the section, before the wait (which may resume on another VP).
  */
-#define SUSPEND_NOTICE_NS	(10 * 1000 * 1000ULL)
 #define DELIVER_AGAIN		1
 #define WAIT_LEAVE		1u	/* full_in_reader() may say DELIVER_AGAIN */
-#define HELD_CHANGED		2	/* a suspended Task's state changed: look again */
 static __thread bool gave_way;		/* DELIVER_AGAIN is ours, not a put()'s */
 static __thread struct {
 	struct asx_module *mod;		/* pinned, NULL: nothing owed */
@@ -271,68 +267,24 @@ static int pay_owed(const struct timespec *dl, bool again)
 	return r;
 }
 
-static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct timespec *dl,
-			unsigned int how);
-
-/*
- * A plain pthread nested inside a put() (the one wait still started inside
- * a section, see DELIVER_AGAIN): wait for room on @n up to @dl in slices
- * of SUSPEND_NOTICE_NS, and between them give way to a grace period, or
- * to a reconfiguration of a suspended @n's Stream (queue anyway: one
- * message past the high water mark per grace period at most), and look
- * again at @n once its held state is no longer @h0, the state its caller
- * acted on: HELD_CHANGED back to deliver_held() for a suspended @n (whose
- * release waits for that delivery to leave held_users), else a delivery
- * anew.
- */
-static int wait_nested(struct asx_task *n, struct asx_msg *m, const struct timespec *dl,
-		       uint32_t h0)
-{
-	struct asx_stream *s = n->mod->stream;
-	struct timespec slice;
-	const struct timespec *until;
-	bool again = false;
-	int r;
-
-	for (;; again = true) {
-		asx_deadline(&slice, SUSPEND_NOTICE_NS);
-		until = dl && asx_timespec_ns(dl) < asx_timespec_ns(&slice) ? dl : &slice;
-		asx__rcu_wait_exempt++;
-		r = again ? asx__msgq_enqueue_again(n->q, m, 0, until)
-			  : asx_msgq_enqueue(n->q, m, 0, until);
-		asx__rcu_wait_exempt--;
-		if (r != -ETIMEDOUT || (dl && asx_timespec_ns(dl) <= asx_now_ns()))
-			return queued(n, r);
-		if (asx__rcu_gp_wanted() || (h0 == HELD_SUSPEND && s && ASX_LOAD_ACQ(&s->cfg_busy)))
-			return queued(n, asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL));
-		if (ASX_LOAD_ACQ(&n->held) != h0)
-			return h0 == HELD_SUSPEND ? HELD_CHANGED : deliver_held(n, m, dl, 0);
-	}
-}
-
 /*
  * @n's queue was found full inside a read section (@how WAIT_LEAVE: the
  * caller may be the outermost put_next's delivery): leave and wait outside;
- * nested, a pthread waits in slices (wait_nested), a user thread (which
- * must not wait there) queues anyway and owes the wait; a deadline already
- * past is -ETIMEDOUT, the message still the caller's.  @max_ns: a paced
- * wait (a held or suspended Task under reconfiguration), queued anyway.
- * @h0: @n's held state the caller acted on (see wait_nested).
+ * nested (where no wait may start), queue anyway and owe the wait; a
+ * deadline already past is -ETIMEDOUT, the message still the caller's.
+ * @max_ns: a paced wait (a held or suspended Task under reconfiguration),
+ * queued anyway.
  */
 static int full_in_reader(struct asx_task *n, struct asx_msg *m, const struct timespec *dl,
-			  uint64_t max_ns, unsigned int how, uint32_t h0)
+			  uint64_t max_ns, unsigned int how)
 {
 	if ((how & WAIT_LEAVE) && asx__rcu_outermost() && !owed.mod) {
 		owe_room(n, max_ns);
 		gave_way = true;
 		return DELIVER_AGAIN;
 	}
-	if (!max_ns) {
-		if (dl && asx_timespec_ns(dl) <= asx_now_ns())
-			return -ETIMEDOUT;
-		if (!asx__uthread_id())
-			return wait_nested(n, m, dl, h0);
-	}
+	if (!max_ns && dl && asx_timespec_ns(dl) <= asx_now_ns())
+		return -ETIMEDOUT;
 	owe_room(n, max_ns);
 	return queued(n, asx_msgq_enqueue(n->q, m, ASX_MSGQ_FORCE, NULL));
 }
@@ -358,7 +310,7 @@ static int enqueue_suspended(struct asx_task *n, struct asx_msg *m, const struct
 	r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_NOWAIT, NULL);
 	if (r != -EWOULDBLOCK)
 		return r;
-	return full_in_reader(n, m, dl, busy ? HELD_PACE_NS : 0, busy ? 0 : how, HELD_SUSPEND);
+	return full_in_reader(n, m, dl, busy ? HELD_PACE_NS : 0, busy ? 0 : how);
 }
 
 static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct timespec *dl,
@@ -370,13 +322,10 @@ static int deliver_held(struct asx_task *n, struct asx_msg *m, const struct time
 again:
 	__atomic_add_fetch(&n->held_users, 1, __ATOMIC_SEQ_CST);
 	h = __atomic_load_n(&n->held, __ATOMIC_SEQ_CST);
-	while (h == HELD_SUSPEND) {
+	if (h == HELD_SUSPEND) {
 		r = enqueue_suspended(n, m, dl, how);
-		if (r != HELD_CHANGED) {
-			__atomic_sub_fetch(&n->held_users, 1, __ATOMIC_RELEASE);
-			return r == DELIVER_AGAIN ? r : queued(n, r);
-		}
-		h = __atomic_load_n(&n->held, __ATOMIC_SEQ_CST);
+		__atomic_sub_fetch(&n->held_users, 1, __ATOMIC_RELEASE);
+		return r == DELIVER_AGAIN ? r : queued(n, r);
 	}
 	if (is_held(h)) {
 		if (h == HELD_FORCE ||
@@ -396,7 +345,7 @@ again:
 		/* released meanwhile */
 		if (ASX_LOAD_ACQ(&n->nthreads) > 0) {
 			r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_NOWAIT, NULL);
-			return r == -EWOULDBLOCK ? full_in_reader(n, m, dl, 0, how, HELD_NO)
+			return r == -EWOULDBLOCK ? full_in_reader(n, m, dl, 0, how)
 						 : queued(n, r);
 		}
 		return call_put(n, m, dl);
@@ -430,7 +379,7 @@ static int deliver(struct asx_task *n, struct asx_msg *m, const struct timespec 
 		return deliver_held(n, m, dl, WAIT_LEAVE);
 	if (ASX_LOAD_ACQ(&n->nthreads) > 0) {
 		r = asx_msgq_enqueue(n->q, m, ASX_MSGQ_NOWAIT, NULL);
-		return r == -EWOULDBLOCK ? full_in_reader(n, m, dl, 0, WAIT_LEAVE, HELD_NO)
+		return r == -EWOULDBLOCK ? full_in_reader(n, m, dl, 0, WAIT_LEAVE)
 					 : queued(n, r);
 	}
 	return call_put(n, m, dl);
@@ -481,7 +430,7 @@ static int putq(struct asx_task *t, struct asx_msg *m, const struct timespec *dl
 	if (!asx__rcu_in_reader())
 		return queued(t, asx_msgq_enqueue(t->q, m, 0, dl));
 	r = asx_msgq_enqueue(t->q, m, ASX_MSGQ_NOWAIT, NULL);
-	return r == -EWOULDBLOCK ? full_in_reader(t, m, dl, 0, how, HELD_NO) : queued(t, r);
+	return r == -EWOULDBLOCK ? full_in_reader(t, m, dl, 0, how) : queued(t, r);
 }
 
 int asx_task_putq(struct asx_task *t, struct asx_msg *m, const struct timespec *deadline)
