@@ -43,16 +43,6 @@ static int write_param(long v)
 	return fclose(f) || r ? -1 : 0;
 }
 
-/* A pipe of asx.ko in p[0], p[1]; 0, or -1. */
-static int spipe(int p[2])
-{
-	p[0] = open(ASX_DEV, O_RDWR | O_CLOEXEC);
-	if (p[0] < 0)
-		return -1;
-	p[1] = asx_pipe(p[0], ASX_PIPE_CLOEXEC);
-	return p[1] < 0 ? -1 : 0;
-}
-
 static void close_pipes(int sp[][2], int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -106,7 +96,7 @@ static int fill_cap(int sp[][2], int fd)
 {
 	for (int tries = 0; tries < 1500; tries++) {
 		for (int i = 0; i < NPIPES; i++)
-			if (spipe(sp[i]))
+			if (asx_pipe_pair(sp[i]))
 				return -1;
 		if (!send_n(sp, NPIPES, fd, CAP))
 			return 0;
@@ -130,7 +120,7 @@ static int hit_and_recover(void)
 	OK(!fill_cap(sp, p[1]), 3);
 	for (i = 0; i < NPIPES; i++)
 		CAPPED(ioctl(sp[i][0], I_SENDFD, p[1]), 4);
-	OK(!spipe(extra), 5);
+	OK(!asx_pipe_pair(extra), 5);
 	CAPPED(ioctl(extra[0], I_SENDFD, p[1]), 6);	/* per user, not per pipe */
 	CAPPED(ioctl(extra[1], I_SENDFD, p[1]), 7);	/* either way */
 	/* received: one place back, and only one */
@@ -243,7 +233,7 @@ TEST_F(fdcap, exempt_and_unlimited)
 	int sp[2], p[2];
 
 	ASSERT_EQ(pipe(p), 0);
-	ASSERT_EQ(spipe(sp), 0);
+	ASSERT_EQ(asx_pipe_pair(sp), 0);
 	EXPECT_EQ(send_n(&sp, 1, p[1], 2 * CAP), 0) TH_LOG("root: %s", strerror(errno));
 	close(sp[0]);
 	close(sp[1]);
