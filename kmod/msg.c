@@ -185,6 +185,7 @@ struct asx_budget {
 	struct hlist_node node;
 	kuid_t uid;
 	struct percpu_counter bytes;
+	atomic_long_t fds;		/* descriptors in flight (I_SENDFD) */
 };
 
 static DEFINE_HASHTABLE(budgets, 6);
@@ -261,6 +262,42 @@ int asx_msg_charge(struct asx_budget *b, struct asx_msg *mp)
 	return -ENOBUFS;
 }
 
+/*
+ * Per-user cap on descriptors in flight: files sent with I_SENDFD and not
+ * yet received (nor freed with their message), counted for the user who
+ * opened the sending pipe end, as its messages' bytes are. Like Linux's cap
+ * on SCM_RIGHTS files in flight (RLIMIT_NOFILE per user), it bounds what a
+ * user pins in the kernel past the pipes' water marks; unlike it, I_SENDFD
+ * fails with EAGAIN, the errno streamio(7) gives it, not ETOOMANYREFS.
+ */
+static unsigned int user_max_fds = 1024;
+module_param(user_max_fds, uint, 0644);
+MODULE_PARM_DESC(user_max_fds,
+		 "descriptors one user may have in flight over pipes (I_SENDFD), 0 for no limit, CAP_SYS_RESOURCE exempt (default 1024)");
+
+/**
+ * asx_budget_fd_charge() - count one more descriptor in flight for @b's user
+ * @b: the budget of the sending Stream
+ *
+ * Return: 0, or -EAGAIN (nothing counted) when the user has user_max_fds in
+ * flight and the caller lacks CAP_SYS_RESOURCE. asx_budget_fd_uncharge()
+ * gives it back.
+ */
+int asx_budget_fd_charge(struct asx_budget *b)
+{
+	unsigned int max = READ_ONCE(user_max_fds);
+
+	if (atomic_long_inc_return(&b->fds) <= max || !max || capable(CAP_SYS_RESOURCE))
+		return 0;
+	atomic_long_dec(&b->fds);
+	return -EAGAIN;
+}
+
+void asx_budget_fd_uncharge(struct asx_budget *b)
+{
+	atomic_long_dec(&b->fds);
+}
+
 static void budgets_free(void)
 {
 	struct hlist_node *tmp;
@@ -269,6 +306,7 @@ static void budgets_free(void)
 
 	hash_for_each_safe(budgets, bkt, tmp, b, node) {
 		WARN_ON(percpu_counter_sum(&b->bytes));
+		WARN_ON(atomic_long_read(&b->fds));
 		hash_del(&b->node);
 		percpu_counter_destroy(&b->bytes);
 		kfree(b);
@@ -332,8 +370,12 @@ static void passfp_release(struct asx_msg *mp)
 {
 	struct asx_passfp *pf = (struct asx_passfp *)mp->db->base;
 
-	if (mp->db->size == sizeof(*pf) && pf->file)
+	if (mp->db->size != sizeof(*pf))
+		return;
+	if (pf->file)
 		fput(pf->file);
+	if (pf->fdcharged)
+		asx_budget_fd_uncharge(pf->fdcharged);
 }
 
 /* Frees one block; the data goes when its last block does. */

@@ -30,11 +30,14 @@ struct asx_passfp {
 	struct file *file;
 	kuid_t uid;
 	kgid_t gid;
+	struct asx_budget *fdcharged;	/* counts it in flight (user_max_fds) */
 };
 
 struct asx_budget;
 struct asx_budget *asx_budget_get(kuid_t uid);
 int asx_msg_charge(struct asx_budget *b, struct asx_msg *mp);
+int asx_budget_fd_charge(struct asx_budget *b);
+void asx_budget_fd_uncharge(struct asx_budget *b);
 
 void asx_freemsg_list(struct list_head *list);
 

@@ -327,6 +327,7 @@ static long xsi_sendfd(struct asx_stream *st, unsigned long arg)
 	struct asx_msg *mp;
 	struct file *f;
 	long ret;
+	int fdret;
 
 	if (st->drv != &asx_drv_pipe)
 		return -EINVAL;		/* not a STREAMS pipe */
@@ -347,17 +348,24 @@ static long xsi_sendfd(struct asx_stream *st, unsigned long arg)
 	pf->file = NULL;
 	pf->uid = current_euid();
 	pf->gid = current_egid();
+	pf->fdcharged = NULL;
 	mp->wptr += sizeof(*pf);
 	if (asx_msg_charge(st->budget, mp)) {
 		asx_freemsg(mp);
 		goto out;
 	}
+	/* the per-user cap on files in flight (user_max_fds) */
+	fdret = asx_budget_fd_charge(st->budget);
+	if (!fdret)
+		pf->fdcharged = st->budget;
 	rcu_read_lock();
 	p = rcu_dereference(st->peer);
 	if (!p)
 		ret = -ENXIO;		/* the other end has closed */
 	else if (asx_stream_linked(p))
 		ret = -EINVAL;		/* it has no reader: it belongs to a mux */
+	else if (fdret)
+		ret = fdret;		/* EAGAIN: the user has too many in flight */
 	else if (!asx_canput(&p->hrq))
 		ret = -EAGAIN;		/* its head's read queue is full */
 	else

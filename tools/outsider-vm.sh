@@ -16,6 +16,10 @@
 #                                    libasx, then (unless --programs-only)
 #                                    tools/asxctl/test-asxctl.sh with the
 #                                    staged asxctl
+#   (both)                           tools/xsi-ports/test.sh likewise: the
+#                                    ported STREAMS programs built against
+#                                    the staged install, run as root and
+#                                    as nobody
 #
 # Each prints TAP (tools/lib/tap.sh): a test point per program, the asxctl
 # script's own TAP as a subtest; the last line is "# outsider-vm: N passed,
@@ -27,7 +31,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mode=${1:-}
 dir=${2:-}
 if [ -z "$dir" ] || { [ "$mode" != build ] && [ "$mode" != run ]; }; then
-	sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 fi
 mkdir -p "$dir"
@@ -59,6 +63,8 @@ if [ "$mode" = build ]; then
 				bad "build outsider/vm/$name.c"
 			fi
 		done
+		# the ported STREAMS programs (tools/xsi-ports), the same way
+		tap_subtest "build tools/xsi-ports" "$top/tools/xsi-ports/test.sh" build "$dir/xsi-ports"
 	fi
 	tap_end outsider-vm
 	exit
@@ -76,6 +82,7 @@ for bin in "$dir"/bin/*; do
 	if [ $rc -eq 0 ]; then ok "outsider/vm/$name"; else bad "outsider/vm/$name (exit $rc)"; fi
 done
 [ -n "${bin:-}" ] && [ -e "$bin" ] || bad "no program in $dir/bin (tools/outsider-vm.sh build $dir)"
+tap_subtest "tools/xsi-ports as root and nobody" "$top/tools/xsi-ports/test.sh" run "$dir/xsi-ports"
 if [ "${3:-}" = --programs-only ]; then
 	tap_end outsider-vm
 	exit

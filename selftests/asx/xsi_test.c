@@ -699,11 +699,7 @@ TEST(msg_calls_on_other_files)
 /* A pipe of asx.ko in p[0], p[1] (close-on-exec both); 0, or -1. */
 static int spipe(int p[2])
 {
-	p[0] = open(ASX_DEV, O_RDWR | O_CLOEXEC);
-	if (p[0] < 0)
-		return -1;
-	p[1] = asx_pipe(p[0], ASX_PIPE_CLOEXEC);
-	return p[1] < 0 ? -1 : 0;
+	return asx_pipe_pair(p);
 }
 
 /*
