@@ -14,6 +14,7 @@
  */
 
 #include "driver.h"
+#include "registry.h"
 
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -102,16 +103,13 @@ static void drvreg_release(struct asx_stream *st)
 int asx_register_driver(struct asx_drvinfo *di)
 {
 	struct asx_drvreg *r;
-	size_t len;
-	int ret = 0;
+	int ret;
 
-	if (!di || !di->name || !di->winit.put)
+	if (!di || !di->winit.put)
 		return -EINVAL;
-	len = strnlen(di->name, ASX_NAME_MAX);
-	if (!len || len >= ASX_NAME_MAX)
-		return -EINVAL;
-	if (di->hiwat > ASX_MAX_HIWAT || di->lowat > di->hiwat)
-		return -EINVAL;
+	ret = asx_registry_check(di->name, di->hiwat, di->lowat);
+	if (ret)
+		return ret;
 	if (asx_builtin_driver(di->name))
 		return -EEXIST;
 	r = kzalloc(sizeof(*r), GFP_KERNEL);

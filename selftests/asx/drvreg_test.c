@@ -54,23 +54,6 @@ static int unregister_settled(void)
 	return -1;
 }
 
-/* A module's reference count (/sys/module/NAME/refcnt), or -1. */
-static long refcnt(const char *name)
-{
-	char path[128];
-	long n = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/module/%s/refcnt", name);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &n) != 1)
-		n = -1;
-	fclose(f);
-	return n;
-}
-
 static int loaded(const char *name)
 {
 	char path[128];
@@ -120,6 +103,19 @@ static int open_upper(int flags)
 		return -1;
 	}
 	return fd;
+}
+
+/* SETDRV @name on a new Stream: 0, or its errno (-1: no Stream). */
+static int setdrv_errno(const char *name)
+{
+	int fd = asx_open(0), e = 0;
+
+	if (fd < 0)
+		return -1;
+	if (asx_setdrv(fd, name))
+		e = errno;
+	close(fd);
+	return e;
 }
 
 static int autopush(unsigned int cmd, const char *drv, unsigned int count,
@@ -193,12 +189,7 @@ TEST_F(upper, listed_chosen_by_name_and_echoes)
 	EXPECT_EQ(echoed(self->fd), 15) TH_LOG("through pass");
 	ASSERT_EQ(asx_pop(self->fd, "pass"), 0);
 	/* an unknown name is still ENOENT */
-	close(self->fd);
-	self->fd = asx_open(0);
-	ASSERT_GE(self->fd, 0);
-	errno = 0;
-	EXPECT_EQ(asx_setdrv(self->fd, "uppe"), -1);
-	EXPECT_EQ(errno, ENOENT);
+	EXPECT_EQ(setdrv_errno("uppe"), ENOENT);
 }
 
 /* Flow control through the driver: nothing lost, nothing duplicated, in order. */
@@ -241,7 +232,7 @@ TEST_F(upper, unload_refused_while_open_then_after_close)
 
 	self->fd = open_upper(0);
 	ASSERT_GE(self->fd, 0) TH_LOG("%s", strerror(errno));
-	EXPECT_EQ(refcnt(UPPER), 1);
+	EXPECT_EQ(asx_refcnt_of(UPPER), 1);
 	errno = 0;
 	EXPECT_EQ(asx_ko_unload(UPPER), -1) TH_LOG("unloaded under an open Stream");
 	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY) TH_LOG("errno %d", errno);
@@ -252,11 +243,7 @@ TEST_F(upper, unload_refused_while_open_then_after_close)
 	EXPECT_EQ(asx_ko_unload_settled(UPPER), 0) TH_LOG("still busy: %s", strerror(errno));
 	EXPECT_FALSE(asx_proc_has(MODULES, "driver upper asx_upper 0"));
 	EXPECT_EQ(asx_settle_refcnt(asx_refs - 1), asx_refs - 1) TH_LOG("asx.ko's references");
-	self->fd = asx_open(0);
-	ASSERT_GE(self->fd, 0);
-	errno = 0;
-	EXPECT_EQ(asx_setdrv(self->fd, "upper"), -1);
-	EXPECT_EQ(errno, ENOENT);
+	EXPECT_EQ(setdrv_errno("upper"), ENOENT);
 }
 
 /* asx_unregister_driver() refuses with EBUSY while a Stream has the driver. */
@@ -279,13 +266,10 @@ TEST_F(upper, unregister_refused_while_open)
 	self->fd = -1;
 	ASSERT_EQ(unregister_settled(), 0) TH_LOG("%s", strerror(errno));
 	EXPECT_FALSE(asx_proc_has(MODULES, "driver upper asx_upper 0"));
-	self->fd = asx_open(0);
-	ASSERT_GE(self->fd, 0);
-	errno = 0;
-	EXPECT_EQ(asx_setdrv(self->fd, "upper"), -1);
-	EXPECT_EQ(errno, ENOENT);
+	EXPECT_EQ(setdrv_errno("upper"), ENOENT);
 	ASSERT_EQ(set_param("registered", "1"), 0) TH_LOG("%s", strerror(errno));
-	EXPECT_EQ(asx_setdrv(self->fd, "upper"), 0) TH_LOG("%s", strerror(errno));
+	self->fd = open_upper(0);
+	ASSERT_GE(self->fd, 0) TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(echo(self->fd, "back", "BACK"), 0);
 }
 
@@ -303,7 +287,7 @@ TEST_F(upper, open_refused_leaves_a_loop)
 	ASSERT_EQ(driver_of(self->fd, drv), 0);
 	EXPECT_STREQ(drv, "loop");
 	EXPECT_EQ(echo(self->fd, "as is", "as is"), 0);
-	EXPECT_EQ(refcnt(UPPER), 0);
+	EXPECT_EQ(asx_refcnt_of(UPPER), 0);
 	EXPECT_TRUE(asx_proc_has(MODULES, "driver upper asx_upper 0"));
 	ASSERT_EQ(set_param("refuse_open", "0"), 0);
 	close(self->fd);
@@ -404,7 +388,7 @@ TEST_F(upper, load_unload_loop)
 		b = open_upper(O_NONBLOCK);
 		ASSERT_GE(a, 0);
 		ASSERT_GE(b, 0);
-		EXPECT_EQ(refcnt(UPPER), 2);
+		EXPECT_EQ(asx_refcnt_of(UPPER), 2);
 		EXPECT_EQ(echo(a, "round", "ROUND"), 0);
 		/* b's message is still queued at its head when it closes */
 		ASSERT_EQ(write(b, "unread", 6), 6);
