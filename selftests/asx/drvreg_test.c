@@ -10,6 +10,7 @@
  * that loading and unloading many times leaves no reference or object.
  */
 #include <grp.h>
+#include <pthread.h>
 #include <sys/wait.h>
 
 #include "asx_util.h"
@@ -401,6 +402,78 @@ TEST_F(upper, load_unload_loop)
 	EXPECT_EQ(asx_objects("streams"), streams);
 	EXPECT_EQ(asx_objects("msgs"), msgs);
 	EXPECT_EQ(asx_objects("dblks"), dblks);
+}
+
+struct racer {
+	int stop;
+	long opened, refused, bad;
+};
+
+/* Opens upper Streams and echoes through each until told to stop. */
+static void *racer_fn(void *arg)
+{
+	struct racer *r = arg;
+	int fd;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		fd = asx_open(0);
+		if (fd < 0) {
+			r->bad++;
+			continue;
+		}
+		if (!asx_setdrv(fd, "upper")) {
+			r->opened++;
+			/* what got the driver keeps it whatever the unregisterer does */
+			if (echo(fd, "race", "RACE"))
+				r->bad++;
+		} else if (errno == ENOENT) {
+			r->refused++;
+		} else {
+			r->bad++;
+		}
+		close(fd);
+	}
+	return NULL;
+}
+
+/*
+ * SETDRV from 3 threads against unregistering and registering the driver
+ * in a loop: each SETDRV gets a working driver or ENOENT, an unregistering
+ * is refused (EBUSY) or takes the name away, and nothing is left over.
+ */
+TEST_F(upper, setdrv_races_unregister)
+{
+	struct racer r[3] = { 0 };
+	pthread_t t[3];
+	long flips = 0, busy = 0, opened = 0, refused = 0;
+	int i, k;
+
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(pthread_create(&t[i], NULL, racer_fn, &r[i]), 0);
+	for (k = 0; k < 400; k++) {
+		if (!set_param("registered", "0")) {
+			flips++;
+			asx_msleep(1);	/* a window for ENOENT */
+			ASSERT_EQ(set_param("registered", "1"), 0) TH_LOG("%s", strerror(errno));
+		} else {
+			EXPECT_EQ(errno, EBUSY);
+			busy++;
+		}
+	}
+	for (i = 0; i < 3; i++) {
+		__atomic_store_n(&r[i].stop, 1, __ATOMIC_RELEASE);
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(r[i].bad, 0) TH_LOG("thread %d", i);
+		opened += r[i].opened;
+		refused += r[i].refused;
+	}
+	TH_LOG("%ld unregistered, %ld refused busy; %ld SETDRV got it, %ld ENOENT", flips, busy,
+	       opened, refused);
+	EXPECT_GT(opened, 0);
+	EXPECT_GT(flips + busy, 0);
+	EXPECT_EQ(unregister_settled(), 0) TH_LOG("users left: %s", strerror(errno));
+	EXPECT_EQ(set_param("registered", "1"), 0);
+	EXPECT_TRUE(asx_proc_has(MODULES, "driver upper asx_upper 0"));
 }
 
 TEST_HARNESS_MAIN
