@@ -143,6 +143,43 @@ struct asx_modinfo {
 int asx_register_module(struct asx_modinfo *mi);
 void asx_unregister_module(struct asx_modinfo *mi);
 
+/**
+ * struct asx_drvinfo - an ASX driver (a Stream's tail), registered by name
+ * @name:      the name ASX_IOC_SETDRV and autopush look for (< ASX_NAME_MAX
+ *             bytes), in one namespace with the built-in loop, null, mux and
+ *             pipe
+ * @owner:     THIS_MODULE; held while a Stream has the driver
+ * @rinit:     read side procedures; a NULL put passes messages up
+ * @winit:     write side procedures; put is required. The write queue's next
+ *             is the read queue (as the loop driver's): asx_putnext() on it
+ *             sends a message up through @rinit's put, asx_qreply() past it
+ * @priv_size: bytes of private data per Stream (q->priv of both queues, zeroed)
+ * @open:      optional, called when a Stream gets the driver (SETDRV), in
+ *             process context, before any put; non-zero fails the SETDRV
+ * @close:     optional, called when the Stream is freed, after its queues
+ *             are quiet and empty
+ * @hiwat:     the driver queues' water marks, 0 for ASX_DEF_HIWAT/ASX_DEF_LOWAT
+ * @lowat:     see @hiwat
+ * @reg:       registry use
+ *
+ * The rules of struct asx_modinfo's procedures hold for these.
+ */
+struct asx_drvinfo {
+	const char *name;
+	struct module *owner;
+	struct asx_qinit rinit;
+	struct asx_qinit winit;
+	size_t priv_size;
+	int (*open)(struct asx_queue *rq, struct asx_queue *wq);
+	void (*close)(struct asx_queue *rq, struct asx_queue *wq);
+	size_t hiwat;
+	size_t lowat;
+	void *reg;
+};
+
+int asx_register_driver(struct asx_drvinfo *di);
+int asx_unregister_driver(struct asx_drvinfo *di);
+
 /* Messages */
 struct asx_msg *asx_allocb(size_t size, gfp_t gfp);
 void asx_freeb(struct asx_msg *mp);
@@ -180,5 +217,7 @@ void asx_flushq(struct asx_queue *q, bool band_only, u8 band);
 void asx_flush_msg(struct asx_queue *q, struct asx_msg *mp);
 void asx_iocack(struct asx_queue *q, struct asx_msg *mp, int rval, struct asx_msg *data);
 void asx_iocnak(struct asx_queue *q, struct asx_msg *mp, int error);
+/* A driver's M_FLUSH: flushes its write queue, turns FLUSHR up the read side. */
+void asx_drv_flush(struct asx_queue *q, struct asx_msg *mp);
 
 #endif /* _ASX_API_H */

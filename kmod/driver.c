@@ -2,7 +2,7 @@
 /*
  * ASX drivers, the tail of a Stream: what the drivers share, the list SETDRV
  * chooses from, and SETDRV itself. One file per driver: loop.c, null.c,
- * pipe.c, mux.c.
+ * pipe.c, mux.c; drvreg.c, those other kernel modules register.
  *
  * Copyright (C) 2026 ASX developers
  */
@@ -32,6 +32,7 @@ void asx_drv_flush(struct asx_queue *q, struct asx_msg *mp)
 		asx_freemsg(mp);
 	}
 }
+EXPORT_SYMBOL_GPL(asx_drv_flush);
 
 /* Sends the queued messages on while the queue ahead takes them. */
 void asx_drv_forward_srv(struct asx_queue *q)
@@ -62,8 +63,7 @@ static const struct asx_driver *const asx_drivers[] = {
 	&asx_drv_loop, &asx_drv_null, &asx_drv_mux,
 };
 
-/* The drivers SETDRV can choose (pipe ends are made by ASX_IOC_PIPE). */
-const struct asx_driver *asx_find_driver(const char *name)
+static const struct asx_driver *find_builtin(const char *name)
 {
 	unsigned int i;
 
@@ -74,7 +74,41 @@ const struct asx_driver *asx_find_driver(const char *name)
 	return NULL;
 }
 
-/* SETDRV: switches a fresh Stream, with no module and nothing queued, to @drv. */
+/* A name of asx.ko's own drivers, pipe ends' included: not for registering. */
+bool asx_builtin_driver(const char *name)
+{
+	return find_builtin(name) || !strcmp(name, asx_drv_pipe.name);
+}
+
+/*
+ * The drivers SETDRV can choose (pipe ends are made by ASX_IOC_PIPE): the
+ * built-in ones and the registered ones; a registered one comes pinned,
+ * released with asx_put_driver() unless a Stream keeps it.
+ */
+const struct asx_driver *asx_find_driver(const char *name)
+{
+	const struct asx_driver *drv = find_builtin(name);
+
+	return drv ? drv : asx_drvreg_get(name);
+}
+
+void asx_put_driver(const struct asx_driver *drv)
+{
+	if (drv->release)
+		asx_drvreg_put(drv);
+}
+
+/* What autopush may name: a driver SETDRV chooses, or pipe ends. */
+bool asx_driver_known(const char *name)
+{
+	return asx_builtin_driver(name) || asx_drvreg_known(name);
+}
+
+/*
+ * SETDRV: switches a fresh Stream, with no module and nothing queued, to @drv.
+ * A registered driver's open hook runs first; on success the Stream holds
+ * the pin asx_find_driver() took, else the caller releases it.
+ */
 int asx_drv_set(struct asx_stream *st, const struct asx_driver *drv)
 {
 	int ret = 0;
@@ -82,7 +116,9 @@ int asx_drv_set(struct asx_stream *st, const struct asx_driver *drv)
 	mutex_lock(&st->cfg);
 	if (!asx_drv_fresh(st) || READ_ONCE(st->dwq.nmsgs) || st->depth)
 		ret = -EBUSY;
-	else if (drv != st->drv)
+	else if (drv != st->drv && drv->open)
+		ret = drv->open(drv, st);
+	if (!ret && drv != st->drv)
 		asx_stream_set_driver(st, drv);
 	mutex_unlock(&st->cfg);
 	return ret;
@@ -94,4 +130,5 @@ void asx_drivers_show(struct seq_file *m)
 
 	for (i = 0; i < ARRAY_SIZE(asx_drivers); i++)
 		seq_printf(m, "driver %s\n", asx_drivers[i]->name);
+	asx_drvreg_show(m);
 }

@@ -13,6 +13,7 @@
 struct seq_file;
 
 /* loop.c, null.c, pipe.c, mux.c */
+void asx_drv_loop_attach(struct asx_stream *st);
 extern const struct asx_driver asx_drv_loop;
 extern const struct asx_driver asx_drv_null;
 extern const struct asx_driver asx_drv_pipe;
@@ -20,10 +21,12 @@ extern const struct asx_driver asx_drv_mux;
 
 /* driver.c: what the drivers share */
 void asx_drv_rput(struct asx_queue *q, struct asx_msg *mp);
-void asx_drv_flush(struct asx_queue *q, struct asx_msg *mp);
 void asx_drv_forward_srv(struct asx_queue *q);
 bool asx_drv_fresh(struct asx_stream *st);
 const struct asx_driver *asx_find_driver(const char *name);
+void asx_put_driver(const struct asx_driver *drv);
+bool asx_driver_known(const char *name);
+bool asx_builtin_driver(const char *name);
 int asx_drv_set(struct asx_stream *st, const struct asx_driver *drv);
 void asx_drivers_show(struct seq_file *m);
 
@@ -54,6 +57,16 @@ static inline void asx_drv_forward(struct asx_queue *q, struct asx_msg *mp)
 	else
 		asx_putq(q, mp);
 }
+
+/*
+ * drvreg.c: the drivers other kernel modules register (asx_register_driver()).
+ * asx_drvreg_get() pins one (owner and users) for a Stream; asx_drvreg_put()
+ * (the driver's release hook) lets it go.
+ */
+const struct asx_driver *asx_drvreg_get(const char *name);
+void asx_drvreg_put(const struct asx_driver *drv);
+bool asx_drvreg_known(const char *name);
+void asx_drvreg_show(struct seq_file *m);
 
 /* pipe.c */
 int asx_pipe_connect(struct asx_stream *a, struct asx_stream *b);

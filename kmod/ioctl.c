@@ -22,7 +22,8 @@
 #include <linux/uaccess.h>
 
 #define ASX_FEATURES	(ASX_FEAT_STREAMS | ASX_FEAT_PIPE | ASX_FEAT_MUX | ASX_FEAT_STR | \
-			 ASX_FEAT_PROCFS | ASX_FEAT_SA_BUILT | ASX_FEAT_XSI | ASX_FEAT_AUTOPUSH)
+			 ASX_FEAT_PROCFS | ASX_FEAT_SA_BUILT | ASX_FEAT_XSI | ASX_FEAT_AUTOPUSH | \
+			 ASX_FEAT_DRVREG)
 #define ASX_STR_TIMEOUT	(15 * HZ)
 
 static_assert(sizeof(struct asx_version) == ASX_VERSION_SIZE_VER1);
@@ -116,7 +117,11 @@ static long ioc_setdrv(struct asx_stream *st, void __user *uarg)
 	ret = asx_stream_unautopush(st);
 	if (!ret)
 		ret = asx_drv_set(st, drv);
-	return ret ? ret : asx_stream_autopush(st, drv->name);
+	if (ret) {
+		asx_put_driver(drv);	/* a registered one's pin, if not kept */
+		return ret;
+	}
+	return asx_stream_autopush(st, drv->name);
 }
 
 static long ioc_autopush(void __user *uarg)
@@ -134,8 +139,8 @@ static long ioc_autopush(void __user *uarg)
 	ret = -EINVAL;
 	if (ap->reserved || !memchr(ap->driver, 0, sizeof(ap->driver)))
 		goto out;
-	ret = -ENOENT;	/* the drivers SETDRV chooses, and pipe ends */
-	if (!asx_find_driver(ap->driver) && strcmp(ap->driver, asx_drv_pipe.name))
+	ret = -ENOENT;	/* the drivers SETDRV chooses, registered ones too, and pipe ends */
+	if (!asx_driver_known(ap->driver))
 		goto out;
 	switch (ap->cmd) {
 	case ASX_AP_SET:

@@ -16,7 +16,7 @@ static void loop_wput(struct asx_queue *q, struct asx_msg *mp)
 }
 
 /* The write queue's next is the read queue of the same end. */
-static void loop_attach(struct asx_stream *st)
+void asx_drv_loop_attach(struct asx_stream *st)
 {
 	rcu_assign_pointer(st->dwq.next, &st->drq);
 	rcu_assign_pointer(st->drq.prev, &st->dwq);
@@ -26,5 +26,5 @@ const struct asx_driver asx_drv_loop = {
 	.name	= "loop",
 	.rinit	= { .put = asx_drv_rput },
 	.winit	= { .put = loop_wput, .srv = asx_drv_forward_srv },
-	.attach	= loop_attach,
+	.attach	= asx_drv_loop_attach,
 };

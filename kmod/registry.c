@@ -25,6 +25,24 @@ static struct asx_modinfo *find_locked(const char *name)
 	return NULL;
 }
 
+/*
+ * What a module or a driver (drvreg.c) registers with: a name of 1 to
+ * ASX_NAME_MAX - 1 bytes and water marks in range. 0 or -EINVAL.
+ */
+int asx_registry_check(const char *name, size_t hiwat, size_t lowat)
+{
+	size_t len;
+
+	if (!name)
+		return -EINVAL;
+	len = strnlen(name, ASX_NAME_MAX);
+	if (!len || len >= ASX_NAME_MAX)
+		return -EINVAL;
+	if (hiwat > ASX_MAX_HIWAT || lowat > hiwat)
+		return -EINVAL;
+	return 0;
+}
+
 /**
  * asx_register_module() - make a module available to ASX_IOC_PUSH
  * @mi: the module; must stay valid until asx_unregister_module()
@@ -34,16 +52,13 @@ static struct asx_modinfo *find_locked(const char *name)
  */
 int asx_register_module(struct asx_modinfo *mi)
 {
-	size_t len;
 	int ret = 0;
 
-	if (!mi || !mi->name || !mi->rinit.put || !mi->winit.put)
+	if (!mi || !mi->rinit.put || !mi->winit.put)
 		return -EINVAL;
-	len = strnlen(mi->name, ASX_NAME_MAX);
-	if (!len || len >= ASX_NAME_MAX)
-		return -EINVAL;
-	if (mi->hiwat > ASX_MAX_HIWAT || mi->lowat > mi->hiwat)
-		return -EINVAL;
+	ret = asx_registry_check(mi->name, mi->hiwat, mi->lowat);
+	if (ret)
+		return ret;
 
 	mutex_lock(&asx_registry_lock);
 	if (find_locked(mi->name))

@@ -12,6 +12,7 @@
 
 struct seq_file;
 
+int asx_registry_check(const char *name, size_t hiwat, size_t lowat);
 struct asx_modinfo *asx_find_module(const char *name);
 void asx_put_module(struct asx_modinfo *mi);
 void asx_registry_show(struct seq_file *m);

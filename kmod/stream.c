@@ -608,6 +608,8 @@ static void stream_free_work(struct work_struct *work)
 	asx_queue_purge(&st->hrq);
 	if (st->ioc_resp)
 		asx_freemsg(st->ioc_resp);
+	if (st->drv->release)
+		st->drv->release(st);
 	kfree(st);
 	atomic_long_dec(&asx_nr_streams);
 }

@@ -22,7 +22,7 @@
  *   st->cfg, st->rlock or st->ioclock (never two of them) > q->lock, of one queue
  *   asx_sa_lock (sa.c) > a group's raw lock (also taken under the run-queue lock)
  *
- * Leaves, under which nothing is taken: q->lock, asx_registry_lock,
+ * Leaves, under which nothing is taken: q->lock, asx_registry_lock, asx_drvreg_lock,
  * budgets_lock and deferred_lock (msg.c), a group's raw lock. Put procedures
  * run under rcu_read_lock() and take only q->lock (and their module's own
  * locks); service procedures run in asx_wq, which st->cfg holders wait for
@@ -53,7 +53,9 @@ enum {
  * optional. @attach joins the driver's queues when a Stream gets the driver
  * (the loop turns its write queue up its read queue). @detach is called at
  * the last close, before the queues stop: it cuts the Stream from the others
- * the driver joined it to.
+ * the driver joined it to. A registered driver's (drvreg.c) @open runs when a
+ * Stream is given it (SETDRV, under st->cfg, before @attach; non-zero fails
+ * the SETDRV) and @release when the Stream is freed, its queues quiet.
  */
 struct asx_driver {
 	const char *name;
@@ -61,6 +63,8 @@ struct asx_driver {
 	struct asx_qinit winit;
 	void (*attach)(struct asx_stream *st);
 	void (*detach)(struct asx_stream *st);
+	int (*open)(const struct asx_driver *drv, struct asx_stream *st);
+	void (*release)(struct asx_stream *st);
 };
 
 /* A module pushed on a Stream. */

@@ -347,18 +347,27 @@ static inline long asx_settle_kmembers(long want)
 	return asx_settle(asx_kmembers, want);
 }
 
-/* asx.ko's module reference count (/sys/module/asx/refcnt), or -1. */
-static inline long asx_module_refcnt(void)
+/* A kernel module's reference count (/sys/module/NAME/refcnt), or -1. */
+static inline long asx_refcnt_of(const char *name)
 {
-	FILE *f = fopen("/sys/module/asx/refcnt", "re");
+	char path[128];
 	long n = -1;
+	FILE *f;
 
+	snprintf(path, sizeof(path), "/sys/module/%s/refcnt", name);
+	f = fopen(path, "re");
 	if (!f)
 		return -1;
 	if (fscanf(f, "%ld", &n) != 1)
 		n = -1;
 	fclose(f);
 	return n;
+}
+
+/* asx.ko's module reference count, or -1. */
+static inline long asx_module_refcnt(void)
+{
+	return asx_refcnt_of("asx");
 }
 
 /* Waits (up to 5 s) for asx_module_refcnt() to be @want; returns the last. */

@@ -4,49 +4,11 @@
  * the ASX module "rot13" through asx.ko's exported API: load it, push and use
  * "rot13", check that neither module unloads while in use, unload it.
  */
-#include <libgen.h>
-#include <limits.h>
-#include <stdlib.h>
-#include <sys/syscall.h>
-
 #include "asx_util.h"
 #include "asx_harness.h"
+#include "ko_util.h"
 
-#define ROT13_KO	"kmod/test/asx_rot13.ko"
-
-/* The tree's top: the binary is <top>/build/selftests/modreg_test. */
-static int ko_path(char *out, size_t len)
-{
-	char exe[PATH_MAX];
-	ssize_t n;
-	int i;
-
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n < 0)
-		return -1;
-	exe[n] = 0;
-	for (i = 0; i < 3; i++)
-		dirname(exe);
-	snprintf(out, len, "%s/%s", exe, ROT13_KO);
-	return 0;
-}
-
-static int proc_has(const char *path, const char *line)
-{
-	char buf[256];
-	FILE *f = fopen(path, "r");
-	int found = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(buf, sizeof(buf), f)) {
-		buf[strcspn(buf, "\n")] = 0;
-		if (!strcmp(buf, line))
-			found = 1;
-	}
-	fclose(f);
-	return found;
-}
+#define ROT13_KO	"asx_rot13.ko"
 
 FIXTURE(rot13) {
 	int fd;
@@ -54,31 +16,24 @@ FIXTURE(rot13) {
 
 FIXTURE_SETUP(rot13)
 {
-	char path[PATH_MAX + 32];
-	int ko;
-
 	self->fd = -1;
-	ASSERT_EQ(ko_path(path, sizeof(path)), 0);
-	ko = open(path, O_RDONLY | O_CLOEXEC);
-	ASSERT_GE(ko, 0) TH_LOG("%s: %s (run make kmod)", path, strerror(errno));
-	ASSERT_EQ(syscall(SYS_finit_module, ko, "", 0), 0)
-		TH_LOG("load %s: %s", path, strerror(errno));
-	close(ko);
+	ASSERT_EQ(asx_ko_load(ROT13_KO, ""), 0)
+		TH_LOG("load %s: %s (run make kmod)", ROT13_KO, strerror(errno));
 }
 
 FIXTURE_TEARDOWN(rot13)
 {
 	if (self->fd >= 0)
 		close(self->fd);
-	syscall(SYS_delete_module, "asx_rot13", O_NONBLOCK);
+	asx_ko_unload("asx_rot13");
 }
 
 TEST_F(rot13, registers_pushes_and_unloads)
 {
 	char buf[32];
 
-	EXPECT_TRUE(proc_has("/proc/asx/modules", "module rot13 asx_rot13"));
-	EXPECT_TRUE(proc_has("/proc/asx/modules", "module pass asx"));
+	EXPECT_TRUE(asx_proc_has("/proc/asx/modules", "module rot13 asx_rot13"));
+	EXPECT_TRUE(asx_proc_has("/proc/asx/modules", "module pass asx"));
 	self->fd = asx_open(0);
 	ASSERT_GE(self->fd, 0);
 	ASSERT_EQ(asx_push(self->fd, "rot13"), 0) TH_LOG("%s", strerror(errno));
@@ -88,18 +43,18 @@ TEST_F(rot13, registers_pushes_and_unloads)
 	EXPECT_EQ(strcmp(buf, "Uryyb, Jbeyq"), 0) TH_LOG("got %s", buf);
 
 	errno = 0;
-	EXPECT_EQ(syscall(SYS_delete_module, "asx_rot13", O_NONBLOCK), -1)
+	EXPECT_EQ(asx_ko_unload("asx_rot13"), -1)
 		TH_LOG("unloaded while pushed");
 	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY) TH_LOG("errno %d", errno);
 	errno = 0;
-	EXPECT_EQ(syscall(SYS_delete_module, "asx", O_NONBLOCK), -1)
+	EXPECT_EQ(asx_ko_unload("asx"), -1)
 		TH_LOG("asx unloaded under its user");
 	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY) TH_LOG("errno %d", errno);
 
 	ASSERT_EQ(asx_pop(self->fd, "rot13"), 0);
-	ASSERT_EQ(syscall(SYS_delete_module, "asx_rot13", O_NONBLOCK), 0)
+	ASSERT_EQ(asx_ko_unload("asx_rot13"), 0)
 		TH_LOG("%s", strerror(errno));
-	EXPECT_FALSE(proc_has("/proc/asx/modules", "module rot13 asx_rot13"));
+	EXPECT_FALSE(asx_proc_has("/proc/asx/modules", "module rot13 asx_rot13"));
 	errno = 0;
 	EXPECT_EQ(asx_push(self->fd, "rot13"), -1);
 	EXPECT_EQ(errno, ENOENT);
@@ -118,7 +73,7 @@ TEST_F(rot13, unload_after_close)
 	close(self->fd);
 	self->fd = -1;
 	for (i = 0; i < 500 && ret; i++) {
-		ret = syscall(SYS_delete_module, "asx_rot13", O_NONBLOCK);
+		ret = asx_ko_unload("asx_rot13");
 		if (ret)
 			asx_msleep(10);
 	}

@@ -46,6 +46,7 @@
 #include "asx_util.h"
 #include "cgroup_util.h"
 #include "asx_harness.h"
+#include "ko_util.h"
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -621,7 +622,8 @@ static void one_op(struct worker *w)
 		count(w, OP_STR, asx_str(fd, rnd(w, 2) ? ASX_STR_HOLD_RELEASE : ASX_STR_HOLD_HOLD,
 					 NULL, 0, 0, NULL));
 	} else if (op < 65) {
-		count(w, OP_SETDRV, asx_setdrv(fd, names[5 + rnd(w, 5)]));
+		/* sometimes the driver of kmod/test/asx_upper.ko, if loaded */
+		count(w, OP_SETDRV, asx_setdrv(fd, rnd(w, 6) ? names[5 + rnd(w, 5)] : "upper"));
 	} else if (op < 67) {
 		struct asx_link lk = { .size = sizeof(lk) };
 
@@ -784,6 +786,21 @@ static long settle(const char *what, long want)
 	return v;
 }
 
+/*
+ * Loads kmod/test/asx_upper.ko, whose driver "upper" SETDRV then picks at
+ * times (drvreg_test tests it): 1 if this run loaded it. Without it (not
+ * built, not root) the run goes on over the built-in drivers.
+ */
+static int load_upper(void)
+{
+	if (asx_ko_load("asx_upper.ko", "")) {
+		fprintf(stderr, "# asx_upper.ko not loaded (%s): no registered driver\n",
+			strerror(errno));
+		return 0;
+	}
+	return 1;
+}
+
 TEST(random_operations)
 {
 	static const char *const objs[] = { "streams", "modules", "msgs", "dblks" };
@@ -791,7 +808,7 @@ TEST(random_operations)
 	pthread_t t[NTHREADS];
 	unsigned int seed;
 	long before[4], ok[NOPKINDS] = { 0 }, total[NOPKINDS] = { 0 };
-	int i, k;
+	int i, k, upper;
 
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGPOLL, SIG_IGN);	/* I_SETSIG */
@@ -803,6 +820,7 @@ TEST(random_operations)
 		before[i] = asx_objects(objs[i]);
 		ASSERT_GE(before[i], 0) TH_LOG("%s: %s", ASX_OBJECTS, strerror(errno));
 	}
+	upper = load_upper();
 	for (i = 0; i < NSLOTS; i++)
 		slots[i] = asx_open(O_NONBLOCK);
 	for (i = 0; i < NTHREADS; i++) {
@@ -835,6 +853,9 @@ TEST(random_operations)
 	EXPECT_EQ(sanity(-1), 0) TH_LOG("the module works after the run (as root)");
 	EXPECT_EQ(sanity(65534), 0) TH_LOG("the module works after the run (as nobody)");
 	EXPECT_EQ(settle("streams", before[0]), before[0]) TH_LOG("live streams after the sanity phase");
+	if (upper)
+		EXPECT_EQ(asx_ko_unload_settled("asx_upper"), 0)
+			TH_LOG("asx_upper still held: %s", strerror(errno));
 }
 
 /* As nobody in @cg: the hostile workers until @deadline; exits 0. */

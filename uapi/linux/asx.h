@@ -77,6 +77,7 @@ enum asx_feature {
 	ASX_FEAT_SA_POST	= 1 << 6,	/* ASX_IOC_SA_POST, ASX_SA_USER events (0.3) */
 	ASX_FEAT_XSI		= 1 << 7,	/* the XSI requests ASX_I_* (streamio(7)) */
 	ASX_FEAT_AUTOPUSH	= 1 << 8,	/* ASX_IOC_AUTOPUSH */
+	ASX_FEAT_DRVREG		= 1 << 13,	/* drivers registered by other kernel modules */
 };
 
 /* Limits. */
