@@ -217,11 +217,13 @@ selftests: $(SELFTEST_BINS)
 # __start_asx_text and __stop_asx_text: the preemption tick does not switch
 # threads there (lib/src/asc/preempt.c, Documentation/asc.rst).  -fno-plt: no
 # calls through the executable's PLT stubs, which are outside that range.
+# -include core/errno.h: errno read afresh after a user thread moved VP
+# (lib/src/core/errno.h).
 $(OBJ)/lib/%.o: lib/%.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS_ASX) $(LIB_CFLAGS) -fno-plt $(DEPFLAGS) -MT $@ -MF $(@:.o=.d) \
-		-c -o $@.tmp $<
+	$(Q)$(CC) $(CPPFLAGS_ASX) $(LIB_CFLAGS) -fno-plt -include core/errno.h $(DEPFLAGS) \
+		-MT $@ -MF $(@:.o=.d) -c -o $@.tmp $<
 	$(Q)objcopy $$(objdump -h $@.tmp | awk '/^ *[0-9]/ { n = $$2 } \
 		/CODE/ { print "--rename-section " n "=asx_text" }') $@.tmp $@ && rm -f $@.tmp
 

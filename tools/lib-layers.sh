@@ -239,6 +239,20 @@ check_calls() {
 	done
 }
 
+# errno: only core/errno.o reaches glibc's __errno_location(); every other
+# object reads errno through asx__errno_location() (lib/src/core/errno.h:
+# a user thread that parks may resume on another VP, with another errno).
+check_errno() {
+	local o
+	while read -r o; do
+		[ "${o#"$objs"/}" = core/errno.o ] && continue
+		if nm --undefined-only "$o" | awk '$2 == "__errno_location" { f = 1 } END { exit !f }'; then
+			fault "${o#"$objs"/}: reads errno through __errno_location() (built without" \
+				"-include core/errno.h? see lib/src/core/errno.h)"
+		fi
+	done < <(find "$objs" -name '*.o' | sort)
+}
+
 # Run this script on scratch copies, each with one fault planted; each must
 # fail, and the unchanged copy must pass.
 self_test() {
@@ -281,8 +295,13 @@ self_test() {
 	cc -c -o "$tmp/objs/reactor/hmap.o" "$tmp/up.c" ||
 		{ echo "lib-layers: self-test: cannot compile" >&2; exit 1; }
 	expect 1 "reactor/hmap.o calling reactor/notify.c's asx__rx_wake"
+	cp "$objs/reactor/hmap.o" "$tmp/objs/reactor/hmap.o"
+	printf '#include <errno.h>\nint f(void) { return errno; }\n' >"$tmp/up.c"
+	cc -c -o "$tmp/objs/ipc/io.o" "$tmp/up.c" ||
+		{ echo "lib-layers: self-test: cannot compile" >&2; exit 1; }
+	expect 1 "ipc/io.o reading errno through __errno_location()"
 	[ "$bad" = 0 ] || { echo "lib-layers: self-test failed" >&2; exit 1; }
-	echo "lib-layers: self-test: 7 cases as wanted"
+	echo "lib-layers: self-test: 8 cases as wanted"
 	exit 0
 }
 
@@ -292,6 +311,7 @@ self_test() {
 check_includes
 include_circles
 check_calls
+check_errno
 
 if [ "$faults" -gt 0 ]; then
 	echo "lib-layers: $faults fault(s)" >&2
