@@ -292,7 +292,7 @@ static long xsi_link(struct asx_stream *st, bool link, bool persist, unsigned lo
 
 	if (link) {
 		ret = asx_do_link(st, (int)arg, &id, persist);
-		/* XSI: a Stream already linked is EINVAL; storage is EAGAIN; a fresh mux id is an int */
+		/* XSI: already linked is EINVAL, no memory EAGAIN; a fresh mux id is an int */
 		if (ret == -EBUSY)
 			return -EINVAL;
 		if (ret == -ENOMEM && persist)
