@@ -200,6 +200,16 @@ static inline int asx_pipe(int fd, unsigned int flags)
 	return p.fd;
 }
 
+/* A pipe of asx.ko in p[0], p[1] (close-on-exec both); 0, or -1. */
+static inline int asx_spipe(int p[2])
+{
+	p[0] = open(ASX_DEV, O_RDWR | O_CLOEXEC);
+	if (p[0] < 0)
+		return -1;
+	p[1] = asx_pipe(p[0], ASX_PIPE_CLOEXEC);
+	return p[1] < 0 ? -1 : 0;
+}
+
 static inline short asx_poll1(int fd, short events, int timeout_ms)
 {
 	struct pollfd p = { .fd = fd, .events = events };

@@ -44,16 +44,6 @@ static int mux_open(int unit)
 	return fd;
 }
 
-/* A pipe of asx.ko: p[1] becomes the lower, p[0] is its far end. */
-static int spipe(int p[2])
-{
-	p[0] = open(ASX_DEV, O_RDWR | O_CLOEXEC);
-	if (p[0] < 0)
-		return -1;
-	p[1] = asx_pipe(p[0], ASX_PIPE_CLOEXEC);
-	return p[1] < 0 ? -1 : 0;
-}
-
 /* Sends @len bytes down the mux @fd to lower @id. */
 static int mux_send(int fd, int id, const void *data, int len)
 {
@@ -130,7 +120,7 @@ TEST_TIMEOUT(plink_outlives_the_control_stream_and_the_process, 60)
 	ASSERT_EQ(asx_quiesce(), 0);
 	base = asx_objects("streams");
 	ASSERT_GE(base, 0);
-	ASSERT_EQ(spipe(p), 0);
+	ASSERT_EQ(asx_spipe(p), 0);
 
 	/* a child links p[1] persistently and exits: nothing of it stays open */
 	child = fork();
@@ -283,7 +273,7 @@ TEST_TIMEOUT(plink_punlink_errors, 60)
 	EXPECT_EQ(ioctl(u, I_PUNLINK, MUXID_ALL), 0);
 
 	/* a hung-up Stream: ENXIO, before the argument is looked at */
-	ASSERT_EQ(spipe(a), 0);
+	ASSERT_EQ(asx_spipe(a), 0);
 	close(a[1]);
 	EXPECT_EQ(ioctl(a[0], I_PLINK, l[0]), -1);
 	EXPECT_EQ(errno, ENXIO);
@@ -447,34 +437,30 @@ struct stress {
 	int err;
 };
 
-static void *down_writer(void *arg)
+/* A numbered sequence to each lower: down the mux, or up from the far ends. */
+static void *seq_writer(struct stress *s, bool down)
 {
-	struct stress *s = arg;
 	long i;
 	int k;
 
 	for (i = 0; i < s->n; i++)
 		for (k = 0; k < NLOW; k++)
-			if (mux_send(s->u, s->id[k], &i, sizeof(i))) {
-				s->err = errno ? errno : -1;
+			if (down ? mux_send(s->u, s->id[k], &i, sizeof(i)) :
+			    write(s->far[k], &i, sizeof(i)) != sizeof(i)) {
+				s->err = errno ? errno : down ? -1 : -2;
 				return NULL;
 			}
 	return NULL;
 }
 
+static void *down_writer(void *arg)
+{
+	return seq_writer(arg, true);
+}
+
 static void *up_writer(void *arg)
 {
-	struct stress *s = arg;
-	long i;
-	int k;
-
-	for (i = 0; i < s->n; i++)
-		for (k = 0; k < NLOW; k++)
-			if (write(s->far[k], &i, sizeof(i)) != sizeof(i)) {
-				s->err = errno ? errno : -2;
-				return NULL;
-			}
-	return NULL;
+	return seq_writer(arg, false);
 }
 
 static void *churner(void *arg)
@@ -513,7 +499,7 @@ TEST_TIMEOUT(stress_four_lowers_while_streams_come_and_go, 300)
 	s.u = mux_open(UNIT_STRESS);
 	ASSERT_GE(s.u, 0);
 	for (k = 0; k < NLOW; k++) {
-		ASSERT_EQ(spipe(p[k]), 0);
+		ASSERT_EQ(asx_spipe(p[k]), 0);
 		s.far[k] = p[k][0];
 		s.id[k] = ioctl(s.u, I_PLINK, p[k][1]);
 		ASSERT_GT(s.id[k], 0);
