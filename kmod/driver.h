@@ -72,8 +72,11 @@ void asx_drvreg_show(struct seq_file *m);
 int asx_pipe_connect(struct asx_stream *a, struct asx_stream *b);
 
 /* mux.c */
-int asx_mux_link(struct asx_stream *st, struct file *file, u32 *id);
-int asx_mux_unlink(struct asx_stream *st, u32 id);
+int asx_mux_link(struct asx_stream *st, struct file *file, u32 *id, bool persist);
+int asx_mux_unlink(struct asx_stream *st, u32 id, bool persist);
+int asx_mux_unit_number(const char *name);
+int asx_mux_unit_may_open(u32 num);
+int asx_mux_join(struct asx_stream *st, u32 num);
 
 /*
  * Linked under a mux, or unlinked but not yet given back by the unlinker

@@ -97,7 +97,8 @@ static void drvreg_release(struct asx_stream *st)
  * @di: the driver; must stay valid until asx_unregister_driver()
  *
  * Return: 0; -EINVAL for a bad name, water marks or a missing write put
- * procedure; -EEXIST if a built-in or registered driver has the name;
+ * procedure; -EEXIST if a built-in or registered driver has the name, or
+ * it names a unit of the mux driver ("mux.N");
  * -ENOMEM.
  */
 int asx_register_driver(struct asx_drvinfo *di)
@@ -110,7 +111,8 @@ int asx_register_driver(struct asx_drvinfo *di)
 	ret = asx_registry_check(di->name, di->hiwat, di->lowat);
 	if (ret)
 		return ret;
-	if (asx_builtin_driver(di->name))
+	/* "mux.N" names a unit of the mux driver (SETDRV, mux.c) */
+	if (asx_builtin_driver(di->name) || asx_mux_unit_number(di->name) >= 0)
 		return -EEXIST;
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)

@@ -23,7 +23,7 @@
 
 #define ASX_FEATURES	(ASX_FEAT_STREAMS | ASX_FEAT_PIPE | ASX_FEAT_MUX | ASX_FEAT_STR | \
 			 ASX_FEAT_PROCFS | ASX_FEAT_SA_BUILT | ASX_FEAT_XSI | ASX_FEAT_AUTOPUSH | \
-			 ASX_FEAT_DRVREG)
+			 ASX_FEAT_DRVREG | ASX_FEAT_XSI_FD | ASX_FEAT_PLINK)
 #define ASX_STR_TIMEOUT	(15 * HZ)
 
 static_assert(sizeof(struct asx_version) == ASX_VERSION_SIZE_VER1);
@@ -105,12 +105,20 @@ static long ioc_setdrv(struct asx_stream *st, void __user *uarg)
 {
 	const struct asx_driver *drv;
 	struct asx_modname mn;
-	int ret;
+	int ret, unit;
 
 	ret = get_modname(&mn, uarg, false);
 	if (ret)
 		return ret;
 	drv = asx_find_driver(mn.name);
+	/* a named mux, "mux.N" (mux.c): the mux driver, and unit N */
+	unit = drv ? -ENOENT : asx_mux_unit_number(mn.name);
+	if (unit >= 0) {
+		ret = asx_mux_unit_may_open(unit);
+		if (ret)
+			return ret;
+		drv = &asx_drv_mux;
+	}
 	if (!drv)
 		return -ENOENT;
 	/* what the loop driver's autopush pushed gives way to @drv's list */
@@ -120,6 +128,11 @@ static long ioc_setdrv(struct asx_stream *st, void __user *uarg)
 	if (ret) {
 		asx_put_driver(drv);	/* a registered one's pin, if not kept */
 		return ret;
+	}
+	if (unit >= 0) {
+		ret = asx_mux_join(st, unit);
+		if (ret)
+			return ret;
 	}
 	return asx_stream_autopush(st, drv->name);
 }
@@ -725,8 +738,8 @@ static long ioc_str(struct asx_stream *st, void __user *uarg)
 	return ret ? ret : ASX_COPY_OUT(uarg, si);
 }
 
-/* LINK the Stream of descriptor @fd under the mux @st; its id in *@id. */
-long asx_do_link(struct asx_stream *st, int fd, u32 *id)
+/* LINK (@persist: I_PLINK) the Stream of descriptor @fd under the mux @st; its id in *@id. */
+long asx_do_link(struct asx_stream *st, int fd, u32 *id, bool persist)
 {
 	struct file *file;
 	int ret;
@@ -734,7 +747,7 @@ long asx_do_link(struct asx_stream *st, int fd, u32 *id)
 	file = fget(fd);
 	if (!file)
 		return -EBADF;
-	ret = file->f_op == &asx_fops ? asx_mux_link(st, file, id) : -EINVAL;
+	ret = file->f_op == &asx_fops ? asx_mux_link(st, file, id, persist) : -EINVAL;
 	if (ret)
 		fput(file);
 	return ret;
@@ -751,13 +764,13 @@ static long ioc_link(struct asx_stream *st, bool link, void __user *uarg)
 	if (lk.reserved || (link && lk.id) || (!link && lk.fd))
 		return -EINVAL;
 	if (!link)
-		return asx_mux_unlink(st, lk.id);
-	ret = asx_do_link(st, lk.fd, &lk.id);
+		return asx_mux_unlink(st, lk.id, false);
+	ret = asx_do_link(st, lk.fd, &lk.id, false);
 	if (ret)
 		return ret;
 	ret = ASX_COPY_OUT(uarg, lk);
 	if (ret)
-		asx_mux_unlink(st, lk.id);	/* the caller never learnt the id */
+		asx_mux_unlink(st, lk.id, false);	/* the caller never learnt the id */
 	return ret;
 }
 

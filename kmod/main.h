@@ -31,7 +31,7 @@ long asx_do_putmsg(struct asx_stream *st, struct file *file, const struct asx_st
 		   const struct asx_ctl_token *tok);
 long asx_do_flush(struct asx_stream *st, u32 flags, u32 band);
 long asx_do_str(struct asx_stream *st, struct asx_strioctl *si);
-long asx_do_link(struct asx_stream *st, int fd, u32 *id);
+long asx_do_link(struct asx_stream *st, int fd, u32 *id, bool persist);
 
 /* xsi.c: the XSI STREAMS ioctls (streamio(7): I_PUSH...) on /dev/asx */
 bool asx_xsi_cmd(unsigned int cmd);

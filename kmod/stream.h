@@ -67,6 +67,8 @@ struct asx_driver {
 	void (*release)(struct asx_stream *st);
 };
 
+struct asx_mux_unit;
+
 /* A module pushed on a Stream. */
 struct asx_minst {
 	struct list_head node;
@@ -127,6 +129,14 @@ struct asx_stream {
 	kuid_t mux_uid;		/* who linked it: charged for it until unlinked */
 	struct list_head mux_node;
 	u32 mux_id;
+	/*
+	 * Named mux (mux.c): the unit an upper opened ("mux.N") and its place
+	 * among the unit's uppers; the unit a lower is persistently linked
+	 * under (I_PLINK). Under asx_mux_lock, RCU for readers.
+	 */
+	struct asx_mux_unit __rcu *mux_unit;
+	struct list_head mux_unode;
+	struct asx_mux_unit __rcu *plink_unit;
 
 	struct list_head all;
 	struct rcu_work free_work;
@@ -170,10 +180,13 @@ void asx_head_wenable(struct asx_queue *q);
 void asx_head_putfp(struct asx_stream *st, struct asx_msg *mp);
 void asx_stream_drain(struct asx_stream *st);
 
-/* Linked under a mux: its head refuses read, write and the Stream ioctls. */
+/*
+ * Linked under a mux (a persistent link also while no Stream has its named
+ * mux open): its head refuses read, write and the Stream ioctls.
+ */
 static inline bool asx_stream_linked(struct asx_stream *st)
 {
-	return rcu_access_pointer(st->upper);
+	return rcu_access_pointer(st->upper) || rcu_access_pointer(st->plink_unit);
 }
 
 #endif /* _ASX_STREAM_H */

@@ -7,8 +7,7 @@
  * file translates arguments, flag values and errors, and answers the
  * requests that only look at the Stream head, and passes descriptors over
  * pipes (I_SENDFD, I_RECVFD), the close time (I_SETCLTIME) and I_FDINSERT.
- * The requests whose kernel feature asx.ko does not have yet (persistent
- * links) fail with EOPNOTSUPP.
+ * Persistent links (I_PLINK, I_PUNLINK) are those of a named mux (mux.c).
  *
  * Copyright (C) 2026 ASX developers
  */
@@ -281,18 +280,27 @@ static long xsi_flushband(struct asx_stream *st, unsigned long arg)
 	return xsi_flush(st, bi.bi_flag, true, bi.bi_pri);
 }
 
-static long xsi_link(struct asx_stream *st, bool link, unsigned long arg)
+/*
+ * I_LINK, I_UNLINK and, @persist, I_PLINK, I_PUNLINK: a persistent link is
+ * one of the named mux's ("mux.N"), on a plain mux EINVAL; neither kind
+ * unlinks the other (EINVAL: no such mux id).
+ */
+static long xsi_link(struct asx_stream *st, bool link, bool persist, unsigned long arg)
 {
 	long ret;
 	u32 id;
 
 	if (link) {
-		ret = asx_do_link(st, (int)arg, &id);
-		/* XSI: a Stream already linked is EINVAL; a fresh mux id is an int */
-		return ret == -EBUSY ? -EINVAL : ret ? ret : (long)min_t(u32, id, INT_MAX);
+		ret = asx_do_link(st, (int)arg, &id, persist);
+		/* XSI: already linked is EINVAL, no memory EAGAIN; a fresh mux id is an int */
+		if (ret == -EBUSY)
+			return -EINVAL;
+		if (ret == -ENOMEM && persist)
+			return -EAGAIN;
+		return ret ? ret : (long)min_t(u32, id, INT_MAX);
 	}
 	id = (int)arg == ASX_XSI_MUXID_ALL ? ASX_MUX_ALL : (u32)arg;
-	ret = asx_mux_unlink(st, id);
+	ret = asx_mux_unlink(st, id, persist);
 	return ret == -ENXIO ? -EINVAL : ret;	/* no such mux id */
 }
 
@@ -509,6 +517,8 @@ long asx_xsi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case ASX_I_STR:
 	case ASX_I_LINK:
 	case ASX_I_UNLINK:
+	case ASX_I_PLINK:
+	case ASX_I_PUNLINK:
 	case ASX_I_SENDFD:
 	case ASX_I_FDINSERT:
 		ret = asx_ioc_refused(st, true);
@@ -557,9 +567,13 @@ long asx_xsi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case ASX_I_PEEK:
 		return xsi_peek(st, file, arg);
 	case ASX_I_LINK:
-		return xsi_link(st, true, arg);
+		return xsi_link(st, true, false, arg);
 	case ASX_I_UNLINK:
-		return xsi_link(st, false, arg);
+		return xsi_link(st, false, false, arg);
+	case ASX_I_PLINK:
+		return xsi_link(st, true, true, arg);
+	case ASX_I_PUNLINK:
+		return xsi_link(st, false, true, arg);
 	case ASX_I_CANPUT:
 		if ((int)arg != ASX_XSI_ANYBAND && ((int)arg < 0 || (int)arg > 255))
 			return -EINVAL;
@@ -590,9 +604,6 @@ long asx_xsi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return put_user((int)READ_ONCE(st->cltime_ms), (int __user *)arg) ? -EFAULT : 0;
 	case ASX_I_FDINSERT:
 		return xsi_fdinsert(st, file, arg);
-	case ASX_I_PLINK:
-	case ASX_I_PUNLINK:
-		return -EOPNOTSUPP;
 	default:
 		return -ENOTTY;
 	}

@@ -342,11 +342,12 @@ TEST_F(upper, autopush_onto_it_as_nobody)
 	ASSERT_EQ(set_param("registered", "1"), 0);
 }
 
-/* One namespace with the built-in drivers, and no name twice. */
+/* One namespace with the built-in drivers and the mux's units, and no name twice. */
 TEST_F(upper, taken_names_refused)
 {
+	/* mux.7: a unit of the mux driver (persistent links) */
 	static const char *const taken[] = { "name=loop", "name=null", "name=mux", "name=pipe",
-					     "twice=1" };
+					     "name=mux.7", "twice=1" };
 	char params[64];
 	unsigned int i;
 

@@ -5,10 +5,11 @@
  * random_operations: 100,000 random operations from 4 threads on a shared
  * pool of Streams: ioctls with random numbers, sizes and contents, putmsg,
  * getmsg, read, write, poll, push, pop, pipe, new muxes over Streams of the
- * pool, link, unlink, close. Afterwards every Stream, module instance and
- * message must be gone (/proc/asx/objects), the sanity phase (sanity()) must
- * pass as root and as nobody, and the VM runner checks the kernel log stays
- * clean.
+ * pool, link, unlink, named muxes and persistent links (I_PLINK, I_PUNLINK:
+ * the test undoes them before it counts), close. Afterwards every Stream,
+ * module instance and message must be gone (/proc/asx/objects), the
+ * sanity phase (sanity()) must pass as root and as nobody, and the VM runner
+ * checks the kernel log stays clean.
  *
  * hostile_user_in_a_memory_cgroup: the same operations and worse, from 6
  * threads as nobody in a memory cgroup with memory.max 32M, for
@@ -70,11 +71,12 @@ static const char *const names[] = {
 
 enum { OP_OPEN, OP_CLOSE, OP_PUSH, OP_POP, OP_WRITE, OP_READ, OP_PUTMSG, OP_GETMSG,
 	OP_POLL, OP_FLUSH, OP_SETWM, OP_STR, OP_SETDRV, OP_LINK, OP_PIPE, OP_IOCTL, OP_XSI,
-	NOPKINDS };
+	OP_PLINK, NOPKINDS };
 
 static const char *const op_names[NOPKINDS] = {
 	"open", "close", "push", "pop", "write", "read", "putmsg", "getmsg", "poll", "flush",
 	"setwm", "str", "setdrv", "link", "pipe", "ioctl", "xsi",
+	"plink",
 };
 
 /* Hostile mode only. */
@@ -544,6 +546,58 @@ static void sa_op(struct worker *w)
 }
 
 /*
+ * Named muxes and persistent links: a Stream of one of a few units made and
+ * put in the pool, I_PLINK of a Stream of the pool under one of the pool's,
+ * I_PUNLINK of a small id or all.  The links outlive the run's Streams:
+ * punlink_all() undoes them before the objects are counted.
+ */
+#define FUZZ_UNIT0	240
+#define FUZZ_UNITS	4
+
+static void plink_op(struct worker *w, int fd)
+{
+	char name[ASX_NAME_MAX];
+	int u;
+
+	switch (rnd(w, 4)) {
+	case 0:
+		u = asx_open(O_NONBLOCK);
+		snprintf(name, sizeof(name), "mux.%d", FUZZ_UNIT0 + (int)rnd(w, FUZZ_UNITS));
+		count(w, OP_PLINK, u < 0 ? -1 : asx_setdrv(u, name));
+		install(w, u);
+		break;
+	case 1:
+		count(w, OP_PLINK, ioctl(fd, ASX_I_PLINK, pick(w)));
+		break;
+	case 2:
+		count(w, OP_PLINK, ioctl(fd, ASX_I_PUNLINK,
+					 rnd(w, 4) ? (int)rnd(w, 40) : ASX_XSI_MUXID_ALL));
+		break;
+	default:	/* a Stream of the pool, fresh or not, made one of a unit */
+		snprintf(name, sizeof(name), "mux.%d", FUZZ_UNIT0 + (int)rnd(w, FUZZ_UNITS));
+		count(w, OP_PLINK, asx_setdrv(fd, name));
+		break;
+	}
+}
+
+/* Undoes every persistent link the fuzzers made (as root, whoever made them): 0 or -1. */
+static int punlink_all(void)
+{
+	char name[ASX_NAME_MAX];
+	int i, u, ret = 0;
+
+	for (i = 0; i < FUZZ_UNITS; i++) {
+		u = asx_open(0);
+		snprintf(name, sizeof(name), "mux.%d", FUZZ_UNIT0 + i);
+		if (u < 0 || asx_setdrv(u, name) || ioctl(u, ASX_I_PUNLINK, ASX_XSI_MUXID_ALL))
+			ret = -1;
+		if (u >= 0)
+			close(u);
+	}
+	return ret;
+}
+
+/*
  * A new mux over Streams of the pool (most are fresh loops, so most links
  * take), put in the pool: the links, unlinks and closes race with it.
  */
@@ -642,6 +696,8 @@ static void one_op(struct worker *w)
 		install(w, fd);
 	} else if (op < 76) {
 		xsi_op(w, fd);
+	} else if (op < 78) {
+		plink_op(w, fd);
 	} else {
 		random_ioctl(w, fd);
 	}
@@ -846,6 +902,7 @@ TEST(random_operations)
 		close(i);
 	for (k = 0; k < NOPKINDS; k++)
 		TH_LOG("%-7s %6ld calls, %6ld succeeded", op_names[k], total[k], ok[k]);
+	EXPECT_EQ(punlink_all(), 0) TH_LOG("undoing the persistent links");
 	EXPECT_EQ(asx_quiesce(), 0);
 	for (i = 0; i < 4; i++) {
 		EXPECT_EQ(settle(objs[i], before[i]), before[i]) TH_LOG("live %s", objs[i]);
@@ -992,6 +1049,7 @@ TEST_TIMEOUT(hostile_user_in_a_memory_cgroup, HOSTILE_SECS + 60 + 160)
 			EXPECT_EQ(system(getenv("ASX_RANDOM_AFTER_RUN")), 0)
 				TH_LOG("ASX_RANDOM_AFTER_RUN after run %d", runs);
 		/* After every run: its Streams are freed, and a new user still gets work done. */
+		EXPECT_EQ(punlink_all(), 0) TH_LOG("undoing run %d's persistent links", runs);
 		EXPECT_EQ(asx_quiesce(), 0) TH_LOG("run %d", runs);
 		EXPECT_EQ(settle("streams", before[0]), before[0])
 			TH_LOG("live streams after run %d", runs);

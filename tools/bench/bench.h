@@ -123,4 +123,7 @@ int bench_run_threads(bool asc, unsigned int nvps, unsigned int max_vps, unsigne
 /* Print "x.xx" with an SI suffix (k, M, G) into @buf; returns @buf. */
 const char *bench_si(char *buf, size_t len, double v);
 
+/* bench_kstream_mux.c: kstream's mux and peek/poll rows, @n round trips each run */
+int bench_kstream_mux(struct bench_ctx *ctx, long n);
+
 #endif /* ASX_BENCH_H */

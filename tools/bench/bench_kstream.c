@@ -9,7 +9,8 @@
  * them back with reads of the same size, and again, until the total is
  * moved. The data is checked. The contenders take turns in 16 slices per
  * run, so a change in the machine's load hits them alike (the VM shares
- * its host). Needs asx.ko, so it runs in the test VM
+ * its host). Then the mux and peek/poll rows (bench_kstream_mux.c). Needs
+ * asx.ko, so it runs in the test VM
  * (tools/vm/asx-vm build/bin/asx-bench kstream); without /dev/asx it says so
  * and reports nothing.
  */
@@ -397,6 +398,8 @@ static int bench_kstream(struct bench_ctx *ctx, int argc, char **argv)
 		SPAN("span_over_pipe_4k", "span", "over_pipe", sm / pm, NULL, "x");
 #undef SPAN
 	}
+	/* the mux and peek/poll rows: a round trip per 256 bytes of the 64 B size's total */
+	ret = bench_kstream_mux(ctx, (long)(total[1] / 256));
 out:
 	free(span[0]);
 	free(span[1]);

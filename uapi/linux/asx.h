@@ -77,6 +77,8 @@ enum asx_feature {
 	ASX_FEAT_SA_POST	= 1 << 6,	/* ASX_IOC_SA_POST, ASX_SA_USER events (0.3) */
 	ASX_FEAT_XSI		= 1 << 7,	/* the XSI requests ASX_I_* (streamio(7)) */
 	ASX_FEAT_AUTOPUSH	= 1 << 8,	/* ASX_IOC_AUTOPUSH */
+	ASX_FEAT_XSI_FD		= 1 << 9,	/* I_SENDFD, I_RECVFD, I_FDINSERT, I_[SG]ETCLTIME */
+	ASX_FEAT_PLINK		= 1 << 10,	/* ASX_I_PLINK/PUNLINK on a named mux "mux.N" */
 	ASX_FEAT_DRVREG		= 1 << 13,	/* drivers registered by other kernel modules */
 };
 
@@ -412,6 +414,7 @@ struct asx_mux_hdr {
 };
 
 #define ASX_MUX_ALL	0xffffffffU	/* UNLINK: every lower Stream */
+#define ASX_MUX_UNITS	256		/* named muxes: SETDRV "mux.0" to "mux.255" */
 
 /**
  * struct asx_link - LINK and UNLINK argument

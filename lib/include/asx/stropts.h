@@ -18,9 +18,10 @@
  *   - fattach() and fdetach() fail with ENOSYS: a Stream has no inode of its
  *     own to mount on a path.
  *
- * What differs from SVR4 and XSI is listed in Documentation/xsi.rst (the
- * requests asx.ko does not have yet fail with EOPNOTSUPP: I_PLINK,
- * I_PUNLINK).  No function of libasx is needed: the header
+ * What differs from SVR4 and XSI is listed in Documentation/xsi.rst (among
+ * it: I_PLINK and I_PUNLINK need a named mux, "mux.N"; ASX_IOC_VERSION's
+ * ASX_FEAT_PLINK and ASX_FEAT_XSI_FD say whether the module has them and
+ * the descriptor passing).  No function of libasx is needed: the header
  * is self-contained, and a program may use it without linking libasx.
  */
 #ifndef ASX_STROPTS_H
