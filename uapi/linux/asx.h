@@ -77,6 +77,7 @@ enum asx_feature {
 	ASX_FEAT_SA_POST	= 1 << 6,	/* ASX_IOC_SA_POST, ASX_SA_USER events (0.3) */
 	ASX_FEAT_XSI		= 1 << 7,	/* the XSI requests ASX_I_* (streamio(7)) */
 	ASX_FEAT_AUTOPUSH	= 1 << 8,	/* ASX_IOC_AUTOPUSH */
+	ASX_FEAT_QBAND		= 1 << 11,	/* per-band flow control, asx_wm.band */
 };
 
 /* Limits. */
@@ -283,6 +284,8 @@ struct asx_nread {
  * @flags:    in: must be 0
  * @hiwat:    SETWM in, GETWM out: high water mark in bytes (1..ASX_MAX_HIWAT)
  * @lowat:    SETWM in, GETWM out: low water mark in bytes (<= @hiwat)
+ * @band:     in: 0 for the queue's own marks (band 0), 1..255 for that band's
+ *            (ASX_FEAT_QBAND; a band without its own has the queue's)
  * @reserved: in: must be 0
  */
 struct asx_wm {
@@ -292,7 +295,8 @@ struct asx_wm {
 	__u32 flags;
 	__aligned_u64 hiwat;
 	__aligned_u64 lowat;
-	__u64 reserved;
+	__u32 band;
+	__u32 reserved;
 };
 
 #define ASX_WM_SIZE_VER0	40
