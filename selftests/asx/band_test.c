@@ -256,6 +256,12 @@ TEST_F(band, water_marks_per_band)
 	ASSERT_EQ(band_getwm(self->fd, 0, ASX_SIDE_READ, 1, &hi, &lo), 0);
 	EXPECT_EQ(hi, BAND_HI);
 	EXPECT_EQ(lo, BAND_LO);
+	/* libasx's wrapper says the same */
+	hi = lo = 0;
+	ASSERT_EQ(ASX_ON_FD(self->fd, asx_kstream_get_band_water(ks_, 0, ASX_SIDE_READ, 1, &hi,
+								  &lo)), 0);
+	EXPECT_EQ(hi, BAND_HI);
+	EXPECT_EQ(lo, BAND_LO);
 	ASSERT_EQ(band_getwm(self->fd, 0, ASX_SIDE_READ, 0, &hi0, &lo0), 0);
 	EXPECT_EQ(hi0, ASX_DEF_HIWAT) TH_LOG("band 0 keeps the queue's marks");
 	ASSERT_EQ(band_getwm(self->fd, 0, ASX_SIDE_READ, 200, &hi, &lo), 0);
