@@ -219,16 +219,6 @@ TEST_F(band, poll_for_pollwrband_wakes_on_the_band_drain)
 	EXPECT_EQ(st, 0);
 }
 
-static int got_signal(int sig, int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	return sigtimedwait(&set, NULL, &ts) == sig;
-}
-
 TEST_F(band, s_wrband_on_back_enable_of_a_band)
 {
 	sigset_t set;
@@ -238,14 +228,14 @@ TEST_F(band, s_wrband_on_back_enable_of_a_band)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	ASSERT_GT(fill_band(self->fd, 1), 0);
 	ASSERT_EQ(ioctl(self->fd, I_SETSIG, S_WRBAND), 0);
-	EXPECT_FALSE(got_signal(SIGPOLL, 300)) TH_LOG("still full");
+	EXPECT_FALSE(asx_got_signal(SIGPOLL, 300)) TH_LOG("still full");
 	EXPECT_GT(drain_band(self->fd, 0), 0);
-	EXPECT_TRUE(got_signal(SIGPOLL, 10000)) TH_LOG("S_WRBAND");
+	EXPECT_TRUE(asx_got_signal(SIGPOLL, 10000)) TH_LOG("S_WRBAND");
 	/* S_OUTPUT alone: a band > 0 draining is not band 0 having room again */
 	ASSERT_EQ(ioctl(self->fd, I_SETSIG, S_OUTPUT), 0);
 	ASSERT_GT(fill_band(self->fd, 1), 0);
 	EXPECT_GT(drain_band(self->fd, 0), 0);
-	EXPECT_FALSE(got_signal(SIGPOLL, 500)) TH_LOG("S_OUTPUT for a band > 0");
+	EXPECT_FALSE(asx_got_signal(SIGPOLL, 500)) TH_LOG("S_OUTPUT for a band > 0");
 }
 
 TEST_F(band, water_marks_per_band)
