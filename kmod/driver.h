@@ -52,7 +52,9 @@ static inline bool asx_drv_ctl(struct asx_queue *q, struct asx_msg *mp)
  */
 static inline void asx_drv_forward(struct asx_queue *q, struct asx_msg *mp)
 {
-	if (asx_hipri(mp) || (asx_queue_band_idle(q, mp->band) && asx_bcanputnext(q, mp->band)))
+	if (asx_hipri(mp) ||
+	    ((__asx_queue_idle(q) || asx_queue_band_idle(q, mp->band)) &&
+	     asx_bcanputnext(q, mp->band)))
 		asx_putnext(q, mp);
 	else
 		asx_putq(q, mp);
