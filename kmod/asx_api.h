@@ -66,6 +66,7 @@ struct asx_iocblk {
 };
 
 struct asx_queue;
+struct asx_qband;
 
 /*
  * The procedures of one side of a module. @put is required. @enable is
@@ -108,6 +109,11 @@ struct asx_queue {
 	u64 fc_stops;
 	u64 fc_starts;
 	atomic64_t drops;
+	/* Bands 1..@nband (queue.c): NULL until a band > 0 is queued or given marks. */
+	struct asx_qband *qb;
+	size_t bload;		/* what the messages counted in @qb hold */
+	unsigned long benabled;	/* who back-enabled this queue: ASX_BENAB_* bits */
+	u8 nband;
 	u8 side;
 };
 
@@ -208,6 +214,8 @@ void asx_putnext(struct asx_queue *q, struct asx_msg *mp);
 void asx_qreply(struct asx_queue *q, struct asx_msg *mp);
 bool asx_canput(struct asx_queue *q);
 bool asx_canputnext(struct asx_queue *q);
+bool asx_bcanput(struct asx_queue *q, u8 band);
+bool asx_bcanputnext(struct asx_queue *q, u8 band);
 void asx_putq(struct asx_queue *q, struct asx_msg *mp);
 void asx_putbq(struct asx_queue *q, struct asx_msg *mp);
 struct asx_msg *asx_getq(struct asx_queue *q);

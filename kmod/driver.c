@@ -40,7 +40,7 @@ void asx_drv_forward_srv(struct asx_queue *q)
 	struct asx_msg *mp;
 
 	while ((mp = asx_getq(q))) {
-		if (!asx_hipri(mp) && !asx_canputnext(q)) {
+		if (!asx_hipri(mp) && !asx_bcanputnext(q, mp->band)) {
 			asx_putbq(q, mp);
 			break;
 		}

@@ -49,10 +49,15 @@ static inline bool asx_drv_ctl(struct asx_queue *q, struct asx_msg *mp)
 	return false;
 }
 
-/* Passes @mp on if nothing waits here and the queue ahead takes it, else queues it. */
+/*
+ * Passes @mp on if nothing of its band waits here and the queue ahead takes
+ * its band, else queues it: a band held up ahead holds up only itself.
+ */
 static inline void asx_drv_forward(struct asx_queue *q, struct asx_msg *mp)
 {
-	if (asx_hipri(mp) || (__asx_queue_idle(q) && asx_canputnext(q)))
+	if (asx_hipri(mp) ||
+	    ((__asx_queue_idle(q) || asx_queue_band_idle(q, mp->band)) &&
+	     asx_bcanputnext(q, mp->band)))
 		asx_putnext(q, mp);
 	else
 		asx_putq(q, mp);

@@ -23,7 +23,7 @@
 
 #define ASX_FEATURES	(ASX_FEAT_STREAMS | ASX_FEAT_PIPE | ASX_FEAT_MUX | ASX_FEAT_STR | \
 			 ASX_FEAT_PROCFS | ASX_FEAT_SA_BUILT | ASX_FEAT_XSI | ASX_FEAT_AUTOPUSH | \
-			 ASX_FEAT_DRVREG | ASX_FEAT_XSI_FD | ASX_FEAT_PLINK)
+			 ASX_FEAT_DRVREG | ASX_FEAT_XSI_FD | ASX_FEAT_PLINK | ASX_FEAT_QBAND)
 #define ASX_STR_TIMEOUT	(15 * HZ)
 
 static_assert(sizeof(struct asx_version) == ASX_VERSION_SIZE_VER1);
@@ -280,7 +280,7 @@ long asx_do_putmsg(struct asx_stream *st, struct file *file, const struct asx_st
 			ret = -EPIPE;
 		}
 	} else {
-		ret = asx_head_wait_writable(st, file->f_flags & O_NONBLOCK, !xsi);
+		ret = asx_head_wait_writable(st, sm.band, file->f_flags & O_NONBLOCK, !xsi);
 	}
 	if (ret)
 		return ret == -EPIPE && xsi ? -ENXIO : ret;	/* putmsg(2): no SIGPIPE */
@@ -547,6 +547,22 @@ static long ioc_nread(struct asx_stream *st, void __user *uarg)
 	return ASX_COPY_OUT(uarg, nr);
 }
 
+/* GETWM/SETWM on @q, of band 0 or of band wm->band (the marks are read back). */
+static int ioc_wm_queue(struct asx_queue *q, bool set, struct asx_wm *wm)
+{
+	size_t hiwat, lowat;
+	int ret = 0;
+
+	if (set && !wm->band)
+		asx_queue_set_wm(q, wm->hiwat, wm->lowat);
+	else if (set)
+		ret = asx_queue_set_bwm(q, wm->band, wm->hiwat, wm->lowat);
+	asx_queue_get_bwm(q, wm->band, &hiwat, &lowat);
+	wm->hiwat = hiwat;
+	wm->lowat = lowat;
+	return ret;
+}
+
 static long ioc_wm(struct asx_stream *st, bool set, void __user *uarg)
 {
 	struct asx_queue *q;
@@ -556,7 +572,7 @@ static long ioc_wm(struct asx_stream *st, bool set, void __user *uarg)
 	ret = ASX_COPY_IN(wm, uarg, ASX_WM_SIZE_VER0);
 	if (ret)
 		return ret;
-	if (wm.flags || wm.reserved || wm.side > ASX_SIDE_WRITE)
+	if (wm.flags || wm.reserved || wm.side > ASX_SIDE_WRITE || wm.band > 255)
 		return -EINVAL;
 	if (set && (!wm.hiwat || wm.hiwat > ASX_MAX_HIWAT || wm.lowat > wm.hiwat))
 		return -EINVAL;
@@ -567,15 +583,10 @@ static long ioc_wm(struct asx_stream *st, bool set, void __user *uarg)
 		return -EPERM;
 	mutex_lock(&st->cfg);
 	q = asx_stream_queue(st, wm.level, wm.side);
-	if (q && set)
-		asx_queue_set_wm(q, wm.hiwat, wm.lowat);
-	if (q) {
-		wm.hiwat = READ_ONCE(q->hiwat);
-		wm.lowat = READ_ONCE(q->lowat);
-	}
+	ret = q ? ioc_wm_queue(q, set, &wm) : -ENXIO;
 	mutex_unlock(&st->cfg);
-	if (!q)
-		return -ENXIO;
+	if (ret)
+		return ret;
 	return set ? 0 : ASX_COPY_OUT(uarg, wm);
 }
 

@@ -47,7 +47,7 @@ static void hold_wput(struct asx_queue *q, struct asx_msg *mp)
 		fallthrough;
 	default:
 		if (!READ_ONCE(h->released) || !asx_queue_idle(q) ||
-		    !(asx_hipri(mp) || asx_canputnext(q))) {
+		    !(asx_hipri(mp) || asx_bcanputnext(q, mp->band))) {
 			asx_putq(q, mp);
 			return;
 		}
@@ -61,7 +61,7 @@ static void hold_wsrv(struct asx_queue *q)
 	struct asx_msg *mp;
 
 	while (READ_ONCE(h->released) && (mp = asx_getq(q))) {
-		if (!asx_hipri(mp) && !asx_canputnext(q)) {
+		if (!asx_hipri(mp) && !asx_bcanputnext(q, mp->band)) {
 			asx_putbq(q, mp);
 			break;
 		}

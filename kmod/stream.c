@@ -135,12 +135,29 @@ static void free_sigregs(struct asx_stream *st)
 	}
 }
 
-/* The queue below the head has room again: wake the writers. */
+/*
+ * The queue below the head has room again: wake the writers, of band 0
+ * (S_OUTPUT) or of a band > 0 (S_WRBAND) as the back-enable says; both when
+ * it does not say (asx_qenable() called directly).
+ */
 void asx_head_wenable(struct asx_queue *q)
 {
-	wake_up_interruptible_poll(&q->st->wwait, EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND);
-	/* the bands share one flow control: band 0 and the others have room alike */
-	head_sig(q->st, ASX_XSI_S_OUTPUT | ASX_XSI_S_WRBAND);
+	unsigned long by = xchg(&q->benabled, 0);
+	__poll_t mask = 0;
+	u32 events = 0;
+
+	if (!by)
+		by = BIT(ASX_BENAB_BAND0) | BIT(ASX_BENAB_BANDS);
+	if (by & BIT(ASX_BENAB_BAND0)) {
+		mask |= EPOLLOUT | EPOLLWRNORM;
+		events |= ASX_XSI_S_OUTPUT;
+	}
+	if (by & BIT(ASX_BENAB_BANDS)) {
+		mask |= EPOLLWRBAND;
+		events |= ASX_XSI_S_WRBAND;
+	}
+	wake_up_interruptible_poll(&q->st->wwait, mask);
+	head_sig(q->st, events);
 }
 
 const struct asx_qinit asx_head_rinit = { .put = asx_head_rput };
@@ -356,6 +373,8 @@ static void minst_free(struct asx_minst *m)
 {
 	struct asx_modinfo *mi = m->mi;
 
+	asx_queue_free_bands(&m->rq);
+	asx_queue_free_bands(&m->wq);
 	kfree(m);
 	atomic_long_dec(&asx_nr_minst);
 	asx_put_module(mi);
@@ -709,14 +728,17 @@ int asx_head_lock_readable(struct asx_stream *st, bool nonblock)
 	return 0;
 }
 
-static bool writable(struct asx_stream *st)
+static bool writable(struct asx_stream *st, u8 band)
 {
 	return test_bit(ASX_ST_HANGUP, &st->flags) || test_bit(ASX_ST_ERROR, &st->flags) ||
-	       asx_canputnext(&st->hwq);
+	       asx_bcanputnext(&st->hwq, band);
 }
 
-/* Waits until the first queue below the head takes messages. */
-int asx_head_wait_writable(struct asx_stream *st, bool nonblock, bool sigpipe)
+/*
+ * Waits until the first queue below the head takes messages of @band: a
+ * writer of one band is not held up by another band's fullness.
+ */
+int asx_head_wait_writable(struct asx_stream *st, u8 band, bool nonblock, bool sigpipe)
 {
 	int ret;
 
@@ -728,11 +750,11 @@ int asx_head_wait_writable(struct asx_stream *st, bool nonblock, bool sigpipe)
 				send_sig(SIGPIPE, current, 0);
 			return -EPIPE;
 		}
-		if (asx_canputnext(&st->hwq))
+		if (asx_bcanputnext(&st->hwq, band))
 			return 0;
 		if (nonblock)
 			return -EAGAIN;
-		ret = wait_event_interruptible(st->wwait, writable(st));
+		ret = wait_event_interruptible(st->wwait, writable(st, band));
 		if (ret)
 			return ret;
 	}
@@ -887,7 +909,7 @@ ssize_t asx_stream_write(struct file *file, const char __user *buf, size_t count
 	do {
 		/* No hangup, no error and room below: the usual case, checked once. */
 		if (unlikely(READ_ONCE(st->flags)) || !asx_canputnext(&st->hwq)) {
-			ret = asx_head_wait_writable(st, nonblock, true);
+			ret = asx_head_wait_writable(st, 0, nonblock, true);
 			if (ret)
 				break;
 		}
@@ -912,6 +934,21 @@ ssize_t asx_stream_write(struct file *file, const char __user *buf, size_t count
 		done += n;
 	} while (done < count);
 	return done ? done : ret;
+}
+
+/*
+ * POLLOUT/POLLWRNORM: band 0 takes a message; POLLWRBAND: a band > 0 that
+ * has been written to does (poll(2) on STREAMS), band 0's state until one is.
+ */
+static __poll_t asx_head_poll_write(struct asx_stream *st)
+{
+	__poll_t mask = 0;
+
+	if (asx_canputnext(&st->hwq))
+		mask |= EPOLLOUT | EPOLLWRNORM;
+	if (asx_canputnext_wrband(&st->hwq))
+		mask |= EPOLLWRBAND;
+	return mask;
 }
 
 __poll_t asx_stream_poll(struct file *file, poll_table *wait)
@@ -943,7 +980,7 @@ __poll_t asx_stream_poll(struct file *file, poll_table *wait)
 		mask |= EPOLLERR;
 	if (test_bit(ASX_ST_HANGUP, &st->flags))
 		mask |= EPOLLHUP;
-	else if (asx_canputnext(&st->hwq))
-		mask |= EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND;
+	else
+		mask |= asx_head_poll_write(st);
 	return mask;
 }

@@ -165,7 +165,7 @@ ssize_t asx_stream_read(struct file *file, char __user *buf, size_t count, loff_
 ssize_t asx_stream_write(struct file *file, const char __user *buf, size_t count,
 			 loff_t *ppos);
 __poll_t asx_stream_poll(struct file *file, poll_table *wait);
-int asx_head_wait_writable(struct asx_stream *st, bool nonblock, bool sigpipe);
+int asx_head_wait_writable(struct asx_stream *st, u8 band, bool nonblock, bool sigpipe);
 /* XSI I_SETSIG/I_GETSIG for the calling process (ASX_XSI_S_* events) */
 int asx_stream_setsig(struct asx_stream *st, u32 events);
 int asx_stream_getsig(struct asx_stream *st, u32 *events);

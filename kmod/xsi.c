@@ -237,6 +237,18 @@ static long xsi_peek(struct asx_stream *st, struct file *file, unsigned long arg
 	return 1;
 }
 
+/*
+ * I_CANPUT: can band @band be written (each band has its own flow control,
+ * Documentation/kmod.rst)? ANYBAND: can some band, band 0 or one > 0 that
+ * has been written to.
+ */
+static long xsi_canput(struct asx_stream *st, int band)
+{
+	if (band == ASX_XSI_ANYBAND)
+		return asx_canputnext(&st->hwq) || asx_canputnext_wrband(&st->hwq);
+	return asx_bcanputnext(&st->hwq, band);
+}
+
 /* I_CKBAND / I_GETBAND: the bands of the messages at the head. */
 static long xsi_band(struct asx_stream *st, bool get, unsigned long arg)
 {
@@ -577,8 +589,7 @@ long asx_xsi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case ASX_I_CANPUT:
 		if ((int)arg != ASX_XSI_ANYBAND && ((int)arg < 0 || (int)arg > 255))
 			return -EINVAL;
-		/* the bands of a Stream share one flow control (Documentation/kmod.rst) */
-		return asx_canputnext(&st->hwq);
+		return xsi_canput(st, (int)arg);
 	case ASX_I_CKBAND:
 		return xsi_band(st, false, arg);
 	case ASX_I_GETBAND:

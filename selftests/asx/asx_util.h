@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -212,6 +214,17 @@ static inline int asx_pipe_pair(int p[2])
 		return -1;
 	}
 	return 0;
+}
+
+/* Waits up to @ms for the blocked signal @sig; true if it came. */
+static inline bool asx_got_signal(int sig, int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	return sigtimedwait(&set, NULL, &ts) == sig;
 }
 
 static inline short asx_poll1(int fd, short events, int timeout_ms)

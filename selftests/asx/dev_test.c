@@ -85,13 +85,14 @@ TEST_F(dev, version_exact_size)
 	EXPECT_EQ(v.features & ~(__u64)(ASX_FEAT_STREAMS | ASX_FEAT_PIPE | ASX_FEAT_MUX |
 					ASX_FEAT_STR | ASX_FEAT_PROCFS | ASX_FEAT_SA |
 					ASX_FEAT_SA_POST | ASX_FEAT_XSI | ASX_FEAT_AUTOPUSH |
-					ASX_FEAT_DRVREG | ASX_FEAT_XSI_FD | ASX_FEAT_PLINK), 0);
+					ASX_FEAT_DRVREG | ASX_FEAT_XSI_FD | ASX_FEAT_PLINK | ASX_FEAT_QBAND), 0);
 	EXPECT_EQ(v.features & (ASX_FEAT_XSI | ASX_FEAT_AUTOPUSH),
 		  ASX_FEAT_XSI | ASX_FEAT_AUTOPUSH);
 	EXPECT_TRUE(v.features & ASX_FEAT_DRVREG);
 	/* descriptor passing and the close time; persistent links (named muxes) */
 	EXPECT_EQ(v.features & ASX_FEAT_XSI_FD, ASX_FEAT_XSI_FD);
 	EXPECT_EQ(v.features & ASX_FEAT_PLINK, ASX_FEAT_PLINK);
+	EXPECT_EQ(v.features & ASX_FEAT_QBAND, ASX_FEAT_QBAND);
 	EXPECT_EQ(v.max_depth, ASX_MAX_DEPTH);
 	EXPECT_EQ(v.reserved[0], 0);
 	EXPECT_EQ(v.reserved[1], 0);

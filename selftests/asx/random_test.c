@@ -617,6 +617,21 @@ static void mux_op(struct worker *w)
 	install(w, u);
 }
 
+/* A band's water marks (ASX_FEAT_QBAND): set or read, bands past 255 refused. */
+static void band_wm_op(struct worker *w, int fd)
+{
+	struct asx_wm wm = { .size = sizeof(wm), .level = rnd(w, 4), .side = rnd(w, 2),
+			     .band = rnd(w, 8) ? 1 + rnd(w, 8) : rnd(w, 300) };
+
+	if (rnd(w, 4)) {
+		wm.hiwat = 1 + rnd(w, 70000);
+		wm.lowat = rnd(w, 20000);
+		count(w, OP_SETWM, ioctl(fd, ASX_IOC_SETWM, &wm));
+	} else {
+		count(w, OP_SETWM, ioctl(fd, ASX_IOC_GETWM, &wm));
+	}
+}
+
 static void one_op(struct worker *w)
 {
 	unsigned char *buf = w->scratch;
@@ -666,12 +681,14 @@ static void one_op(struct worker *w)
 					       buf, rnd(w, 300), buf + 1000, rnd(w, 5000),
 					       rnd(w, 4), rnd(w, 3) ? 0 : rnd(w, 4)));
 	} else if (op < 52) {
-		count(w, OP_POLL, asx_poll1(fd, POLLIN | POLLOUT | POLLPRI, 0));
+		count(w, OP_POLL, asx_poll1(fd, POLLIN | POLLOUT | POLLPRI | POLLWRBAND, 0));
 	} else if (op < 56) {
 		count(w, OP_FLUSH, asx_flush(fd, rnd(w, 8), rnd(w, 3) ? 0 : rnd(w, 3)));
-	} else if (op < 60) {
+	} else if (op < 58) {
 		count(w, OP_SETWM, asx_setwm(fd, rnd(w, 4), rnd(w, 2), 1 + rnd(w, 70000),
 					     rnd(w, 20000)));
+	} else if (op < 60) {
+		band_wm_op(w, fd);
 	} else if (op < 63) {
 		count(w, OP_STR, asx_str(fd, rnd(w, 2) ? ASX_STR_HOLD_RELEASE : ASX_STR_HOLD_HOLD,
 					 NULL, 0, 0, NULL));

@@ -477,16 +477,6 @@ TEST_F(xsi, canput_and_atmark)
 }
 
 /* Waits up to @ms for @sig (blocked by the caller); 1 if it came, else 0. */
-static int got_signal(int sig, int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	return sigtimedwait(&set, NULL, &ts) == sig;
-}
-
 static void block_signals(void)
 {
 	sigset_t set;
@@ -526,23 +516,23 @@ TEST_TIMEOUT(setsig_signals_each_event, 120)
 	/* band 0 and band > 0 arrivals */
 	ASSERT_EQ(ioctl(fd, I_SETSIG, S_RDBAND), 0);
 	ASSERT_EQ(putb(fd, "zero", 0), 0);
-	EXPECT_FALSE(got_signal(SIGPOLL, 300)) TH_LOG("S_RDBAND: no signal for band 0");
+	EXPECT_FALSE(asx_got_signal(SIGPOLL, 300)) TH_LOG("S_RDBAND: no signal for band 0");
 	ASSERT_EQ(putb(fd, "one", 1), 0);
-	EXPECT_TRUE(got_signal(SIGPOLL, 10000)) TH_LOG("S_RDBAND: band 1");
+	EXPECT_TRUE(asx_got_signal(SIGPOLL, 10000)) TH_LOG("S_RDBAND: band 1");
 	ASSERT_EQ(ioctl(fd, I_SETSIG, S_RDBAND | S_BANDURG), 0);
 	ASSERT_EQ(putb(fd, "two", 2), 0);
-	EXPECT_TRUE(got_signal(SIGURG, 10000)) TH_LOG("S_BANDURG: SIGURG");
+	EXPECT_TRUE(asx_got_signal(SIGURG, 10000)) TH_LOG("S_BANDURG: SIGURG");
 	ASSERT_EQ(ioctl(fd, I_SETSIG, S_RDNORM), 0);
 	ASSERT_EQ(putb(fd, "zero", 0), 0);
-	EXPECT_TRUE(got_signal(SIGPOLL, 10000)) TH_LOG("S_RDNORM");
+	EXPECT_TRUE(asx_got_signal(SIGPOLL, 10000)) TH_LOG("S_RDNORM");
 	ASSERT_EQ(ioctl(fd, I_SETSIG, S_INPUT), 0);
 	ASSERT_EQ(putb(fd, "three", 3), 0);
-	EXPECT_TRUE(got_signal(SIGPOLL, 10000)) TH_LOG("S_INPUT");
+	EXPECT_TRUE(asx_got_signal(SIGPOLL, 10000)) TH_LOG("S_INPUT");
 	ASSERT_EQ(put(fd, "hi", NULL, RS_HIPRI), 0);
-	EXPECT_FALSE(got_signal(SIGPOLL, 300)) TH_LOG("S_INPUT: not for a high-priority one");
+	EXPECT_FALSE(asx_got_signal(SIGPOLL, 300)) TH_LOG("S_INPUT: not for a high-priority one");
 	ASSERT_EQ(ioctl(fd, I_SETSIG, S_HIPRI), 0);
 	ASSERT_EQ(put(fd, "hi", NULL, RS_HIPRI), 0);
-	EXPECT_TRUE(got_signal(SIGPOLL, 10000)) TH_LOG("S_HIPRI");
+	EXPECT_TRUE(asx_got_signal(SIGPOLL, 10000)) TH_LOG("S_HIPRI");
 
 	/* S_OUTPUT: a full write side that drains */
 	ASSERT_EQ(ioctl(fd, I_FLUSH, FLUSHRW), 0);
@@ -553,16 +543,16 @@ TEST_TIMEOUT(setsig_signals_each_event, 120)
 		n++;
 	ASSERT_EQ(errno, EAGAIN);
 	ASSERT_EQ(ioctl(fd, I_SETSIG, S_OUTPUT), 0);
-	EXPECT_FALSE(got_signal(SIGPOLL, 300)) TH_LOG("still full");
+	EXPECT_FALSE(asx_got_signal(SIGPOLL, 300)) TH_LOG("still full");
 	EXPECT_EQ(ioctl(fd, I_STR, &si), n) TH_LOG("hold let %d messages go", n);
-	EXPECT_TRUE(got_signal(SIGPOLL, 10000)) TH_LOG("S_OUTPUT");
+	EXPECT_TRUE(asx_got_signal(SIGPOLL, 10000)) TH_LOG("S_OUTPUT");
 	EXPECT_EQ(ioctl(fd, I_CANPUT, 0), 1);
 
 	/* unregistered: nothing */
 	ASSERT_EQ(ioctl(fd, I_SETSIG, 0), 0);
 	ASSERT_EQ(ioctl(fd, I_POP, 0), 0);
 	ASSERT_EQ(putb(fd, "quiet", 0), 0);
-	EXPECT_FALSE(got_signal(SIGPOLL, 300));
+	EXPECT_FALSE(asx_got_signal(SIGPOLL, 300));
 	close(fd);
 
 	/* S_HANGUP: the other end of a pipe closes */
@@ -572,7 +562,7 @@ TEST_TIMEOUT(setsig_signals_each_event, 120)
 	ASSERT_GE(b, 0);
 	ASSERT_EQ(ioctl(a, I_SETSIG, S_HANGUP), 0);
 	close(b);
-	EXPECT_TRUE(got_signal(SIGPOLL, 10000)) TH_LOG("S_HANGUP");
+	EXPECT_TRUE(asx_got_signal(SIGPOLL, 10000)) TH_LOG("S_HANGUP");
 	close(a);
 }
 
@@ -596,16 +586,16 @@ TEST_TIMEOUT(setsig_is_per_process, 60)
 			_exit(2);
 		if (putb(fd, "x", 0))
 			_exit(3);
-		if (got_signal(SIGPOLL, 300))
+		if (asx_got_signal(SIGPOLL, 300))
 			_exit(4);	/* the parent's event, not ours */
 		if (put(fd, "hi", NULL, RS_HIPRI))
 			_exit(5);
-		_exit(got_signal(SIGPOLL, 10000) ? 0 : 6);
+		_exit(asx_got_signal(SIGPOLL, 10000) ? 0 : 6);
 	}
 	ASSERT_EQ(waitpid(child, &status, 0), child);
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		TH_LOG("child status %#x", status);
-	EXPECT_TRUE(got_signal(SIGPOLL, 10000)) TH_LOG("the parent's S_RDNORM");
+	EXPECT_TRUE(asx_got_signal(SIGPOLL, 10000)) TH_LOG("the parent's S_RDNORM");
 	ASSERT_EQ(ioctl(fd, I_GETSIG, &ev), 0);
 	EXPECT_EQ(ev, S_RDNORM);
 	close(fd);

@@ -79,6 +79,7 @@ enum asx_feature {
 	ASX_FEAT_AUTOPUSH	= 1 << 8,	/* ASX_IOC_AUTOPUSH */
 	ASX_FEAT_XSI_FD		= 1 << 9,	/* I_SENDFD, I_RECVFD, I_FDINSERT, I_[SG]ETCLTIME */
 	ASX_FEAT_PLINK		= 1 << 10,	/* ASX_I_PLINK/PUNLINK on a named mux "mux.N" */
+	ASX_FEAT_QBAND		= 1 << 11,	/* per-band flow control, asx_wm.band */
 	ASX_FEAT_DRVREG		= 1 << 13,	/* drivers registered by other kernel modules */
 };
 
@@ -286,6 +287,8 @@ struct asx_nread {
  * @flags:    in: must be 0
  * @hiwat:    SETWM in, GETWM out: high water mark in bytes (1..ASX_MAX_HIWAT)
  * @lowat:    SETWM in, GETWM out: low water mark in bytes (<= @hiwat)
+ * @band:     in: 0 for the queue's own marks (band 0), 1..255 for that band's
+ *            (ASX_FEAT_QBAND; a band without its own has the queue's)
  * @reserved: in: must be 0
  */
 struct asx_wm {
@@ -295,7 +298,8 @@ struct asx_wm {
 	__u32 flags;
 	__aligned_u64 hiwat;
 	__aligned_u64 lowat;
-	__u64 reserved;
+	__u32 band;
+	__u32 reserved;
 };
 
 #define ASX_WM_SIZE_VER0	40

@@ -169,6 +169,17 @@ ASX_API int asx_kstream_set_water(struct asx_kstream *ks, unsigned int level,
 				  unsigned int side, uint64_t hiwat, uint64_t lowat);
 ASX_API int asx_kstream_get_water(struct asx_kstream *ks, unsigned int level,
 				  unsigned int side, uint64_t *hiwat, uint64_t *lowat);
+/*
+ * The same for one band's flow control, band 1..255 (0: the queue's own, as
+ * above); a band without its own marks has the queue's. Needs
+ * ASX_FEAT_QBAND (an older asx.ko refuses a band with -EINVAL).
+ */
+ASX_API int asx_kstream_set_band_water(struct asx_kstream *ks, unsigned int level,
+				       unsigned int side, unsigned int band, uint64_t hiwat,
+				       uint64_t lowat);
+ASX_API int asx_kstream_get_band_water(struct asx_kstream *ks, unsigned int level,
+				       unsigned int side, unsigned int band, uint64_t *hiwat,
+				       uint64_t *lowat);
 /* QSTATS of the queue at @level, @side into @qs (the kernel's struct). */
 ASX_API int asx_kstream_qstats(struct asx_kstream *ks, unsigned int level, unsigned int side,
 			       struct asx_qstats *qs);

@@ -340,9 +340,18 @@ static int span_send(struct span *sp, struct asx_task *t, struct asx_msg *m)
 	int fd = sp->kind == SPAN_KSTREAM ? asx_kstream_fd(sp->ks) : sp->wfd;
 	unsigned char hdr[FRAME_HDR];
 	size_t total = 0, done = 0, ctl = 0;
-	bool waited = false;
+	bool waited = false, woke = false;
+	short wait_ev = POLLOUT;
 	int r;
 
+	/*
+	 * Each band of a kernel Stream has its own flow control: a message of
+	 * a band above 0 waits for POLLWRBAND, which says only that some band
+	 * written to has room, perhaps not this one; woken and refused again,
+	 * the wait sleeps a millisecond first, so it never spins.
+	 */
+	if (sp->kind == SPAN_KSTREAM && !asx_msg_is_hipri(m) && m->band)
+		wait_ev = POLLWRBAND;
 	if (m->type == ASX_MSG_FLUSH) {
 		span_flush(sp, t, m);
 		return 0;
@@ -413,8 +422,11 @@ static int span_send(struct span *sp, struct asx_task *t, struct asx_msg *m)
 				asx_msg_free_chain(m);
 				return -ESHUTDOWN;
 			}
-			r = wait_fd(fd, POLLOUT);
+			if (woke)
+				(void)poll(NULL, 0, 1);
+			r = wait_fd(fd, wait_ev);
 		} while (r == 0);
+		woke = true;
 		/* POLLERR, POLLHUP: the next write says what went wrong */
 		if (r < 0 || (r & POLLNVAL)) {
 			UNBUMP(sp, down_msgs);

@@ -338,19 +338,31 @@ int asx_kstream_nread(struct asx_kstream *ks, uint32_t *msgs, uint64_t *first, u
 	return 0;
 }
 
+int asx_kstream_set_band_water(struct asx_kstream *ks, unsigned int level, unsigned int side,
+			       unsigned int band, uint64_t hiwat, uint64_t lowat)
+{
+	struct asx_wm wm = { .size = sizeof(wm), .level = level, .side = side,
+			     .hiwat = hiwat, .lowat = lowat, .band = band };
+
+	return xioctl(ks, ASX_IOC_SETWM, &wm);
+}
+
 int asx_kstream_set_water(struct asx_kstream *ks, unsigned int level, unsigned int side,
 			  uint64_t hiwat, uint64_t lowat)
 {
-	struct asx_wm wm = { .size = sizeof(wm), .level = level, .side = side,
-			     .hiwat = hiwat, .lowat = lowat };
-
-	return xioctl(ks, ASX_IOC_SETWM, &wm);
+	return asx_kstream_set_band_water(ks, level, side, 0, hiwat, lowat);
 }
 
 int asx_kstream_get_water(struct asx_kstream *ks, unsigned int level, unsigned int side,
 			  uint64_t *hiwat, uint64_t *lowat)
 {
-	struct asx_wm wm = { .size = sizeof(wm), .level = level, .side = side };
+	return asx_kstream_get_band_water(ks, level, side, 0, hiwat, lowat);
+}
+
+int asx_kstream_get_band_water(struct asx_kstream *ks, unsigned int level, unsigned int side,
+			       unsigned int band, uint64_t *hiwat, uint64_t *lowat)
+{
+	struct asx_wm wm = { .size = sizeof(wm), .level = level, .side = side, .band = band };
 	int r = xioctl(ks, ASX_IOC_GETWM, &wm);
 
 	if (r)
