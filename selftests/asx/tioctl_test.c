@@ -348,15 +348,29 @@ static void *caller_fn(void *p)
 	return NULL;
 }
 
-/* Signals @t every 100 ms until @c is done (a signal before the call is lost). */
-static void interrupt(pthread_t t, struct caller *c)
+/*
+ * @c's call in a thread of its own, signalled every 100 ms from 200 ms on
+ * until it returns (a signal that comes before the call is lost): 0 when it
+ * failed with EINTR.
+ */
+static int interrupted_call(struct caller *c)
 {
+	pthread_t t;
 	int i;
 
+	if (pthread_create(&t, NULL, caller_fn, c))
+		return -1;
+	asx_msleep(200);
 	for (i = 0; i < 600 && !__atomic_load_n(&c->done, __ATOMIC_SEQ_CST); i++) {
 		pthread_kill(t, SIGUSR1);
 		asx_msleep(100);
 	}
+	pthread_join(t, NULL);
+	if (c->ret != -1 || c->err != EINTR) {
+		fprintf(stderr, "# call: %d (%s), not EINTR\n", c->ret, strerror(c->err));
+		return -1;
+	}
+	return 0;
 }
 
 /* The module holds the exchange until data passes it: the stall, undone. */
@@ -390,17 +404,11 @@ TEST_F(t, signal_mid_exchange)
 {
 	struct caller c = { .fd = self->fd, .req = ASX_TIOC_STALL };
 	struct asx_tioc_stats s;
-	pthread_t t;
 	char x = 'x';
 	int i;
 
 	memset(c.buf, 1, sizeof(c.buf));
-	ASSERT_EQ(pthread_create(&t, NULL, caller_fn, &c), 0);
-	asx_msleep(200);
-	interrupt(t, &c);
-	pthread_join(t, NULL);
-	EXPECT_EQ(c.ret, -1);
-	EXPECT_EQ(c.err, EINTR);
+	ASSERT_EQ(interrupted_call(&c), 0);
 	ASSERT_EQ(tioc_stats(self->fd, &s), 0);
 	EXPECT_EQ(s.open, 1);		/* held by the module */
 	EXPECT_EQ(write(self->fd, &x, 1), 1);
@@ -422,16 +430,10 @@ TEST_F(t, answer_after_the_caller_left)
 {
 	struct caller c = { .fd = self->fd, .req = ASX_TIOC_XFORM };
 	struct asx_tioc_stats s;
-	pthread_t t;
 	int i;
 
 	ASSERT_EQ(asx_push(self->fd, "hold"), 0);
-	ASSERT_EQ(pthread_create(&t, NULL, caller_fn, &c), 0);
-	asx_msleep(200);
-	interrupt(t, &c);
-	pthread_join(t, NULL);
-	EXPECT_EQ(c.ret, -1);
-	EXPECT_EQ(c.err, EINTR);
+	ASSERT_EQ(interrupted_call(&c), 0);
 	ASSERT_EQ(asx_str(self->fd, ASX_STR_HOLD_RELEASE, NULL, 0, 0, NULL), 0)
 		TH_LOG("%s", strerror(errno));
 	for (i = 0; i < 100 && !tioc_stats(self->fd, &s) && s.aborted != 1; i++)
