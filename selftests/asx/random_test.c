@@ -361,21 +361,23 @@ static void on_tioc_timer(int sig)
 /*
  * Transparent ioctls: "tioc" pushed now and then, its requests with random
  * lengths (some over ASX_MAX_TCOPY), keys and pointers (bad ones too), NAKs
- * and requests no module takes; a timer of this thread's interrupts each
- * after up to 20 ms (a "hold" may hold it, and to cut exchanges short).
+ * and requests no module takes. Not on a Stream with "hold" (listed as the
+ * call starts), which would hold it; a timer of this thread's interrupts
+ * each after 1 or 2 ms (to cut exchanges short, and for a hold pushed since).
  */
 static void tioc_op(struct worker *w, int fd)
 {
 	static __thread timer_t timer;
 	static __thread bool have_timer;
-	struct itimerspec its = { .it_value.tv_nsec = (1 + rnd(w, 20)) * 1000000L };
+	struct itimerspec its = { .it_value.tv_nsec = (1 + rnd(w, 2)) * 1000000L };
 	struct asx_tioc_vec v = { .key = rnd(w, 256) };
 	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGUSR2 };
 	struct sigaction sa = { .sa_handler = on_tioc_timer };
 	static const struct itimerspec off;
+	char names[ASX_MAX_DEPTH][ASX_NAME_MAX];
 	unsigned long req;
 	void *arg = &v;
-	int ret;
+	int ret, i, n;
 
 	if (!have_timer) {
 		sigemptyset(&sa.sa_mask);
@@ -389,6 +391,10 @@ static void tioc_op(struct worker *w, int fd)
 		count(w, OP_TIOC, asx_push(fd, "tioc"));
 		return;
 	}
+	n = asx_list(fd, names, ASX_MAX_DEPTH, NULL);
+	for (i = 0; i < n; i++)
+		if (!strcmp(names[i], "hold"))
+			return;
 	v.buf = rnd(w, 8) ? (uintptr_t)w->scratch : (uintptr_t)bad_ptr(w, 64);
 	v.len = rnd(w, 16) ? rnd(w, 300) : rnd(w, 2 * ASX_MAX_TCOPY);
 	switch (rnd(w, 8)) {
@@ -702,7 +708,7 @@ static void one_op(struct worker *w)
 		install(w, fd);
 	} else if (op < 76) {
 		xsi_op(w, fd);
-	} else if (op < 79) {
+	} else if (op < 78) {
 		tioc_op(w, fd);
 	} else {
 		random_ioctl(w, fd);
