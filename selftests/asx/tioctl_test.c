@@ -231,6 +231,20 @@ TEST_F(t, unknown_requests_are_enotty)
 	errno = 0;
 	EXPECT_EQ(ioctl(self->fd, _IO(ASX_TIOC_MAGIC, 0x7f), 0), -1);
 	EXPECT_EQ(errno, ENOTTY);
+	/* the built-in modules' STR numbers are not their transparent ioctls */
+	ASSERT_EQ(asx_push(fd, "count"), 0);
+	ASSERT_EQ(asx_push(fd, "csum"), 0);
+	ASSERT_EQ(asx_push(fd, "hold"), 0);
+	ASSERT_EQ(asx_str(fd, ASX_STR_HOLD_RELEASE, NULL, 0, 0, NULL), 0);
+	errno = 0;
+	EXPECT_EQ(ioctl(fd, ASX_STR_HOLD_HOLD, 0), -1);
+	EXPECT_EQ(errno, ENOTTY);
+	errno = 0;
+	EXPECT_EQ(ioctl(fd, ASX_STR_COUNT_RESET, 0), -1);
+	EXPECT_EQ(errno, ENOTTY);
+	errno = 0;
+	EXPECT_EQ(ioctl(fd, ASX_STR_CSUM_GET, 0), -1);
+	EXPECT_EQ(errno, ENOTTY);
 	close(fd);
 }
 
