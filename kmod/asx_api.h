@@ -12,6 +12,7 @@
 #include <linux/asx.h>
 #include <linux/atomic.h>
 #include <linux/list.h>
+#include <linux/minmax.h>
 #include <linux/module.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
@@ -33,6 +34,9 @@ enum asx_mtype {
 	ASX_M_IOCNAK	= 0x83,	/* negative answer to M_IOCTL */
 	ASX_M_ERROR	= 0x84,	/* one byte: errno; the Stream fails */
 	ASX_M_HANGUP	= 0x85,	/* the other end went away */
+	ASX_M_COPYIN	= 0x86,	/* transparent ioctl, up: copy in (struct asx_copyreq) */
+	ASX_M_COPYOUT	= 0x87,	/* transparent ioctl, up: copy out the cont chain */
+	ASX_M_IOCDATA	= 0x88,	/* transparent ioctl, down: struct asx_copyresp, data */
 };
 
 /* A refcounted data buffer, shared by the messages that dup it. */
@@ -56,14 +60,47 @@ struct asx_msg {
 	u8 band;
 };
 
-/* The first block of M_IOCTL, M_IOCACK and M_IOCNAK; data follows in @cont. */
+/*
+ * The first block of M_IOCTL, M_IOCACK and M_IOCNAK; data follows in @cont.
+ * A transparent ioctl (an ioctl(2) request the Stream head does not know) has
+ * @count ASX_TRANSPARENT and the caller's argument, a u64, in @cont
+ * (asx_ioc_arg()); Documentation/kmod-modules.rst, "Transparent ioctls".
+ */
 struct asx_iocblk {
 	u32 cmd;
 	u32 id;
-	u32 count;	/* bytes of data in the cont chain */
+	u32 count;	/* bytes of data in the cont chain, or ASX_TRANSPARENT */
 	int error;	/* IOCNAK: positive errno */
-	int rval;	/* IOCACK: returned in asx_strioctl.rval */
+	int rval;	/* IOCACK: returned in asx_strioctl.rval, or by ioctl(2) */
+	u32 flag;	/* ASX_IOC_ILP32 */
 };
+
+#define ASX_TRANSPARENT	0xffffffffU	/* asx_iocblk.count of a transparent ioctl */
+#define ASX_IOC_ILP32	0x1		/* flag: the caller is a 32-bit (compat) task */
+
+/* The first block of M_COPYIN and M_COPYOUT (asx_mcopyin(), asx_mcopyout()). */
+struct asx_copyreq {
+	u32 cmd;
+	u32 id;
+	u32 size;	/* bytes to copy */
+	u32 flag;	/* as asx_iocblk.flag */
+	u64 addr;	/* the caller's address */
+	void *private;	/* the module's, given back in asx_copyresp.private */
+};
+
+/* The first block of M_IOCDATA: the result of one copy; copied-in data in @cont. */
+struct asx_copyresp {
+	u32 cmd;
+	u32 id;
+	int rval;	/* 0, or the positive errno that ended the ioctl */
+	u32 flag;
+	u64 unused;
+	void *private;
+};
+
+/* The room of the first block of every ioctl message: each of the three fits. */
+#define ASX_IOC_BLKSZ	max3(sizeof(struct asx_iocblk), sizeof(struct asx_copyreq), \
+			     sizeof(struct asx_copyresp))
 
 struct asx_queue;
 struct asx_qband;
@@ -227,5 +264,25 @@ void asx_iocack(struct asx_queue *q, struct asx_msg *mp, int rval, struct asx_ms
 void asx_iocnak(struct asx_queue *q, struct asx_msg *mp, int error);
 /* A driver's M_FLUSH: flushes its write queue, turns FLUSHR up the read side. */
 void asx_drv_flush(struct asx_queue *q, struct asx_msg *mp);
+
+/* Transparent ioctls (tioctl.c): the steps of a module's exchange with the head */
+void asx_mcopyin(struct asx_queue *q, struct asx_msg *mp, void *priv, u64 addr, u32 size);
+void asx_mcopyout(struct asx_queue *q, struct asx_msg *mp, void *priv, u64 addr,
+		  struct asx_msg *data);
+
+static inline bool asx_ioc_transparent(const struct asx_msg *mp)
+{
+	return mp->type == ASX_M_IOCTL && asx_blen(mp) >= sizeof(struct asx_iocblk) &&
+	       ((const struct asx_iocblk *)mp->rptr)->count == ASX_TRANSPARENT;
+}
+
+/* The caller's argument of the transparent M_IOCTL @mp: an address or a value. */
+static inline u64 asx_ioc_arg(const struct asx_msg *mp)
+{
+	u64 arg = 0;
+
+	asx_msg_copy_out(mp->cont, 0, &arg, sizeof(arg));
+	return arg;
+}
 
 #endif /* _ASX_API_H */

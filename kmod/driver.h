@@ -43,7 +43,8 @@ static inline bool asx_drv_ctl(struct asx_queue *q, struct asx_msg *mp)
 		asx_drv_flush(q, mp);
 		return true;
 	case ASX_M_IOCTL:
-		asx_iocnak(q, mp, EINVAL);
+		/* a transparent ioctl no module took: ioctl(2)'s unknown request */
+		asx_iocnak(q, mp, asx_ioc_transparent(mp) ? ENOTTY : EINVAL);
 		return true;
 	}
 	return false;

@@ -23,7 +23,8 @@
 
 #define ASX_FEATURES	(ASX_FEAT_STREAMS | ASX_FEAT_PIPE | ASX_FEAT_MUX | ASX_FEAT_STR | \
 			 ASX_FEAT_PROCFS | ASX_FEAT_SA_BUILT | ASX_FEAT_XSI | ASX_FEAT_AUTOPUSH | \
-			 ASX_FEAT_DRVREG | ASX_FEAT_XSI_FD | ASX_FEAT_PLINK | ASX_FEAT_QBAND)
+			 ASX_FEAT_DRVREG | ASX_FEAT_XSI_FD | ASX_FEAT_PLINK | ASX_FEAT_QBAND | \
+			 ASX_FEAT_TRANSPARENT)
 #define ASX_STR_TIMEOUT	(15 * HZ)
 
 static_assert(sizeof(struct asx_version) == ASX_VERSION_SIZE_VER1);
@@ -654,7 +655,7 @@ long asx_do_str(struct asx_stream *st, struct asx_strioctl *si)
 	timeout = si->timeout_ms == 0 ? ASX_STR_TIMEOUT :
 		  si->timeout_ms < 0 ? MAX_SCHEDULE_TIMEOUT : msecs_to_jiffies(si->timeout_ms);
 
-	mp = asx_allocb(sizeof(*ioc), GFP_KERNEL_ACCOUNT);
+	mp = asx_allocb(ASX_IOC_BLKSZ, GFP_KERNEL_ACCOUNT);
 	if (!mp)
 		return -ENOMEM;
 	ret = user_block(&data, ASX_M_DATA, si->data, si->len);
@@ -960,6 +961,9 @@ long asx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case ASX_IOC_BASE(ASX_IOC_SA_CREATE):
 		return asx_sa_create(uarg);
 	default:
-		return -ENOTTY;
+		if (!asx_tioc_cmd(cmd))
+			return -ENOTTY;
+		ret = asx_ioc_refused(st, true);
+		return ret ? ret : asx_tioctl(st, cmd, arg);
 	}
 }

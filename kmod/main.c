@@ -73,6 +73,7 @@ static struct miscdevice asx_miscdev = {
 
 static struct asx_modinfo *const asx_builtin[] = {
 	&asx_mod_pass, &asx_mod_count, &asx_mod_frame, &asx_mod_csum, &asx_mod_hold,
+	&asx_mod_tioctl,
 };
 
 static void unregister_builtin(unsigned int n)

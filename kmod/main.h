@@ -57,5 +57,6 @@ extern struct asx_modinfo asx_mod_count;
 extern struct asx_modinfo asx_mod_frame;
 extern struct asx_modinfo asx_mod_csum;
 extern struct asx_modinfo asx_mod_hold;
+extern struct asx_modinfo asx_mod_tioctl;
 
 #endif /* _ASX_MAIN_H */

@@ -62,7 +62,7 @@ static void count_put(struct asx_queue *q, struct asx_msg *mp)
 		asx_flush_msg(q, mp);
 		return;
 	} else if (mp->type == ASX_M_IOCTL && q->side == ASX_SIDE_WRITE &&
-		   asx_blen(mp) >= sizeof(struct asx_iocblk)) {
+		   asx_blen(mp) >= sizeof(struct asx_iocblk) && !asx_ioc_transparent(mp)) {
 		count_ioctl(q, mp);
 		return;
 	}

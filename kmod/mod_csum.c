@@ -58,7 +58,8 @@ static void csum_wput(struct asx_queue *q, struct asx_msg *mp)
 		asx_flush_msg(q, mp);
 		return;
 	case ASX_M_IOCTL:
-		if (asx_blen(mp) < sizeof(*ioc) || ioc->cmd != ASX_STR_CSUM_GET)
+		if (asx_blen(mp) < sizeof(*ioc) || ioc->cmd != ASX_STR_CSUM_GET ||
+		    asx_ioc_transparent(mp))
 			break;
 		cs.computed = atomic64_read(&c->computed);
 		cs.good = atomic64_read(&c->good);

@@ -30,7 +30,8 @@ static void hold_wput(struct asx_queue *q, struct asx_msg *mp)
 	case ASX_M_IOCTL:
 		if (asx_blen(mp) < sizeof(*ioc))
 			break;
-		if (ioc->cmd == ASX_STR_HOLD_RELEASE) {
+		/* STR commands only: a transparent ioctl's number is the caller's */
+		if (ioc->cmd == ASX_STR_HOLD_RELEASE && !asx_ioc_transparent(mp)) {
 			spin_lock(&q->lock);
 			held = q->nmsgs;
 			spin_unlock(&q->lock);
@@ -39,7 +40,7 @@ static void hold_wput(struct asx_queue *q, struct asx_msg *mp)
 			asx_qenable(q);
 			return;
 		}
-		if (ioc->cmd == ASX_STR_HOLD_HOLD) {
+		if (ioc->cmd == ASX_STR_HOLD_HOLD && !asx_ioc_transparent(mp)) {
 			WRITE_ONCE(h->released, false);
 			asx_iocack(q, mp, 0, NULL);
 			return;

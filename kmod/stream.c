@@ -197,7 +197,8 @@ static void head_ioc_answer(struct asx_stream *st, struct asx_msg *mp)
 
 	if (asx_blen(mp) >= sizeof(*ioc)) {
 		spin_lock(&st->hrq.lock);
-		if (st->ioc_wait && ioc->id == st->ioc_wait && !st->ioc_resp) {
+		if (st->ioc_wait && ioc->id == st->ioc_wait && !st->ioc_resp &&
+		    asx_tioc_takes(st, mp)) {
 			st->ioc_resp = mp;
 			taken = true;
 		}
@@ -206,7 +207,7 @@ static void head_ioc_answer(struct asx_stream *st, struct asx_msg *mp)
 	if (taken)
 		wake_up(&st->iocwait);
 	else
-		asx_freemsg(mp);
+		asx_tioc_refuse(st, mp, ECANCELED);
 }
 
 /* What arrives at the top of the read side (of a Stream not linked under a mux). */
@@ -241,6 +242,8 @@ void asx_head_rput(struct asx_queue *q, struct asx_msg *mp)
 		break;
 	case ASX_M_IOCACK:
 	case ASX_M_IOCNAK:
+	case ASX_M_COPYIN:
+	case ASX_M_COPYOUT:
 		head_ioc_answer(st, mp);
 		return;
 	case ASX_M_ERROR:

@@ -112,6 +112,7 @@ struct asx_stream {
 	u32 ioc_id;
 	u32 ioc_wait;
 	struct asx_msg *ioc_resp;
+	bool ioc_tr;		/* the ioctl is transparent: M_COPYIN/OUT taken too */
 
 	/* XSI I_SETSIG: processes to signal (struct asx_sigreg), their events or'ed */
 	spinlock_t sig_lock;
@@ -179,6 +180,12 @@ void asx_head_wput(struct asx_queue *q, struct asx_msg *mp);
 void asx_head_wenable(struct asx_queue *q);
 void asx_head_putfp(struct asx_stream *st, struct asx_msg *mp);
 void asx_stream_drain(struct asx_stream *st);
+
+/* tioctl.c: transparent ioctls (M_COPYIN/M_COPYOUT/M_IOCDATA) */
+bool asx_tioc_cmd(unsigned int cmd);
+long asx_tioctl(struct asx_stream *st, unsigned int cmd, unsigned long arg);
+bool asx_tioc_takes(struct asx_stream *st, const struct asx_msg *mp);
+void asx_tioc_refuse(struct asx_stream *st, struct asx_msg *mp, int err);
 
 /*
  * Linked under a mux (a persistent link also while no Stream has its named

@@ -31,7 +31,7 @@ declare -A layer=(
 	[asx_api.h]=0 [compat.h]=0 [uarg.h]=0 [sa.h]=0
 	[msg.h]=1 [msg.c]=1
 	[queue.h]=2 [queue.c]=2 [registry.h]=2 [registry.c]=2 [trace.h]=2 [sa.c]=2
-	[stream.h]=3 [stream.c]=3 [trace.c]=3
+	[stream.h]=3 [stream.c]=3 [trace.c]=3 [tioctl.c]=3
 	[driver.h]=4 [driver.c]=4 [loop.c]=4 [null.c]=4 [pipe.c]=4 [mux.c]=4
 	[drvreg.c]=4
 	[main.h]=5 [main.c]=5 [ioctl.c]=5 [xsi.c]=5 [proc.c]=5 [selftest.c]=5

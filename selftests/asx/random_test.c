@@ -6,10 +6,10 @@
  * pool of Streams: ioctls with random numbers, sizes and contents, putmsg,
  * getmsg, read, write, poll, push, pop, pipe, new muxes over Streams of the
  * pool, link, unlink, named muxes and persistent links (I_PLINK, I_PUNLINK:
- * the test undoes them before it counts), close. Afterwards every Stream,
- * module instance and message must be gone (/proc/asx/objects), the
- * sanity phase (sanity()) must pass as root and as nobody, and the VM runner
- * checks the kernel log stays clean.
+ * the test undoes them before it counts), transparent ioctls (tioc_op()),
+ * close. Afterwards every Stream, module instance and message must be gone
+ * (/proc/asx/objects), the sanity phase (sanity()) must pass as root and as
+ * nobody, and the VM runner checks the kernel log stays clean.
  *
  * hostile_user_in_a_memory_cgroup: the same operations and worse, from 6
  * threads as nobody in a memory cgroup with memory.max 32M, for
@@ -71,12 +71,12 @@ static const char *const names[] = {
 
 enum { OP_OPEN, OP_CLOSE, OP_PUSH, OP_POP, OP_WRITE, OP_READ, OP_PUTMSG, OP_GETMSG,
 	OP_POLL, OP_FLUSH, OP_SETWM, OP_STR, OP_SETDRV, OP_LINK, OP_PIPE, OP_IOCTL, OP_XSI,
-	OP_PLINK, NOPKINDS };
+	OP_PLINK, OP_TIOC, NOPKINDS };
 
 static const char *const op_names[NOPKINDS] = {
 	"open", "close", "push", "pop", "write", "read", "putmsg", "getmsg", "poll", "flush",
 	"setwm", "str", "setdrv", "link", "pipe", "ioctl", "xsi",
-	"plink",
+	"plink", "tioc",
 };
 
 /* Hostile mode only. */
@@ -352,6 +352,72 @@ static void *bad_ptr(struct worker *w, size_t len)
 	default:
 		return badmem + 2 * page - 1 - rnd(w, len > 1 ? (unsigned int)len - 1 : 1);
 	}
+}
+
+static void on_tioc_timer(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * Transparent ioctls: "tioc" pushed now and then, its requests with random
+ * lengths (some over ASX_MAX_TCOPY), keys and pointers (bad ones too), NAKs
+ * and requests no module takes. Not on a Stream with "hold" (listed as the
+ * call starts), which would hold it; a timer of this thread's interrupts
+ * each after 1 or 2 ms (to cut exchanges short, and for a hold pushed since).
+ */
+static void tioc_op(struct worker *w, int fd)
+{
+	static __thread timer_t timer;
+	static __thread bool have_timer;
+	struct itimerspec its = { .it_value.tv_nsec = (1 + rnd(w, 2)) * 1000000L };
+	struct asx_tioc_vec v = { .key = rnd(w, 256) };
+	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGUSR2 };
+	struct sigaction sa = { .sa_handler = on_tioc_timer };
+	static const struct itimerspec off;
+	char names[ASX_MAX_DEPTH][ASX_NAME_MAX];
+	unsigned long req;
+	void *arg = &v;
+	int ret, i, n;
+
+	if (!have_timer) {
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGUSR2, &sa, NULL);	/* no SA_RESTART: EINTR */
+		sev._sigev_un._tid = gettid();
+		if (timer_create(CLOCK_MONOTONIC, &sev, &timer))
+			return;
+		have_timer = true;
+	}
+	if (!rnd(w, 8)) {
+		count(w, OP_TIOC, asx_push(fd, "tioc"));
+		return;
+	}
+	n = asx_list(fd, names, ASX_MAX_DEPTH, NULL);
+	for (i = 0; i < n; i++)
+		if (!strcmp(names[i], "hold"))
+			return;
+	v.buf = rnd(w, 8) ? (uintptr_t)w->scratch : (uintptr_t)bad_ptr(w, 64);
+	v.len = rnd(w, 16) ? rnd(w, 300) : rnd(w, 2 * ASX_MAX_TCOPY);
+	switch (rnd(w, 8)) {
+	case 0:
+		req = ASX_TIOC_NAK;
+		arg = (void *)(uintptr_t)rnd(w, 200);
+		break;
+	case 1:	/* a request of another type: what no module takes */
+		req = _IOC(rnd(w, 4), rnd(w, 256), rnd(w, 256), rnd(w, 64));
+		if (_IOC_TYPE(req) == ASX_IOC_MAGIC || _IOC_TYPE(req) == 'S')
+			req = _IO(ASX_TIOC_MAGIC + 1, _IOC_NR(req));
+		break;
+	case 2:
+		arg = bad_ptr(w, sizeof(v));
+		/* fall through */
+	default:
+		req = ASX_TIOC_XFORM;
+	}
+	timer_settime(timer, 0, &its, NULL);
+	ret = ioctl(fd, req, arg);
+	timer_settime(timer, 0, &off, NULL);
+	count(w, OP_TIOC, ret);
 }
 
 /* Every ioctl with the size of its first published struct. */
@@ -715,6 +781,8 @@ static void one_op(struct worker *w)
 		xsi_op(w, fd);
 	} else if (op < 78) {
 		plink_op(w, fd);
+	} else if (op < 80) {
+		tioc_op(w, fd);
 	} else {
 		random_ioctl(w, fd);
 	}

@@ -80,6 +80,7 @@ enum asx_feature {
 	ASX_FEAT_XSI_FD		= 1 << 9,	/* I_SENDFD, I_RECVFD, I_FDINSERT, I_[SG]ETCLTIME */
 	ASX_FEAT_PLINK		= 1 << 10,	/* ASX_I_PLINK/PUNLINK on a named mux "mux.N" */
 	ASX_FEAT_QBAND		= 1 << 11,	/* per-band flow control, asx_wm.band */
+	ASX_FEAT_TRANSPARENT	= 1 << 12,	/* transparent ioctls: M_COPYIN/M_COPYOUT */
 	ASX_FEAT_DRVREG		= 1 << 13,	/* drivers registered by other kernel modules */
 };
 
@@ -89,6 +90,7 @@ enum asx_feature {
 #define ASX_MAX_CTL		4096	/* control part of PUTMSG */
 #define ASX_MAX_DATA		65536	/* data part of PUTMSG */
 #define ASX_MAX_STR		4096	/* data of ASX_IOC_STR */
+#define ASX_MAX_TCOPY		65536	/* one M_COPYIN/M_COPYOUT of a transparent ioctl */
 #define ASX_MAX_WRITE		16384	/* write() is cut into messages of this size */
 #define ASX_MAX_HIWAT		(16 << 20)
 #define ASX_MAX_HIWAT_USER	(1 << 20)	/* above it SETWM needs CAP_SYS_RESOURCE */
@@ -409,6 +411,63 @@ struct asx_csum_stats {
 	__aligned_u64 computed;
 	__aligned_u64 good;
 	__aligned_u64 bad;
+};
+
+/*
+ * The "tioc" module (kmod/mod_tioctl.c), the example of a transparent ioctl:
+ * programs call ioctl(fd, ASX_TIOC_XFORM, &v) on a Stream with "tioc" pushed.
+ * The module copies in @v, then the @len bytes at @buf, XORs each with @key,
+ * copies them back to @buf, stores their sum (before the XOR) in @sum,
+ * copies @v back out and returns @len. ASX_TIOC_STALL does the same but
+ * stops after copying in @v until a data message passes the module (for the
+ * tests of an exchange cut short). ASX_TIOC_NAK refuses with its argument as
+ * the errno. ASX_STR_TIOC_STATS (an STR) replies struct asx_tioc_stats.
+ */
+#define ASX_TIOC_MAGIC		0xA7
+#define ASX_TIOC_XFORM		_IOWR(ASX_TIOC_MAGIC, 1, struct asx_tioc_vec)
+#define ASX_TIOC_STALL		_IOWR(ASX_TIOC_MAGIC, 2, struct asx_tioc_vec)
+#define ASX_TIOC_NAK		_IO(ASX_TIOC_MAGIC, 3)
+#define ASX_STR_TIOC_STATS	0x54010001
+
+/**
+ * struct asx_tioc_vec - ASX_TIOC_XFORM argument: a struct with a pointer
+ * @buf: in: user pointer to @len bytes
+ * @len: in: bytes at @buf
+ * @key: in: the byte each one is XORed with
+ * @sum: out: the sum of the bytes before the XOR
+ * @pad: 0
+ *
+ * A 32-bit caller's layout is { __u32 buf, len, key, sum; } (the module
+ * learns it from ASX_IOC_ILP32 in the ioctl message).
+ */
+struct asx_tioc_vec {
+	__aligned_u64 buf;
+	__u32 len;
+	__u32 key;
+	__u32 sum;
+	__u32 pad;
+};
+
+/**
+ * struct asx_tioc_stats - reply to ASX_STR_TIOC_STATS
+ * @ioctls:   transparent ioctls the module took
+ * @copyins:  M_COPYIN it sent
+ * @copyouts: M_COPYOUT it sent
+ * @acks:     exchanges it ended with M_IOCACK
+ * @naks:     exchanges it ended with M_IOCNAK
+ * @aborted:  exchanges the Stream head ended (an M_IOCDATA with an error)
+ * @open:     exchanges under way (state allocated), now
+ * @peak:     the most exchanges ever under way at once (1: one at a time)
+ */
+struct asx_tioc_stats {
+	__aligned_u64 ioctls;
+	__aligned_u64 copyins;
+	__aligned_u64 copyouts;
+	__aligned_u64 acks;
+	__aligned_u64 naks;
+	__aligned_u64 aborted;
+	__aligned_u64 open;
+	__aligned_u64 peak;
 };
 
 /* The mux driver: every message carries this header as its control part. */
