@@ -103,14 +103,19 @@ static int plan_service(struct asx__svc_plan *p, struct asx__svc_step *st,
 static int plan_target(struct asx__svc_plan *p, struct asx__svc_step *st,
 		       const struct asx__svc_ent *e)
 {
+	const char *verb = e->dir == ASX__SVC_REMOVE ? "remove" :
+			   e->dir == ASX__SVC_SUSPEND ? "suspend" : "resume";
+
 	if (e->mod[0] && (!st || st->act == STOP))
-		return asx__svc_say(p, e, -ENOENT, "cannot %s '%s/%s': no stream '%s'",
-				    e->dir == ASX__SVC_SUSPEND ? "suspend" : "resume",
+		return asx__svc_say(p, e, -ENOENT, "cannot %s '%s/%s': no stream '%s'", verb,
 				    e->name, e->mod, e->name);
+	/* ACE's "stream NAME { remove M }": a Stream here is its definition */
+	if (e->mod[0] && e->dir == ASX__SVC_REMOVE)
+		return asx__svc_say(p, e, -EOPNOTSUPP,
+				    "cannot remove '%s/%s': ASX takes a module out of a stream by its definition: write 'stream %s { ... }' without '%s'",
+				    e->name, e->mod, e->name, e->mod);
 	if (!st || st->act == STOP)
-		return asx__svc_say(p, e, -ENOENT, "no service '%s' to %s", e->name,
-				    e->dir == ASX__SVC_REMOVE ? "remove" :
-				    e->dir == ASX__SVC_SUSPEND ? "suspend" : "resume");
+		return asx__svc_say(p, e, -ENOENT, "no service '%s' to %s", e->name, verb);
 	if (e->mod[0]) {
 		int r = asx__svc_stream_mod_state(p, st, e);
 
