@@ -187,13 +187,14 @@ ASX_SVC_FACTORY(ace_make_in_program)(const char *name, const struct asx_svc_ops 
 /*
  * ACE's forms that need loading or a running Stream: a short library
  * name (no "lib", no ".so"), a factory in the program itself, and
- * "remove M" in a Stream's braces (a clean refusal, also when the Stream
- * is not there: ACE crashes on that one).
+ * "suspend M", "resume M", "remove M" in a Stream's braces (a clean error
+ * when the Stream is not there: ACE crashes on that one).
  */
 static void test_ace_forms(void **state)
 {
 	struct asx_svc_repo *r;
 	char conf[1024], err[256], want[1024];
+	struct asx_svc_info in;
 	FILE *f;
 
 	(void)state;
@@ -223,16 +224,26 @@ static void test_ace_forms(void **state)
 	assert_int_equal(apply(r, "dynamic Q Service_Object * :ace_not_in_program()", 0, err),
 			 -ENOENT);
 	assert_string_equal(err, "t.conf:1:1: service 'Q': the program exports no function ace_not_in_program (link it with -rdynamic, or name its library before the ':')");
-	/* remove M in the braces: refused with what to write, never a crash */
-	assert_int_equal(apply(r, "stream S { static pass }", 0, err), 0);
-	assert_int_equal(apply(r, "stream S { remove pass }", 0, err), -EOPNOTSUPP);
-	assert_string_equal(err, "t.conf:1:12: cannot remove 'S/pass': ASX takes a module out of a stream by its definition: write 'stream S { ... }' without 'pass'");
+	/* suspend M, resume M, remove M in the braces act on the running Stream */
+	assert_int_equal(apply(r, "stream S { static pass static counter static framer }", 0, err), 0);
+	assert_int_equal(apply(r, "stream S { suspend counter }", 0, err), 0);
+	assert_int_equal(asx_svc_find(r, "S", &in), 0);
+	assert_string_equal(in.desc, "Stream, modules bottom first: pass counter(suspended) framer");
+	assert_int_equal(apply(r, "stream S { resume counter remove pass }", 0, err), 0);
+	assert_int_equal(asx_svc_find(r, "S", &in), 0);
+	assert_string_equal(in.desc, "Stream, modules bottom first: counter framer");
+	/* ... and remove M from a Stream defined earlier in the same file */
+	assert_int_equal(apply(r, "stream T { static pass static framer }\nstream T { remove pass }", 0, err), 0);
+	assert_int_equal(asx_svc_find(r, "T", &in), 0);
+	assert_string_equal(in.desc, "Stream, modules bottom first: framer");
+	/* what is not there is a clean error, never a crash (ACE crashes on the first) */
 	assert_int_equal(apply(r, "stream Ghost { remove M }", 0, err), -ENOENT);
 	assert_string_equal(err, "t.conf:1:16: cannot remove 'Ghost/M': no stream 'Ghost'");
-	/* suspend M / resume M in the braces act on the running Stream */
-	assert_int_equal(apply(r, "stream S { suspend pass }", 0, err), 0);
-	assert_int_equal(apply(r, "stream S { resume pass }", 0, err), 0);
-	assert_string_equal(running(r), "A:a P:a S:a");
+	assert_int_equal(apply(r, "stream S { remove pass }", 0, err), -ENOENT);
+	assert_string_equal(err, "t.conf:1:12: cannot remove 'S/pass': stream 'S' has no module 'pass'");
+	assert_int_equal(apply(r, "stream A { remove pass }", 0, err), -EMEDIUMTYPE);
+	assert_string_equal(err, "t.conf:1:12: cannot remove 'A/pass': 'A' is a service, not a stream");
+	assert_string_equal(running(r), "A:a P:a S:a T:a");
 	asx_svc_repo_destroy(r);
 	events();
 }

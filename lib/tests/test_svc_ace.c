@@ -70,7 +70,7 @@ static void render_one(struct out *o, const struct asx__svc_ent *e)
 		    e->mod[0] ? "/" : "", e->mod);
 		return;
 	case ASX__SVC_STREAM:
-		put(o, "stream %s {", e->name);
+		put(o, "stream %s%s {", e->name, e->kernel ? " kernel" : "");
 		for (size_t i = 0; i < e->nmods; i++) {
 			put(o, i ? " ; " : " ");
 			render_one(o, &e->mods[i]);
