@@ -177,6 +177,77 @@ static void so(char *buf, size_t n, const char *name)
 	snprintf(buf, n, "%s/%s", sodir, name);
 }
 
+/* ACE's ":_make_Foo()": a factory in the program (linked -rdynamic) */
+ASX_SVC_FACTORY(ace_make_in_program)(const char *name, const struct asx_svc_ops **ops,
+				     void **priv)
+{
+	return make_st(name, ops, priv);
+}
+
+/*
+ * ACE's forms that need loading or a running Stream: a short library
+ * name (no "lib", no ".so"), a factory in the program itself, and
+ * "suspend M", "resume M", "remove M" in a Stream's braces (a clean error
+ * when the Stream is not there: ACE crashes on that one).
+ */
+static void test_ace_forms(void **state)
+{
+	struct asx_svc_repo *r;
+	char conf[1024], err[256], want[1024];
+	struct asx_svc_info in;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(asx_svc_repo_create(&r), 0);
+	/* "svc_a" loads as svc_a.so, after "svc_a" and "libsvc_a.so" */
+	snprintf(conf, sizeof(conf),
+		 "dynamic A Service_Object * %s/svc_a:make_counter() '-n 1'\n"
+		 "dynamic P Service_Object * :ace_make_in_program() 'x'\n", sodir);
+	/* the dry run finds the short name too */
+	f = fopen("/tmp/asx-ace-forms.conf", "w");
+	assert_non_null(f);
+	fputs(conf, f);
+	fclose(f);
+	err[0] = '\0';
+	assert_int_equal(asx_svc_check(r, "/tmp/asx-ace-forms.conf", 0, err, sizeof(err)), 0);
+	unlink("/tmp/asx-ace-forms.conf");
+	if (apply(r, conf, 0, err))
+		fail_msg("%s", err);
+	assert_string_equal(events(), "init A [-n] [1]; init P argc=2 x");
+	assert_string_equal(running(r), "A:a P:a");
+	/* a short name that is nowhere: the name as given is reported */
+	snprintf(conf, sizeof(conf), "dynamic B Service_Object * %s/nothere:make_counter()", sodir);
+	assert_int_equal(apply(r, conf, 0, err), -ENOENT);
+	snprintf(want, sizeof(want), "t.conf:1:1: service 'B': cannot load %s/nothere: %s/nothere: cannot open shared object file: No such file or directory",
+		 sodir, sodir);
+	assert_string_equal(err, want);
+	assert_int_equal(apply(r, "dynamic Q Service_Object * :ace_not_in_program()", 0, err),
+			 -ENOENT);
+	assert_string_equal(err, "t.conf:1:1: service 'Q': the program exports no function ace_not_in_program (link it with -rdynamic, or name its library before the ':')");
+	/* suspend M, resume M, remove M in the braces act on the running Stream */
+	assert_int_equal(apply(r, "stream S { static pass static counter static framer }", 0, err), 0);
+	assert_int_equal(apply(r, "stream S { suspend counter }", 0, err), 0);
+	assert_int_equal(asx_svc_find(r, "S", &in), 0);
+	assert_string_equal(in.desc, "Stream, modules bottom first: pass counter(suspended) framer");
+	assert_int_equal(apply(r, "stream S { resume counter remove pass }", 0, err), 0);
+	assert_int_equal(asx_svc_find(r, "S", &in), 0);
+	assert_string_equal(in.desc, "Stream, modules bottom first: counter framer");
+	/* ... and remove M from a Stream defined earlier in the same file */
+	assert_int_equal(apply(r, "stream T { static pass static framer }\nstream T { remove pass }", 0, err), 0);
+	assert_int_equal(asx_svc_find(r, "T", &in), 0);
+	assert_string_equal(in.desc, "Stream, modules bottom first: framer");
+	/* what is not there is a clean error, never a crash (ACE crashes on the first) */
+	assert_int_equal(apply(r, "stream Ghost { remove M }", 0, err), -ENOENT);
+	assert_string_equal(err, "t.conf:1:16: cannot remove 'Ghost/M': no stream 'Ghost'");
+	assert_int_equal(apply(r, "stream S { remove pass }", 0, err), -ENOENT);
+	assert_string_equal(err, "t.conf:1:12: cannot remove 'S/pass': stream 'S' has no module 'pass'");
+	assert_int_equal(apply(r, "stream A { remove pass }", 0, err), -EMEDIUMTYPE);
+	assert_string_equal(err, "t.conf:1:12: cannot remove 'A/pass': 'A' is a service, not a stream");
+	assert_string_equal(running(r), "A:a P:a S:a T:a");
+	asx_svc_repo_destroy(r);
+	events();
+}
+
 static void test_dynamic_services(void **state)
 {
 	struct asx_svc_repo *r;
@@ -1138,6 +1209,7 @@ int main(void)
 		cmocka_unit_test(test_stream_reconfig_under_load),
 		cmocka_unit_test(test_codec_stream),
 		cmocka_unit_test(test_arguments),
+		cmocka_unit_test(test_ace_forms),
 	};
 	ssize_t n = readlink("/proc/self/exe", sodir, sizeof(sodir) - 8);
 

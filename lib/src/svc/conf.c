@@ -5,7 +5,8 @@
  *
  * Tokens: words (names, paths, keywords: a run of bytes that are not
  * blank, not a control character and none of  { } ( ) : * " # ),
- * double-quoted strings (escapes \\ \" \n \t), and the punctuation
+ * strings in double or single quotes (read as ACE reads them: no escapes,
+ * see lex_string()), and the punctuation
  * { } ( ) : *.  A # starts a comment that runs to the end of the line.
  * The first error stops the parse; the partial result is freed.
  *
@@ -123,7 +124,14 @@ static void advance(struct parser *ps)
 	}
 }
 
-static int lex_string(struct parser *ps)
+/*
+ * A string in @q quotes ('"' or '\''), read as ACE reads one: every byte
+ * as it is (a backslash is an ordinary byte, so "C:\temp\new.log" is
+ * that path), up to the closing quote on the same line; a quote right
+ * after a backslash does not close the string and stays in it with the
+ * backslash.
+ */
+static int lex_string(struct parser *ps, int q)
 {
 	unsigned int line = ps->line, col = ps->col;
 	size_t start, n = 0;
@@ -131,7 +139,6 @@ static int lex_string(struct parser *ps)
 
 	advance(ps);		/* the opening quote */
 	start = ps->pos;
-	/* the unescaped string is never longer than the quoted one */
 	out = malloc(ps->len - start + 1);
 	if (!out)
 		return fail(ps, line, col, -ENOMEM, "out of memory");
@@ -141,33 +148,21 @@ static int lex_string(struct parser *ps)
 		if (c < 0 || c == '\n') {
 			free(out);
 			return fail(ps, line, col, -EINVAL,
-				    "unterminated string (no closing '\"' on this line)");
+				    "unterminated string (no closing %s on this line)",
+				    q == '"' ? "'\"'" : "\"'\"");
 		}
-		if (c == '"') {
+		if (c == q) {
 			advance(ps);
 			break;
 		}
-		if (c == '\\') {
-			unsigned int el = ps->line, ec = ps->col;
-
-			advance(ps);
-			c = peekc(ps);
-			switch (c) {
-			case '\\': case '"': break;
-			case 'n': c = '\n'; break;
-			case 't': c = '\t'; break;
-			default:
-				free(out);
-				if (c < 0 || c == '\n')
-					return fail(ps, line, col, -EINVAL,
-						    "unterminated string (no closing '\"' on this line)");
-				return fail(ps, el, ec, -EINVAL,
-					    "unknown escape '\\%c' in a string (known: \\\\ \\\" \\n \\t)",
-					    c >= ' ' && c < 0x7f ? c : '?');
-			}
-		} else if (c == 0) {
+		if (c == 0) {
 			free(out);
 			return fail(ps, ps->line, ps->col, -EINVAL, "a NUL byte in a string");
+		}
+		if (c == '\\' && ps->pos + 1 < ps->len && ps->s[ps->pos + 1] == q) {
+			out[n++] = (char)c;
+			advance(ps);
+			c = q;
 		}
 		out[n++] = (char)c;
 		advance(ps);
@@ -208,8 +203,8 @@ static int next(struct parser *ps)
 		ps->t.kind = T_EOF;
 		return 0;
 	}
-	if (c == '"')
-		return lex_string(ps);
+	if (c == '"' || c == '\'')
+		return lex_string(ps, c);
 	if (strchr("{}():*", c)) {
 		ps->t.kind = c;
 		ps->t.n = 1;
@@ -376,7 +371,14 @@ static bool c_identifier(const char *s)
 	return true;
 }
 
-/* dynamic NAME TYPE [*] PATH : FACTORY ( ) [active|inactive] ["args"] */
+/*
+ * dynamic NAME TYPE [*] [PATH] : FACTORY ( ) [active|inactive] ["args"]
+ *
+ * An empty PATH (ACE's ":_make_Foo()") is a factory in the program
+ * itself.  ACE's other forms that ASX cannot mean the same way (an object
+ * initializer "lib:object" without "()", a STREAM made by a factory) fail
+ * with what to write instead.
+ */
 static int parse_dynamic(struct parser *ps, struct asx__svc_ent *e, bool in_stream)
 {
 	unsigned int line, col;
@@ -394,6 +396,10 @@ static int parse_dynamic(struct parser *ps, struct asx__svc_ent *e, bool in_stre
 		return fail(ps, ps->t.line, ps->t.col, -EINVAL,
 			    "a Module runs in a Stream: make '%s' an entry of 'stream NAME { ... }'",
 			    e->name);
+	} else if (is_word(ps, "STREAM")) {
+		return fail(ps, ps->t.line, ps->t.col, -EINVAL,
+			    "ASX makes a Stream from its svc.conf entry, not from a factory: write 'stream %s { ... }' with its Modules",
+			    e->name);
 	} else {
 		return expected(ps, in_stream ? "'Module' (a Stream holds Modules)" :
 				"the service's type, 'Service_Object'");
@@ -401,8 +407,14 @@ static int parse_dynamic(struct parser *ps, struct asx__svc_ent *e, bool in_stre
 	r = next(ps);
 	if (!r && ps->t.kind == '*')
 		r = next(ps);
-	if (!r)
+	if (r)
+		return r;
+	if (ps->t.kind == ':')
+		e->path = strdup("");	/* the program's own factory */
+	else
 		r = take_text(ps, "the shared object's path (as in lib.so:factory())", &e->path);
+	if (!r && !e->path)
+		r = fail(ps, ps->t.line, ps->t.col, -ENOMEM, "out of memory");
 	if (!r)
 		r = take_punct(ps, ':', "':' and the factory function after the shared object's path");
 	if (r)
@@ -415,6 +427,11 @@ static int parse_dynamic(struct parser *ps, struct asx__svc_ent *e, bool in_stre
 	if (!c_identifier(e->factory))
 		return fail(ps, line, col, -EINVAL,
 			    "the factory '%.40s' is not a C identifier", e->factory);
+	if (ps->t.kind != '(')
+		return fail(ps, line, col, -EINVAL,
+			    "'%.40s' without '()' is an object initializer (a data symbol); ASX makes a service with a factory function: define %.40s with %s() and write '%.40s()'",
+			    e->factory, e->factory,
+			    in_stream ? "ASX_SVC_MODULE_FACTORY" : "ASX_SVC_FACTORY", e->factory);
 	r = take_punct(ps, '(', "'()' after the factory function's name");
 	if (!r)
 		r = take_punct(ps, ')', "')' (a factory takes no arguments here: its parameters go in a quoted string)");
@@ -452,6 +469,12 @@ static void free_ent(struct asx__svc_ent *e)
 	free(e->factory);
 	free(e->args);
 	free(e->driver);
+	while (e->ops) {
+		struct asx__svc_ent *op = e->ops;
+
+		e->ops = op->next;
+		free(op);
+	}
 	free(e);
 }
 
@@ -605,6 +628,15 @@ static int parse_stream(struct parser *ps, struct asx__svc_ent *s)
 	int r;
 
 	s->dir = ASX__SVC_STREAM;
+	if (is_word(ps, "dynamic"))
+		return fail(ps, ps->t.line, ps->t.col, -EINVAL,
+			    "'stream dynamic': ASX makes a Stream itself, not from a factory: write 'stream NAME { ... }' with its Modules");
+	if (is_word(ps, "static")) {
+		/* ACE's Stream the program provides: here, the one ASX makes */
+		r = next(ps);
+		if (r)
+			return r;
+	}
 	r = take_name(ps, "a Stream name after 'stream'", s->name);
 	if (r)
 		return r;
@@ -630,10 +662,40 @@ static int parse_stream(struct parser *ps, struct asx__svc_ent *s)
 	return r;
 }
 
+/*
+ * ACE's "suspend M", "resume M" or "remove M" in Stream @s's braces (the
+ * word current): "suspend NAME/M" ... after the Stream, appended at
+ * **@tail.
+ */
+static int take_stream_op(struct parser *ps, struct asx__svc_ent *s,
+			  struct asx__svc_ent ***tail)
+{
+	struct asx__svc_ent *op = calloc(1, sizeof(*op));
+	int r;
+
+	if (!op)
+		return fail(ps, ps->t.line, ps->t.col, -ENOMEM, "out of memory");
+	op->loc = (struct asx__svc_loc){ ps->file, ps->t.line, ps->t.col };
+	op->dir = is_word(ps, "suspend") ? ASX__SVC_SUSPEND :
+		  is_word(ps, "resume") ? ASX__SVC_RESUME : ASX__SVC_REMOVE;
+	strcpy(op->name, s->name);
+	r = next(ps);
+	if (!r)
+		r = take_name(ps, "the name of one of the Stream's modules", op->mod);
+	if (r) {
+		free(op);
+		return r;
+	}
+	**tail = op;
+	*tail = &op->next;
+	return 0;
+}
+
 static int parse_modules(struct parser *ps, struct asx__svc_ent *s,
 			 struct asx__svc_names *names)
 {
 	size_t user = SIZE_MAX;		/* the first user-space module */
+	struct asx__svc_ent **ops = &s->ops;
 	size_t cap = 0;
 	int r = 0;
 
@@ -673,8 +735,13 @@ static int parse_modules(struct parser *ps, struct asx__svc_ent *s,
 				r = take_state(ps, &m);
 			if (!r)
 				r = take_args(ps, &m);
+		} else if (is_word(ps, "suspend") || is_word(ps, "resume") || is_word(ps, "remove")) {
+			r = take_stream_op(ps, s, &ops);
+			if (r)
+				return r;
+			continue;
 		} else {
-			return expected(ps, "a module ('dynamic', 'static' or 'kernel') or '}'");
+			return expected(ps, "a module ('dynamic', 'static' or 'kernel'), 'suspend', 'resume', 'remove' or '}'");
 		}
 		if (r) {
 			free(m.path);
@@ -963,6 +1030,24 @@ static int append(struct parser *ps, struct asx__svc_ent *e)
 	return 0;
 }
 
+/* Append the list @op (ACE's operations in a Stream's braces), all of it. */
+static int append_ops(struct parser *ps, struct asx__svc_ent *op)
+{
+	int r = 0;
+
+	while (op) {
+		struct asx__svc_ent *nx = op->next;
+
+		op->next = NULL;
+		if (!r)
+			r = append(ps, op);
+		if (r)
+			free(op);
+		op = nx;
+	}
+	return r;
+}
+
 static int parse_text(struct parser *ps)
 {
 	int r = 0;
@@ -1014,6 +1099,16 @@ static int parse_text(struct parser *ps)
 		} else {
 			r = expected(ps, "a directive (dynamic, static, remove, suspend, resume, stream or include)");
 		}
+		if (!r && e->dir == ASX__SVC_STREAM && e->ops && !e->nmods) {
+			/* ACE's "stream NAME { suspend M ... }": only the
+			 * operations on a Stream that is there already */
+			r = append_ops(ps, e->ops);
+			e->ops = NULL;
+			free_ent(e);
+			if (r)
+				return r;
+			continue;
+		}
 		prev = r ? NULL : find_def(ps->ld, e->name);
 		if (prev && e->dir != ASX__SVC_REMOVE && e->dir != ASX__SVC_SUSPEND &&
 		    e->dir != ASX__SVC_RESUME)
@@ -1025,6 +1120,8 @@ static int parse_text(struct parser *ps)
 			free_ent(e);	/* (append() links it only when nothing failed) */
 			return r;
 		}
+		r = append_ops(ps, e->ops);
+		e->ops = NULL;
 	}
 	return r;
 }

@@ -92,6 +92,9 @@ struct asx__svc_ent {
 	struct asx__svc_asc asc;	/* "asc N ...": Task threads on an ASC; vps 0: pthreads */
 	struct asx__svc_ent *mods;	/* in push order: the first is lowest */
 	size_t nmods;
+	/* ACE's "suspend M", "resume M", "remove M" in the braces: the parser
+	 * moves them out as "suspend NAME/M" ... after the Stream (mod set) */
+	struct asx__svc_ent *ops;
 	struct asx__svc_ent *next;
 };
 

@@ -3,6 +3,8 @@
  * load.c - loading a service's or a Module's library (load.h).
  *
  * A relative path with a '/' is taken from the configuration's directory;
+ * a name that does not load as given is tried as ACE tries it
+ * (lib<name>.so, then <name>.so); an empty one is the program itself;
  * the factory must carry the ABI stamp ASX_SVC_FACTORY() or
  * ASX_SVC_MODULE_FACTORY() defines, for this libasx's service ABI.
  *
@@ -49,6 +51,36 @@ static int stamp_of(void *dl, const char *factory, bool module, const unsigned i
 	return 0;
 }
 
+/*
+ * The @i-th name to try for @path, as ACE searches: as given, then (a name
+ * with no ".so" in its last part, ACE's short form) lib<name>.so and
+ * <name>.so in the same directory.  NULL when there is no @i-th (errno 0)
+ * or out of memory (errno ENOMEM).
+ */
+static char *lib_try(struct asx__svc_plan *p, const char *path, int i)
+{
+	const char *base = strrchr(path, '/');
+	char *full, *s = NULL;
+	int dir;
+
+	errno = 0;
+	base = base ? base + 1 : path;
+	if (i == 0)
+		return lib_path(p, path);
+	if (i > 2 || !*base || strstr(base, ".so"))
+		return NULL;
+	dir = (int)(base - path);
+	if (asprintf(&s, "%.*s%s%s.so", dir, path, i == 1 ? "lib" : "", base) < 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	full = lib_path(p, s);
+	free(s);
+	if (!full)
+		errno = ENOMEM;
+	return full;
+}
+
 int asx__svc_check_lib(struct asx__svc_plan *p, const struct asx__svc_ent *e)
 {
 	const char *what = e->type == ASX__SVC_T_MODULE ? "module" : "service";
@@ -58,17 +90,27 @@ int asx__svc_check_lib(struct asx__svc_plan *p, const struct asx__svc_ent *e)
 
 	if (!strchr(e->path, '/'))
 		return 0;	/* searched as dlopen() searches: found only by loading */
-	path = lib_path(p, e->path);
-	if (!path)
-		return asx__svc_say(p, e, -ENOMEM, "out of memory");
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st))
-		r = -errno;
-	else if (!S_ISREG(st.st_mode))
-		r = -EINVAL;
-	if (fd >= 0)
-		close(fd);
-	free(path);
+	for (int i = 0;; i++) {
+		int tr = 0;
+
+		path = lib_try(p, e->path, i);
+		if (!path && errno)
+			return asx__svc_say(p, e, -ENOMEM, "out of memory");
+		if (!path)
+			break;
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st))
+			tr = -errno;
+		else if (!S_ISREG(st.st_mode))
+			tr = -EINVAL;
+		if (fd >= 0)
+			close(fd);
+		free(path);
+		if (!tr)
+			return 0;
+		if (i == 0)
+			r = tr;		/* the name as given is the one reported */
+	}
 	if (r)
 		return asx__svc_say(p, e, r == -EINVAL ? -ENOENT : r, "%s '%s': cannot load %s: %s",
 				    what, e->name, e->path,
@@ -85,18 +127,34 @@ int asx__svc_load(struct asx__svc_plan *p, const struct asx__svc_ent *e, void **
 	const char *why;
 	char *path;
 
-	path = lib_path(p, e->path);
-	if (!path)
-		return asx__svc_say(p, e, -ENOMEM, "out of memory");
-	*dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	free(path);
-	if (!*dl) {
-		why = dlerror();
-		return asx__svc_say(p, e, -ENOENT, "%s '%s': cannot load %s: %s", what, e->name,
-				    e->path, why ? why : "unknown error");
+	char first[256] = "";
+
+	*dl = NULL;
+	if (!e->path[0]) {	/* ":factory()": the program's own */
+		*dl = dlopen(NULL, RTLD_NOW | RTLD_LOCAL);
+		snprintf(first, sizeof(first), "%s", *dl ? "" : dlerror());
 	}
+	for (int i = 0; e->path[0] && !*dl; i++) {
+		path = lib_try(p, e->path, i);
+		if (!path && errno)
+			return asx__svc_say(p, e, -ENOMEM, "out of memory");
+		if (!path)
+			break;
+		*dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		free(path);
+		why = *dl ? NULL : dlerror();
+		if (i == 0)	/* the name as given is the one reported */
+			snprintf(first, sizeof(first), "%s", why ? why : "unknown error");
+	}
+	if (!*dl)
+		return asx__svc_say(p, e, -ENOENT, "%s '%s': cannot load %s: %s", what, e->name,
+				    e->path, first);
 	dlerror();
 	*fn = dlsym(*dl, e->factory);
+	if (!*fn && !e->path[0])
+		return asx__svc_say(p, e, -ENOENT,
+				    "%s '%s': the program exports no function %s (link it with -rdynamic, or name its library before the ':')",
+				    what, e->name, e->factory);
 	if (!*fn)
 		return asx__svc_say(p, e, -ENOENT, "%s '%s': %s has no function %s", what, e->name,
 				    e->path, e->factory);

@@ -99,20 +99,69 @@ static int plan_service(struct asx__svc_plan *p, struct asx__svc_step *st,
 	return 0;
 }
 
+/*
+ * ACE's "stream NAME { remove M }" (@e, "remove NAME/M" here) for @st, a
+ * step that runs or is defined: the Stream as defined so far in the file,
+ * or as it runs, without Module M.  The copy is made as for "suspend
+ * NAME/M" (asx__svc_stream_mod_state(); the plan owns it), then M is
+ * taken out of it; the step starts, keeps or reshapes the Stream.  An
+ * asx.ko module cannot go: a Stream's kernel part is fixed while it runs.
+ */
+static int plan_remove_mod(struct asx__svc_plan *p, struct asx__svc_step *st,
+			   const struct asx__svc_ent *e)
+{
+	const struct asx__svc_ent *d = st->def;
+	const struct asx_svc *s = st->old;
+	struct asx__svc_ent shadow = *e, *c;
+	size_t n, k;
+	int r;
+
+	if (d ? d->dir != ASX__SVC_STREAM : s->kind != ASX__SVC_STREAMK)
+		return asx__svc_say(p, e, -EMEDIUMTYPE,
+				    "cannot remove '%s/%s': '%s' is a service, not a stream",
+				    e->name, e->mod, e->name);
+	n = d ? d->nmods : s->nmods;
+	for (k = 0; k < n && strcmp(d ? d->mods[k].name : s->mods[k].name, e->mod); k++)
+		;
+	if (k == n)
+		return asx__svc_say(p, e, -ENOENT,
+				    "cannot remove '%s/%s': stream '%s' has no module '%s'",
+				    e->name, e->mod, e->name, e->mod);
+	if (d ? d->mods[k].dir == ASX__SVC_KERNEL : s->mods[k].kernel)
+		return asx__svc_say(p, e, -EOPNOTSUPP,
+				    "cannot remove '%s/%s': it is an asx.ko module, fixed while the Stream runs: define 'stream %s kernel { ... }' without it",
+				    e->name, e->mod, e->name);
+	shadow.dir = ASX__SVC_SUSPEND;
+	r = asx__svc_stream_mod_state(p, st, &shadow);
+	if (r)
+		return r;
+	c = p->owned;		/* the copy just made */
+	memmove(&c->mods[k], &c->mods[k + 1], (c->nmods - k - 1) * sizeof(*c->mods));
+	c->nmods--;
+	st->def = c;
+	if (s && s->kind == ASX__SVC_STREAMK)
+		st->act = asx__svc_stream_same(s, c) ? KEEP : RESHAPE;
+	if (st->act == KEEP)
+		st->def = NULL;
+	return 0;
+}
+
 /* "remove", "suspend" or "resume" @e of @st (NULL: nothing of that name). */
 static int plan_target(struct asx__svc_plan *p, struct asx__svc_step *st,
 		       const struct asx__svc_ent *e)
 {
+	const char *verb = e->dir == ASX__SVC_REMOVE ? "remove" :
+			   e->dir == ASX__SVC_SUSPEND ? "suspend" : "resume";
+
 	if (e->mod[0] && (!st || st->act == STOP))
-		return asx__svc_say(p, e, -ENOENT, "cannot %s '%s/%s': no stream '%s'",
-				    e->dir == ASX__SVC_SUSPEND ? "suspend" : "resume",
+		return asx__svc_say(p, e, -ENOENT, "cannot %s '%s/%s': no stream '%s'", verb,
 				    e->name, e->mod, e->name);
 	if (!st || st->act == STOP)
-		return asx__svc_say(p, e, -ENOENT, "no service '%s' to %s", e->name,
-				    e->dir == ASX__SVC_REMOVE ? "remove" :
-				    e->dir == ASX__SVC_SUSPEND ? "suspend" : "resume");
+		return asx__svc_say(p, e, -ENOENT, "no service '%s' to %s", e->name, verb);
 	if (e->mod[0]) {
-		int r = asx__svc_stream_mod_state(p, st, e);
+		/* (remove: ACE's "stream NAME { remove M }") */
+		int r = e->dir == ASX__SVC_REMOVE ? plan_remove_mod(p, st, e) :
+			asx__svc_stream_mod_state(p, st, e);
 
 		if (r)
 			return r;
