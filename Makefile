@@ -282,6 +282,11 @@ $(BENCH): $(BENCH_OBJS) $(EXP_A) $(LIB_SO) $(O)/lib/libasx.so
 # installs it); NO_ACE=1 builds without them, as a host without ACE would
 # (`asx-bench ace` then prints why in one line and writes no record).
 ACE_FOUND := $(if $(NO_ACE),,$(shell pkg-config --exists ACE 2>/dev/null && echo yes))
+# bench_ace.o is compiled again when that choice changes
+$(OBJ)/tools/bench/ace-found: FORCE
+	@mkdir -p $(@D)
+	$(Q)echo '$(ACE_FOUND)' > $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
+$(OBJ)/tools/bench/bench_ace.o: $(OBJ)/tools/bench/ace-found
 ifeq ($(ACE_FOUND),yes)
 ACE_LIBS     := $(shell pkg-config --libs ACE)
 ACE_CXXFLAGS := -std=gnu++17 $(OPT) -g -pthread -Wall -Wextra -Werror $(SANFLAGS) \
