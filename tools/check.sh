@@ -460,7 +460,8 @@ stage_tools_ace() {
 		keys+=("msgq_over_ace_$shape" "msgq_over_ace_${shape}_min")
 	done
 	keys+=(stream_over_ace_msg stream_over_ace_msg_min stream_over_ace_task
-	       stream_over_ace_task_min svc_cycle_over_ace svc_cycle_over_ace_min)
+	       stream_over_ace_task_min svc_cycle_over_ace svc_cycle_over_ace_min
+	       echo_over_ace echo_over_ace_min echo_p99_over_ace echo_p99_over_ace_min)
 	if /usr/bin/python3 tools/report/asxrecords.py check "$j" --finite --require "${keys[@]}"; then
 		pass
 	else

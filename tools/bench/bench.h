@@ -123,4 +123,15 @@ int bench_run_threads(bool asc, unsigned int nvps, unsigned int max_vps, unsigne
 /* Print "x.xx" with an SI suffix (k, M, G) into @buf; returns @buf. */
 const char *bench_si(char *buf, size_t len, double v);
 
+/*
+ * `asx-bench echo`'s clients (bench_uthread.c) against another server, for
+ * `asx-bench ace`: @nc loopback TCP pairs, one 64-byte message outstanding
+ * on each, for @ms; @start(server ends, @nc, &server) starts the server and
+ * @stop(server) stops it; @start NULL: the ASX Reactor on one pthread.
+ * 0 and round trips/s and the 99th percentile in us, or a negative errno.
+ */
+int bench_echo_served(unsigned int nc, unsigned int ms,
+		      int (*start)(const int *sfd, unsigned int nc, void **srv),
+		      void (*stop)(void *srv), double *rtps, double *p99_us);
+
 #endif /* ASX_BENCH_H */

@@ -14,6 +14,12 @@
  *             counting tail: message-based (arch "mp": the writer's thread
  *             runs every put) and task-based (arch "lp": one service thread
  *             per layer's write side), vs ACE_Stream of ACE_Module/ACE_Task.
+ *   echo      100 loopback TCP connections, 64 B, one message outstanding
+ *             on each (asx-bench echo's clients): the ASX Reactor on one
+ *             pthread vs an ACE_Reactor over ACE_Dev_Poll_Reactor on one
+ *             thread; round trips/s and the p99 round trip (echo_p99).
+ *             The TP_Reactor row (echo_tp_over_ace_tp) waits for an ASX
+ *             TP_Reactor, which does not exist yet.
  *   svc_cycle load and remove a dynamic service from a svc.conf directive:
  *             asx_svc_apply_text() with the tree's echo.so vs
  *             ACE_Service_Config::process_directive() with ace_echo_svc.so
@@ -58,6 +64,7 @@ static int ace_skip(struct bench_ctx *ctx, const char *why)
 
 #define HIWAT (64 * 1024)
 #define LOWAT (16 * 1024)
+#define ECHO_CONNS 100
 
 struct stamp {
 	uint64_t producer, seq;
@@ -74,7 +81,7 @@ struct row {
 	unsigned int threads;
 	size_t size;
 	uint64_t n;
-	int (*run)(const struct row *r, bool ace, double *v);
+	int (*run)(const struct row *r, bool ace, double *v, double *v2);
 	const char *dyn_asx, *dyn_ace;	/* svc_cycle: the directives */
 };
 
@@ -283,22 +290,32 @@ static int asx_svc_cycle_run(const struct row *row, double *us)
 
 /* ---------------------------------------------------------------- both */
 
-static int msgq_run(const struct row *r, bool ace, double *v)
+static int msgq_run(const struct row *r, bool ace, double *v, double *v2)
 {
+	(void)v2;
 	return ace ? ace_side_msgq(r->threads, r->n, r->size, HIWAT, LOWAT, v) :
 		     asx_msgq_run(r, v);
 }
 
-static int stream_run(const struct row *r, bool ace, double *v)
+static int stream_run(const struct row *r, bool ace, double *v, double *v2)
 {
+	(void)v2;
 	return ace ? ace_side_stream(!strcmp(r->arch, "lp"), r->n, r->size, v) :
 		     asx_stream_run(r, v);
 }
 
-static int svc_cycle_run(const struct row *r, bool ace, double *v)
+static int svc_cycle_run(const struct row *r, bool ace, double *v, double *v2)
 {
+	(void)v2;
 	return ace ? ace_side_svc_cycle(r->n, r->dyn_ace, "remove Echo", v) :
 		     asx_svc_cycle_run(r, v);
+}
+
+/* row->n: milliseconds a run; *@v round trips/s, *@v2 the p99 in us */
+static int echo_run(const struct row *r, bool ace, double *v, double *v2)
+{
+	return bench_echo_served(ECHO_CONNS, (unsigned int)r->n, ace ? ace_side_echo_start : NULL,
+				 ace ? ace_side_echo_stop : NULL, v, v2);
 }
 
 /* "<dir of asx-bench>/../lib/asx/<rel>" if it exists, else NULL. */
@@ -333,71 +350,101 @@ static void put(struct bench_ctx *ctx, const struct row *r, const char *impl, co
 		snprintf(key, sizeof(key), "%s_%s_%s", r->prefix, what, r->shape);
 	else
 		snprintf(key, sizeof(key), "%s_%s", r->prefix, what);
-	if (!strcmp(metric, "over_ace_min"))
+	if (strlen(metric) > 4 && !strcmp(metric + strlen(metric) - 4, "_min"))
 		strncat(key, "_min", sizeof(key) - strlen(key) - 1);
 	bench_record(ctx, &(struct bench_rec){
 		.key = key, .metric = metric, .unit = unit, .value = v, .runs = runs,
 		.nruns = nruns, .arch = r->arch, .sched = "pthread",
 		.experiment = r->experiment, .impl = impl, .threads = r->threads,
-		.size = r->size });
+		.size = r->size, .conns = !strcmp(r->experiment, "echo") ? ECHO_CONNS : 0 });
 }
 
-/* Both sides of one row, --runs times, alternating; its records and line. */
+/*
+ * The records and line of one measure of a row: @v[0] ASX's runs, @v[1]
+ * ACE's; the ratio's metric is @over ("over_ace"), its minimum's @over_min.
+ */
+static void record_pair(struct bench_ctx *ctx, const struct row *r, double *const v[2], size_t n,
+			const char *over, const char *over_min)
+{
+	double *ratio = calloc(n, sizeof(double)), med[2], q, rmin = 0;
+	char b[2][32], label[48];
+
+	for (size_t i = 0; i < n; i++) {
+		q = r->lower_better ? v[1][i] / v[0][i] : v[0][i] / v[1][i];
+		if (ratio)
+			ratio[i] = q;
+		if (!i || q < rmin)
+			rmin = q;
+	}
+	/* the ratios are paired first: the medians sort the runs in place */
+	med[0] = bench_median(v[0], n);
+	med[1] = bench_median(v[1], n);
+	q = r->lower_better ? med[1] / med[0] : med[0] / med[1];
+	put(ctx, r, "asx", "asx", r->metric, r->unit, med[0], v[0], n);
+	put(ctx, r, "ace", "ace", r->metric, r->unit, med[1], v[1], n);
+	put(ctx, r, "asx", "over_ace", over, "x", q, ratio, ratio ? n : 0);
+	put(ctx, r, "asx", "over_ace", over_min, "x", rmin, NULL, 0);
+	snprintf(label, sizeof(label), "%s %s", r->prefix, r->shape ? r->shape : "");
+	if (r->lower_better)
+		bench_say(ctx, "%-18s %12.2f %12.2f %9.2f %9.2f  (%s)\n", label, med[0], med[1],
+			  q, rmin, r->unit);
+	else
+		bench_say(ctx, "%-18s %12s %12s %9.2f %9.2f  (%s)\n", label,
+			  bench_si(b[0], sizeof(b[0]), med[0]), bench_si(b[1], sizeof(b[1]), med[1]),
+			  q, rmin, r->unit);
+	free(ratio);
+}
+
+/*
+ * Both sides of one row, --runs times, alternating; its records and
+ * lines.  Echo's runs give a second figure, the p99 round trip, recorded
+ * as the row "echo_p99" (lower is better).
+ */
 static int measure(struct bench_ctx *ctx, const struct row *r)
 {
 	size_t n = (size_t)ctx->runs;
-	double *v[2], *ratio, med[2], rmin = 0;
-	char b[2][32], label[48];
+	double *v[2], *w[2];
 	int ret = 0;
 
 	v[0] = calloc(n, sizeof(double));
 	v[1] = calloc(n, sizeof(double));
-	ratio = calloc(n, sizeof(double));
-	if (!v[0] || !v[1] || !ratio) {
+	w[0] = calloc(n, sizeof(double));
+	w[1] = calloc(n, sizeof(double));
+	if (!v[0] || !v[1] || !w[0] || !w[1]) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < n && !ret; i++) {
 		bool first = i & 1;	/* who goes first: ASX in even runs */
 
-		ret = r->run(r, first, &v[first][i]);
+		ret = r->run(r, first, &v[first][i], &w[first][i]);
 		if (!ret)
-			ret = r->run(r, !first, &v[!first][i]);
-		if (ret)
-			break;
-		ratio[i] = r->lower_better ? v[1][i] / v[0][i] : v[0][i] / v[1][i];
-		if (!i || ratio[i] < rmin)
-			rmin = ratio[i];
+			ret = r->run(r, !first, &v[!first][i], &w[!first][i]);
 	}
 	if (ret)
 		goto out;
-	/* the ratios are paired first: the medians sort the runs in place */
-	med[0] = bench_median(v[0], n);
-	med[1] = bench_median(v[1], n);
-	put(ctx, r, "asx", "asx", r->metric, r->unit, med[0], v[0], n);
-	put(ctx, r, "ace", "ace", r->metric, r->unit, med[1], v[1], n);
-	put(ctx, r, "asx", "over_ace", "over_ace", "x",
-	    r->lower_better ? med[1] / med[0] : med[0] / med[1], ratio, n);
-	put(ctx, r, "asx", "over_ace", "over_ace_min", "x", rmin, NULL, 0);
-	snprintf(label, sizeof(label), "%s %s", r->prefix, r->shape ? r->shape : "");
-	if (r->lower_better)
-		bench_say(ctx, "%-18s %12.2f %12.2f %9.2f %9.2f  (%s)\n", label, med[0], med[1],
-			  med[1] / med[0], rmin, r->unit);
-	else
-		bench_say(ctx, "%-18s %12s %12s %9.2f %9.2f  (%s)\n", label,
-			  bench_si(b[0], sizeof(b[0]), med[0]), bench_si(b[1], sizeof(b[1]), med[1]),
-			  med[0] / med[1], rmin, r->unit);
+	record_pair(ctx, r, v, n, "over_ace", "over_ace_min");
+	if (!strcmp(r->prefix, "echo")) {
+		struct row p99 = *r;
+
+		p99.prefix = "echo_p99";
+		p99.metric = "p99_rtt";
+		p99.unit = "us";
+		p99.lower_better = true;
+		record_pair(ctx, &p99, w, n, "p99_over_ace", "p99_over_ace_min");
+	}
 out:
-	free(v[0]);
-	free(v[1]);
-	free(ratio);
+	for (int k = 0; k < 2; k++) {
+		free(v[k]);
+		free(w[k]);
+	}
 	return ret;
 }
 
 static int bench_ace(struct bench_ctx *ctx, int argc, char **argv)
 {
 	uint64_t nq = ctx->quick ? 10000 : 100000, ns = ctx->quick ? 5000 : 50000;
-	uint64_t nc = ctx->quick ? 50 : 1000;
+	uint64_t nc = ctx->quick ? 50 : 1000, necho = ctx->quick ? 200 : 700;
 	char *so_asx = NULL, *so_ace = NULL, *dyn_asx = NULL, *dyn_ace = NULL;
 	int opt, ret;
 
@@ -434,6 +481,9 @@ static int bench_ace(struct bench_ctx *ctx, int argc, char **argv)
 		  stream_run, NULL, NULL },
 		{ "stream", "task", "stream", "lp", "msg_per_s", "msg/s", false, 1, 4096, ns,
 		  stream_run, NULL, NULL },
+		/* n: milliseconds a run, as asx-bench echo's */
+		{ "echo", NULL, "echo", NULL, "round_trips_per_s", "1/s", false, 1, 64, necho,
+		  echo_run, NULL, NULL },
 		{ "svc_cycle", NULL, "svc_cycle", NULL, "us_per_cycle", "us", true, 0, 0, nc,
 		  svc_cycle_run, NULL, NULL },
 		/* the same with echo.so kept mapped on the ASX side too */
@@ -487,5 +537,6 @@ static int bench_ace(struct bench_ctx *ctx, int argc, char **argv)
 
 #endif /* ASX_BENCH_ACE */
 
-BENCH_COMMAND(ace, "ace", "ASX vs ACE 7: msgq, Stream, svc reconfiguration (needs libace-dev)",
+BENCH_COMMAND(ace, "ace",
+	      "ASX vs ACE 7: msgq, Stream, echo, svc reconfiguration (needs libace-dev)",
 	      "[-n MSGQ_MSGS] [-s STREAM_MSGS] [-l SVC_CYCLES]", bench_ace);

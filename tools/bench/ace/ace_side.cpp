@@ -14,7 +14,13 @@
 #include <thread>
 #include <vector>
 
+#include <ace/ACE.h>
+#include <ace/Dev_Poll_Reactor.h>
+#include <ace/Event_Handler.h>
 #include <ace/Init_ACE.h>
+#include <ace/OS_NS_sys_socket.h>
+#include <ace/OS_NS_Thread.h>
+#include <ace/Reactor.h>
 #include <ace/Message_Block.h>
 #include <ace/Message_Queue_T.h>
 #include <ace/Module.h>
@@ -254,4 +260,75 @@ int ace_side_svc_cycle(uint64_t n, const char *dynamic, const char *remove, doub
 	t1 = now_ns();
 	*us = (double)(t1 - t0) / 1e3 / (double)n;
 	return 0;
+}
+
+/* ---------------------------------------------------------------- echo */
+
+/* One connection: read what it holds, write it back. */
+class Echo_Handler : public ACE_Event_Handler {
+public:
+	explicit Echo_Handler(ACE_HANDLE h) : h_(h) {}
+
+	ACE_HANDLE get_handle() const override { return h_; }
+
+	int handle_input(ACE_HANDLE) override
+	{
+		char buf[4096];
+		ssize_t n = ACE_OS::recv(h_, buf, sizeof(buf));
+
+		if (n <= 0)
+			return -1;
+		return ACE::send_n(h_, buf, (size_t)n) == n ? 0 : -1;
+	}
+
+	/* the sockets are the caller's: nothing to close */
+	int handle_close(ACE_HANDLE, ACE_Reactor_Mask) override { return 0; }
+
+private:
+	ACE_HANDLE h_;
+};
+
+struct echo_srv {
+	ACE_Reactor *reactor;
+	std::vector<Echo_Handler *> handlers;
+	std::thread thread;
+};
+
+int ace_side_echo_start(const int *sfd, unsigned int nc, void **srv)
+{
+	echo_srv *s = new echo_srv;
+
+	s->reactor = new ACE_Reactor(new ACE_Dev_Poll_Reactor(), true);
+	for (unsigned int i = 0; i < nc; i++) {
+		Echo_Handler *h = new Echo_Handler(sfd[i]);
+
+		s->handlers.push_back(h);
+		if (s->reactor->register_handler(h, ACE_Event_Handler::READ_MASK) < 0) {
+			*srv = s;
+			ace_side_echo_stop(s);
+			*srv = nullptr;
+			return -EIO;
+		}
+	}
+	s->thread = std::thread([s] {
+		s->reactor->owner(ACE_OS::thr_self());
+		s->reactor->run_reactor_event_loop();
+	});
+	*srv = s;
+	return 0;
+}
+
+void ace_side_echo_stop(void *srv)
+{
+	echo_srv *s = static_cast<echo_srv *>(srv);
+
+	if (s->thread.joinable()) {
+		s->reactor->end_reactor_event_loop();
+		s->thread.join();
+	}
+	s->reactor->close();
+	delete s->reactor;
+	for (Echo_Handler *h : s->handlers)
+		delete h;
+	delete s;
 }

@@ -41,6 +41,14 @@ int ace_side_stream(int task_based, uint64_t n, size_t size, double *rate);
  */
 int ace_side_svc_cycle(uint64_t n, const char *dynamic, const char *remove, double *us);
 
+/*
+ * An echo server on the connected sockets @sfd[0..@nc): one thread runs an
+ * ACE_Reactor over ACE_Dev_Poll_Reactor, one ACE_Event_Handler a socket,
+ * echoing inline (bench_echo_served()'s @start and @stop).
+ */
+int ace_side_echo_start(const int *sfd, unsigned int nc, void **srv);
+void ace_side_echo_stop(void *srv);
+
 #ifdef __cplusplus
 }
 #endif
