@@ -473,10 +473,14 @@ static int bench_ace(struct bench_ctx *ctx, int argc, char **argv)
 		return ret;
 
 	struct row rows[] = {
-		{ "msgq", "1to1_64", "msgq", NULL, "msg_per_s", "msg/s", false, 1, 64, nq, msgq_run, NULL, NULL },
-		{ "msgq", "1to1_4k", "msgq", NULL, "msg_per_s", "msg/s", false, 1, 4096, nq, msgq_run, NULL, NULL },
-		{ "msgq", "2to2_64", "msgq", NULL, "msg_per_s", "msg/s", false, 2, 64, nq, msgq_run, NULL, NULL },
-		{ "msgq", "2to2_4k", "msgq", NULL, "msg_per_s", "msg/s", false, 2, 4096, nq, msgq_run, NULL, NULL },
+		{ "msgq", "1to1_64", "msgq", NULL, "msg_per_s", "msg/s", false, 1, 64, nq,
+		  msgq_run, NULL, NULL },
+		{ "msgq", "1to1_4k", "msgq", NULL, "msg_per_s", "msg/s", false, 1, 4096, nq,
+		  msgq_run, NULL, NULL },
+		{ "msgq", "2to2_64", "msgq", NULL, "msg_per_s", "msg/s", false, 2, 64, nq,
+		  msgq_run, NULL, NULL },
+		{ "msgq", "2to2_4k", "msgq", NULL, "msg_per_s", "msg/s", false, 2, 4096, nq,
+		  msgq_run, NULL, NULL },
 		{ "stream", "msg", "stream", "mp", "msg_per_s", "msg/s", false, 1, 4096, ns,
 		  stream_run, NULL, NULL },
 		{ "stream", "task", "stream", "lp", "msg_per_s", "msg/s", false, 1, 4096, ns,
