@@ -443,8 +443,10 @@ out:
 
 static int bench_ace(struct bench_ctx *ctx, int argc, char **argv)
 {
-	uint64_t nq = ctx->quick ? 10000 : 100000, ns = ctx->quick ? 5000 : 50000;
-	uint64_t nc = ctx->quick ? 50 : 1000, necho = ctx->quick ? 200 : 700;
+	/* defaults that keep `make demo` within its 5 minutes; --full longer runs */
+	uint64_t nq = ctx->quick ? 10000 : ctx->full ? 400000 : 100000;
+	uint64_t ns = ctx->quick ? 5000 : ctx->full ? 100000 : 20000;
+	uint64_t nc = ctx->quick ? 50 : 1000, necho = ctx->quick ? 200 : ctx->full ? 3000 : 500;
 	char *so_asx = NULL, *so_ace = NULL, *dyn_asx = NULL, *dyn_ace = NULL;
 	int opt, ret;
 
