@@ -445,11 +445,21 @@ static int tcp_pair(int lfd, const struct sockaddr_in *at, int *c, int *s)
 	return 0;
 }
 
+/* Bind @lfd to loopback port 0 and listen for @nc; *@at where it listens. */
+static int echo_listen(int lfd, unsigned int nc, struct sockaddr_in *at)
+{
+	socklen_t len = sizeof(*at);
+
+	if (bind(lfd, (struct sockaddr *)at, sizeof(*at)) || listen(lfd, (int)nc) ||
+	    getsockname(lfd, (struct sockaddr *)at, &len))
+		return -errno;
+	return 0;
+}
+
 static int echo_once(enum echo_kind kind, unsigned int nc, unsigned int ms, struct echo_res *res)
 {
 	struct sockaddr_in at = { .sin_family = AF_INET,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(at);
 	struct echo_srv srv = { .kind = kind };
 	struct asx_event_handler *eh = calloc(nc, sizeof(*eh));
 	int *cfd = calloc(nc, sizeof(int)), *sfd = calloc(nc, sizeof(int));
@@ -462,11 +472,9 @@ static int echo_once(enum echo_kind kind, unsigned int nc, unsigned int ms, stru
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (bind(lfd, (struct sockaddr *)&at, sizeof(at)) || listen(lfd, (int)nc) ||
-	    getsockname(lfd, (struct sockaddr *)&at, &len)) {
-		ret = -errno;
+	ret = echo_listen(lfd, nc, &at);
+	if (ret)
 		goto out;
-	}
 	ret = asx_reactor_create(&srv.r);
 	for (; !ret && made < nc; made++) {
 		ret = tcp_pair(lfd, &at, &cfd[made], &sfd[made]);
@@ -606,7 +614,6 @@ int bench_echo_served(unsigned int nc, unsigned int ms,
 {
 	struct sockaddr_in at = { .sin_family = AF_INET,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(at);
 	int *cfd = calloc(nc, sizeof(int)), *sfd = calloc(nc, sizeof(int));
 	int lfd = -1, ret = 0;
 	struct echo_res res = { 0 };
@@ -622,11 +629,9 @@ int bench_echo_served(unsigned int nc, unsigned int ms,
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (bind(lfd, (struct sockaddr *)&at, sizeof(at)) || listen(lfd, (int)nc) ||
-	    getsockname(lfd, (struct sockaddr *)&at, &len)) {
-		ret = -errno;
+	ret = echo_listen(lfd, nc, &at);
+	if (ret)
 		goto out;
-	}
 	for (; !ret && made < nc; made++) {
 		ret = tcp_pair(lfd, &at, &cfd[made], &sfd[made]);
 		if (ret)
