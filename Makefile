@@ -276,7 +276,39 @@ $(BENCH_OBJS): CPPFLAGS_ASX := $(CPPFLAGS_PUB) -Iexp
 $(BENCH): $(BENCH_OBJS) $(EXP_A) $(LIB_SO) $(O)/lib/libasx.so
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) -o $@ $(BENCH_OBJS) $(EXP_A) $(LIB_SO_LINK) $(LDFLAGS_ASX) $(TOOL_LIBS)
+	$(Q)$(CC) -o $@ $(BENCH_OBJS) $(EXP_A) $(LIB_SO_LINK) $(LDFLAGS_ASX) $(TOOL_LIBS) \
+		$(ACE_LINK)
+
+# asx-bench ace: ACE 7's halves (tools/bench/ace/*.cpp, g++), built and
+# linked only when pkg-config finds ACE (Debian's libace-dev; tools/setup.sh
+# installs it); NO_ACE=1 builds without them, as a host without ACE would
+# (`asx-bench ace` then prints why in one line and writes no record).
+ACE_FOUND := $(if $(NO_ACE),,$(shell pkg-config --exists ACE 2>/dev/null && echo yes))
+# bench_ace.o is compiled again when that choice changes
+$(OBJ)/tools/bench/ace-found: FORCE
+	@mkdir -p $(@D)
+	$(Q)echo '$(ACE_FOUND)' > $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
+$(OBJ)/tools/bench/bench_ace.o: $(OBJ)/tools/bench/ace-found
+ifeq ($(ACE_FOUND),yes)
+ACE_LIBS     := $(shell pkg-config --libs ACE)
+ACE_CXXFLAGS := -std=gnu++17 $(OPT) -g -pthread -Wall -Wextra -Werror $(SANFLAGS) \
+		$(shell pkg-config --cflags ACE)
+ACE_OBJS     := $(OBJ)/tools/bench/ace/ace_side.o
+ACE_SVC_SO   := $(O)/lib/asx/bench/ace_echo_svc.so
+$(OBJ)/tools/bench/bench_ace.o: CFLAGS_ASX += -DASX_BENCH_ACE
+ACE_LINK     := $(ACE_OBJS) $(ACE_LIBS) -lstdc++
+$(BENCH): $(ACE_OBJS) $(ACE_SVC_SO)
+
+$(OBJ)/tools/bench/ace/%.o: tools/bench/ace/%.cpp tools/bench/ace/ace_side.h
+	$(call msg,CXX,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CXX) $(ACE_CXXFLAGS) -c -o $@ $<
+
+$(ACE_SVC_SO): tools/bench/ace/ace_echo_svc.cpp
+	$(call msg,CXX,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CXX) $(ACE_CXXFLAGS) -fPIC -shared -o $@ $< $(ACE_LIBS)
+endif
 
 $(O)/bin/asxctl: $(ASXCTL_OBJS) $(LIB_SO)
 	$(call msg,LD,$@)

@@ -426,6 +426,49 @@ tools_kernel_browser() {
 		fail "tools: tools/report/test-kernel-browser.sh printed no TAP"
 }
 
+# asx-bench ace (issue 29): with ACE in the build, a --quick run whose
+# records check and carry every key of the comparison; the skipped path
+# (ASX_BENCH_NO_ACE=1, as a build without ACE takes it) one line, exit 0,
+# no record.  A build without ACE fails here unless NO_ACE=1 asked for it:
+# tools/setup.sh installs libace-dev, and a skip is never a pass.
+stage_tools_ace() {
+	local j=$log/ace.json e=$log/ace.err line shape keys=()
+	note "asx-bench ace --quick (ASX vs ACE 7)"
+	line=$(ASX_BENCH_NO_ACE=1 build/bin/asx-bench ace 2>&1)
+	if [ $? -eq 0 ] && [ "$(printf '%s\n' "$line" | wc -l)" -eq 1 ] &&
+	   [[ $line == 'ace: skipped: '* ]] &&
+	   ASX_BENCH_NO_ACE=1 build/bin/asx-bench ace --json 2>/dev/null |
+	   python3 -c 'import json, sys; assert json.load(sys.stdin)["records"] == []'; then
+		pass
+	else
+		fail "tools: asx-bench ace without ACE (want one line, exit 0, no record): $line"
+	fi
+	if ! nm build/bin/asx-bench | grep -q ace_side_msgq; then
+		if [ -n "${NO_ACE:-}" ]; then
+			note "asx-bench ace: built without ACE (NO_ACE=1): the comparison not run"
+		else
+			fail "tools: asx-bench was built without ACE (libace-dev missing: tools/setup.sh)"
+		fi
+		return
+	fi
+	if ! timeout 600 build/bin/asx-bench ace --quick --runs 2 --json >"$j" 2>"$e"; then
+		cat "$e"
+		fail "tools: asx-bench ace --quick"
+		return
+	fi
+	for shape in 1to1_64 1to1_4k 2to2_64 2to2_4k; do
+		keys+=("msgq_over_ace_$shape" "msgq_over_ace_${shape}_min")
+	done
+	keys+=(stream_over_ace_msg stream_over_ace_msg_min stream_over_ace_task
+	       stream_over_ace_task_min svc_cycle_over_ace svc_cycle_over_ace_min
+	       echo_over_ace echo_over_ace_min echo_p99_over_ace echo_p99_over_ace_min)
+	if /usr/bin/python3 tools/report/asxrecords.py check "$j" --finite --require "${keys[@]}"; then
+		pass
+	else
+		fail "tools: asx-bench ace --quick's records (log $j)"
+	fi
+}
+
 stage_tools() {
 	local out=$log/bench.json
 	note "asx-bench smoke run"
@@ -477,6 +520,7 @@ stage_tools() {
 		port=$((port + 2))
 	done
 	stage_tools_ttcp
+	stage_tools_ace
 	if ! build/bin/asx-bench --quick --runs 1 --json all >"$out"; then
 		fail "tools: asx-bench --quick all failed"
 		return

@@ -33,6 +33,8 @@ say() { [ "$quiet" = 1 ] || echo "setup: $*"; }
 pkgs=(
 	build-essential gcc clang make pkg-config git
 	libcmocka-dev liburcu-dev systemtap-sdt-dev libtirpc-dev
+	# asx-bench ace's baseline: ACE 7 (tools/bench/ace/, Documentation/benchmarks.rst)
+	libace-dev
 	linux-headers-amd64 linux-image-amd64 kmod
 	# the tested kernel matrix (Documentation/kmod.rst, "Kernels"): Debian 12's
 	# 6.1 above, and the 6.12 and 6.12 PREEMPT_RT kernels Debian ships for it

@@ -126,4 +126,15 @@ const char *bench_si(char *buf, size_t len, double v);
 /* bench_kstream_mux.c: kstream's mux and peek/poll rows, @n round trips each run */
 int bench_kstream_mux(struct bench_ctx *ctx, long n);
 
+/*
+ * `asx-bench echo`'s clients (bench_uthread.c) against another server, for
+ * `asx-bench ace`: @nc loopback TCP pairs, one 64-byte message outstanding
+ * on each, for @ms; @start(server ends, @nc, &server) starts the server and
+ * @stop(server) stops it; @start NULL: the ASX Reactor on one pthread.
+ * 0 and round trips/s and the 99th percentile in us, or a negative errno.
+ */
+int bench_echo_served(unsigned int nc, unsigned int ms,
+		      int (*start)(const int *sfd, unsigned int nc, void **srv),
+		      void (*stop)(void *srv), double *rtps, double *p99_us);
+
 #endif /* ASX_BENCH_H */

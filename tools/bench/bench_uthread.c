@@ -445,11 +445,21 @@ static int tcp_pair(int lfd, const struct sockaddr_in *at, int *c, int *s)
 	return 0;
 }
 
+/* Bind @lfd to loopback port 0 and listen for @nc; *@at where it listens. */
+static int echo_listen(int lfd, unsigned int nc, struct sockaddr_in *at)
+{
+	socklen_t len = sizeof(*at);
+
+	if (bind(lfd, (struct sockaddr *)at, sizeof(*at)) || listen(lfd, (int)nc) ||
+	    getsockname(lfd, (struct sockaddr *)at, &len))
+		return -errno;
+	return 0;
+}
+
 static int echo_once(enum echo_kind kind, unsigned int nc, unsigned int ms, struct echo_res *res)
 {
 	struct sockaddr_in at = { .sin_family = AF_INET,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(at);
 	struct echo_srv srv = { .kind = kind };
 	struct asx_event_handler *eh = calloc(nc, sizeof(*eh));
 	int *cfd = calloc(nc, sizeof(int)), *sfd = calloc(nc, sizeof(int));
@@ -462,11 +472,9 @@ static int echo_once(enum echo_kind kind, unsigned int nc, unsigned int ms, stru
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (bind(lfd, (struct sockaddr *)&at, sizeof(at)) || listen(lfd, (int)nc) ||
-	    getsockname(lfd, (struct sockaddr *)&at, &len)) {
-		ret = -errno;
+	ret = echo_listen(lfd, nc, &at);
+	if (ret)
 		goto out;
-	}
 	ret = asx_reactor_create(&srv.r);
 	for (; !ret && made < nc; made++) {
 		ret = tcp_pair(lfd, &at, &cfd[made], &sfd[made]);
@@ -594,3 +602,57 @@ out:
 BENCH_COMMAND(echo, "echo",
 	      "echo server, 100 connections: Reactor alone, plus a pthread pool, plus an ASC pool",
 	      "[-c CONNECTIONS] [-t MS_PER_RUN]", bench_echo)
+
+/*
+ * asx-bench ace's echo row (bench.h): the clients above against a server
+ * that @start starts on the server ends of @nc loopback pairs and @stop
+ * stops; @start NULL: the Reactor alone (the "reactor" server above).
+ */
+int bench_echo_served(unsigned int nc, unsigned int ms,
+		      int (*start)(const int *sfd, unsigned int nc, void **srv),
+		      void (*stop)(void *srv), double *rtps, double *p99_us)
+{
+	struct sockaddr_in at = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int *cfd = calloc(nc, sizeof(int)), *sfd = calloc(nc, sizeof(int));
+	int lfd = -1, ret = 0;
+	struct echo_res res = { 0 };
+	unsigned int i, made = 0;
+	void *srv = NULL;
+
+	if (!start) {
+		ret = echo_once(ECHO_REACTOR, nc, ms, &res);
+		goto out;
+	}
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (!cfd || !sfd || lfd < 0) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = echo_listen(lfd, nc, &at);
+	if (ret)
+		goto out;
+	for (; !ret && made < nc; made++) {
+		ret = tcp_pair(lfd, &at, &cfd[made], &sfd[made]);
+		if (ret)
+			break;
+	}
+	if (!ret)
+		ret = start(sfd, nc, &srv);
+	if (!ret) {
+		ret = echo_clients(cfd, nc, ms, &res);
+		stop(srv);
+	}
+out:
+	for (i = 0; i < made; i++) {
+		close(cfd[i]);
+		close(sfd[i]);
+	}
+	if (lfd >= 0)
+		close(lfd);
+	free(cfd);
+	free(sfd);
+	*rtps = res.rtps;
+	*p99_us = res.p99_us;
+	return ret;
+}

@@ -654,6 +654,7 @@ static const struct {
 	{ "platform", 8 },
 	{ "asc-sync", 3 }, { "echo", 7 }, { "ttcp", 12 },
 	{ "fls", 2 },
+	{ "ace", 16 },
 };
 #define TYPICAL_OTHER_S 30.0
 
