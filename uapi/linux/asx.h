@@ -63,7 +63,7 @@
 
 /* The ABI version reported by ASX_IOC_VERSION. */
 #define ASX_VERSION_MAJOR	0
-#define ASX_VERSION_MINOR	3
+#define ASX_VERSION_MINOR	4
 #define ASX_VERSION_PATCH	0
 
 /* Bits of asx_version.features, one per optional capability of the module. */
