@@ -41,7 +41,7 @@ PTR_ACCESSORS = {
     'asx_stream_tail', 'asx_xdr_chan_out', 'asx_xdr_chan_in',
 }
 # *_create calls whose object is not a struct asx_X (a key, like pthread_key_create).
-CREATE_NOT_OBJECT = {'asx_tss_create'}
+CREATE_NOT_OBJECT = {'asx_tss_create', 'asx_asc_key_create'}
 # Module calls that are not factories.
 MOD_NOT_FACTORY = {'asx_mod_counter_read', 'asx_mod_errors', 'asx_mod_xdr_stats'}
 
