@@ -194,7 +194,7 @@ static struct asx_acceptor *acc_up(struct env *v, const char *where, struct asx_
 	struct asx_addr a;
 
 	assert_int_equal(asx_addr_parse(&a, where, NULL), 0);
-	assert_int_equal(asx_acceptor_open(&acc, &a, &o), 0);
+	assert_int_equal(asx_acceptor_create(&acc, &a, &o), 0);
 	assert_int_equal(asx_acceptor_local_addr(acc, bound), 0);
 	return acc;
 }
@@ -307,7 +307,7 @@ static void echo_case(enum asx_svc_kind kind, const char *where, int reset_every
 	assert_int_equal(st.opened, NCONN);
 	assert_int_equal(st.closed, NCONN);
 	assert_int_equal(st.live, 0);
-	assert_int_equal(asx_acceptor_close(acc), 0);
+	assert_int_equal(asx_acceptor_destroy(acc), 0);
 	env_down(&v);
 	assert_int_equal(get(&n_made), NCONN);
 	assert_int_equal(get(&n_open), NCONN);
@@ -381,7 +381,7 @@ static void test_close_with_live_handlers(void **s)
 			assert_int_equal(asx_sock_connector_connect(&con, &cl[i], &bound,
 					 asx_deadline(&dl, WAIT_S * 1000 * MS)), 0);
 		assert_true(wait_count(&n_open, N));
-		assert_int_equal(asx_acceptor_close(acc), 0);
+		assert_int_equal(asx_acceptor_destroy(acc), 0);
 		/* reactive: closed by the remove, the loop may still finish one */
 		assert_true(wait_count(&n_release, N));
 		assert_int_equal(get(&n_close), N);
@@ -418,14 +418,14 @@ static void test_connector_sync(void **s)
 		env_up(&v, k);
 		o.strategy = v.st;
 		acc = acc_up(&v, "127.0.0.1:0", &bound);
-		assert_int_equal(asx_connector_open(&c, &o), 0);
+		assert_int_equal(asx_connector_create(&c, &o), 0);
 		asx_svc_handler_init(&e->h, &echo_ops, NULL);
 		assert_int_equal(asx_connector_connect(c, &e->h, &bound,
 						       asx_deadline(&dl, WAIT_S * 1000 * MS)), 0);
 		/* both ends echo: the connector's handler and the acceptor's */
 		assert_true(wait_count(&n_open, 2));
-		assert_int_equal(asx_connector_close(c), 0);
-		assert_int_equal(asx_acceptor_close(acc), 0);
+		assert_int_equal(asx_connector_destroy(c), 0);
+		assert_int_equal(asx_acceptor_destroy(acc), 0);
 		assert_true(wait_count(&n_release, 2));
 		env_down(&v);
 		assert_int_equal(get(&n_close), 2);
@@ -491,7 +491,7 @@ static void test_connect_async(void **s)
 	env_up(&v, ASX_SVC_REACTIVE);
 	o.strategy = v.st;
 	acc = acc_up(&v, "127.0.0.1:0", &bound);
-	assert_int_equal(asx_connector_open(&c, &o), 0);
+	assert_int_equal(asx_connector_create(&c, &o), 0);
 
 	/* success: open, then close when the acceptor side goes */
 	asx_svc_handler_init(&ok.h, &a_ops, NULL);
@@ -542,7 +542,7 @@ static void test_connect_async(void **s)
 	/* cancelled: a pending connect when the connector closes */
 	asx_svc_handler_init(&cx.h, &a_ops, NULL);
 	assert_int_equal(asx_connector_connect_async(c, &cx.h, &full, 0), 0);
-	assert_int_equal(asx_connector_close(c), 0);
+	assert_int_equal(asx_connector_destroy(c), 0);
 	assert_true(wait_flag(&cx.closed));
 	assert_int_equal(cx.why, -ECANCELED);
 	assert_int_equal(cx.opened, 0);
@@ -552,7 +552,7 @@ static void test_connect_async(void **s)
 	for (int i = 0; i < nfill; i++)
 		asx_sock_stream_close(&fill[i]);
 	asx_sock_acceptor_close(&lsn);
-	assert_int_equal(asx_acceptor_close(acc), 0);
+	assert_int_equal(asx_acceptor_destroy(acc), 0);
 	env_down(&v);
 	assert_int_equal(ok.opened, 1);
 	assert_int_equal(get(&n_bad), 0);
@@ -570,14 +570,14 @@ static void test_invalid(void **s)
 	(void)s;
 	assert_int_equal(asx_addr_parse(&a, "127.0.0.1:0", NULL), 0);
 	/* reactive without a Reactor */
-	assert_int_equal(asx_acceptor_open(&acc, &a, &o), -EINVAL);
+	assert_int_equal(asx_acceptor_create(&acc, &a, &o), -EINVAL);
 	o.strategy.kind = ASX_SVC_ASC;
-	assert_int_equal(asx_acceptor_open(&acc, &a, &o), -EINVAL);
+	assert_int_equal(asx_acceptor_create(&acc, &a, &o), -EINVAL);
 	o.make = NULL;
 	o.strategy.kind = ASX_SVC_THREAD;
-	assert_int_equal(asx_acceptor_open(&acc, &a, &o), -EINVAL);
+	assert_int_equal(asx_acceptor_create(&acc, &a, &o), -EINVAL);
 	co.strategy.kind = ASX_SVC_THREAD;
-	assert_int_equal(asx_connector_open(&c, &co), 0);
+	assert_int_equal(asx_connector_create(&c, &co), 0);
 	/* async connect needs a Reactor */
 	{
 		struct ahandler h;
@@ -585,7 +585,7 @@ static void test_invalid(void **s)
 		asx_svc_handler_init(&h.h, &a_ops, NULL);
 		assert_int_equal(asx_connector_connect_async(c, &h.h, &a, 0), -EINVAL);
 	}
-	assert_int_equal(asx_connector_close(c), 0);
+	assert_int_equal(asx_connector_destroy(c), 0);
 }
 
 int main(void)

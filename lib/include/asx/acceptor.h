@@ -126,7 +126,7 @@ struct asx_acceptor_opts {
  * the Reactor's dispatching thread; THREAD and ASC run an accept thread of
  * the same kind.  0, -EINVAL, or IPC SAP's / the strategy's error.
  */
-ASX_API int asx_acceptor_open(struct asx_acceptor **out, const struct asx_addr *local,
+ASX_API int asx_acceptor_create(struct asx_acceptor **out, const struct asx_addr *local,
 			      const struct asx_acceptor_opts *opts);
 /* The bound address (a port 0 resolved). */
 ASX_API int asx_acceptor_local_addr(struct asx_acceptor *acc, struct asx_addr *out);
@@ -149,7 +149,7 @@ ASX_API void asx_acceptor_stats(struct asx_acceptor *acc, struct asx_acceptor_st
  * acceptor's memory goes with the last of them.  Call it once, not from
  * a handler of the same acceptor in the thread strategies (-EDEADLK).
  */
-ASX_API int asx_acceptor_close(struct asx_acceptor *acc);
+ASX_API int asx_acceptor_destroy(struct asx_acceptor *acc);
 
 /* Size-first: ASX_OPTS(struct asx_connector_opts, o, ...). */
 struct asx_connector_opts {
@@ -157,7 +157,7 @@ struct asx_connector_opts {
 	struct asx_svc_strategy strategy;
 	const struct asx_sock_opts *sock;	/* connect options */
 };
-ASX_API int asx_connector_open(struct asx_connector **out,
+ASX_API int asx_connector_create(struct asx_connector **out,
 			       const struct asx_connector_opts *opts);
 /*
  * Connect @h to @to, waiting until @deadline (NULL: for ever), then run
@@ -178,9 +178,9 @@ ASX_API int asx_connector_connect_async(struct asx_connector *c, struct asx_svc_
 					const struct asx_addr *to, uint64_t timeout_ns);
 /*
  * Close every handler it runs (close(h, -ECANCELED)), pending connects
- * included, as asx_acceptor_close(), and free it.
+ * included, as asx_acceptor_destroy(), and free it.
  */
-ASX_API int asx_connector_close(struct asx_connector *c);
+ASX_API int asx_connector_destroy(struct asx_connector *c);
 
 #ifdef __cplusplus
 }

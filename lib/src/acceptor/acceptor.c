@@ -519,7 +519,7 @@ static void poke(int efd)
 		abort();	/* an eventfd of ours: cannot fail */
 }
 
-int asx_acceptor_open(struct asx_acceptor **out, const struct asx_addr *local,
+int asx_acceptor_create(struct asx_acceptor **out, const struct asx_addr *local,
 		      const struct asx_acceptor_opts *opts)
 {
 	struct asx_acceptor_opts o;
@@ -613,7 +613,7 @@ void asx_acceptor_stats(struct asx_acceptor *acc, struct asx_acceptor_stats *st)
 	asx_mutex_unlock(&acc->f.lock);
 }
 
-int asx_acceptor_close(struct asx_acceptor *acc)
+int asx_acceptor_destroy(struct asx_acceptor *acc)
 {
 	if (!acc)
 		return 0;
@@ -634,7 +634,7 @@ int asx_acceptor_close(struct asx_acceptor *acc)
 
 /* ------------------------------------------------------------ connector */
 
-int asx_connector_open(struct asx_connector **out, const struct asx_connector_opts *opts)
+int asx_connector_create(struct asx_connector **out, const struct asx_connector_opts *opts)
 {
 	struct asx_connector_opts o;
 	struct asx_connector *c;
@@ -809,7 +809,7 @@ int asx_connector_connect_async(struct asx_connector *c, struct asx_svc_handler 
 	return 0;
 }
 
-int asx_connector_close(struct asx_connector *c)
+int asx_connector_destroy(struct asx_connector *c)
 {
 	if (!c)
 		return 0;

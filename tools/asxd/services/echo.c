@@ -79,14 +79,14 @@ static int echo_init(struct asx_svc *svc, int argc, char **argv)
 		return -EINVAL;
 	}
 	snprintf(e->where, sizeof(e->where), "%s", at);
-	return asx_acceptor_open(&e->acc, &a, &o);
+	return asx_acceptor_create(&e->acc, &a, &o);
 }
 
 static void echo_fini(struct asx_svc *svc)
 {
 	struct echo *e = asx_svc_priv(svc);
 
-	asx_acceptor_close(e->acc);
+	asx_acceptor_destroy(e->acc);
 	free(e);
 }
 
