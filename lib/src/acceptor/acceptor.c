@@ -109,15 +109,16 @@ static void thread_done(struct frame *f)
 	frame_put(f);
 }
 
-/* Run @fn(@arg) on a new thread of the strategy's kind. */
+/*
+ * Run @fn(@arg) on a new thread of the strategy's kind.  The caller
+ * counted it (f->threads++ under the lock, in the same section that saw
+ * the frame not closing, so frame_close() waits for it) and took a frame
+ * reference for it; on failure both are given back here.
+ */
 static int spawn(struct frame *f, void *(*fn)(void *), void *arg)
 {
 	int r;
 
-	asx_mutex_lock(&f->lock);
-	f->threads++;
-	asx_mutex_unlock(&f->lock);
-	frame_get(f);
 	if (f->st.kind == ASX_SVC_THREAD) {
 		pthread_attr_t at;
 		pthread_t t;
@@ -328,6 +329,10 @@ static void start(struct frame *f, struct asx_svc_handler *h)
 		f->opened++;
 	else
 		f->refused++;
+	if (!cancel && !full && !rx) {
+		f->threads++;		/* the handler's thread: see spawn() */
+		frame_get(f);
+	}
 	asx_mutex_unlock(&f->lock);
 	if (cancel || full) {
 		h->asx__why = cancel ? -ECANCELED : -EMFILE;
@@ -560,6 +565,8 @@ int asx_acceptor_create(struct asx_acceptor **out, const struct asx_addr *local,
 			r = -errno;
 			goto fail_lsn;
 		}
+		a->f.threads++;		/* not shared yet: no lock needed */
+		frame_get(&a->f);
 		r = spawn(&a->f, accept_main, a);
 		if (r)
 			goto fail_lsn;
