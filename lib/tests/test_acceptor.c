@@ -207,6 +207,7 @@ struct client {
 	uint32_t id;
 	int nmsg;
 	int reset_after;	/* > 0: RST after this many messages */
+	bool until_error;	/* echo until the server goes; ok if all in order */
 	int ok;			/* 1: all echoed, exactly once, in order */
 };
 
@@ -240,20 +241,22 @@ static void *client_main(void *arg)
 			return NULL;
 		}
 		for (int j = 0; j < k; j++)
-			w[j] = (struct wire){ c->id, (uint32_t)(i + j), 0x5a5a5a5a5a5a5a5aULL };
+			w[j] = (struct wire){ c->id, next + (uint32_t)j, 0x5a5a5a5a5a5a5a5aULL };
 		if (asx_sock_stream_send_n(&s, w, k * sizeof(w[0]),
 					   asx_deadline(&dl, WAIT_S * 1000 * MS), NULL) !=
 		    (ssize_t)(k * sizeof(w[0])))
-			goto out;
+			goto gone;
 		memset(w, 0, sizeof(w));
 		if (asx_sock_stream_recv_n(&s, w, k * sizeof(w[0]),
 					   asx_deadline(&dl, WAIT_S * 1000 * MS), NULL) !=
 		    (ssize_t)(k * sizeof(w[0])))
-			goto out;
+			goto gone;
 		for (int j = 0; j < k; j++)
 			if (w[j].id != c->id || w[j].seq != next++ ||
 			    w[j].pad != 0x5a5a5a5a5a5a5a5aULL)
 				goto out;
+		if (c->until_error)
+			i = 0;		/* again, until the server goes */
 	}
 	/* nothing more may come back: the echo is exactly once */
 	{
@@ -266,6 +269,10 @@ static void *client_main(void *arg)
 out:
 	asx_sock_stream_close(&s);
 	return NULL;
+gone:
+	/* the server went: a pass only when that was the point */
+	c->ok = c->until_error && next > 0;
+	goto out;
 }
 
 static void run_clients(const struct asx_addr *to, int n, int nmsg, int reset_every)
@@ -397,6 +404,43 @@ static void test_close_with_live_handlers(void **s)
 		env_down(&v);
 		assert_int_equal(get(&n_made), N);
 		assert_int_equal(get(&n_open), N);
+		assert_int_equal(get(&n_bad), 0);
+	}
+}
+
+/* Destroy the acceptor while every connection is transferring. */
+static void test_destroy_mid_transfer(void **s)
+{
+	(void)s;
+	for (enum asx_svc_kind k = ASX_SVC_REACTIVE; k <= ASX_SVC_ASC; k++) {
+		enum { N = 16 };
+		struct client cs[N];
+		struct asx_addr bound;
+		struct asx_acceptor *acc;
+		struct env v;
+
+		reset_counts();
+		env_up(&v, k);
+		acc = acc_up(&v, "127.0.0.1:0", &bound);
+		for (int i = 0; i < N; i++) {
+			cs[i] = (struct client){ .to = &bound, .id = (uint32_t)i + 1,
+						 .nmsg = 1 << 30, .until_error = true };
+			assert_int_equal(pthread_create(&cs[i].t, NULL, client_main, &cs[i]), 0);
+		}
+		assert_true(wait_count(&n_open, N));
+		usleep(50000);
+		assert_int_equal(asx_acceptor_destroy(acc), 0);
+		assert_true(wait_count(&n_release, N));
+		for (int i = 0; i < N; i++)
+			join_or_die(cs[i].t, "echo client");
+		for (int i = 0; i < N; i++)
+			if (!cs[i].ok)
+				fail_msg("client %d: no echo, or out of order, before the end", i);
+		env_down(&v);
+		assert_int_equal(get(&n_made), N);
+		assert_int_equal(get(&n_open), N);
+		assert_int_equal(get(&n_close), N);
+		assert_int_equal(get(&n_release), N);
 		assert_int_equal(get(&n_bad), 0);
 	}
 }
@@ -539,6 +583,16 @@ static void test_connect_async(void **s)
 	assert_true((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec) >=
 		    200 * (long long)MS);
 
+	/* a synchronous connect times out too, and leaves the handler alone */
+	{
+		struct ahandler sy = { 0 };
+
+		asx_svc_handler_init(&sy.h, &a_ops, NULL);
+		assert_int_equal(asx_connector_connect(c, &sy.h, &full, asx_deadline(&dl, 200 * MS)),
+				 -ETIMEDOUT);
+		assert_int_equal(sy.opened + sy.closed, 0);
+	}
+
 	/* cancelled: a pending connect when the connector closes */
 	asx_svc_handler_init(&cx.h, &a_ops, NULL);
 	assert_int_equal(asx_connector_connect_async(c, &cx.h, &full, 0), 0);
@@ -600,6 +654,7 @@ int main(void)
 		cmocka_unit_test(test_echo_asc_unix),
 		cmocka_unit_test(test_churn_reset),
 		cmocka_unit_test(test_close_with_live_handlers),
+		cmocka_unit_test(test_destroy_mid_transfer),
 		cmocka_unit_test(test_connector_sync),
 		cmocka_unit_test(test_connect_async),
 	};
