@@ -127,7 +127,7 @@ struct asx_acceptor_opts {
  * the same kind.  0, -EINVAL, or IPC SAP's / the strategy's error.
  */
 ASX_API int asx_acceptor_create(struct asx_acceptor **out, const struct asx_addr *local,
-			      const struct asx_acceptor_opts *opts);
+				const struct asx_acceptor_opts *opts);
 /* The bound address (a port 0 resolved). */
 ASX_API int asx_acceptor_local_addr(struct asx_acceptor *acc, struct asx_addr *out);
 /*
@@ -146,8 +146,9 @@ ASX_API void asx_acceptor_stats(struct asx_acceptor *acc, struct asx_acceptor_st
  * THREAD and ASC: returns once every handler thread and the accept thread
  * ended.  REACTIVE: handlers not in a callback are closed before it
  * returns, one in a callback (of another thread) when that returns; the
- * acceptor's memory goes with the last of them.  Call it once, not from
- * a handler of the same acceptor in the thread strategies (-EDEADLK).
+ * acceptor's memory goes with the last of them.  Call it once; in the
+ * thread strategies never from one of its own handlers (it would wait for
+ * its own thread).  Always 0.
  */
 ASX_API int asx_acceptor_destroy(struct asx_acceptor *acc);
 
@@ -158,7 +159,7 @@ struct asx_connector_opts {
 	const struct asx_sock_opts *sock;	/* connect options */
 };
 ASX_API int asx_connector_create(struct asx_connector **out,
-			       const struct asx_connector_opts *opts);
+				 const struct asx_connector_opts *opts);
 /*
  * Connect @h to @to, waiting until @deadline (NULL: for ever), then run
  * it under the strategy (open() has been called or queued when it
@@ -172,7 +173,8 @@ ASX_API int asx_connector_connect(struct asx_connector *c, struct asx_svc_handle
  * not taken).  The strategy's Reactor (required) completes it: on success
  * @h runs as with connect(); on failure or after @timeout_ns (0: none)
  * close(h, -ECONNREFUSED / -ETIMEDOUT / ...) is called on the Reactor's
- * dispatching thread, without open().
+ * dispatching thread (-ECANCELED: on the thread that destroys the
+ * connector), without open().
  */
 ASX_API int asx_connector_connect_async(struct asx_connector *c, struct asx_svc_handler *h,
 					const struct asx_addr *to, uint64_t timeout_ns);

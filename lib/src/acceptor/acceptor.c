@@ -525,7 +525,7 @@ static void poke(int efd)
 }
 
 int asx_acceptor_create(struct asx_acceptor **out, const struct asx_addr *local,
-		      const struct asx_acceptor_opts *opts)
+			const struct asx_acceptor_opts *opts)
 {
 	struct asx_acceptor_opts o;
 	ASX_OPTS(struct asx_sock_opts, dso, .flags = ASX_SOCK_REUSEADDR);
