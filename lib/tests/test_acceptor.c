@@ -445,6 +445,81 @@ static void test_destroy_mid_transfer(void **s)
 	}
 }
 
+/* output(): asked for in open, called once writable, then turned off. */
+static int n_output;
+
+static int greet_open(struct asx_svc_handler *h)
+{
+	cnt(&n_open);
+	return asx_svc_handler_want_output(h, true);
+}
+
+static int greet_output(struct asx_svc_handler *h)
+{
+	cnt(&n_output);
+	if (asx_sock_stream_send_n(asx_svc_handler_stream(h), "hi", 2, NULL, NULL) != 2)
+		return -1;
+	return asx_svc_handler_want_output(h, false);
+}
+
+static const struct asx_svc_handler_ops greet_ops = {
+	.open = greet_open, .input = echo_input, .output = greet_output,
+	.close = echo_close, .release = echo_release,
+};
+
+static struct asx_svc_handler *greet_make(void *arg)
+{
+	struct echo *e = calloc(1, sizeof(*e));
+
+	(void)arg;
+	if (!e)
+		return NULL;
+	asx_svc_handler_init(&e->h, &greet_ops, NULL);
+	cnt(&n_made);
+	return &e->h;
+}
+
+static void test_output(void **s)
+{
+	(void)s;
+	for (enum asx_svc_kind k = ASX_SVC_REACTIVE; k <= ASX_SVC_ASC; k++) {
+		struct env v;
+		struct asx_addr a;
+		struct asx_acceptor *acc;
+		struct asx_sock_connector con;
+		struct asx_sock_stream cl;
+		struct timespec dl;
+		char buf[8] = { 0 };
+		ASX_OPTS(struct asx_acceptor_opts, o, .make = greet_make);
+
+		reset_counts();
+		n_output = 0;
+		env_up(&v, k);
+		o.strategy = v.st;
+		assert_int_equal(asx_addr_parse(&a, "127.0.0.1:0", NULL), 0);
+		assert_int_equal(asx_acceptor_create(&acc, &a, &o), 0);
+		assert_int_equal(asx_acceptor_local_addr(acc, &a), 0);
+		asx_sock_connector_init(&con, NULL);
+		assert_int_equal(asx_sock_connector_connect(&con, &cl, &a,
+				 asx_deadline(&dl, WAIT_S * 1000 * MS)), 0);
+		assert_int_equal(asx_sock_stream_recv_n(&cl, buf, 2,
+				 asx_deadline(&dl, WAIT_S * 1000 * MS), NULL), 2);
+		assert_string_equal(buf, "hi");
+		/* output is off now: the handler still echoes */
+		assert_int_equal(asx_sock_stream_send_n(&cl, "ok", 2, NULL, NULL), 2);
+		assert_int_equal(asx_sock_stream_recv_n(&cl, buf, 2,
+				 asx_deadline(&dl, WAIT_S * 1000 * MS), NULL), 2);
+		assert_string_equal(buf, "ok");
+		assert_int_equal(get(&n_output), 1);
+		asx_sock_stream_close(&cl);
+		assert_true(wait_count(&n_release, 1));
+		assert_int_equal(asx_acceptor_destroy(acc), 0);
+		env_down(&v);
+		assert_int_equal(get(&n_close), 1);
+		assert_int_equal(get(&n_bad), 0);
+	}
+}
+
 /* A connector under each strategy, synchronous connect, echoes. */
 static void test_connector_sync(void **s)
 {
@@ -655,6 +730,7 @@ int main(void)
 		cmocka_unit_test(test_churn_reset),
 		cmocka_unit_test(test_close_with_live_handlers),
 		cmocka_unit_test(test_destroy_mid_transfer),
+		cmocka_unit_test(test_output),
 		cmocka_unit_test(test_connector_sync),
 		cmocka_unit_test(test_connect_async),
 	};
