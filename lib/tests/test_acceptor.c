@@ -520,6 +520,53 @@ static void test_output(void **s)
 	}
 }
 
+/* max_handlers: a connection above it is closed, counted as refused. */
+static void test_max_handlers(void **s)
+{
+	for (enum asx_svc_kind k = ASX_SVC_REACTIVE; k <= ASX_SVC_ASC; k++) {
+		struct env v;
+		struct asx_addr a;
+		struct asx_acceptor *acc;
+		struct asx_acceptor_stats st;
+		struct asx_sock_connector con;
+		struct asx_sock_stream cl[3];
+		struct timespec dl;
+		char x;
+		ASX_OPTS(struct asx_acceptor_opts, o, .make = echo_make, .max_handlers = 2);
+
+		(void)s;
+		reset_counts();
+		env_up(&v, k);
+		o.strategy = v.st;
+		assert_int_equal(asx_addr_parse(&a, "127.0.0.1:0", NULL), 0);
+		assert_int_equal(asx_acceptor_create(&acc, &a, &o), 0);
+		assert_int_equal(asx_acceptor_local_addr(acc, &a), 0);
+		asx_sock_connector_init(&con, NULL);
+		for (int i = 0; i < 3; i++) {
+			assert_int_equal(asx_sock_connector_connect(&con, &cl[i], &a,
+					 asx_deadline(&dl, WAIT_S * 1000 * MS)), 0);
+			if (i < 2)
+				assert_true(wait_count(&n_open, i + 1));
+		}
+		/* the third is closed by the server at once, never opened */
+		assert_true(asx_sock_stream_recv(&cl[2], &x, 1,
+				asx_deadline(&dl, WAIT_S * 1000 * MS)) <= 0);
+		assert_int_equal(get(&last_why), -EMFILE);
+		asx_acceptor_stats(acc, &st);
+		assert_int_equal(st.refused, 1);
+		assert_int_equal(st.opened, 2);
+		assert_int_equal(st.live, 2);
+		for (int i = 0; i < 3; i++)
+			asx_sock_stream_close(&cl[i]);
+		assert_true(wait_count(&n_release, 3));
+		assert_int_equal(asx_acceptor_destroy(acc), 0);
+		env_down(&v);
+		assert_int_equal(get(&n_open), 2);
+		assert_int_equal(get(&n_close), 3);
+		assert_int_equal(get(&n_bad), 0);
+	}
+}
+
 /* A connector under each strategy, synchronous connect, echoes. */
 static void test_connector_sync(void **s)
 {
@@ -731,6 +778,7 @@ int main(void)
 		cmocka_unit_test(test_close_with_live_handlers),
 		cmocka_unit_test(test_destroy_mid_transfer),
 		cmocka_unit_test(test_output),
+		cmocka_unit_test(test_max_handlers),
 		cmocka_unit_test(test_connector_sync),
 		cmocka_unit_test(test_connect_async),
 	};
