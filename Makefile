@@ -344,7 +344,7 @@ $(O)/man/%: tools/man/%.in Makefile FORCE
 		{ cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
 
 $(O)/lib/asx/services/%.so: tools/asxd/services/%.c $(wildcard tools/asxd/services/*.h) \
-		lib/include/asx/svc.h
+		lib/include/asx/svc.h lib/include/asx/acceptor.h
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS_ASX) $(CFLAGS_ASX) -fPIC -shared -o $@ $< $(LDFLAGS_ASX)

@@ -1,103 +1,62 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * echo.c - an example service for asxd: a TCP (or UNIX) echo server over
- * libasx's IPC SAP, built as echo.so (Documentation/svc.rst).
+ * echo.c - an example service for asxd: a TCP (or UNIX) echo server on
+ * libasx's Acceptor (asx/acceptor.h), built as echo.so (Documentation/svc.rst,
+ * Documentation/frameworks.rst).
  *
  *	dynamic Echo Service_Object * /usr/lib/asx/services/echo.so:asx_echo_make() "-a 127.0.0.1:7777"
  *
  * Parameters: -a ADDRESS (any form asx_addr_parse() reads; default
- * 127.0.0.1:7777).  One thread serves one connection at a time.  Suspended,
- * it stops accepting: new connections wait in the listen queue, and are
- * served, not dropped, when it resumes.
+ * 127.0.0.1:7777).  A thread serves each connection.  Suspended, it stops
+ * accepting: new connections wait in the listen queue, and are served, not
+ * dropped, when it resumes.
  */
-#include <poll.h>
-#include <pthread.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
-#include <asx/addr.h>
-#include <asx/sock.h>
+#include <asx/acceptor.h>
 #include <asx/svc.h>
 
 struct echo {
-	struct asx_sock_acceptor acc;
-	bool open;
+	struct asx_acceptor *acc;
 	char where[ASX_ADDR_STRLEN];
-	int wake;			/* eventfd: fini or resume */
-	pthread_t thread;
-	bool running;
-	pthread_mutex_t lock;
-	bool stop, suspended;
-	unsigned long served;
 };
 
-/* Echo one connection until its peer closes it, or fini. */
-static void serve(struct echo *e, struct asx_sock_stream *s)
+/* A connection: echo what is readable; end of stream or an error closes. */
+static int conn_input(struct asx_svc_handler *h)
 {
 	char buf[4096];
+	ssize_t n = asx_sock_stream_recv(asx_svc_handler_stream(h), buf, sizeof(buf), NULL);
 
-	for (;;) {
-		struct pollfd p[2] = { { .fd = asx_handle(s), .events = POLLIN },
-				       { .fd = e->wake, .events = POLLIN } };
-		ssize_t n;
-
-		if (poll(p, 2, -1) < 0 || (p[1].revents & POLLIN))
-			break;
-		n = asx_sock_stream_recv(s, buf, sizeof(buf), NULL);
-		if (n <= 0 || asx_sock_stream_send_n(s, buf, (size_t)n, NULL, NULL) != n)
-			break;
-	}
+	if (n <= 0 || asx_sock_stream_send_n(asx_svc_handler_stream(h), buf, (size_t)n,
+					     NULL, NULL) != n)
+		return -1;
+	return 0;
 }
 
-static void *echo_main(void *arg)
+static void conn_close(struct asx_svc_handler *h, int why)
 {
-	struct echo *e = arg;
-
-	for (;;) {
-		struct pollfd p[2] = { { .fd = asx_handle(&e->acc), .events = POLLIN },
-				       { .fd = e->wake, .events = POLLIN } };
-		struct asx_sock_stream s;
-		bool stop, suspended;
-		uint64_t v;
-
-		pthread_mutex_lock(&e->lock);
-		stop = e->stop;
-		suspended = e->suspended;
-		pthread_mutex_unlock(&e->lock);
-		if (stop)
-			break;
-		/* suspended: wait for the wake-up only; connections queue up */
-		if (poll(suspended ? &p[1] : p, suspended ? 1 : 2, -1) < 0)
-			continue;
-		if (p[1].revents & POLLIN) {
-			pthread_mutex_lock(&e->lock);
-			if (!e->stop && read(e->wake, &v, sizeof(v)) < 0)
-				v = 0;
-			pthread_mutex_unlock(&e->lock);
-			continue;
-		}
-		if (!suspended && (p[0].revents & POLLIN) &&
-		    asx_sock_acceptor_accept(&e->acc, &s, NULL, ASX_DEADLINE_NOW) == 0) {
-			serve(e, &s);
-			asx_sock_stream_close(&s);
-			pthread_mutex_lock(&e->lock);
-			e->served++;
-			pthread_mutex_unlock(&e->lock);
-		}
-	}
-	return NULL;
+	(void)h;
+	(void)why;
 }
 
-static void poke(struct echo *e)
+static void conn_release(struct asx_svc_handler *h)
 {
-	uint64_t one = 1;
+	free(h);
+}
 
-	if (write(e->wake, &one, sizeof(one)) < 0)
-		perror("echo: eventfd");
+static const struct asx_svc_handler_ops conn_ops = {
+	.input = conn_input, .close = conn_close, .release = conn_release,
+};
+
+static struct asx_svc_handler *conn_make(void *arg)
+{
+	struct asx_svc_handler *h = malloc(sizeof(*h));
+
+	if (h)
+		asx_svc_handler_init(h, &conn_ops, arg);
+	return h;
 }
 
 static int echo_init(struct asx_svc *svc, int argc, char **argv)
@@ -105,8 +64,7 @@ static int echo_init(struct asx_svc *svc, int argc, char **argv)
 	struct echo *e = asx_svc_priv(svc);
 	const char *at = "127.0.0.1:7777", *why = NULL;
 	struct asx_addr a;
-	ASX_OPTS(struct asx_sock_opts, o, .flags = ASX_SOCK_REUSEADDR);
-	int r;
+	ASX_OPTS(struct asx_acceptor_opts, o, .strategy.kind = ASX_SVC_THREAD, .make = conn_make);
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-a") && i + 1 < argc) {
@@ -120,71 +78,36 @@ static int echo_init(struct asx_svc *svc, int argc, char **argv)
 		fprintf(stderr, "echo: %s: %s\n", at, why ? why : "not an address");
 		return -EINVAL;
 	}
-	r = asx_sock_acceptor_open(&e->acc, &a, &o);
-	if (r)
-		return r;
-	e->open = true;
 	snprintf(e->where, sizeof(e->where), "%s", at);
-	e->wake = eventfd(0, EFD_CLOEXEC);
-	if (e->wake < 0)
-		return -errno;
-	r = pthread_create(&e->thread, NULL, echo_main, e);
-	if (r)
-		return -r;
-	e->running = true;
-	return 0;
+	return asx_acceptor_create(&e->acc, &a, &o);
 }
 
 static void echo_fini(struct asx_svc *svc)
 {
 	struct echo *e = asx_svc_priv(svc);
 
-	if (e->running) {
-		pthread_mutex_lock(&e->lock);
-		e->stop = true;
-		pthread_mutex_unlock(&e->lock);
-		poke(e);
-		pthread_join(e->thread, NULL);
-	}
-	if (e->wake >= 0)
-		close(e->wake);
-	if (e->open)
-		asx_sock_acceptor_close(&e->acc);
-	pthread_mutex_destroy(&e->lock);
+	asx_acceptor_destroy(e->acc);
 	free(e);
 }
 
 static int echo_suspend(struct asx_svc *svc)
 {
-	struct echo *e = asx_svc_priv(svc);
-
-	pthread_mutex_lock(&e->lock);
-	e->suspended = true;
-	pthread_mutex_unlock(&e->lock);
-	poke(e);
-	return 0;
+	return asx_acceptor_suspend(((struct echo *)asx_svc_priv(svc))->acc);
 }
 
 static int echo_resume(struct asx_svc *svc)
 {
-	struct echo *e = asx_svc_priv(svc);
-
-	pthread_mutex_lock(&e->lock);
-	e->suspended = false;
-	pthread_mutex_unlock(&e->lock);
-	poke(e);
-	return 0;
+	return asx_acceptor_resume(((struct echo *)asx_svc_priv(svc))->acc);
 }
 
 static void echo_info(struct asx_svc *svc, char *buf, size_t len)
 {
 	struct echo *e = asx_svc_priv(svc);
-	unsigned long n;
+	struct asx_acceptor_stats st;
 
-	pthread_mutex_lock(&e->lock);
-	n = e->served;
-	pthread_mutex_unlock(&e->lock);
-	snprintf(buf, len, "echo on %s, %lu connection(s) served", e->where, n);
+	asx_acceptor_stats(e->acc, &st);
+	snprintf(buf, len, "echo on %s, %lu connection(s) served, %u open", e->where,
+		 (unsigned long)st.closed, st.live);
 }
 
 static const ASX_OPTS(struct asx_svc_ops, echo_ops, .init = echo_init, .fini = echo_fini,
@@ -197,8 +120,6 @@ ASX_SVC_FACTORY(asx_echo_make)(const char *name, const struct asx_svc_ops **ops,
 	(void)name;
 	if (!e)
 		return -ENOMEM;
-	e->wake = -1;
-	pthread_mutex_init(&e->lock, NULL);
 	*priv = e;
 	*ops = &echo_ops;
 	return 0;
