@@ -54,6 +54,10 @@ GDBAUTOLOADDIR ?= $(PREFIX)/share/gdb/auto-load
 DESTDIR      ?=
 
 CC           ?= gcc
+# a cross build (make check-aarch64): CROSS_COMPILE=aarch64-linux-gnu- CC=...gcc
+CROSS_COMPILE ?=
+OBJCOPY      ?= $(CROSS_COMPILE)objcopy
+OBJDUMP      ?= $(CROSS_COMPILE)objdump
 SAN          ?=
 
 ifeq ($(V),1)
@@ -222,7 +226,7 @@ $(OBJ)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS_ASX) $(LIB_CFLAGS) -fno-plt $(DEPFLAGS) -MT $@ -MF $(@:.o=.d) \
 		-c -o $@.tmp $<
-	$(Q)objcopy $$(objdump -h $@.tmp | awk '/^ *[0-9]/ { n = $$2 } \
+	$(Q)$(OBJCOPY) $$($(OBJDUMP) -h $@.tmp | awk '/^ *[0-9]/ { n = $$2 } \
 		/CODE/ { print "--rename-section " n "=asx_text" }') $@.tmp $@ && rm -f $@.tmp
 
 $(LIB_SO): $(LIB_OBJS) $(LIB_MAP)
