@@ -11,6 +11,8 @@
 #                     the kernel selftests in the test VM on each kernel of the
 #                     matrix, the install test
 #   make check-kernels  the kernel selftests alone (KERNELS="6.12 6.12-rt": some)
+#   make check-aarch64  libasx cross-built for aarch64 (build/aarch64), the ASC
+#                     suites under qemu-user (not in `check`)
 #   make check-debug  the kernel selftests in a debug kernel (KASAN, lockdep,
 #                     kmemleak, ...; not in `check`: the kernel's first build is long);
 #                     DEBUG_KERNEL=6.12 or 6.12-rt (PREEMPT_RT) instead of 6.1
@@ -463,6 +465,11 @@ check-kernels: setup
 	$(Q)ASX_KERNELS='$(KERNELS)' tools/check.sh kmod
 check-install:
 	$(Q)tools/check.sh install
+# Not part of `check`: libasx cross-built for aarch64, the ASC suites under
+# qemu-user (tools/check.sh aarch64; Documentation/testing.rst)
+.PHONY: check-aarch64
+check-aarch64:
+	$(Q)tools/check.sh aarch64
 # Not part of `check`: the selftests in a KASAN/lockdep/kmemleak kernel built
 # once per machine (tools/vm/debug-kernel.sh; the first build takes long).
 # DEBUG_KERNEL=6.1 (the default), 6.12 or 6.12-rt chooses the source and flavour.
