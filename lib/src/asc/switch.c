@@ -65,6 +65,35 @@ static void ctx_init_common(struct asx_ctx *c, void *stack_lo, size_t size)
 #endif
 }
 
+#ifndef ASX_ASC_UCONTEXT
+/*
+ * The hand-written switches (one per architecture below) share this
+ * interface: asx__ctx_swap() saves the callee-saved state on the running
+ * stack, stores the stack pointer at *@save_sp, resumes the frame at
+ * @load_sp and returns @arg there; a new context's first frame "returns"
+ * into asx__ctx_tramp().
+ */
+void *asx__ctx_swap(void **save_sp, void *load_sp, void *arg);
+void asx__ctx_tramp(void);
+
+/* A new context's zeroed first frame, @frame bytes at its stack's 16-byte aligned top. */
+static void *ctx_first_frame(struct asx_ctx *c, void *stack_lo, size_t size, size_t frame)
+{
+	uintptr_t top = ((uintptr_t)stack_lo + size) & ~(uintptr_t)15;
+	void *f = (void *)(top - frame);
+
+	memset(f, 0, frame);
+	c->sp = f;
+	ctx_init_common(c, stack_lo, size);
+	return f;
+}
+
+static inline void *raw_switch(struct asx_ctx *from, struct asx_ctx *to, void *arg)
+{
+	return asx__ctx_swap(&from->sp, to->sp, arg);
+}
+#endif
+
 #if !defined(ASX_ASC_UCONTEXT) && defined(__x86_64__)
 /*
  * void *asx__ctx_swap(void **save_sp, void *load_sp, void *arg)
@@ -72,8 +101,6 @@ static void ctx_init_common(struct asx_ctx *c, void *stack_lo, size_t size)
  * Frame saved at *save_sp (low to high): MXCSR (4 bytes), x87 CW (2, +2
  * pad), r15, r14, r13, r12, rbx, rbp, return address.
  */
-void *asx__ctx_swap(void **save_sp, void *load_sp, void *arg);
-void asx__ctx_tramp(void);
 
 __asm__(
 	".text\n"
@@ -136,23 +163,14 @@ struct init_frame {
 void asx__ctx_make(struct asx_ctx *c, void *stack_lo, size_t size,
 		   void (*entry)(void *, void *), void *param)
 {
-	uintptr_t top = ((uintptr_t)stack_lo + size) & ~(uintptr_t)15;
-	struct init_frame *f = (struct init_frame *)(top - sizeof(*f));
+	struct init_frame *f = ctx_first_frame(c, stack_lo, size, sizeof(*f));
 
 	_Static_assert(sizeof(struct init_frame) % 16 == 0, "frame keeps alignment");
-	memset(f, 0, sizeof(*f));
 	__asm__ __volatile__("stmxcsr %0" : "=m"(f->mxcsr));
 	__asm__ __volatile__("fnstcw %0" : "=m"(f->fpucw));
 	f->r12 = (uint64_t)(uintptr_t)entry;
 	f->r13 = (uint64_t)(uintptr_t)param;
 	f->ret = (uint64_t)(uintptr_t)asx__ctx_tramp;
-	c->sp = f;
-	ctx_init_common(c, stack_lo, size);
-}
-
-static inline void *raw_switch(struct asx_ctx *from, struct asx_ctx *to, void *arg)
-{
-	return asx__ctx_swap(&from->sp, to->sp, arg);
 }
 
 #elif !defined(ASX_ASC_UCONTEXT) && defined(__aarch64__)
@@ -162,8 +180,6 @@ static inline void *raw_switch(struct asx_ctx *from, struct asx_ctx *to, void *a
  * Frame saved at *save_sp (low to high, 176 bytes, sp 16-byte aligned):
  * x19..x28, x29, x30 (the return address), d8..d15, FPCR, pad.
  */
-void *asx__ctx_swap(void **save_sp, void *load_sp, void *arg);
-void asx__ctx_tramp(void);
 
 __asm__(
 	".text\n"
@@ -236,24 +252,15 @@ struct init_frame {
 void asx__ctx_make(struct asx_ctx *c, void *stack_lo, size_t size,
 		   void (*entry)(void *, void *), void *param)
 {
-	uintptr_t top = ((uintptr_t)stack_lo + size) & ~(uintptr_t)15;
-	struct init_frame *f = (struct init_frame *)(top - sizeof(*f));
+	struct init_frame *f = ctx_first_frame(c, stack_lo, size, sizeof(*f));
 	uint64_t fpcr;
 
 	_Static_assert(sizeof(struct init_frame) == 176, "the frame asx__ctx_swap pops");
-	memset(f, 0, sizeof(*f));
 	__asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
 	f->fpcr = fpcr;
 	f->x19 = (uint64_t)(uintptr_t)entry;
 	f->x20 = (uint64_t)(uintptr_t)param;
 	f->x30 = (uint64_t)(uintptr_t)asx__ctx_tramp;
-	c->sp = f;
-	ctx_init_common(c, stack_lo, size);
-}
-
-static inline void *raw_switch(struct asx_ctx *from, struct asx_ctx *to, void *arg)
-{
-	return asx__ctx_swap(&from->sp, to->sp, arg);
 }
 
 #else /* ASX_ASC_UCONTEXT */
