@@ -740,7 +740,7 @@ stage_bcc() {
 # and the program hangs before main's first call returns.  test_*
 # binaries not listed need what qemu-user lacks or a kernel (asx.ko).
 aarch64_tests=(test_asc test_asc_stress test_asc_wake test_wait test_wait_stress test_fls test_sync
-	       test_thread test_xdr)
+	       test_thread test_xdr test_svc)
 stage_aarch64() {
 	local t cross=(O=build/aarch64 CC=aarch64-linux-gnu-gcc CROSS_COMPILE=aarch64-linux-gnu-)
 	note "libasx on aarch64 (cross build, qemu-user)"
