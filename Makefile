@@ -11,6 +11,8 @@
 #                     the kernel selftests in the test VM on each kernel of the
 #                     matrix, the install test
 #   make check-kernels  the kernel selftests alone (KERNELS="6.12 6.12-rt": some)
+#   make check-aarch64  libasx cross-built for aarch64 (build/aarch64), the ASC
+#                     suites under qemu-user (not in `check`)
 #   make check-debug  the kernel selftests in a debug kernel (KASAN, lockdep,
 #                     kmemleak, ...; not in `check`: the kernel's first build is long);
 #                     DEBUG_KERNEL=6.12 or 6.12-rt (PREEMPT_RT) instead of 6.1
@@ -54,6 +56,10 @@ GDBAUTOLOADDIR ?= $(PREFIX)/share/gdb/auto-load
 DESTDIR      ?=
 
 CC           ?= gcc
+# a cross build (make check-aarch64): CROSS_COMPILE=aarch64-linux-gnu- CC=...gcc
+CROSS_COMPILE ?=
+OBJCOPY      ?= $(CROSS_COMPILE)objcopy
+OBJDUMP      ?= $(CROSS_COMPILE)objdump
 SAN          ?=
 
 ifeq ($(V),1)
@@ -224,7 +230,7 @@ $(OBJ)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS_ASX) $(LIB_CFLAGS) -fno-plt -include core/errno.h $(DEPFLAGS) \
 		-MT $@ -MF $(@:.o=.d) -c -o $@.tmp $<
-	$(Q)objcopy $$(objdump -h $@.tmp | awk '/^ *[0-9]/ { n = $$2 } \
+	$(Q)$(OBJCOPY) $$($(OBJDUMP) -h $@.tmp | awk '/^ *[0-9]/ { n = $$2 } \
 		/CODE/ { print "--rename-section " n "=asx_text" }') $@.tmp $@ && rm -f $@.tmp
 
 $(LIB_SO): $(LIB_OBJS) $(LIB_MAP)
@@ -493,6 +499,11 @@ check-kernels: setup
 	$(Q)ASX_KERNELS='$(KERNELS)' tools/check.sh kmod
 check-install:
 	$(Q)tools/check.sh install
+# Not part of `check`: libasx cross-built for aarch64, the ASC suites under
+# qemu-user (tools/check.sh aarch64; Documentation/testing.rst)
+.PHONY: check-aarch64
+check-aarch64:
+	$(Q)tools/check.sh aarch64
 # Not part of `check`: the selftests in a KASAN/lockdep/kmemleak kernel built
 # once per machine (tools/vm/debug-kernel.sh; the first build takes long).
 # DEBUG_KERNEL=6.1 (the default), 6.12 or 6.12-rt chooses the source and flavour.

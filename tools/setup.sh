@@ -53,12 +53,22 @@ pkgs=(
 	chromium
 	# libasx's gdb commands tested in batch mode (tools/gdb/test-gdb.sh)
 	gdb
+	# libasx cross-built for aarch64 and its tests under qemu-user (make
+	# check-aarch64); the :arm64 ones need dpkg's arm64 architecture (below);
+	# gdb-multiarch debugs a guest through qemu-aarch64-static -g PORT
+	gcc-aarch64-linux-gnu qemu-user-static gdb-multiarch
+	libc6:arm64 libcmocka-dev:arm64 liburcu-dev:arm64 systemtap-sdt-dev:arm64 libtirpc-dev:arm64
 )
 
+# one line per installed architecture of a package (libcmocka-dev is there
+# for amd64 and arm64): a name without :ARCH wants the native one (or all)
+native=$(dpkg --print-architecture)
 missing=()
 for p in "${pkgs[@]}"; do
-	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-	[ "$st" = "install ok installed" ] || missing+=("$p")
+	want="$native|all"
+	[ "${p#*:}" = "$p" ] || want=${p#*:}
+	dpkg-query -W -f='${Architecture} ${Status}\n' "$p" 2>/dev/null |
+		grep -Eqx "($want) install ok installed" || missing+=("$p")
 done
 
 need_venv=0
@@ -83,6 +93,13 @@ if [ ${#missing[@]} -gt 0 ]; then
 	say "installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	stamp=/var/lib/apt/periodic/asx-update-stamp
+	# a foreign architecture's packages: add it once, then refresh the lists
+	if printf '%s\n' "${missing[@]}" | grep -q ':arm64$' &&
+	   ! dpkg --print-foreign-architectures | grep -qx arm64; then
+		say "adding dpkg architecture arm64"
+		dpkg --add-architecture arm64
+		rm -f "$stamp"
+	fi
 	if [ ! -e "$stamp" ] || [ -n "$(find "$stamp" -mmin +360 2>/dev/null)" ]; then
 		apt-get update -q
 		mkdir -p "$(dirname "$stamp")" && touch "$stamp"

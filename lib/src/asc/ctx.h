@@ -5,7 +5,8 @@
  *
  * A context is a saved stack pointer (x86-64: the callee-saved registers,
  * MXCSR and the x87 control word are pushed on the context's own stack
- * before the switch) or, built with -DASX_ASC_UCONTEXT, a ucontext_t.
+ * before the switch; aarch64: x19-x30, d8-d15 and FPCR) or, on other
+ * architectures or built with -DASX_ASC_UCONTEXT, a ucontext_t.
  *
  * asx__ctx_switch(from, to, arg) saves the running context into @from,
  * resumes @to, and returns (in @from, once something switches back to it)
@@ -23,6 +24,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* a hand-written switch on x86-64 and aarch64 (switch.c), ucontext elsewhere */
+#if !defined(__x86_64__) && !defined(__aarch64__) && !defined(ASX_ASC_UCONTEXT)
+#define ASX_ASC_UCONTEXT 1
+#endif
 
 #ifdef ASX_ASC_UCONTEXT
 #include <ucontext.h>

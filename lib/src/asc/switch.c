@@ -15,6 +15,13 @@
  * moves the transferred value and the entry parameter into the argument
  * registers and calls the entry function on a 16-byte aligned stack.
  *
+ * aarch64: the same design with AAPCS64's callee-saved state: x19-x28,
+ * the frame pointer x29 and the link register x30, the low halves d8-d15
+ * of v8-v15, and FPCR (its rounding and trap controls: written back only
+ * when they differ, since a write of FPCR may stall the pipeline).  The
+ * third argument comes out in x0; a fresh context "returns" through x30
+ * into the trampoline with the entry in x19 and its parameter in x20.
+ *
  * Anything else, or -DASX_ASC_UCONTEXT: getcontext/makecontext/
  * swapcontext (portable, about ten times slower: swapcontext changes
  * the signal mask with a system call every time).
@@ -36,10 +43,6 @@
  * lowest file of asc/, because every file above reads it.
  */
 __thread struct asx_vp *asx__tls_vp TLS_IE;
-
-#if !defined(__x86_64__) && !defined(ASX_ASC_UCONTEXT)
-#define ASX_ASC_UCONTEXT 1
-#endif
 
 #ifdef ASX_ASC_ASAN
 #include <sanitizer/common_interface_defs.h>
@@ -64,13 +67,40 @@ static void ctx_init_common(struct asx_ctx *c, void *stack_lo, size_t size)
 
 #ifndef ASX_ASC_UCONTEXT
 /*
+ * The hand-written switches (one per architecture below) share this
+ * interface: asx__ctx_swap() saves the callee-saved state on the running
+ * stack, stores the stack pointer at *@save_sp, resumes the frame at
+ * @load_sp and returns @arg there; a new context's first frame "returns"
+ * into asx__ctx_tramp().
+ */
+void *asx__ctx_swap(void **save_sp, void *load_sp, void *arg);
+void asx__ctx_tramp(void);
+
+/* A new context's zeroed first frame, @frame bytes at its stack's 16-byte aligned top. */
+static void *ctx_first_frame(struct asx_ctx *c, void *stack_lo, size_t size, size_t frame)
+{
+	uintptr_t top = ((uintptr_t)stack_lo + size) & ~(uintptr_t)15;
+	void *f = (void *)(top - frame);
+
+	memset(f, 0, frame);
+	c->sp = f;
+	ctx_init_common(c, stack_lo, size);
+	return f;
+}
+
+static inline void *raw_switch(struct asx_ctx *from, struct asx_ctx *to, void *arg)
+{
+	return asx__ctx_swap(&from->sp, to->sp, arg);
+}
+#endif
+
+#if !defined(ASX_ASC_UCONTEXT) && defined(__x86_64__)
+/*
  * void *asx__ctx_swap(void **save_sp, void *load_sp, void *arg)
  *
  * Frame saved at *save_sp (low to high): MXCSR (4 bytes), x87 CW (2, +2
  * pad), r15, r14, r13, r12, rbx, rbp, return address.
  */
-void *asx__ctx_swap(void **save_sp, void *load_sp, void *arg);
-void asx__ctx_tramp(void);
 
 __asm__(
 	".text\n"
@@ -133,23 +163,104 @@ struct init_frame {
 void asx__ctx_make(struct asx_ctx *c, void *stack_lo, size_t size,
 		   void (*entry)(void *, void *), void *param)
 {
-	uintptr_t top = ((uintptr_t)stack_lo + size) & ~(uintptr_t)15;
-	struct init_frame *f = (struct init_frame *)(top - sizeof(*f));
+	struct init_frame *f = ctx_first_frame(c, stack_lo, size, sizeof(*f));
 
 	_Static_assert(sizeof(struct init_frame) % 16 == 0, "frame keeps alignment");
-	memset(f, 0, sizeof(*f));
 	__asm__ __volatile__("stmxcsr %0" : "=m"(f->mxcsr));
 	__asm__ __volatile__("fnstcw %0" : "=m"(f->fpucw));
 	f->r12 = (uint64_t)(uintptr_t)entry;
 	f->r13 = (uint64_t)(uintptr_t)param;
 	f->ret = (uint64_t)(uintptr_t)asx__ctx_tramp;
-	c->sp = f;
-	ctx_init_common(c, stack_lo, size);
 }
 
-static inline void *raw_switch(struct asx_ctx *from, struct asx_ctx *to, void *arg)
+#elif !defined(ASX_ASC_UCONTEXT) && defined(__aarch64__)
+/*
+ * void *asx__ctx_swap(void **save_sp, void *load_sp, void *arg)
+ *
+ * Frame saved at *save_sp (low to high, 176 bytes, sp 16-byte aligned):
+ * x19..x28, x29, x30 (the return address), d8..d15, FPCR, pad.
+ */
+
+__asm__(
+	".text\n"
+	".globl asx__ctx_swap\n"
+	".hidden asx__ctx_swap\n"
+	".type asx__ctx_swap,%function\n"
+	".p2align 4\n"
+	"asx__ctx_swap:\n"
+	"	.cfi_startproc\n"
+	"	sub sp, sp, #176\n"
+	"	.cfi_adjust_cfa_offset 176\n"
+	"	stp x19, x20, [sp, #0]\n"
+	"	stp x21, x22, [sp, #16]\n"
+	"	stp x23, x24, [sp, #32]\n"
+	"	stp x25, x26, [sp, #48]\n"
+	"	stp x27, x28, [sp, #64]\n"
+	"	stp x29, x30, [sp, #80]\n"
+	"	stp d8, d9, [sp, #96]\n"
+	"	stp d10, d11, [sp, #112]\n"
+	"	stp d12, d13, [sp, #128]\n"
+	"	stp d14, d15, [sp, #144]\n"
+	"	mrs x9, fpcr\n"
+	"	str x9, [sp, #160]\n"
+	"	mov x10, sp\n"
+	"	str x10, [x0]\n"
+	"	mov sp, x1\n"
+	"	ldr x10, [sp, #160]\n"
+	"	cmp x9, x10\n"
+	"	b.eq 1f\n"
+	"	msr fpcr, x10\n"
+	"1:\n"
+	"	ldp x19, x20, [sp, #0]\n"
+	"	ldp x21, x22, [sp, #16]\n"
+	"	ldp x23, x24, [sp, #32]\n"
+	"	ldp x25, x26, [sp, #48]\n"
+	"	ldp x27, x28, [sp, #64]\n"
+	"	ldp x29, x30, [sp, #80]\n"
+	"	ldp d8, d9, [sp, #96]\n"
+	"	ldp d10, d11, [sp, #112]\n"
+	"	ldp d12, d13, [sp, #128]\n"
+	"	ldp d14, d15, [sp, #144]\n"
+	"	add sp, sp, #176\n"
+	"	.cfi_adjust_cfa_offset -176\n"
+	"	mov x0, x2\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size asx__ctx_swap, .-asx__ctx_swap\n"
+
+	/* entered by the ret above: x0 = the transferred value, x19 = entry,
+	 * x20 = param, x29 = 0 (the end of the frame chain) */
+	".globl asx__ctx_tramp\n"
+	".hidden asx__ctx_tramp\n"
+	".type asx__ctx_tramp,%function\n"
+	".p2align 4\n"
+	"asx__ctx_tramp:\n"
+	"	.cfi_startproc\n"
+	"	.cfi_undefined x30\n"
+	"	mov x1, x20\n"
+	"	blr x19\n"
+	"	brk #0\n"
+	"	.cfi_endproc\n"
+	".size asx__ctx_tramp, .-asx__ctx_tramp\n");
+
+struct init_frame {
+	uint64_t x19, x20, x21_28[8], x29, x30;
+	uint64_t d8_15[8];
+	uint64_t fpcr, pad;
+};
+
+void asx__ctx_make(struct asx_ctx *c, void *stack_lo, size_t size,
+		   void (*entry)(void *, void *), void *param)
 {
-	return asx__ctx_swap(&from->sp, to->sp, arg);
+	struct init_frame *f = ctx_first_frame(c, stack_lo, size, sizeof(*f));
+	uint64_t fpcr;
+
+	_Static_assert(sizeof(struct init_frame) == 176, "the frame asx__ctx_swap pops");
+	__asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
+	f->fpcr = fpcr;
+	f->x19 = (uint64_t)(uintptr_t)entry;
+	f->x20 = (uint64_t)(uintptr_t)param;
+	f->x30 = (uint64_t)(uintptr_t)asx__ctx_tramp;
 }
 
 #else /* ASX_ASC_UCONTEXT */

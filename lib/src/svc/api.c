@@ -99,13 +99,16 @@ static int from_file(struct asx_svc_repo *repo, const char *path, unsigned int f
 {
 	struct asx__svc_conf *c = NULL;
 	struct asx__svc_err pe;
+	int r;
 
 	if (err && errlen)
 		err[0] = '\0';
 	if (!repo || !path || (flags & ~ASX_SVC_RELOAD))
 		return -EINVAL;
-	return parsed(repo, c, asx__svc_parse_file(path, &c, &pe), &pe, path, flags, err, errlen,
-		      dry);
+	/* parsed first: the order a call's arguments are evaluated in is the
+	 * compiler's (aarch64 GCC read c before the parse had set it) */
+	r = asx__svc_parse_file(path, &c, &pe);
+	return parsed(repo, c, r, &pe, path, flags, err, errlen, dry);
 }
 
 int asx_svc_apply_file(struct asx_svc_repo *repo, const char *path, unsigned int flags,
