@@ -85,10 +85,10 @@ static int check_qos(const struct asx_asc *a, const struct asx_qos *q)
 	return 0;
 }
 
-/* @a's list of its threads (for debuggers); under @a's lock. */
-static void thr_link(struct asx_asc *a, struct asx_asc_thread *t)
+/* @a's list of its threads (for debuggers); under @a's lock.  A thread is
+ * on one list at a time: all_next/all_prev are its only links. */
+static void thr_list_add(struct asx_asc *a, struct asx_asc_thread *t)
 {
-	a->nthreads++;
 	t->all_prev = NULL;
 	t->all_next = a->threads;
 	if (a->threads)
@@ -96,9 +96,8 @@ static void thr_link(struct asx_asc *a, struct asx_asc_thread *t)
 	a->threads = t;
 }
 
-static void thr_unlink(struct asx_asc *a, struct asx_asc_thread *t)
+static void thr_list_del(struct asx_asc *a, struct asx_asc_thread *t)
 {
-	a->nthreads--;
 	if (t->all_prev)
 		t->all_prev->all_next = t->all_next;
 	else
@@ -106,6 +105,19 @@ static void thr_unlink(struct asx_asc *a, struct asx_asc_thread *t)
 	if (t->all_next)
 		t->all_next->all_prev = t->all_prev;
 	t->all_next = t->all_prev = NULL;
+}
+
+/* A thread joins or leaves @a: its count and its list; under @a's lock. */
+static void thr_link(struct asx_asc *a, struct asx_asc_thread *t)
+{
+	a->nthreads++;
+	thr_list_add(a, t);
+}
+
+static void thr_unlink(struct asx_asc *a, struct asx_asc_thread *t)
+{
+	a->nthreads--;
+	thr_list_del(a, t);
 }
 
 int asx_asc_thread_put(struct asx_asc *a, struct asx_asc_thread *t,
@@ -346,7 +358,7 @@ int asx_asc_thread_change(struct asx_asc *to, const struct asx_qos *qos)
 	spin_lock(&to->lock);
 	r = to->pol->admit(to, self, qos, false);
 	if (!r)
-		thr_link(to, self);
+		to->nthreads++;
 	spin_unlock(&to->lock);
 	if (r) {
 		np_leave(true);
@@ -354,8 +366,13 @@ int asx_asc_thread_change(struct asx_asc *to, const struct asx_qos *qos)
 	}
 	spin_lock(&from->lock);
 	from->pol->leave(from, self);
-	thr_unlink(from, self);
+	thr_list_del(from, self);
+	from->nthreads--;
 	spin_unlock(&from->lock);
+	/* on @to's list only once off @from's: the two share the links */
+	spin_lock(&to->lock);
+	thr_list_add(to, self);
+	spin_unlock(&to->lock);
 	ASX_PROBE3(asc_migrate, from, to, self);
 	/* leave this VP and become runnable in @to: like blocking, and the
 	 * wake-up is ours to give */
