@@ -35,6 +35,7 @@ src=$top/lib/src
 inc=$top/lib/include
 objs=$top/build/obj/lib/src
 objs_given=
+self_test=	# only --self-test sets it (not the environment)
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -262,7 +263,9 @@ self_test() {
 	trap 'rm -rf "$tmp"' EXIT
 	cp -r "$src" "$tmp/src" && cp -r "$inc" "$tmp/include" && cp -r "$objs" "$tmp/objs" ||
 		{ echo "lib-layers: self-test: cannot copy (make lib first)" >&2; exit 1; }
-	run() { "$0" --src "$tmp/src" --include "$tmp/include" --objs "$tmp/objs" >"$tmp/out" 2>&1; }
+	# self_test= : a self_test in the environment must not make every
+	# run a self-test of its own (each copying the tree, without end)
+	run() { self_test= "$0" --src "$tmp/src" --include "$tmp/include" --objs "$tmp/objs" >"$tmp/out" 2>&1; }
 	expect() {	# 0|1 what
 		run; rc=$?
 		if [ "$rc" -ne "$1" ]; then

@@ -16,7 +16,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -225,6 +227,28 @@ static inline bool asx_got_signal(int sig, int ms)
 	sigemptyset(&set);
 	sigaddset(&set, sig);
 	return sigtimedwait(&set, NULL, &ts) == sig;
+}
+
+/*
+ * Runs @fn in a child as nobody (uid and gid 65534, no supplementary
+ * groups): its exit status (0: passed, else the step that failed), 100 if
+ * the child could not drop to nobody, -1 if it could not run or died.
+ */
+static inline int asx_as_nobody(int (*fn)(void))
+{
+	int status;
+	pid_t child = fork();
+
+	if (child < 0)
+		return -1;
+	if (!child) {
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(100);
+		_exit(fn());
+	}
+	if (waitpid(child, &status, 0) != child || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
 }
 
 static inline short asx_poll1(int fd, short events, int timeout_ms)

@@ -177,24 +177,6 @@ static int count_back_to_zero(void)
 	return 0;
 }
 
-/* Runs @fn in a child as nobody; its result (0 or a step). */
-static int as_nobody(int (*fn)(void))
-{
-	int status;
-	pid_t child = fork();
-
-	if (child < 0)
-		return -1;
-	if (!child) {
-		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
-			_exit(100);
-		_exit(fn());
-	}
-	if (waitpid(child, &status, 0) != child || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
-}
-
 FIXTURE(fdcap) {
 	long saved;
 };
@@ -215,14 +197,14 @@ FIXTURE_TEARDOWN(fdcap)
 
 TEST_F(fdcap, hit_and_recover_as_nobody)
 {
-	int step = as_nobody(hit_and_recover);
+	int step = asx_as_nobody(hit_and_recover);
 
 	EXPECT_EQ(step, 0) TH_LOG("as nobody: step %d failed", step);
 }
 
 TEST_F(fdcap, count_returns_to_zero_as_nobody)
 {
-	int step = as_nobody(count_back_to_zero);
+	int step = asx_as_nobody(count_back_to_zero);
 
 	EXPECT_EQ(step, 0) TH_LOG("as nobody: step %d failed", step);
 }
@@ -238,7 +220,7 @@ TEST_F(fdcap, exempt_and_unlimited)
 	close(sp[0]);
 	close(sp[1]);
 	ASSERT_EQ(write_param(0), 0);
-	EXPECT_EQ(as_nobody(count_back_to_zero), 4) TH_LOG("no cap: the (CAP+1)th must go");
+	EXPECT_EQ(asx_as_nobody(count_back_to_zero), 4) TH_LOG("no cap: the (CAP+1)th must go");
 	close(p[0]);
 	close(p[1]);
 }

@@ -312,24 +312,6 @@ TEST(named_mux_names)
 	close(fd);
 }
 
-/* Runs @fn as nobody in a child: its exit status (0: passed, else the failed step). */
-static int as_nobody(int (*fn)(void))
-{
-	int st;
-	pid_t child = fork();
-
-	if (child < 0)
-		return -1;
-	if (!child) {
-		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
-			_exit(100);
-		_exit(fn());
-	}
-	if (waitpid(child, &st, 0) != child || !WIFEXITED(st))
-		return -1;
-	return WEXITSTATUS(st);
-}
-
 /* nobody: root's unit is not theirs to open. */
 static int nobody_opens_root_unit(void)
 {
@@ -382,15 +364,15 @@ TEST_TIMEOUT(permissions_as_nobody, 60)
 	ASSERT_GE(l, 0);
 	ASSERT_GT(ioctl(u, I_PLINK, l), 0);
 	close(l);
-	EXPECT_EQ(as_nobody(nobody_opens_root_unit), 0);
+	EXPECT_EQ(asx_as_nobody(nobody_opens_root_unit), 0);
 	/* nobody's link outlives nobody's process */
-	r = as_nobody(nobody_plinks);
+	r = asx_as_nobody(nobody_plinks);
 	EXPECT_EQ(r, 0) TH_LOG("nobody_plinks: step %d", r);
 	/* root (CAP_SYS_ADMIN) opens nobody's unit and sees the link */
 	cap = mux_open(UNIT_NOBODY);
 	ASSERT_GE(cap, 0) TH_LOG("mux.%d: %s", UNIT_NOBODY, strerror(errno));
 	close(cap);
-	r = as_nobody(nobody_punlinks);
+	r = asx_as_nobody(nobody_punlinks);
 	EXPECT_EQ(r, 0) TH_LOG("nobody_punlinks: step %d", r);
 	EXPECT_EQ(ioctl(u, I_PUNLINK, MUXID_ALL), 0);
 	close(u);
@@ -407,7 +389,7 @@ TEST_TIMEOUT(admin_undoes_another_users_links, 60)
 		SKIP(return, "needs root to become nobody");
 	ASSERT_EQ(asx_quiesce(), 0);
 	base = asx_objects("streams");
-	r = as_nobody(nobody_plinks);
+	r = asx_as_nobody(nobody_plinks);
 	ASSERT_EQ(r, 0) TH_LOG("nobody_plinks: step %d", r);
 	EXPECT_EQ(settle_streams(base + 1), base + 1);
 	cap = mux_open(UNIT_NOBODY);
