@@ -138,11 +138,7 @@ static int plan_remove_mod(struct asx__svc_plan *p, struct asx__svc_step *st,
 	c = p->owned;		/* the copy just made */
 	memmove(&c->mods[k], &c->mods[k + 1], (c->nmods - k - 1) * sizeof(*c->mods));
 	c->nmods--;
-	st->def = c;
-	if (s && s->kind == ASX__SVC_STREAMK)
-		st->act = asx__svc_stream_same(s, c) ? KEEP : RESHAPE;
-	if (st->act == KEEP)
-		st->def = NULL;
+	asx__svc_stream_redefine(st, c);
 	return 0;
 }
 

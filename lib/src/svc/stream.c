@@ -196,12 +196,19 @@ int asx__svc_stream_mod_state(struct asx__svc_plan *p, struct asx__svc_step *st,
 				    "cannot %s '%s/%s': it is an asx.ko module; only user-space modules can be suspended",
 				    what, e->name, e->mod);
 	c->mods[k].inactive = e->dir == ASX__SVC_SUSPEND;
+	asx__svc_stream_redefine(st, c);
+	return 0;
+}
+
+void asx__svc_stream_redefine(struct asx__svc_step *st, const struct asx__svc_ent *c)
+{
+	const struct asx_svc *s = st->old;
+
 	st->def = c;
 	if (s && s->kind == ASX__SVC_STREAMK)
 		st->act = asx__svc_stream_same(s, c) ? KEEP : RESHAPE;
 	if (st->act == KEEP)
 		st->def = NULL;
-	return 0;
 }
 
 int asx__svc_stream_check(struct asx_svc_repo *repo, struct asx__svc_plan *p,

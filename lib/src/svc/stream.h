@@ -12,6 +12,13 @@
 /* Does the running Stream @s have exactly the definition @e? */
 bool asx__svc_stream_same(const struct asx_svc *s, const struct asx__svc_ent *e);
 
+/*
+ * @st's Stream gets the definition @c (a copy the plan owns): a running
+ * Stream that already has it is kept (no definition), one that differs is
+ * reshaped.
+ */
+void asx__svc_stream_redefine(struct asx__svc_step *st, const struct asx__svc_ent *c);
+
 /* Plan "suspend/resume STREAM/MODULE" @e for @st's Stream. */
 int asx__svc_stream_mod_state(struct asx__svc_plan *p, struct asx__svc_step *st,
 			      const struct asx__svc_ent *e);
