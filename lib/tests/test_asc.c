@@ -1728,7 +1728,7 @@ static void test_attr_size(void **state)
  * (NULL: valgrind does not run it, e.g. an aarch64 build under qemu-user
  * on an x86-64 host, whose valgrind has only amd64 and x86 tools).
  */
-static const char *valgrind_memcheck_tool(void)
+static __attribute__((unused)) const char *valgrind_memcheck_tool(void)
 {
 #if defined(__x86_64__)
 	static const char tool[] = "/usr/libexec/valgrind/memcheck-amd64-linux";

@@ -9,7 +9,9 @@
  * framework's asx__rcu_synchronize).  The grace period cannot end before C
  * leaves, C leaves only after B ran, so if A blocked the VP nobody would
  * move: the watchdog fails the test instead.  A must also come back only
- * after C left (the wait still is a grace period).
+ * after C left (the wait still is a grace period).  test_barrier_parks
+ * does the same for asx_map_destroy's rcu_barrier (a short-lived pthread
+ * waits for it while the user thread parks).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -92,6 +94,53 @@ static void test_grace_period_parks(void **state)
 	}
 }
 
+/*
+ * asx_map_destroy of an RCU map that deferred a free waits for liburcu's
+ * callbacks: asx__rcu_barrier(), called here directly (destroy's grace
+ * period would park A first and let B run before the barrier).  One
+ * callback queued before it cannot finish until B has run: if A's barrier
+ * blocked the VP, nothing would move.  Then the destroy itself.
+ */
+static struct rcu_head slow_head;
+static int slow_done;
+
+static void slow_cb(struct rcu_head *h)
+{
+	(void)h;
+	while (!LD(OV.b_released))
+		usleep(200);
+	ST(slow_done, 1);
+}
+
+static void a_barrier(void)
+{
+	asx__rcu_barrier();
+	CHECK(LD(slow_done));
+	asx_map_destroy(map);
+	map = NULL;
+}
+
+static void test_barrier_parks(void **state)
+{
+	static const struct scenario s = {
+		"asx__rcu_barrier (asx_map_destroy after a deferred free) on a user thread",
+		NULL, a_barrier, b_nothing };
+	int key = 3;
+
+	(void)state;
+	memset(&OV, 0, sizeof(OV));
+	ST(slow_done, 0);
+	assert_int_equal(asx_map_create(&map, ASX_MAP_RCU, sizeof(int)), 0);
+	assert_int_equal(asx_map_bind(map, &key, &c_in), 0);
+	/* unbound inside a read-side section: the free is deferred */
+	asx__rcu_read_lock();
+	assert_int_equal(asx_map_unbind(map, &key, NULL), 0);
+	asx__rcu_read_unlock();
+	asx__rcu_call(&slow_head, slow_cb);
+	run_scenario(&s);
+	assert_int_equal(LD(slow_done), 1);
+}
+
 /* From a plain pthread the wait is synchronize_rcu(), as before. */
 static void test_grace_period_pthread(void **state)
 {
@@ -110,6 +159,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_grace_period_parks),
 		cmocka_unit_test(test_grace_period_pthread),
+		cmocka_unit_test(test_barrier_parks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

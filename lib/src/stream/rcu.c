@@ -122,10 +122,40 @@ void asx__rcu_call(struct rcu_head *head, void (*fn)(struct rcu_head *head))
 	urcu_memb_call_rcu(head, fn);
 }
 
+/* rcu_barrier() on a pthread of its own, for a user thread parked on @done */
+static void *barrier_main(void *arg)
+{
+	uint32_t *done = arg;
+
+	urcu_memb_barrier();
+	__atomic_store_n(done, 1, __ATOMIC_RELEASE);
+	asx__word_wake(done, 1);	/* a stale address is a spurious wake */
+	return NULL;
+}
+
 void asx__rcu_barrier(void)
 {
+	uint32_t done = 0;
+	pthread_attr_t at;
+	pthread_t th;
+	int r = -1;
+
 	gp_wanted(1);
-	urcu_memb_barrier();
+	/*
+	 * A user thread does not block its VP: liburcu's barrier has no
+	 * callback form, so a short-lived pthread waits for it (destroying an
+	 * RCU map is rare); without one, the VP blocks as before.
+	 */
+	if (asx_asc_thread_self() && !pthread_attr_init(&at)) {
+		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+		r = pthread_create(&th, &at, barrier_main, &done);
+		pthread_attr_destroy(&at);
+	}
+	if (r)
+		urcu_memb_barrier();
+	else
+		while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE))
+			(void)asx__word_wait(&done, 0, NULL);
 	gp_wanted(-1);
 	ASX_RCU_TSAN_ACQUIRE();
 }
