@@ -447,7 +447,8 @@ stage_tools_ace() {
 	else
 		fail "tools: asx-bench ace without ACE (want one line, exit 0, no record): $line"
 	fi
-	if ! nm build/bin/asx-bench | grep -q ace_side_msgq; then
+	# grep reads to the end: with pipefail, -q's early exit fails nm (SIGPIPE)
+	if ! nm build/bin/asx-bench | grep ace_side_msgq >/dev/null; then
 		if [ -n "${NO_ACE:-}" ]; then
 			note "asx-bench ace: built without ACE (NO_ACE=1): the comparison not run"
 		else
