@@ -71,6 +71,7 @@ static void gp_done_cb(struct rcu_head *head)
 {
 	struct gp_done *d = caa_container_of(head, struct gp_done, head);
 
+	ASX_RCU_TSAN_ACQUIRE();		/* liburcu's hand-off is invisible to TSan */
 	/* the waiter may return (and its frame go) once it sees the store:
 	 * the wake only hashes the address, a stale one is a spurious wake */
 	__atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
@@ -84,6 +85,7 @@ static void gp_wait_parked(void)
 
 	if (asx__rcu_depth < 0)
 		asx__rcu_register_self();	/* call_rcu wants a registered caller */
+	ASX_RCU_TSAN_RELEASE();		/* @d's initialisation, for the callback */
 	urcu_memb_call_rcu(&d.head, gp_done_cb);
 	while (!__atomic_load_n(&d.done, __ATOMIC_ACQUIRE))
 		(void)asx__word_wait(&d.done, 0, NULL);
@@ -118,7 +120,9 @@ void asx__rcu_gp_pause(uint64_t max_ns)
 void asx__rcu_call(struct rcu_head *head, void (*fn)(struct rcu_head *head))
 {
 	/* The callback acquires the grace-period object itself (see map.c):
-	 * liburcu runs it after a grace period in its own thread. */
+	 * liburcu runs it after a grace period in its own thread; TSan sees
+	 * the hand-off through the grace-period object. */
+	ASX_RCU_TSAN_RELEASE();
 	urcu_memb_call_rcu(head, fn);
 }
 
