@@ -42,7 +42,9 @@ tap_expect "the headers as committed pass" 0 'as in lib/libasx.abi.xml' -- \
 	"${check[@]}" --top "$tmp/same"
 
 edit moved addr.h 's/^\tsocklen_t len;.*/&\n\tint asx_test_pad[2];/'
-tap_expect "a member that moves fails, abidiff names it" 1 "struct asx_addr' changed" \
+# abidiff names the struct as a change of its own or inside the first
+# public struct that points at it, whichever it reports
+tap_expect "a member that moves fails, abidiff names it" 1 "(struct asx_addr' changed|type 'struct asx_addr' at addr.h)" \
 	"'int asx_test_pad\\[2\\]', at offset 32" 'offset changed from 64 to 128' \
 	'run tools/layout-check.py --update' -- "${check[@]}" --top "$tmp/moved"
 
