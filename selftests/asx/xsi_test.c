@@ -1174,20 +1174,32 @@ TEST(killed_process_does_not_wait_close_time)
 	double t;
 
 	for (int killed = 1; killed >= 0; killed--) {
+		int go[2];
+		char c = 0;
+
 		ASSERT_EQ(asx_pipe_pair(sp), 0);
 		ASSERT_GT(fill_pipe(sp[0]), 0);
+		ASSERT_EQ(pipe(go), 0);
 		ms = killed ? 10000 : 400;
 		ASSERT_EQ(ioctl(sp[0], I_SETCLTIME, &ms), 0);
 		pid = fork();
 		ASSERT_GE(pid, 0);
 		if (pid == 0) {
 			close(sp[1]);
+			close(go[1]);
 			if (killed)
 				pause();
-			_exit(0);	/* the last close of sp[0] is the exit's */
+			/* exit only once the parent's sp[0] is gone, so that the
+			 * last close of sp[0] is surely the exit's */
+			if (read(go[0], &c, 1) < 0)
+				_exit(2);
+			_exit(0);
 		}
+		close(go[0]);
 		close(sp[0]);		/* not the last: the child holds it */
 		t = now_s();
+		ASSERT_EQ(write(go[1], &c, 1), 1);
+		close(go[1]);
 		if (killed)
 			ASSERT_EQ(kill(pid, SIGKILL), 0);
 		ASSERT_EQ(waitpid(pid, &status, 0), pid);

@@ -150,6 +150,12 @@ head -c 200000 /dev/urandom >"$tmp/binary"
 echo "root's only" >"$tmp/secret"
 chmod 644 "$tmp/text" "$tmp/binary" "$tmp/empty"
 chmod 600 "$tmp/secret"
+# the script and the programs as nobody may reach them: the tree may be
+# in a directory other users cannot enter (root's home is 0700)
+mkdir "$tmp/run"
+cp "$self" "$tmp/run/test.sh"
+cp -r "$dir/bin" "$tmp/run/bin"
+chmod -R a+rX "$tmp/run"
 for check in open strconf; do
 	for who in root nobody; do
 		if [ $who = root ]; then
@@ -158,7 +164,7 @@ for check in open strconf; do
 			as=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
 		fi
 		t0=$SECONDS
-		out=$("${as[@]}" bash "$self" _check "$check" "$dir/bin" "$tmp" 2>&1)
+		out=$("${as[@]}" bash "$tmp/run/test.sh" _check "$check" "$tmp/run/bin" "$tmp" 2>&1)
 		rc=$?
 		echo "# $check as $who: $((SECONDS - t0)) s"
 		if [ $rc -eq 0 ]; then
