@@ -49,19 +49,26 @@
 #include <asx/asc.h>
 #include "asc/ctx.h"
 #include "core/compiler.h"
+#include "core/errno.h"
 
 #define TLS_IE __attribute__((tls_model("initial-exec")))
 
 /*
  * errno is the VP's (its kernel thread's), and a user thread may come back
- * from a switch, or from a preemption, on another VP; __errno_location()
- * is declared const, so within one function the compiler may reuse the
- * address it returned before the switch.  Every errno access after a
- * possible switch goes through these, which ask afresh (defined in io.c,
- * not inlined, not analysed across the call).
+ * from a switch, or from a preemption, on another VP.  Every errno access
+ * after a possible switch asks afresh through core/errno.h's
+ * asx__errno_location() (never analysed across the call); these name that
+ * in asc/, whatever the build forces in.
  */
-int asx__errno_get(void);	/* io.c */
-void asx__errno_set(int e);
+static inline int asx__errno_get(void)
+{
+	return *asx__errno_location();
+}
+
+static inline void asx__errno_set(int e)
+{
+	*asx__errno_location() = e;
+}
 
 enum { MODE_SINGLE = 0, MODE_MULTI = 1, MODE_REQUEST = 2 };
 

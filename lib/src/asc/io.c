@@ -27,23 +27,6 @@
 #include "asc/asc_impl.h"
 #include "asc/wait.h"
 
-/* asc_impl.h says why; gcc's noipa also keeps LTO from seeing through them */
-#if defined(__clang__)
-#define ASX__NOIPA __attribute__((noinline))
-#else
-#define ASX__NOIPA __attribute__((noipa))
-#endif
-
-ASX__NOIPA int asx__errno_get(void)
-{
-	return errno;
-}
-
-ASX__NOIPA void asx__errno_set(int e)
-{
-	errno = e;
-}
-
 static bool would_block(void)
 {
 	int e = asx__errno_get();

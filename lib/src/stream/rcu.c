@@ -67,15 +67,28 @@ struct gp_done {
 	uint32_t done;			/* 1 once the grace period ended */
 };
 
+/* @done to 1 and its parked waiter woken.  The waiter may return (and its
+ * frame go) once it sees the store: the wake only hashes the address, a
+ * stale one is a spurious wake. */
+static void done_wake(uint32_t *done)
+{
+	__atomic_store_n(done, 1, __ATOMIC_RELEASE);
+	asx__word_wake(done, 1);
+}
+
+/* The calling user thread parks until done_wake(@done). */
+static void done_wait(uint32_t *done)
+{
+	while (!__atomic_load_n(done, __ATOMIC_ACQUIRE))
+		(void)asx__word_wait(done, 0, NULL);
+}
+
 static void gp_done_cb(struct rcu_head *head)
 {
 	struct gp_done *d = caa_container_of(head, struct gp_done, head);
 
 	ASX_RCU_TSAN_ACQUIRE();		/* liburcu's hand-off is invisible to TSan */
-	/* the waiter may return (and its frame go) once it sees the store:
-	 * the wake only hashes the address, a stale one is a spurious wake */
-	__atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
-	asx__word_wake(&d->done, 1);
+	done_wake(&d->done);
 }
 
 /* The calling user thread parks until a grace period has passed. */
@@ -87,8 +100,7 @@ static void gp_wait_parked(void)
 		asx__rcu_register_self();	/* call_rcu wants a registered caller */
 	ASX_RCU_TSAN_RELEASE();		/* @d's initialisation, for the callback */
 	urcu_memb_call_rcu(&d.head, gp_done_cb);
-	while (!__atomic_load_n(&d.done, __ATOMIC_ACQUIRE))
-		(void)asx__word_wait(&d.done, 0, NULL);
+	done_wait(&d.done);
 }
 
 int asx__rcu_synchronize(void)
@@ -132,8 +144,7 @@ static void *barrier_main(void *arg)
 	uint32_t *done = arg;
 
 	urcu_memb_barrier();
-	__atomic_store_n(done, 1, __ATOMIC_RELEASE);
-	asx__word_wake(done, 1);	/* a stale address is a spurious wake */
+	done_wake(done);
 	return NULL;
 }
 
@@ -158,8 +169,7 @@ void asx__rcu_barrier(void)
 	if (r)
 		urcu_memb_barrier();
 	else
-		while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE))
-			(void)asx__word_wait(&done, 0, NULL);
+		done_wait(&done);
 	gp_wanted(-1);
 	ASX_RCU_TSAN_ACQUIRE();
 }
