@@ -495,6 +495,20 @@ stage_tools() {
 	else
 		fail "tools: asxctl's command line (stats --json, --version, an unknown command)"
 	fi
+	# a command's own short option is its own: echo -c N is N connections,
+	# not --csv N (which used to write a file named N)
+	local ed
+	ed=$(mktemp -d) || { fail "tools: mktemp"; return; }
+	if (cd "$ed" && timeout 120 "$top/build/bin/asx-bench" echo -c 3 -t 50 --runs 1 --json) |
+	   /usr/bin/python3 -c 'import json, sys
+r = json.load(sys.stdin)["records"]
+assert r and all(x.get("conns") == 3 for x in r if "conns" in x), r' &&
+	   [ -z "$(ls -A "$ed")" ]; then
+		pass
+	else
+		fail "tools: asx-bench echo -c 3 (want 3 connections, no CSV file)"
+	fi
+	rm -rf "$ed"
 	# the main job needs no asx.ko: with no kernel to build it for, make
 	# demo's module step says why in one line and lets the suite run
 	local d

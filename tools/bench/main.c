@@ -583,9 +583,24 @@ static int global_opt(struct bench_ctx *ctx, int opt, const char *arg)
 /*
  * The global options are accepted after the command too ("asx-bench stream
  * --json", as one would write it): they are taken out of the command's
- * arguments (up to a "--") before the command parses the rest.
+ * arguments (up to a "--") before the command parses the rest.  A short
+ * form the command's usage names as its own ("echo [-c CONNECTIONS]",
+ * "svc [-r REPLACES_PER_S]") is the command's there; the long form stays
+ * global.
  */
-static int take_global_opts(struct bench_ctx *ctx, int *argc, char **argv)
+static bool cmd_owns_short(const struct bench_cmd *c, const char *opt)
+{
+	const char *u = c ? c->usage : NULL;
+	size_t n = strlen(opt);
+
+	for (; u && (u = strstr(u, opt)); u += n)
+		if (u[n] == ' ' || u[n] == ']' || u[n] == '\0')
+			return true;
+	return false;
+}
+
+static int take_global_opts(struct bench_ctx *ctx, const struct bench_cmd *cmd, int *argc,
+			    char **argv)
 {
 	static const struct {
 		const char *s, *l;
@@ -605,7 +620,8 @@ static int take_global_opts(struct bench_ctx *ctx, int *argc, char **argv)
 		arg = NULL;
 		for (j = 0; j < sizeof(g) / sizeof(g[0]) && !n; j++) {
 			len = strlen(g[j].l);
-			if (!strcmp(argv[i], g[j].s) || !strcmp(argv[i], g[j].l)) {
+			if ((!strcmp(argv[i], g[j].s) && !cmd_owns_short(cmd, g[j].s)) ||
+			    !strcmp(argv[i], g[j].l)) {
 				n = g[j].arg ? 2 : 1;
 				if (g[j].arg && i + 1 >= *argc) {
 					fprintf(stderr, "asx-bench: %s needs an argument\n", argv[i]);
@@ -751,7 +767,7 @@ int main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	ret = take_global_opts(&ctx, &argc, argv);
+	ret = take_global_opts(&ctx, find_cmd(argv[0]), &argc, argv);
 	if (ret)
 		return ret;
 	if (ctx.quick && ctx.full) {
