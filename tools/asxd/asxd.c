@@ -4,9 +4,10 @@
  *
  * The main thread runs the repository's Reactor (asx_svc_repo_reactor()):
  * its handlers are the signals (SIGHUP reloads, SIGTERM and SIGINT stop),
- * the control socket, whose clients (`asxctl svc`) are served one at a
- * time, each given at most two seconds to send its request, a worker's
- * "done" eventfd and a timer for deadlines; the reactive services' handles
+ * the control socket and each client (`asxctl svc`) while its request is
+ * read (at most two seconds, a timer each: a slow client holds up no
+ * other and no service), a worker's "done" eventfd and a timer for
+ * deadlines; the reactive services' handles
  * are on the same Reactor, so their callbacks run on this thread too.  What
  * may take long -- the first load, a reload, the final teardown, all of
  * which run services' init and fini -- runs on a worker thread, so the
@@ -469,42 +470,18 @@ static bool reload_pending;		/* by SIGHUP or a client, while a job ran */
 static int next_waiters[PARKED_MAX];	/* clients of that reload */
 static int nnext;
 
-/* Read one client's request and answer it, or park it until the job ends. */
-static void serve(int lfd, struct asx_svc_repo *repo)
+/*
+ * Answer one client's request (@line, @len bytes as read, its first line
+ * complete unless it is too long or the client gave up), or park it until
+ * the job ends.
+ */
+static void request(int fd, char *line, size_t len, uid_t uid, struct asx_svc_repo *repo)
 {
-	struct timeval tv = { .tv_sec = 2 };
 	/* a service, or STREAM/MODULE */
-	char line[SVCP_LINE_MAX + 1], cmd[16] = "", name[SVCP_LINE_MAX + 1] = "";
+	char cmd[16] = "", name[SVCP_LINE_MAX + 1] = "";
 	char extra[2];
-	struct ucred cred;
-	socklen_t cl = sizeof(cred);
-	size_t len = 0;
-	int fd, ver = 0, n;
+	int ver = 0, n;
 
-	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) ||
-	    (cred.uid != 0 && cred.uid != geteuid())) {
-		char msg[96];
-
-		snprintf(msg, sizeof(msg), "permission denied: uid %u may not control this asxd",
-			 (unsigned int)cred.uid);
-		logmsg("refused a client: %s", msg);
-		reply_error(fd, EPERM, msg);
-		close(fd);
-		return;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	while (len < SVCP_LINE_MAX) {
-		ssize_t got = recv(fd, line + len, SVCP_LINE_MAX - len, 0);
-
-		if (got <= 0)
-			break;
-		len += (size_t)got;
-		if (memchr(line, '\n', len))
-			break;
-	}
 	line[len] = '\0';
 	if (!memchr(line, '\n', len)) {
 		reply_error(fd, EPROTO, len >= SVCP_LINE_MAX ? "request line too long" :
@@ -516,7 +493,7 @@ static void serve(int lfd, struct asx_svc_repo *repo)
 	_Static_assert(SVCP_LINE_MAX == 512, "the widths below");
 	n = sscanf(line, SVCP_MAGIC " %d %15s %512s %1s", &ver, cmd, name, extra);
 	if (verbose)
-		logmsg("request from uid %u: %s", (unsigned int)cred.uid, line);
+		logmsg("request from uid %u: %s", (unsigned int)uid, line);
 	if (n < 2 || ver != SVCP_VERSION) {
 		reply_error(fd, EPROTO, n < 2 ? "not an ASX-SVC request" :
 			    "unsupported protocol version (this asxd speaks 1)");
@@ -546,14 +523,14 @@ static void serve(int lfd, struct asx_svc_repo *repo)
 		   ((!strcmp(cmd, "suspend") || !strcmp(cmd, "resume") || !strcmp(cmd, "remove")) &&
 		    n == 3)) {
 		if (job.kind == JOB_NONE) {
-			answer(fd, repo, cmd, name, cred.uid);
+			answer(fd, repo, cmd, name, uid);
 		} else if (nparked < PARKED_MAX) {
 			struct parked *pk = &parked[nparked++];
 
 			pk->fd = fd;
 			strcpy(pk->cmd, cmd);
 			strcpy(pk->name, name);
-			pk->uid = cred.uid;
+			pk->uid = uid;
 			pk->deadline = now() + BUSY_WAIT;
 			return;		/* answered when the job ends, or "busy" */
 		} else {
@@ -675,6 +652,123 @@ static struct {
 
 static struct asx_event_handler sig_eh, done_eh, ctl_eh, tick_eh;
 
+/*
+ * A control client whose request line is being read: its descriptor and a
+ * 2-s timer on the loop, so that a slow client holds up neither the other
+ * clients nor the reactive services.
+ */
+struct client {
+	struct asx_event_handler eh;
+	int fd;				/* -1 once handed on (answered, parked) */
+	uid_t uid;
+	size_t len;
+	char line[SVCP_LINE_MAX + 1];
+};
+
+static struct client *container_of_client(struct asx_event_handler *eh)
+{
+	return (struct client *)(void *)((char *)eh - offsetof(struct client, eh));
+}
+
+static void client_done(struct client *c)
+{
+	int fd = c->fd;
+
+	c->fd = -1;
+	(void)asx_reactor_remove_handler(m.rx, &c->eh);	/* its descriptor and timer */
+	/* the answers are written blocking, as before (small, and to a peer that asked) */
+	(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	request(fd, c->line, c->len, c->uid, m.repo);
+}
+
+static int client_input(struct asx_event_handler *eh, int fd)
+{
+	struct client *c = container_of_client(eh);
+	ssize_t got = recv(fd, c->line + c->len, SVCP_LINE_MAX - c->len, 0);
+
+	if (got < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (got > 0)
+		c->len += (size_t)got;
+	c->line[c->len] = '\0';
+	if (got <= 0 || c->len >= SVCP_LINE_MAX || memchr(c->line, '\n', c->len))
+		client_done(c);
+	return 0;
+}
+
+static int client_timeout(struct asx_event_handler *eh, const struct timespec *ts, void *arg)
+{
+	(void)ts;
+	(void)arg;
+	client_done(container_of_client(eh));	/* no full line: request() says so */
+	return 0;
+}
+
+static int client_close(struct asx_event_handler *eh, int fd, unsigned int mask)
+{
+	struct client *c = container_of_client(eh);
+
+	(void)fd;
+	(void)mask;
+	if (c->fd >= 0) {	/* asxd stops with the request unread */
+		close(c->fd);
+		c->fd = -1;
+	}
+	asx_event_handler_put(&c->eh);
+	return 0;
+}
+
+static void client_release(struct asx_event_handler *eh)
+{
+	free(container_of_client(eh));
+}
+
+static const struct asx_event_handler_ops client_ops = {
+	.handle_input = client_input, .handle_timeout = client_timeout,
+	.handle_close = client_close, .release = client_release,
+};
+
+/* Accept one client: refused by uid at once, else its request read on the loop. */
+static void serve(int lfd)
+{
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	struct client *c;
+	int fd;
+
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) ||
+	    (cred.uid != 0 && cred.uid != geteuid())) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "permission denied: uid %u may not control this asxd",
+			 (unsigned int)cred.uid);
+		logmsg("refused a client: %s", msg);
+		(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		reply_error(fd, EPERM, msg);
+		close(fd);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return;
+	}
+	asx_event_handler_init(&c->eh, &client_ops);
+	c->fd = fd;
+	c->uid = cred.uid;
+	if (asx_reactor_register_fd(m.rx, fd, &c->eh, ASX_EV_READ) ||
+	    asx_reactor_schedule_timer(m.rx, &c->eh, NULL, 2000000000ull, 0) < 0) {
+		/* (handle_close closes it if it was registered) */
+		if (asx_reactor_remove_handler(m.rx, &c->eh)) {
+			close(fd);
+			asx_event_handler_put(&c->eh);
+		}
+	}
+}
+
 static void close_socket(void)
 {
 	if (m.ctl_on)
@@ -730,7 +824,7 @@ static int on_control(struct asx_event_handler *eh, int fd)
 {
 	(void)eh;
 	if (!m.stopping)
-		serve(fd, m.repo);
+		serve(fd);
 	return 0;
 }
 

@@ -122,6 +122,23 @@ tap_expect "list shows the service, active, with its info" 0 \
 	"^Echo +active .*echo.so:asx_echo_make \"-a 127.0.0.1:$p1\"" \
 	"echo on 127.0.0.1:$p1, 0 connection" -- svc list
 tap_expect "the service answers" 0 '^one$' -- ask "$p1" one
+# a control client that sends nothing holds up neither other clients nor the
+# services (the request is read on the loop, with its own 2-s timer)
+python3 - "$sock" > "$dir/silent.out" 2>&1 <<'EOF' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(20)
+s.connect(sys.argv[1])
+print(s.recv(200).decode().strip())
+EOF
+silent=$!
+sleep 0.3
+tap_expect "while a control client sends nothing, the service answers at once" 0 '^silent$' -- \
+	ask "$p1" silent 1.5
+tap_expect "... and asxctl is answered at once" 0 '^Echo +active' -- timeout 1.5 "$ctl" svc -s "$sock" list
+wait "$silent"
+tap_expect "... and the silent client is told after 2 s" 0 'no complete request line within 2 s' -- \
+	cat "$dir/silent.out"
 tap_expect "suspend" 0 '' -- svc suspend Echo
 tap_expect "list says suspended" 0 '^Echo +suspended' -- svc list
 # a connection made while suspended waits, and is served after resume
