@@ -326,6 +326,7 @@ $(OBJ)/tools/asxd/asxd.o: CFLAGS_ASX += -DASXD_DEFAULT_CONFIG='"$(SYSCONFDIR)/as
 $(O)/asxd/%: tools/asxd/%.in Makefile FORCE
 	@mkdir -p $(@D)
 	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		-e 's|@BINDIR@|$(BINDIR)|g' \
 		-e 's|@SVCDIR@|$(SVCDIR)|g' $< > $@.tmp && \
 		{ cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
 

@@ -2,21 +2,26 @@
 /*
  * asxd - run the services of a svc.conf (asxd(8), Documentation/svc.rst).
  *
- * The main thread polls a signalfd (SIGHUP reloads, SIGTERM and SIGINT
- * stop) and the control socket, whose clients (`asxctl svc`) are served
- * one at a time, each given at most two seconds to send its request.  What
+ * The main thread runs the repository's Reactor (asx_svc_repo_reactor()):
+ * its handlers are the signals (SIGHUP reloads, SIGTERM and SIGINT stop),
+ * the control socket and each client (`asxctl svc`) while its request is
+ * read (at most two seconds, a timer each: a slow client holds up no
+ * other and no service), a worker's "done" eventfd and a timer for
+ * deadlines; the reactive services' handles
+ * are on the same Reactor, so their callbacks run on this thread too.  What
  * may take long -- the first load, a reload, the final teardown, all of
  * which run services' init and fini -- runs on a worker thread, so the
- * loop never waits on a service: a request that needs the repository while
- * a job runs waits up to BUSY_WAIT for it, then is answered "busy" (EBUSY)
- * with how long the job has run; a job that runs long is logged every
- * REPORT_EVERY; and SIGTERM ends asxd within --stop-timeout whatever a
- * service does (the services are then not finalised, and it exits 1).
+ * loop never waits on a service's init or fini: a request that needs the
+ * repository while a job runs waits up to BUSY_WAIT for it, then is
+ * answered "busy" (EBUSY) with how long the job has run; a job that runs
+ * long is logged every REPORT_EVERY; and SIGTERM ends asxd within
+ * --stop-timeout whatever a service does (the services are then not
+ * finalised, and it exits 1).  With systemd's socket activation
+ * (LISTEN_FDS), the control socket is the one systemd passed.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -26,13 +31,13 @@
 #include <string.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <asx/reactor.h>
 #include <asx/stream.h>
 #include <asx/svc.h>
 
@@ -76,7 +81,8 @@ static void usage(FILE *f)
 		"  -f, --config FILE   the configuration (default %s)\n"
 		"  -s, --socket PATH   the control socket (default $RUNTIME_DIRECTORY/asxd.sock,\n"
 		"                      else /run/asx/asxd.sock for root, else\n"
-		"                      $XDG_RUNTIME_DIR/asxd.sock)\n"
+		"                      $XDG_RUNTIME_DIR/asxd.sock); started by a systemd\n"
+		"                      socket unit (LISTEN_FDS), the socket systemd passed\n"
 		"  -t, --test          a dry run: parse the file and plan it as a first load\n"
 		"                      would, without loading or starting anything (0: good)\n"
 		"  -T, --stop-timeout SECONDS\n"
@@ -295,13 +301,28 @@ static struct {
 	int nwaiters;
 } job = { .done = -1 };
 
+/* The teardown: every service removed, the last started first. */
+static void remove_all(struct asx_svc_repo *repo)
+{
+	int n = asx_svc_list(repo, NULL, 0);
+	struct asx_svc_info *in = calloc((size_t)n + 1, sizeof(*in));
+
+	if (!in)
+		return;		/* (then asx_svc_repo_destroy() does it, on the main thread) */
+	n = asx_svc_list(repo, in, (size_t)n + 1);
+	while (n-- > 0)
+		(void)asx_svc_remove(repo, in[n].name);
+	free(in);
+}
+
 static void *worker(void *arg)
 {
 	uint64_t one = 1;
 
 	(void)arg;
 	if (job.kind == JOB_STOP) {
-		asx_svc_repo_destroy(job.repo);
+		/* the repository (and its Reactor) is destroyed by main, after its loop */
+		remove_all(job.repo);
 		job.r = 0;
 	} else {
 		job.r = asx_svc_apply_file(job.repo, config, ASX_SVC_RELOAD, job.err,
@@ -450,42 +471,18 @@ static bool reload_pending;		/* by SIGHUP or a client, while a job ran */
 static int next_waiters[PARKED_MAX];	/* clients of that reload */
 static int nnext;
 
-/* Read one client's request and answer it, or park it until the job ends. */
-static void serve(int lfd, struct asx_svc_repo *repo)
+/*
+ * Answer one client's request (@line, @len bytes as read, its first line
+ * complete unless it is too long or the client gave up), or park it until
+ * the job ends.
+ */
+static void request(int fd, char *line, size_t len, uid_t uid, struct asx_svc_repo *repo)
 {
-	struct timeval tv = { .tv_sec = 2 };
 	/* a service, or STREAM/MODULE */
-	char line[SVCP_LINE_MAX + 1], cmd[16] = "", name[SVCP_LINE_MAX + 1] = "";
+	char cmd[16] = "", name[SVCP_LINE_MAX + 1] = "";
 	char extra[2];
-	struct ucred cred;
-	socklen_t cl = sizeof(cred);
-	size_t len = 0;
-	int fd, ver = 0, n;
+	int ver = 0, n;
 
-	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) ||
-	    (cred.uid != 0 && cred.uid != geteuid())) {
-		char msg[96];
-
-		snprintf(msg, sizeof(msg), "permission denied: uid %u may not control this asxd",
-			 (unsigned int)cred.uid);
-		logmsg("refused a client: %s", msg);
-		reply_error(fd, EPERM, msg);
-		close(fd);
-		return;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	while (len < SVCP_LINE_MAX) {
-		ssize_t got = recv(fd, line + len, SVCP_LINE_MAX - len, 0);
-
-		if (got <= 0)
-			break;
-		len += (size_t)got;
-		if (memchr(line, '\n', len))
-			break;
-	}
 	line[len] = '\0';
 	if (!memchr(line, '\n', len)) {
 		reply_error(fd, EPROTO, len >= SVCP_LINE_MAX ? "request line too long" :
@@ -497,7 +494,7 @@ static void serve(int lfd, struct asx_svc_repo *repo)
 	_Static_assert(SVCP_LINE_MAX == 512, "the widths below");
 	n = sscanf(line, SVCP_MAGIC " %d %15s %512s %1s", &ver, cmd, name, extra);
 	if (verbose)
-		logmsg("request from uid %u: %s", (unsigned int)cred.uid, line);
+		logmsg("request from uid %u: %s", (unsigned int)uid, line);
 	if (n < 2 || ver != SVCP_VERSION) {
 		reply_error(fd, EPROTO, n < 2 ? "not an ASX-SVC request" :
 			    "unsupported protocol version (this asxd speaks 1)");
@@ -527,14 +524,14 @@ static void serve(int lfd, struct asx_svc_repo *repo)
 		   ((!strcmp(cmd, "suspend") || !strcmp(cmd, "resume") || !strcmp(cmd, "remove")) &&
 		    n == 3)) {
 		if (job.kind == JOB_NONE) {
-			answer(fd, repo, cmd, name, cred.uid);
+			answer(fd, repo, cmd, name, uid);
 		} else if (nparked < PARKED_MAX) {
 			struct parked *pk = &parked[nparked++];
 
 			pk->fd = fd;
 			strcpy(pk->cmd, cmd);
 			strcpy(pk->name, name);
-			pk->uid = cred.uid;
+			pk->uid = uid;
 			pk->deadline = now() + BUSY_WAIT;
 			return;		/* answered when the job ends, or "busy" */
 		} else {
@@ -581,6 +578,385 @@ static void __attribute__((noreturn)) stop_now(const char *sock, const char *why
 	_exit(1);
 }
 
+/*
+ * systemd's socket activation (sd_listen_fds(3)), without libsystemd:
+ * LISTEN_PID is ours and LISTEN_FDS says how many descriptors from 3 on
+ * are listening sockets.  The control socket is the one LISTEN_FDNAMES
+ * names "control", else the only AF_UNIX stream socket; the others are
+ * closed (services listen on their own addresses), each said in the log.
+ * The variables are removed, so that no child sees them.  The descriptor,
+ * -1 if not activated, -2 (said) if activated without a usable one.
+ */
+static int activated_socket(void)
+{
+	const char *pid = getenv("LISTEN_PID"), *nfds = getenv("LISTEN_FDS");
+	char names[1024] = "", *save = NULL, *name;
+	long n, want = -1;
+	char *end;
+
+	if (!pid || !nfds)
+		return -1;
+	errno = 0;
+	if (strtol(pid, &end, 10) != (long)getpid() || *end || errno)
+		return -1;	/* meant for another process */
+	n = strtol(nfds, &end, 10);
+	if (*end || n < 1 || n > 64) {
+		logmsg("LISTEN_FDS=%s: not a count of descriptors (1-64)", nfds);
+		return -2;
+	}
+	if (getenv("LISTEN_FDNAMES"))
+		snprintf(names, sizeof(names), "%s", getenv("LISTEN_FDNAMES"));
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	name = strtok_r(names, ":", &save);
+	for (long i = 0; i < n; i++, name = name ? strtok_r(NULL, ":", &save) : NULL) {
+		int fd = 3 + (int)i, dom = 0, type = 0, acc = 0;
+		socklen_t l = sizeof(int);
+
+		(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+		getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l);
+		l = sizeof(int);
+		getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l);
+		l = sizeof(int);
+		getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &l);
+		bool fits = dom == AF_UNIX && type == SOCK_STREAM && acc;
+
+		if (want < 0 && fits && (name ? !strcmp(name, "control") : n == 1))
+			want = fd;
+		else if (want < 0 && fits && !name && n > 1 && !getenv("LISTEN_FDNAMES"))
+			want = fd;	/* unnamed: the first AF_UNIX stream socket */
+		else {
+			logmsg("socket activation: descriptor %d (%s) is not the control socket; closed",
+			       fd, name ? name : "unnamed");
+			close(fd);
+		}
+	}
+	if (want < 0)
+		logmsg("socket activation: no listening AF_UNIX stream socket (named \"control\" if named) among LISTEN_FDS=%ld",
+		       n);
+	return want < 0 ? -2 : (int)want;
+}
+
+/* The main loop's state (all of it touched on the main thread only). */
+static struct {
+	struct asx_reactor *rx;
+	struct asx_svc_repo *repo;
+	const char *sock;		/* the path, unlinked at the end if ours */
+	bool own_sock;			/* made by asxd, not passed by systemd */
+	int lfd;
+	bool stopping, ctl_on;
+	double stop_by;
+	int64_t tick;			/* the deadline timer, or 0 */
+	int status;			/* asxd's exit status */
+} m = { .lfd = -1 };
+
+static struct asx_event_handler sig_eh, done_eh, ctl_eh, tick_eh;
+
+/*
+ * A control client whose request line is being read: its descriptor and a
+ * 2-s timer on the loop, so that a slow client holds up neither the other
+ * clients nor the reactive services.
+ */
+struct client {
+	struct asx_event_handler eh;
+	int fd;				/* -1 once handed on (answered, parked) */
+	uid_t uid;
+	size_t len;
+	char line[SVCP_LINE_MAX + 1];
+};
+
+static struct client *container_of_client(struct asx_event_handler *eh)
+{
+	return (struct client *)(void *)((char *)eh - offsetof(struct client, eh));
+}
+
+static void client_done(struct client *c)
+{
+	int fd = c->fd;
+
+	c->fd = -1;
+	(void)asx_reactor_remove_handler(m.rx, &c->eh);	/* its descriptor and timer */
+	/* the answers are written blocking, as before (small, and to a peer that asked) */
+	(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	request(fd, c->line, c->len, c->uid, m.repo);
+}
+
+static int client_input(struct asx_event_handler *eh, int fd)
+{
+	struct client *c = container_of_client(eh);
+	ssize_t got = recv(fd, c->line + c->len, SVCP_LINE_MAX - c->len, 0);
+
+	if (got < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (got > 0)
+		c->len += (size_t)got;
+	c->line[c->len] = '\0';
+	if (got <= 0 || c->len >= SVCP_LINE_MAX || memchr(c->line, '\n', c->len))
+		client_done(c);
+	return 0;
+}
+
+static int client_timeout(struct asx_event_handler *eh, const struct timespec *ts, void *arg)
+{
+	(void)ts;
+	(void)arg;
+	client_done(container_of_client(eh));	/* no full line: request() says so */
+	return 0;
+}
+
+static int client_close(struct asx_event_handler *eh, int fd, unsigned int mask)
+{
+	struct client *c = container_of_client(eh);
+
+	(void)fd;
+	(void)mask;
+	if (c->fd >= 0) {	/* asxd stops with the request unread */
+		close(c->fd);
+		c->fd = -1;
+	}
+	asx_event_handler_put(&c->eh);
+	return 0;
+}
+
+static void client_release(struct asx_event_handler *eh)
+{
+	free(container_of_client(eh));
+}
+
+static const struct asx_event_handler_ops client_ops = {
+	.handle_input = client_input, .handle_timeout = client_timeout,
+	.handle_close = client_close, .release = client_release,
+};
+
+/* Accept one client: refused by uid at once, else its request read on the loop. */
+static void serve(int lfd)
+{
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	struct client *c;
+	int fd;
+
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) ||
+	    (cred.uid != 0 && cred.uid != geteuid())) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "permission denied: uid %u may not control this asxd",
+			 (unsigned int)cred.uid);
+		logmsg("refused a client: %s", msg);
+		(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		reply_error(fd, EPERM, msg);
+		close(fd);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return;
+	}
+	asx_event_handler_init(&c->eh, &client_ops);
+	c->fd = fd;
+	c->uid = cred.uid;
+	if (asx_reactor_register_fd(m.rx, fd, &c->eh, ASX_EV_READ) ||
+	    asx_reactor_schedule_timer(m.rx, &c->eh, NULL, 2000000000ull, 0) < 0) {
+		/* (handle_close closes it if it was registered) */
+		if (asx_reactor_remove_handler(m.rx, &c->eh)) {
+			close(fd);
+			asx_event_handler_put(&c->eh);
+		}
+	}
+}
+
+static void close_socket(void)
+{
+	if (m.ctl_on)
+		(void)asx_reactor_remove_fd(m.rx, m.lfd, ASX_EV_READ);
+	m.ctl_on = false;
+	if (m.lfd >= 0)
+		close(m.lfd);
+	m.lfd = -1;
+	if (m.own_sock)
+		unlink(m.sock);
+}
+
+static void start_stop(void)
+{
+	if (job_start(JOB_STOP))
+		stop_now(NULL, "no thread for the teardown");
+}
+
+static int on_signal(struct asx_event_handler *eh, int signo, const struct signalfd_siginfo *si)
+{
+	(void)eh;
+	(void)si;
+	if (signo == SIGHUP && !m.stopping) {
+		if (job.kind == JOB_NONE)
+			job_start(JOB_RELOAD);
+		else
+			reload_pending = true;
+	} else if (signo != SIGHUP && m.stopping) {
+		stop_now(NULL, "a second signal while stopping");
+	} else if (signo != SIGHUP) {
+		logmsg("%s: stopping", strsignal(signo));
+		notify("STOPPING=1");
+		m.stopping = true;
+		m.stop_by = now() + stop_timeout;
+		/* new clients get no answer: the socket goes now */
+		close_socket();
+		unpark(m.repo, true, true);
+		for (int i = 0; i < nnext; i++) {
+			reply_error(next_waiters[i], ESHUTDOWN, "asxd is stopping");
+			close(next_waiters[i]);
+		}
+		nnext = 0;
+		reload_pending = false;
+		if (job.kind != JOB_NONE)
+			logmsg("waiting up to %g s for %s to end", stop_timeout, job_name[job.kind]);
+		else
+			start_stop();
+	}
+	return 0;
+}
+
+static int on_control(struct asx_event_handler *eh, int fd)
+{
+	(void)eh;
+	if (!m.stopping)
+		serve(fd);
+	return 0;
+}
+
+static int on_done(struct asx_event_handler *eh, int fd)
+{
+	enum job_kind done = job_end();
+
+	(void)eh;
+	(void)fd;
+	if (done == JOB_STOP) {
+		asx_reactor_end_loop(m.rx);
+		return 0;
+	}
+	if (done == JOB_LOAD) {
+		if (job.r) {
+			logmsg("%s", job.err);
+			/* nothing runs: a failed load leaves the repository empty */
+			if (!m.stopping)
+				close_socket();
+			m.status = 1;
+			asx_reactor_end_loop(m.rx);
+			return 0;
+		}
+		if (!m.stopping) {
+			/* clients waited in the backlog during the first load */
+			if (asx_reactor_register_fd(m.rx, m.lfd, &ctl_eh, ASX_EV_READ))
+				stop_now(m.own_sock ? m.sock : NULL, "cannot watch the control socket");
+			m.ctl_on = true;
+			logmsg("running %s: %d service(s); control socket %s", config,
+			       asx_svc_list(m.repo, NULL, 0), m.sock);
+			notify("READY=1");
+		}
+	}
+	if (m.stopping) {
+		start_stop();
+	} else {
+		unpark(m.repo, true, false);
+		if (reload_pending) {
+			reload_pending = false;
+			memcpy(job.waiters, next_waiters, sizeof(next_waiters));
+			job.nwaiters = nnext;
+			nnext = 0;
+			job_start(JOB_RELOAD);
+		}
+	}
+	return 0;
+}
+
+/* The deadlines: a long job's report, SIGTERM's bound, parked requests' waits. */
+static int on_tick(struct asx_event_handler *eh, const struct timespec *ts, void *arg)
+{
+	double t = now();
+
+	(void)eh;
+	(void)ts;
+	(void)arg;
+	m.tick = 0;
+	if (job.kind != JOB_NONE && t >= job.reported + REPORT_EVERY) {
+		job.reported = t;
+		logmsg("%s of %s still running after %.0f s%s", job_name[job.kind], config,
+		       t - job.started,
+		       m.stopping ? "" : " (control requests meanwhile are answered 'busy')");
+	}
+	if (m.stopping && t >= m.stop_by && job.kind != JOB_NONE) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "%s still running %g s after the signal",
+			 job_name[job.kind], stop_timeout);
+		stop_now(NULL, why);
+	}
+	unpark(m.repo, false, false);
+	return 0;
+}
+
+/* Arm the deadline timer for the earliest deadline (after every event of the loop). */
+static void rearm(void)
+{
+	double t = now(), wake = job.kind != JOB_NONE ? job.reported + REPORT_EVERY : -1;
+
+	for (int i = 0; i < nparked; i++)
+		if (wake < 0 || parked[i].deadline < wake)
+			wake = parked[i].deadline;
+	if (m.stopping && (wake < 0 || m.stop_by < wake))
+		wake = m.stop_by;
+	if (m.tick)
+		(void)asx_reactor_cancel_timer(m.rx, m.tick, NULL);
+	m.tick = 0;
+	if (wake >= 0) {
+		int64_t id = asx_reactor_schedule_timer(m.rx, &tick_eh, NULL,
+							wake <= t ? 0 : (uint64_t)((wake - t) * 1e9) + 1000000,
+							0);
+
+		if (id < 0)
+			stop_now(m.stopping || !m.own_sock ? NULL : m.sock, "cannot arm a timer");
+		m.tick = id;
+	}
+}
+
+static int on_signal_r(struct asx_event_handler *eh, int signo, const struct signalfd_siginfo *si)
+{
+	on_signal(eh, signo, si);
+	rearm();
+	return 0;
+}
+
+static int on_control_r(struct asx_event_handler *eh, int fd)
+{
+	on_control(eh, fd);
+	rearm();
+	return 0;
+}
+
+static int on_done_r(struct asx_event_handler *eh, int fd)
+{
+	on_done(eh, fd);
+	rearm();
+	return 0;
+}
+
+static int on_tick_r(struct asx_event_handler *eh, const struct timespec *ts, void *arg)
+{
+	on_tick(eh, ts, arg);
+	rearm();
+	return 0;
+}
+
+static const struct asx_event_handler_ops sig_ops = { .handle_signal = on_signal_r };
+static const struct asx_event_handler_ops ctl_ops = { .handle_input = on_control_r };
+static const struct asx_event_handler_ops done_ops = { .handle_input = on_done_r };
+static const struct asx_event_handler_ops tick_ops = { .handle_timeout = on_tick_r };
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -593,13 +969,13 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const int signals[] = { SIGHUP, SIGTERM, SIGINT };
 	char sockbuf[256], err[512];
 	const char *sock = NULL;
 	struct asx_svc_repo *repo;
-	bool test = false, stopping = false, loading = true;
-	double stop_by = 0;
+	bool test = false;
 	sigset_t sigs;
-	int c, sfd, lfd, r;
+	int c, r;
 
 	while ((c = getopt_long(argc, argv, "f:s:tT:vhV", opts, NULL)) != -1) {
 		char *end;
@@ -640,150 +1016,78 @@ int main(int argc, char **argv)
 		printf("%s: ok (parsed and planned; nothing was loaded or started)\n", config);
 		return 0;
 	}
-	if (!sock && !(sock = default_socket(sockbuf, sizeof(sockbuf))))
+	m.lfd = activated_socket();
+	if (m.lfd == -2)
 		return 1;
+	if (m.lfd >= 0) {
+		struct sockaddr_un a;
+		socklen_t al = sizeof(a);
+
+		/* systemd made it and removes it: only its name, for the log */
+		if (!getsockname(m.lfd, (struct sockaddr *)&a, &al) && al > offsetof(struct sockaddr_un, sun_path) &&
+		    a.sun_path[0])
+			snprintf(sockbuf, sizeof(sockbuf), "%.*s (from systemd)",
+				 (int)(al - offsetof(struct sockaddr_un, sun_path)), a.sun_path);
+		else
+			snprintf(sockbuf, sizeof(sockbuf), "descriptor %d (from systemd)", m.lfd);
+		sock = sockbuf;
+	} else if (!sock && !(sock = default_socket(sockbuf, sizeof(sockbuf)))) {
+		return 1;
+	}
+	m.sock = sock;
 	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGHUP);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	/* before any thread: the worker inherits the mask, the signals come to sfd */
+	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		sigaddset(&sigs, signals[i]);
+	/* before any thread: the worker inherits the mask, the signals come to the Reactor */
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
 	job.done = eventfd(0, EFD_CLOEXEC);
-	if (sfd < 0 || job.done < 0 || asx_svc_repo_create(&repo)) {
+	if (job.done < 0 || asx_svc_repo_create(&repo) || asx_svc_repo_reactor(repo, &m.rx)) {
 		logmsg("cannot start: %s", strerror(errno));
 		return 1;
 	}
-	job.repo = repo;
+	job.repo = m.repo = repo;
+	asx_event_handler_init(&sig_eh, &sig_ops);
+	asx_event_handler_init(&ctl_eh, &ctl_ops);
+	asx_event_handler_init(&done_eh, &done_ops);
+	asx_event_handler_init(&tick_eh, &tick_ops);
+	r = asx_reactor_register_fd(m.rx, job.done, &done_eh, ASX_EV_READ);
+	for (size_t i = 0; !r && i < sizeof(signals) / sizeof(signals[0]); i++)
+		r = asx_reactor_register_signal(m.rx, signals[i], &sig_eh);
+	if (r) {
+		logmsg("cannot start: %s", strerror(-r));
+		asx_svc_repo_destroy(repo);
+		return 1;
+	}
 	/*
 	 * The socket first: a second asxd on it stops here, before it starts
 	 * (and finalises) every service for nothing.  Clients that connect
 	 * meanwhile wait in the backlog until the services run.
 	 */
-	lfd = listen_on(sock);
-	if (lfd < 0) {
+	if (m.lfd < 0) {
+		m.lfd = listen_on(sock);
+		m.own_sock = true;
+	}
+	if (m.lfd < 0) {
 		asx_svc_repo_destroy(repo);
 		return 1;
 	}
 	if (job_start(JOB_LOAD)) {
-		close(lfd);
-		unlink(sock);
+		close_socket();
 		asx_svc_repo_destroy(repo);
 		return 1;
 	}
-	for (;;) {
-		struct pollfd p[3] = {
-			{ .fd = sfd, .events = POLLIN }, { .fd = job.done, .events = POLLIN },
-			/* not during the first load: clients wait in the backlog */
-			{ .fd = stopping || loading ? -1 : lfd, .events = POLLIN },
-		};
-		double t = now(), wake = job.kind != JOB_NONE ? job.reported + REPORT_EVERY : -1;
-		int timeout;
-
-		for (int i = 0; i < nparked; i++)
-			if (wake < 0 || parked[i].deadline < wake)
-				wake = parked[i].deadline;
-		if (stopping && (wake < 0 || stop_by < wake))
-			wake = stop_by;
-		timeout = wake < 0 ? -1 : wake <= t ? 0 : (int)((wake - t) * 1000) + 1;
-		if (poll(p, 3, timeout) < 0) {
-			if (errno == EINTR)
-				continue;
-			logmsg("poll: %s", strerror(errno));
-			stop_now(stopping ? NULL : sock, "poll failed");
-		}
-		t = now();
-		if (p[0].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				if (si.ssi_signo == SIGHUP && !stopping) {
-					if (job.kind == JOB_NONE)
-						job_start(JOB_RELOAD);
-					else
-						reload_pending = true;
-				} else if (si.ssi_signo != SIGHUP && stopping) {
-					stop_now(NULL, "a second signal while stopping");
-				} else if (si.ssi_signo != SIGHUP) {
-					logmsg("%s: stopping", strsignal((int)si.ssi_signo));
-					notify("STOPPING=1");
-					stopping = true;
-					stop_by = t + stop_timeout;
-					/* new clients get no answer: the socket goes now */
-					close(lfd);
-					unlink(sock);
-					unpark(repo, true, true);
-					for (int i = 0; i < nnext; i++) {
-						reply_error(next_waiters[i], ESHUTDOWN, "asxd is stopping");
-						close(next_waiters[i]);
-					}
-					nnext = 0;
-					reload_pending = false;
-					if (job.kind != JOB_NONE)
-						logmsg("waiting up to %g s for %s to end", stop_timeout,
-						       job_name[job.kind]);
-					else if (job_start(JOB_STOP))
-						stop_now(NULL, "no thread for the teardown");
-				}
-			}
-		}
-		if (p[1].revents & POLLIN) {
-			enum job_kind done = job_end();
-
-			if (done == JOB_STOP)
-				break;
-			if (done == JOB_LOAD) {
-				loading = false;
-				if (job.r) {
-					logmsg("%s", job.err);
-					if (!stopping) {
-						close(lfd);
-						unlink(sock);
-					}
-					/* nothing runs: a failed load leaves the repository empty */
-					asx_svc_repo_destroy(repo);
-					close(sfd);
-					return 1;
-				}
-				if (!stopping) {
-					logmsg("running %s: %d service(s); control socket %s", config,
-					       asx_svc_list(repo, NULL, 0), sock);
-					notify("READY=1");
-				}
-			}
-			if (stopping) {
-				if (job_start(JOB_STOP))
-					stop_now(NULL, "no thread for the teardown");
-			} else {
-				unpark(repo, true, false);
-				if (reload_pending) {
-					reload_pending = false;
-					memcpy(job.waiters, next_waiters, sizeof(next_waiters));
-					job.nwaiters = nnext;
-					nnext = 0;
-					job_start(JOB_RELOAD);
-				}
-			}
-		}
-		if (job.kind != JOB_NONE && t >= job.reported + REPORT_EVERY) {
-			job.reported = t;
-			logmsg("%s of %s still running after %.0f s%s", job_name[job.kind], config,
-			       t - job.started,
-			       stopping ? "" : " (control requests meanwhile are answered 'busy')");
-		}
-		if (stopping && t >= stop_by && job.kind != JOB_NONE) {
-			char why[96];
-
-			snprintf(why, sizeof(why), "%s still running %g s after the signal",
-				 job_name[job.kind], stop_timeout);
-			stop_now(NULL, why);
-		}
-		if (!stopping && (p[2].revents & POLLIN))
-			serve(lfd, repo);
-		unpark(repo, false, false);
+	rearm();
+	r = asx_reactor_run(m.rx);
+	if (r) {
+		logmsg("the event loop failed: %s", strerror(-r));
+		stop_now(m.stopping ? NULL : m.sock, "the event loop failed");
 	}
+	if (m.tick)
+		(void)asx_reactor_cancel_timer(m.rx, m.tick, NULL);
+	close_socket();
+	asx_svc_repo_destroy(repo);	/* its Reactor with it: our handlers' last registrations */
 	close(job.done);
-	close(sfd);
-	logmsg("stopped");
-	return 0;
+	if (!m.status)
+		logmsg("stopped");
+	return m.status;
 }

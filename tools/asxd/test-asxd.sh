@@ -9,7 +9,8 @@
 # ASan that includes no leak).  Inputs that once wedged asxd: a FIFO
 # included (by -t and by a reload), an include bomb; and a reload that is
 # legitimately slow (a service whose init sleeps): asxctl must still answer
-# and SIGTERM must end asxd within its --stop-timeout.  Every wait is
+# and SIGTERM must end asxd within its --stop-timeout; systemd's socket
+# activation (a listening socket as fd 3, LISTEN_FDS/LISTEN_PID).  Every wait is
 # bounded, so a wedged asxd fails the checks instead of hanging the run.
 # Run as root (the uid check needs nobody).
 #
@@ -121,6 +122,23 @@ tap_expect "list shows the service, active, with its info" 0 \
 	"^Echo +active .*echo.so:asx_echo_make \"-a 127.0.0.1:$p1\"" \
 	"echo on 127.0.0.1:$p1, 0 connection" -- svc list
 tap_expect "the service answers" 0 '^one$' -- ask "$p1" one
+# a control client that sends nothing holds up neither other clients nor the
+# services (the request is read on the loop, with its own 2-s timer)
+python3 - "$sock" > "$dir/silent.out" 2>&1 <<'EOF' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(20)
+s.connect(sys.argv[1])
+print(s.recv(200).decode().strip())
+EOF
+silent=$!
+sleep 0.3
+tap_expect "while a control client sends nothing, the service answers at once" 0 '^silent$' -- \
+	ask "$p1" silent 1.5
+tap_expect "... and asxctl is answered at once" 0 '^Echo +active' -- timeout 1.5 "$ctl" svc -s "$sock" list
+wait "$silent"
+tap_expect "... and the silent client is told after 2 s" 0 'no complete request line within 2 s' -- \
+	cat "$dir/silent.out"
 tap_expect "suspend" 0 '' -- svc suspend Echo
 tap_expect "list says suspended" 0 '^Echo +suspended' -- svc list
 # a connection made while suspended waits, and is served after resume
@@ -249,6 +267,56 @@ pid=
 tap_expect "SIGTERM stops asxd with status 0 (no leak under ASan)" 0 'stopped' -- \
 	sh -c "cat '$log'; exit $rc"
 tap_expect "the socket is gone" 0 '' -- test ! -e "$sock"
+
+# systemd's socket activation: the control socket passed as descriptor 3
+# (LISTEN_FDS, LISTEN_FDNAMES and LISTEN_PID set as systemd sets them: the
+# pid is asxd's own, that of the shell that execs it)
+activate() {	# activate SOCKET NAME ASXD-ARGS...: becomes asxd, a listening SOCKET its fd 3
+	exec python3 - "$@" <<'EOF'
+import os, socket, sys
+path, name, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(path)
+s.listen(16)
+os.dup2(s.fileno(), 3)
+os.set_inheritable(3, True)
+env = dict(os.environ, LISTEN_FDS="1", LISTEN_FDNAMES=name)
+os.execve("/bin/sh", ["sh", "-c", 'LISTEN_PID=$$ exec "$0" "$@"'] + args, env)
+EOF
+}
+sock3=$dir/activated.sock
+log=$dir/activated.log
+write_conf "$p1"
+activate "$sock3" control "$asxd" -f "$conf" >"$log" 2>&1 &
+pid=$!
+wait_for "control socket"
+tap_expect "socket activation: asxd takes the control socket systemd passed" 0 \
+	"control socket $sock3 \\(from systemd\\)" -- cat "$log"
+tap_expect "... asxctl reaches it there" 0 '^Echo +active' -- timeout 20 "$ctl" svc -s "$sock3" list
+tap_expect "... the service answers" 0 '^seven$' -- ask "$p1" seven
+write_conf "$p1" "static Nobody_Registered\n"
+tap_expect "... a failed reload: asxctl exits 1 with asxd's reason" 1 \
+	"svc.conf:3:1: static service 'Nobody_Registered'" -- timeout 20 "$ctl" svc -s "$sock3" reload
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+pid=
+tap_expect "... SIGTERM stops it with status 0" 0 'stopped' -- sh -c "cat '$log'; exit $rc"
+tap_expect "... and leaves systemd's socket file in place" 0 '' -- test -S "$sock3"
+write_conf "$p1"
+log=$dir/own.log
+LISTEN_PID=1 LISTEN_FDS=1 "$asxd" -f "$conf" -s "$dir/own.sock" >"$log" 2>&1 &
+pid=$!
+wait_for "control socket"
+tap_expect "socket activation meant for another pid is ignored" 0 "control socket $dir/own.sock\$" -- \
+	cat "$log"
+kill -TERM "$pid"
+wait "$pid"
+pid=
+tap_expect "socket activation without a listening socket is refused" 1 \
+	'no listening AF_UNIX stream socket' -- timeout 20 sh -c \
+	'LISTEN_FDS=1 LISTEN_FDNAMES=control; export LISTEN_FDS LISTEN_FDNAMES; LISTEN_PID=$$ exec "$0" -f "$1" 3</dev/null' \
+	"$asxd" "$conf"
 
 # A legitimately slow reload (Slow's init sleeps 60 s): the socket and the
 # signals stay served, and SIGTERM ends asxd within its --stop-timeout.

@@ -325,6 +325,16 @@ ASX_API int asx_reactor_pool_stop(struct asx_reactor *r);
 /* The pool's threads, 0 without a pool. */
 ASX_API unsigned int asx_reactor_pool_threads(struct asx_reactor *r);
 
+/*
+ * The reactor's own descriptor (its epoll set): readable while it has an
+ * event to dispatch (I/O, an expired timer, a signal, a notification).  A
+ * reactor nests in another through it: register it for ASX_EV_READ and
+ * call asx_reactor_run_once(@r, past deadline) from handle_input (what the
+ * Service Configurator does for a reactive service, asx/svc.h).  Do not
+ * read, change or close it.  The descriptor, or -EINVAL for NULL.
+ */
+ASX_API int asx_reactor_handle(struct asx_reactor *r);
+
 /* Snapshots: registered descriptors, armed timers. */
 ASX_API unsigned int asx_reactor_fd_count(struct asx_reactor *r);
 ASX_API unsigned int asx_reactor_timer_count(struct asx_reactor *r);

@@ -227,6 +227,41 @@ ASX_API int asx_svc_stream(struct asx_svc_repo *repo, const char *name, struct a
 ASX_API void *asx_svc_priv(const struct asx_svc *svc);
 ASX_API const char *asx_svc_name(const struct asx_svc *svc);
 
+struct asx_reactor;	/* <asx/reactor.h> */
+
+/*
+ * Event-handler services (Documentation/svc.rst, "Reactive services").  A
+ * service that calls asx_svc_reactor() in its init gets a Reactor of its
+ * own, which the repository nests in its Reactor as one handle once init
+ * has returned: the service registers descriptors, timers and
+ * notifications there (or gives it to an Acceptor's ASX_SVC_REACTIVE
+ * strategy), and its callbacks run on the thread that runs the
+ * repository's Reactor.  The repository then:
+ *   - suspends it by taking that handle off its Reactor (events wait in
+ *     the kernel, nothing is lost, order is kept) and resumes it by
+ *     putting it back; the service's own suspend/resume operations, if
+ *     any, run too (suspend after its handle is off, resume before it is
+ *     back), and are not needed;
+ *   - finalises it (remove, reload, repository destroyed) with none of its
+ *     callbacks running: once the repository decided to stop it, none
+ *     starts; fini must end what it registered (asx_acceptor_destroy,
+ *     asx_reactor_remove_handler, ...); whatever it left is closed
+ *     (handle_close) right after fini, before its library is unloaded.
+ * Its callbacks must not call the repository (-EDEADLK).
+ * 0 and *out (the same Reactor on every call), -EINVAL (a Stream, or
+ * NULL), -ENOMEM or the Reactor's error.
+ */
+ASX_API int asx_svc_reactor(struct asx_svc *svc, struct asx_reactor **out);
+
+/*
+ * The repository's Reactor (made on first use, destroyed by
+ * asx_svc_repo_destroy(), which must not be called while a thread runs
+ * it).  The program runs it (asx_reactor_run, on one thread: asxd's main
+ * loop) for the reactive services' callbacks to run, and may register
+ * its own handlers there.  0 and *out, -EINVAL, -ENOMEM, ...
+ */
+ASX_API int asx_svc_repo_reactor(struct asx_svc_repo *repo, struct asx_reactor **out);
+
 #ifdef __cplusplus
 }
 #endif

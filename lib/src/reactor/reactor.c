@@ -915,6 +915,11 @@ bool asx_reactor_loop_done(const struct asx_reactor *r)
 	return r && __atomic_load_n(&r->ended, __ATOMIC_ACQUIRE);
 }
 
+int asx_reactor_handle(struct asx_reactor *r)
+{
+	return r ? r->epfd : -EINVAL;
+}
+
 unsigned int asx_reactor_fd_count(struct asx_reactor *r)
 {
 	unsigned int n;

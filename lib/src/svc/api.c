@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <asx/reactor.h>
 #include <asx/svc.h>
 
 #include "svc/object.h"
@@ -36,6 +37,7 @@ int asx_svc_repo_create(struct asx_svc_repo **out)
 	if (!r)
 		return -ENOMEM;
 	pthread_mutex_init(&r->lock, NULL);
+	pthread_mutex_init(&r->rx_lock, NULL);
 	*out = r;
 	return 0;
 }
@@ -55,8 +57,17 @@ void asx_svc_repo_destroy(struct asx_svc_repo *repo)
 		asx__svc_stop(s);
 	}
 	asx__svc_reg_free(repo);
+	(void)asx_reactor_destroy(repo->rx);
+	pthread_mutex_destroy(&repo->rx_lock);
 	pthread_mutex_destroy(&repo->lock);
 	free(repo);
+}
+
+int asx_svc_repo_reactor(struct asx_svc_repo *repo, struct asx_reactor **out)
+{
+	if (!repo || !out)
+		return -EINVAL;
+	return asx__svc_repo_rx(repo, out);
 }
 
 int asx_svc_register(struct asx_svc_repo *repo, const char *name, asx_svc_factory_fn *factory)
@@ -86,6 +97,10 @@ static int parsed(struct asx_svc_repo *repo, struct asx__svc_conf *c, int r,
 		if (err && errlen)
 			snprintf(err, errlen, "%s", pe->msg);
 		return r;
+	}
+	if (!dry && asx__svc_in_callback()) {
+		asx__svc_conf_free(c);
+		return -EDEADLK;	/* a reactive service's callback: its stop would wait for itself */
 	}
 	r = dry ? asx__svc_dry_run(repo, c, name, flags, err, errlen) :
 		  asx__svc_apply(repo, c, name, flags, err, errlen);
@@ -165,6 +180,8 @@ static int by_name(struct asx_svc_repo *repo, const char *name, int what)
 
 	if (!repo || !name)
 		return -EINVAL;
+	if (asx__svc_in_callback())
+		return -EDEADLK;	/* a reactive service's callback: see asx_svc_reactor() */
 	if (strchr(name, '/'))		/* STREAM/MODULE */
 		return what == ASX__SVC_REMOVE ? -EOPNOTSUPP :
 		       asx__svc_module_state(repo, name, what == ASX__SVC_SUSPEND);

@@ -10,16 +10,159 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <asx/reactor.h>
 #include <asx/svc.h>
 
+#include "core/compiler.h"
 #include "core/opts.h"
 #include "svc/load.h"
 #include "svc/object.h"
 #include "svc/registry.h"
+
+/*
+ * A reactive service (asx_svc_reactor()): its own Reactor @sub, whose epoll
+ * descriptor is one handle of the repository's Reactor @top.  @lock is held
+ * while @sub dispatches, so a suspend or a stop that takes it knows that no
+ * callback of the service runs, and, with @on / @dead set, that none will.
+ */
+struct asx__svc_evh {
+	struct asx_event_handler eh;	/* on @top: @sub's descriptor, ASX_EV_READ */
+	struct asx_reactor *sub, *top;
+	pthread_mutex_t lock;
+	bool on;			/* dispatch (active) */
+	bool dead;			/* being finalised: never dispatch again */
+	bool registered;		/* on @top */
+};
+
+/* The service whose callbacks this thread runs now (they may not call the repository). */
+static __thread const struct asx__svc_evh *in_callback;
+
+bool asx__svc_in_callback(void)
+{
+	return in_callback != NULL;
+}
+
+static int evh_input(struct asx_event_handler *eh, int fd)
+{
+	static const struct timespec past;	/* poll: dispatch what is ready, no wait */
+	struct asx__svc_evh *v = container_of(eh, struct asx__svc_evh, eh);
+	int r = 0;
+
+	(void)fd;
+	pthread_mutex_lock(&v->lock);
+	if (v->dead) {
+		r = -1;
+	} else if (v->on) {
+		in_callback = v;
+		(void)asx_reactor_run_once(v->sub, &past);
+		in_callback = NULL;
+	}
+	pthread_mutex_unlock(&v->lock);
+	return r;
+}
+
+static void evh_release(struct asx_event_handler *eh)
+{
+	struct asx__svc_evh *v = container_of(eh, struct asx__svc_evh, eh);
+
+	pthread_mutex_destroy(&v->lock);
+	free(v);
+}
+
+static const struct asx_event_handler_ops evh_ops = {
+	.handle_input = evh_input, .release = evh_release,
+};
+
+/* Set @v's dispatching on or off, waiting for a dispatch that runs. */
+static void evh_set(struct asx__svc_evh *v, bool on, bool dead)
+{
+	pthread_mutex_lock(&v->lock);
+	v->on = on;
+	v->dead = dead;
+	pthread_mutex_unlock(&v->lock);
+}
+
+/* Init returned: put the service's handle on the repository's Reactor. */
+static int evh_start(struct asx_svc *s)
+{
+	struct asx__svc_evh *v = s->evh;
+	int r;
+
+	evh_set(v, s->state == ASX_SVC_ACTIVE, false);
+	r = asx_reactor_register_fd(v->top, asx_reactor_handle(v->sub), &v->eh, ASX_EV_READ);
+	v->registered = !r;
+	if (!r && s->state != ASX_SVC_ACTIVE)
+		r = asx_reactor_suspend_handler(v->top, &v->eh);
+	return r;
+}
+
+/* Take the handle off (@on false: no callback runs when it returns) or put it back. */
+static int evh_state(struct asx__svc_evh *v, bool on)
+{
+	int r;
+
+	if (on) {
+		evh_set(v, true, false);
+		return asx_reactor_resume_handler(v->top, &v->eh);
+	}
+	r = asx_reactor_suspend_handler(v->top, &v->eh);
+	evh_set(v, false, false);
+	return r;
+}
+
+int asx__svc_repo_rx(struct asx_svc_repo *repo, struct asx_reactor **out)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&repo->rx_lock);
+	if (!repo->rx)
+		r = asx_reactor_create(&repo->rx);
+	*out = repo->rx;
+	pthread_mutex_unlock(&repo->rx_lock);
+	return r;
+}
+
+int asx_svc_reactor(struct asx_svc *svc, struct asx_reactor **out)
+{
+	struct asx__svc_evh *v;
+	struct asx_reactor *top;
+	int r;
+
+	if (!svc || !out || svc->kind != ASX__SVC_OBJECT)
+		return -EINVAL;
+	*out = NULL;
+	if (svc->evh) {
+		*out = svc->evh->sub;
+		return 0;
+	}
+	r = asx__svc_repo_rx(svc->repo, &top);
+	if (r)
+		return r;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	r = asx_reactor_create(&v->sub);
+	if (r) {
+		free(v);
+		return r;
+	}
+	pthread_mutex_init(&v->lock, NULL);
+	asx_event_handler_init(&v->eh, &evh_ops);
+	v->top = top;
+	svc->evh = v;
+	if (svc->started) {	/* asked for after init: on the Reactor now */
+		r = evh_start(svc);
+		if (r)
+			return r;
+	}
+	*out = v->sub;
+	return 0;
+}
 
 static void free_svc(struct asx_svc *s)
 {
@@ -95,6 +238,7 @@ static int start_one(struct asx_svc_repo *repo, struct asx__svc_plan *p, struct 
 		return asx__svc_say(p, e, -ENOMEM, "out of memory");
 	strcpy(s->name, e->name);
 	s->kind = ASX__SVC_OBJECT;
+	s->repo = repo;
 	s->args = strdup(asx__svc_args(e));
 	s->factory = strdup(e->dir == ASX__SVC_STATIC ? e->name : e->factory);
 	if (e->dir == ASX__SVC_DYNAMIC)
@@ -129,6 +273,15 @@ static int start_one(struct asx_svc_repo *repo, struct asx__svc_plan *p, struct 
 		goto fail_fini;
 	}
 	s->state = ASX_SVC_ACTIVE;
+	s->started = true;
+	if (s->evh) {
+		r = evh_start(s);
+		if (r) {
+			asx__svc_say(p, e, r, "service '%s': its handle cannot go on the Reactor: %s",
+				     e->name, strerror(-r));
+			goto fail_fini;
+		}
+	}
 	st->fresh = s;
 	return 0;
 fail_fini:
@@ -136,6 +289,26 @@ fail_fini:
 	return r;
 fail:
 	free_svc(s);
+	return r;
+}
+
+/*
+ * The service's own operation and, reactive, its handle: suspended, the
+ * handle goes off first (the operation runs with no callback running);
+ * resumed, it comes back last.  A failure leaves it as it was.
+ */
+static int change_state(struct asx_svc *s, enum asx_svc_state want)
+{
+	bool off = want == ASX_SVC_SUSPENDED;
+	int (*op)(struct asx_svc *) = off ? s->ops.suspend : s->ops.resume;
+	int r = 0;
+
+	if (off && s->evh)
+		r = evh_state(s->evh, false);
+	if (!r && op)
+		r = op(s);
+	if (s->evh && (!off || r))	/* resumed, or a suspend that failed: back on */
+		(void)evh_state(s->evh, true);
 	return r;
 }
 
@@ -149,13 +322,13 @@ int asx__svc_set_state(struct asx__svc_plan *p, struct asx_svc *s, enum asx_svc_
 	if (s->kind == ASX__SVC_STREAMK)
 		return asx__svc_say(p, why, -EOPNOTSUPP, "Stream '%s' cannot be suspended or resumed",
 				    s->name);
-	if (want == ASX_SVC_SUSPENDED && !s->ops.suspend)
+	if (want == ASX_SVC_SUSPENDED && !s->ops.suspend && !s->evh)
 		return asx__svc_say(p, why, -EOPNOTSUPP, "service '%s' cannot be suspended (it has no suspend operation)",
 			   s->name);
-	if (want == ASX_SVC_ACTIVE && !s->ops.resume)
+	if (want == ASX_SVC_ACTIVE && !s->ops.resume && !s->evh)
 		return asx__svc_say(p, why, -EOPNOTSUPP, "service '%s' cannot be resumed (it has no resume operation)",
 			   s->name);
-	r = want == ASX_SVC_SUSPENDED ? s->ops.suspend(s) : s->ops.resume(s);
+	r = change_state(s, want);
 	if (r)
 		return asx__svc_say(p, why, r < 0 ? r : -EINVAL, "service '%s': %s failed: %s", s->name,
 			   want == ASX_SVC_SUSPENDED ? "suspend" : "resume",
@@ -166,7 +339,20 @@ int asx__svc_set_state(struct asx__svc_plan *p, struct asx_svc *s, enum asx_svc_
 
 void asx__svc_object_stop(struct asx_svc *s)
 {
+	struct asx__svc_evh *v = s->evh;
+
+	if (v) {
+		/* off the Reactor, and no callback runs or will run */
+		if (v->registered)
+			(void)asx_reactor_remove_handler(v->top, &v->eh);
+		evh_set(v, false, true);
+	}
 	s->ops.fini(s);
+	if (v) {
+		/* what fini left registered is closed while its code is still loaded */
+		(void)asx_reactor_destroy(v->sub);
+		asx_event_handler_put(&v->eh);
+	}
 	free_svc(s);
 }
 
@@ -199,8 +385,7 @@ void asx__svc_object_undo(struct asx__svc_step *st)
 	if (st->state_changed) {
 		enum asx_svc_state back = st->old->state == ASX_SVC_ACTIVE ?
 					  ASX_SVC_SUSPENDED : ASX_SVC_ACTIVE;
-		int r = back == ASX_SVC_ACTIVE ? st->old->ops.resume(st->old) :
-			st->old->ops.suspend(st->old);
+		int r = change_state(st->old, back);
 
 		/* a service that cannot go back stays as it is, and says so */
 		if (!r)

@@ -34,6 +34,12 @@ int asx__svc_object_check(struct asx_svc_repo *repo, struct asx__svc_plan *p,
 int asx__svc_set_state(struct asx__svc_plan *p, struct asx_svc *s, enum asx_svc_state want,
 		       const struct asx__svc_ent *why);
 
+/* Is this thread running a reactive service's callback? */
+bool asx__svc_in_callback(void);
+
+/* The repository's Reactor, made on first use. */
+int asx__svc_repo_rx(struct asx_svc_repo *repo, struct asx_reactor **out);
+
 /* fini, then the library reference. */
 void asx__svc_object_stop(struct asx_svc *s);
 

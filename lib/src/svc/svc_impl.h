@@ -63,6 +63,10 @@ struct asx_svc {
 	struct asx__svc_mod *mods;	/* bottom first */
 	size_t nmods;
 	struct asx_svc *next;		/* in start order */
+	/* a service object: */
+	struct asx_svc_repo *repo;	/* its repository */
+	struct asx__svc_evh *evh;	/* reactive (asx_svc_reactor()), or NULL */
+	bool started;			/* init returned 0 */
 };
 
 struct asx__svc_reg {
@@ -74,6 +78,8 @@ struct asx__svc_reg {
 
 struct asx_svc_repo {
 	pthread_mutex_t lock;
+	pthread_mutex_t rx_lock;	/* makes @rx (not @lock: init asks for it) */
+	struct asx_reactor *rx;		/* the repository's Reactor, or NULL */
 	struct asx_svc *svcs;		/* in start order */
 	struct asx__svc_reg *regs;	/* the static registry */
 };

@@ -7,9 +7,11 @@
  *	dynamic Echo Service_Object * /usr/lib/asx/services/echo.so:asx_echo_make() "-a 127.0.0.1:7777"
  *
  * Parameters: -a ADDRESS (any form asx_addr_parse() reads; default
- * 127.0.0.1:7777).  A thread serves each connection.  Suspended, it stops
- * accepting: new connections wait in the listen queue, and are served, not
- * dropped, when it resumes.
+ * 127.0.0.1:7777).  A reactive service: its acceptor and connections are
+ * handlers of its Reactor (asx_svc_reactor()), dispatched by asxd's main
+ * loop.  Suspended, the repository takes it off that loop: new connections
+ * wait in the listen queue and data on open ones waits in their sockets,
+ * and both are served, in order, when it resumes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +66,8 @@ static int echo_init(struct asx_svc *svc, int argc, char **argv)
 	struct echo *e = asx_svc_priv(svc);
 	const char *at = "127.0.0.1:7777", *why = NULL;
 	struct asx_addr a;
-	ASX_OPTS(struct asx_acceptor_opts, o, .strategy.kind = ASX_SVC_THREAD, .make = conn_make);
+	ASX_OPTS(struct asx_acceptor_opts, o, .strategy.kind = ASX_SVC_REACTIVE, .make = conn_make);
+	int r;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-a") && i + 1 < argc) {
@@ -79,7 +82,8 @@ static int echo_init(struct asx_svc *svc, int argc, char **argv)
 		return -EINVAL;
 	}
 	snprintf(e->where, sizeof(e->where), "%s", at);
-	return asx_acceptor_create(&e->acc, &a, &o);
+	r = asx_svc_reactor(svc, &o.strategy.reactor);
+	return r ? r : asx_acceptor_create(&e->acc, &a, &o);
 }
 
 static void echo_fini(struct asx_svc *svc)
@@ -88,16 +92,6 @@ static void echo_fini(struct asx_svc *svc)
 
 	asx_acceptor_destroy(e->acc);
 	free(e);
-}
-
-static int echo_suspend(struct asx_svc *svc)
-{
-	return asx_acceptor_suspend(((struct echo *)asx_svc_priv(svc))->acc);
-}
-
-static int echo_resume(struct asx_svc *svc)
-{
-	return asx_acceptor_resume(((struct echo *)asx_svc_priv(svc))->acc);
 }
 
 static void echo_info(struct asx_svc *svc, char *buf, size_t len)
@@ -111,7 +105,7 @@ static void echo_info(struct asx_svc *svc, char *buf, size_t len)
 }
 
 static const ASX_OPTS(struct asx_svc_ops, echo_ops, .init = echo_init, .fini = echo_fini,
-		      .suspend = echo_suspend, .resume = echo_resume, .info = echo_info);
+		      .info = echo_info);
 
 ASX_SVC_FACTORY(asx_echo_make)(const char *name, const struct asx_svc_ops **ops, void **priv)
 {
