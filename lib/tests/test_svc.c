@@ -1187,7 +1187,7 @@ static void test_stream_asc_policy(void **state)
 	asc_refused(r, "stream B asc 1 policy direct qos 2 { static how }",
 		    "t.conf:1:30: 'qos' is a PRIO thread's priority: a DIRECT thread has none");
 	asc_refused(r, "stream B asc 1 speed 3 { static how }",
-		    "t.conf:1:16: expected '{', or 'policy', 'semantic' or 'qos' after 'asc N', found 'speed'");
+		    "t.conf:1:16: expected '{', 'listen', or 'policy', 'semantic' or 'qos' after 'asc N', found 'speed'");
 	asc_refused(r, "stream B policy prio { static how }",
 		    "t.conf:1:10: expected '{' and the Stream's modules (or 'kernel' for a Stream over asx.ko), found 'policy'");
 	assert_int_equal(asx_svc_stream(r, "B", &(struct asx_stream *){ NULL }), -ENOENT);

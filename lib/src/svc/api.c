@@ -17,6 +17,7 @@
 
 #include <asx/svc.h>
 
+#include "svc/endpoint.h"
 #include "svc/object.h"
 #include "svc/plan.h"
 #include "svc/registry.h"
@@ -216,7 +217,13 @@ static void describe(struct asx_svc *s, struct asx_svc_info *in)
 					     s->driver);
 		else
 			n = (size_t)snprintf(in->desc, sizeof(in->desc), "Stream, ");
-		n += (size_t)snprintf(in->desc + n, sizeof(in->desc) - n,
+		if (s->ep) {	/* first: where to reach it is what a reader wants */
+			n += asx__svc_ep_describe(s->ep, in->desc + n, sizeof(in->desc) - n);
+			if (n < sizeof(in->desc))
+				n += (size_t)snprintf(in->desc + n, sizeof(in->desc) - n, "; ");
+		}
+		if (n < sizeof(in->desc))
+			n += (size_t)snprintf(in->desc + n, sizeof(in->desc) - n,
 				      s->nmods ? "modules bottom first:" : "no modules");
 		in->factory = "stream";
 		in->args = "";

@@ -23,6 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <asx/addr.h>
+
 #include "svc/conf.h"
 
 enum { T_EOF = 0, T_WORD = 'w', T_STRING = 's' };
@@ -469,6 +471,7 @@ static void free_ent(struct asx__svc_ent *e)
 	free(e->factory);
 	free(e->args);
 	free(e->driver);
+	free(e->listen);
 	while (e->ops) {
 		struct asx__svc_ent *op = e->ops;
 
@@ -597,13 +600,13 @@ static int take_asc(struct parser *ps, struct asx__svc_ent *s)
 	if (r)
 		return r;
 	s->asc.vps = (int)v;
-	while (!r && ps->t.kind == T_WORD) {
+	while (!r && ps->t.kind == T_WORD && !is_word(ps, "listen")) {
 		size_t k;
 
 		for (k = 0; k < 3 && !is_word(ps, opts[k]); k++)
 			;
 		if (k == 3)
-			return expected(ps, "'{', or 'policy', 'semantic' or 'qos' after 'asc N'");
+			return expected(ps, "'{', 'listen', or 'policy', 'semantic' or 'qos' after 'asc N'");
 		if (said & (1u << k))
 			return fail(ps, ps->t.line, ps->t.col, -EINVAL,
 				    "'%s' given twice after 'asc N'", opts[k]);
@@ -620,7 +623,43 @@ static int take_asc(struct parser *ps, struct asx__svc_ent *s)
 	return r;
 }
 
-/* stream NAME [kernel ["driver"]] [asc N [policy P] [semantic S] [qos Q]] { entry... } */
+/*
+ * "listen \"ADDRESS\" [raw|framed]" (the word "listen" current): the
+ * Stream's endpoint.  ADDRESS is a quoted string (it holds a ':', which
+ * ends a word) in the forms of asx_addr_parse(): "127.0.0.1:7000",
+ * "[::1]:7000", "/run/s.sock", "@abstract"; it is checked here, so a wrong
+ * one is an error at its line and column.
+ */
+static int take_listen(struct parser *ps, struct asx__svc_ent *s)
+{
+	unsigned int line, col;
+	struct asx_addr a;
+	const char *why = NULL;
+	int r = next(ps);
+
+	line = ps->t.line;
+	col = ps->t.col;
+	if (!r && ps->t.kind != T_STRING)
+		return expected(ps, "the endpoint's address in quotes after 'listen' (\"HOST:PORT\", \"[HOST6]:PORT\", \"/PATH\" or \"@NAME\")");
+	if (!r)
+		r = take_text(ps, "", &s->listen);
+	if (r)
+		return r;
+	r = asx_addr_parse(&a, s->listen, &why);
+	if (r)
+		return fail(ps, line, col, -EINVAL, "'listen \"%.60s\"': not an address to listen on: %s",
+			    s->listen, why ? why : strerror(-r));
+	if (is_word(ps, "raw") || is_word(ps, "framed")) {
+		s->framing = is_word(ps, "raw") ? ASX__SVC_FRAME_RAW : ASX__SVC_FRAME_FD;
+		r = next(ps);
+	}
+	return r;
+}
+
+/*
+ * stream NAME [kernel ["driver"]] [asc N [policy P] [semantic S] [qos Q]]
+ *	  [listen ADDRESS [raw|framed]] { entry... }
+ */
 static int parse_stream(struct parser *ps, struct asx__svc_ent *s)
 {
 	/* the Stream's modules by name: one lookup per entry, not a walk */
@@ -650,6 +689,11 @@ static int parse_stream(struct parser *ps, struct asx__svc_ent *s)
 	}
 	if (is_word(ps, "asc")) {
 		r = take_asc(ps, s);
+		if (r)
+			return r;
+	}
+	if (is_word(ps, "listen")) {
+		r = take_listen(ps, s);
 		if (r)
 			return r;
 	}

@@ -38,7 +38,7 @@ enum asx__svc_dir {
 	ASX__SVC_REMOVE,	/* remove NAME */
 	ASX__SVC_SUSPEND,	/* suspend NAME, or suspend STREAM/MODULE */
 	ASX__SVC_RESUME,	/* resume NAME, or resume STREAM/MODULE */
-	ASX__SVC_STREAM,	/* stream NAME [kernel "driver"] [asc N] { entries } */
+	ASX__SVC_STREAM,	/* stream NAME [kernel "driver"] [asc N] [listen A] { entries } */
 	ASX__SVC_KERNEL,	/* (in a stream) kernel NAME: an asx.ko module */
 };
 
@@ -74,6 +74,9 @@ static inline bool asx__svc_asc_same(const struct asx__svc_asc *a, const struct 
 	       a->prio == b->prio;
 }
 
+/* "listen ADDRESS [raw|framed]": a Stream's endpoint (endpoint.c) */
+enum asx__svc_framing { ASX__SVC_FRAME_RAW = 0, ASX__SVC_FRAME_FD };
+
 struct asx__svc_ent {
 	enum asx__svc_dir dir;
 	enum asx__svc_type type;	/* dynamic only */
@@ -90,6 +93,8 @@ struct asx__svc_ent {
 	bool kernel;		/* the Stream's driver end is a kernel Stream */
 	char *driver;		/* kernel: the asx.ko driver ("loop" if not said) */
 	struct asx__svc_asc asc;	/* "asc N ...": Task threads on an ASC; vps 0: pthreads */
+	char *listen;		/* "listen ADDRESS": the endpoint's address, or NULL */
+	int framing;		/* its enum asx__svc_framing */
 	struct asx__svc_ent *mods;	/* in push order: the first is lowest */
 	size_t nmods;
 	/* ACE's "suspend M", "resume M", "remove M" in the braces: the parser

@@ -41,6 +41,8 @@ struct asx__svc_mod {
 
 enum asx__svc_kind { ASX__SVC_OBJECT = 1, ASX__SVC_STREAMK };
 
+struct asx__svc_ep;
+
 struct asx_svc {
 	char name[ASX_SVC_NAME_MAX];
 	enum asx__svc_kind kind;
@@ -62,6 +64,9 @@ struct asx_svc {
 	struct asx__svc_asc asc_cfg;	/* what made @asc (vps 0: none) */
 	struct asx__svc_mod *mods;	/* bottom first */
 	size_t nmods;
+	char *listen;			/* "listen ADDRESS": its endpoint's address, or NULL */
+	int framing;			/* ... and framing (enum asx__svc_framing) */
+	struct asx__svc_ep *ep;		/* the endpoint serving its head (endpoint.c) */
 	struct asx_svc *next;		/* in start order */
 };
 
