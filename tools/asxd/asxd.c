@@ -37,6 +37,7 @@
 #include <asx/svc.h>
 
 #include "svcproto.h"
+#include "svcstream.h"
 
 #ifndef ASXD_DEFAULT_CONFIG
 #define ASXD_DEFAULT_CONFIG "/etc/asx/svc.conf"
@@ -498,9 +499,11 @@ static void serve(int lfd, struct asx_svc_repo *repo)
 	n = sscanf(line, SVCP_MAGIC " %d %15s %512s %1s", &ver, cmd, name, extra);
 	if (verbose)
 		logmsg("request from uid %u: %s", (unsigned int)cred.uid, line);
-	if (n < 2 || ver != SVCP_VERSION) {
+	if (n >= 2 && ver == SVCP_VERSION_STREAM) {	/* put/get a Stream's messages */
+		svcd_stream_request(fd, repo, line, job.kind != JOB_NONE);
+	} else if (n < 2 || ver != SVCP_VERSION) {
 		reply_error(fd, EPROTO, n < 2 ? "not an ASX-SVC request" :
-			    "unsupported protocol version (this asxd speaks 1)");
+			    "unsupported protocol version (this asxd speaks 1, and 2 for put/get)");
 	} else if (!strcmp(cmd, "reload") && n == 2) {
 		if (job.kind == JOB_NONE) {
 			job.waiters[0] = fd;
