@@ -404,11 +404,12 @@ static void commit(struct asx_svc_repo *repo, struct asx__svc_plan *p)
 	 * the muxes before all else, so no Stream goes while linked */
 	for (size_t i = p->n; i-- > 0;)
 		if (p->v[i].act != KEEP && p->v[i].act != RESHAPE && p->v[i].old &&
-		    p->v[i].old->kind == ASX__SVC_MUXK)
+		    p->v[i].old->kind == ASX__SVC_MUXK) {
 			asx__svc_stop(p->v[i].old);
+			p->v[i].old = NULL;	/* (gone: the loop below skips it) */
+		}
 	for (size_t i = p->n; i-- > 0;)
-		if (p->v[i].act != KEEP && p->v[i].act != RESHAPE && p->v[i].old &&
-		    p->v[i].old->kind != ASX__SVC_MUXK)
+		if (p->v[i].act != KEEP && p->v[i].act != RESHAPE && p->v[i].old)
 			asx__svc_stop(p->v[i].old);
 }
 
