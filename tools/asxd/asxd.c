@@ -179,16 +179,7 @@ static int listen_on(const char *path)
 
 static void reply(int fd, const char *s)
 {
-	size_t n = strlen(s);
-
-	while (n) {
-		ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
-
-		if (w <= 0)
-			return;
-		s += w;
-		n -= (size_t)w;
-	}
+	svcp_write_all(fd, s, strlen(s));
 }
 
 /* The answer's status line, "ASX-SVC 1 STATUS", in @buf; its length. */

@@ -3,6 +3,7 @@
  * svcproto.c - the field escaping of asxd's control protocol (svcproto.h).
  */
 #include <string.h>
+#include <sys/socket.h>
 
 #include <asx/stream.h>
 #include <asx/svc.h>
@@ -122,4 +123,16 @@ size_t svcp_unescape_bytes(char *s)
 	}
 	*o = '\0';
 	return (size_t)(o - start);
+}
+
+void svcp_write_all(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
+
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
 }

@@ -63,6 +63,9 @@ int svcp_escape(char *out, size_t n, size_t *len, const char *s);
 /* Undo svcp_escape() in place. */
 void svcp_unescape(char *s);
 
+/* Send all @n bytes of @s on @fd (no SIGPIPE); stops quietly at the first failure. */
+void svcp_write_all(int fd, const char *s, size_t n);
+
 /*
  * Bytes, any of them: svcp_escape()'s three, and \xNN for a byte that is
  * not printable ASCII.  -1 if it does not fit.

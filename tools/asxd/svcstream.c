@@ -24,18 +24,6 @@
 #include "svcproto.h"
 #include "svcstream.h"
 
-static void send_all(int fd, const char *s, size_t n)
-{
-	while (n) {
-		ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
-
-		if (w <= 0)
-			return;
-		s += w;
-		n -= (size_t)w;
-	}
-}
-
 static void v2_error(int fd, int err, const char *fmt, const char *a, const char *b)
 {
 	char msg[SVCP_LINE_MAX], line[2 * SVCP_LINE_MAX];
@@ -47,7 +35,7 @@ static void v2_error(int fd, int err, const char *fmt, const char *a, const char
 	if (svcp_escape(line, sizeof(line) - 1, &len, msg))
 		len = strlen(line);
 	line[len++] = '\n';
-	send_all(fd, line, len);
+	svcp_write_all(fd, line, len);
 }
 
 static bool has_endpoint(struct asx_svc_repo *repo, const char *name)
@@ -80,7 +68,7 @@ static void do_put(int fd, struct asx_stream *s, const char *name, char *data)
 		return;
 	}
 	snprintf(ok, sizeof(ok), "%s %d ok\n.\n", SVCP_MAGIC, SVCP_VERSION_STREAM);
-	send_all(fd, ok, strlen(ok));
+	svcp_write_all(fd, ok, strlen(ok));
 }
 
 static void do_get(int fd, struct asx_stream *s, const char *name, long ms)
@@ -111,7 +99,7 @@ static void do_get(int fd, struct asx_stream *s, const char *name, long ms)
 	for (struct asx_msg *b = m; b; b = b->cont)
 		(void)svcp_escape_bytes(line, 4 * n + 96, &len, b->rd, (size_t)(b->wr - b->rd));
 	memcpy(line + len, "\n.\n", 3);
-	send_all(fd, line, len + 3);
+	svcp_write_all(fd, line, len + 3);
 	free(line);
 	asx_msg_free_chain(m);
 }

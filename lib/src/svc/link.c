@@ -57,6 +57,16 @@ static void say_band(char *buf, size_t n, int band)
 		snprintf(buf, n, "band %d", band);
 }
 
+/* @mux's link to @stream (@e's) names no Stream the transaction leaves: why (@r). */
+static int say_unresolved(struct asx__svc_plan *p, const struct asx__svc_ent *e, int r,
+			  const char *mux, const char *stream)
+{
+	return asx__svc_say(p, e, r, r == -ENOENT ?
+			    "mux '%s': cannot link '%s': no stream '%s' (a Stream a mux links cannot be removed while the link stays)" :
+			    "mux '%s': cannot link '%s': %s is not a stream",
+			    mux, stream, stream);
+}
+
 /* The links @st's mux is to have, each with its Stream resolved. */
 static int wanted(struct asx__svc_plan *p, struct asx__svc_step *st)
 {
@@ -82,11 +92,7 @@ static int wanted(struct asx__svc_plan *p, struct asx__svc_step *st)
 		}
 		r = p->resolve(p, l->stream, &l->s);
 		if (r)
-			return asx__svc_say(p, e ? &e->mods[i] : NULL, r,
-					    r == -ENOENT ?
-					    "mux '%s': cannot link '%s': no stream '%s' (a Stream a mux links cannot be removed while the link stays)" :
-					    "mux '%s': cannot link '%s': %s is not a stream",
-					    mux, l->stream, l->stream);
+			return say_unresolved(p, e ? &e->mods[i] : NULL, r, mux, l->stream);
 	}
 	return 0;
 }
@@ -245,11 +251,7 @@ int asx__svc_mux_check(struct asx__svc_plan *p, const struct asx__svc_step *st)
 		int r = p->resolve(p, name, &s);
 
 		if (r)
-			return asx__svc_say(p, e ? &e->mods[i] : NULL, r,
-					    r == -ENOENT ?
-					    "mux '%s': cannot link '%s': no stream '%s' (a Stream a mux links cannot be removed while the link stays)" :
-					    "mux '%s': cannot link '%s': %s is not a stream",
-					    st->name, name, name);
+			return say_unresolved(p, e ? &e->mods[i] : NULL, r, st->name, name);
 	}
 	return 0;
 }
