@@ -23,7 +23,8 @@
 #               the demo's report generator (tools/report/test-report.sh);
 #               its kernel half and the report in headless Chromium
 #               (tools/report/test-kernel-browser.sh);
-#               asxd and asxctl svc end to end (tools/asxd/test-asxd.sh), plain and ASan
+#               asxd and asxctl svc end to end (tools/asxd/test-asxd.sh), plain and ASan;
+#               asxctl stream and Stream endpoints (tools/asxd/test-asxd-stream.sh)
 #   install     make install into a scratch prefix; against it, with pkg-config only:
 #               each header alone (gnu11/c11/c17), lib/tests/outsider/*.c, the docs' examples
 #               every installed command has a man page; every man page renders cleanly
@@ -588,6 +589,21 @@ assert r and all(x.get("conns") == 3 for x in r if "conns" in x), r' &&
 			tee "$t"
 		tap_tally "tools asxd-test $b" "$t" "${PIPESTATUS[0]}" ||
 			fail "tools: tools/asxd/test-asxd.sh $b printed no TAP"
+	done
+	tools_asxd_stream
+}
+
+# Streams of asxd's svc.conf from outside: asxctl stream put/get, an endpoint
+# (tools/asxd/test-asxd-stream.sh), plain and under ASan
+tools_asxd_stream() {
+	local b t
+	note "asxd Streams from outside: asxctl stream, endpoints (plain, ASan)"
+	for b in build build/asan; do
+		t=$log/asxd-stream-${b//\//-}.log
+		ASAN_OPTIONS=$asan_opts UBSAN_OPTIONS=$ubsan_opts \
+			tools/asxd/test-asxd-stream.sh "$b" 2>&1 | tee "$t"
+		tap_tally "tools asxd-stream-test $b" "$t" "${PIPESTATUS[0]}" ||
+			fail "tools: tools/asxd/test-asxd-stream.sh $b printed no TAP"
 	done
 }
 

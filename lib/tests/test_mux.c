@@ -195,6 +195,34 @@ static void test_mux_rcu(void **state) { (void)state; run_strategy(ASX_MAP_RCU);
 static void test_unlink_delivers_replies_in_flight(void **state);
 static void test_link_calls_up_before_routing_down(void **state);
 
+/*
+ * Regression: a stream linked under one mux could be linked under a second
+ * one too (each mux checked only its own lowers): the second took its head
+ * over, and the first routed down a stream whose replies went elsewhere.
+ * Now the second link is refused until the first is undone.
+ */
+static void test_link_under_two_muxes(void **state)
+{
+	struct asx_mux *m1, *m2;
+	struct asx_stream *low;
+	uint32_t k = 3;
+
+	(void)state;
+	assert_int_equal(asx_mux_create(&m1, ASX_MAP_MUTEX, 4, key_of, NULL), 0);
+	assert_int_equal(asx_mux_create(&m2, ASX_MAP_MUTEX, 4, key_of, NULL), 0);
+	assert_int_equal(asx_stream_open(&low, NULL), 0);
+	assert_int_equal(asx_mux_link(m1, low, NULL), 0);
+	assert_int_equal(asx_mux_link(m2, low, NULL), -EBUSY);
+	assert_int_equal(asx_mux_link(m2, low, &k), -EBUSY);
+	assert_int_equal(asx_mux_unlink(m2, low), -ENOENT);
+	assert_int_equal(asx_mux_unlink(m1, low), 0);
+	assert_int_equal(asx_mux_link(m2, low, &k), 0);	/* free again */
+	asx_mux_destroy(m2);	/* unlinks it */
+	assert_int_equal(asx_mux_link(m1, low, NULL), 0);
+	asx_mux_destroy(m1);
+	asx_stream_close(low);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +232,7 @@ int main(void)
 		cmocka_unit_test(test_mux_rcu),
 		cmocka_unit_test(test_unlink_delivers_replies_in_flight),
 		cmocka_unit_test(test_link_calls_up_before_routing_down),
+		cmocka_unit_test(test_link_under_two_muxes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

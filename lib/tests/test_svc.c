@@ -147,7 +147,7 @@ static void test_static_services(void **state)
 	assert_int_equal(asx_svc_register(r, "9bad", make_st), -EINVAL);
 	assert_int_equal(apply(r, "static Mgr \"-d 'a b'\"\nstatic Other inactive inactive", 0, err),
 			 -EINVAL);
-	assert_string_equal(err, "t.conf:2:23: expected a directive (dynamic, static, remove, suspend, resume, stream or include), found 'inactive'");
+	assert_string_equal(err, "t.conf:2:23: expected a directive (dynamic, static, remove, suspend, resume, stream, mux, link or include), found 'inactive'");
 	assert_string_equal(events(), "");
 	assert_int_equal(apply(r, "static Mgr \"-d 'a b'\"\nstatic Other\nsuspend Other", 0, err), 0);
 	assert_string_equal(events(), "init Mgr argc=3 -d; init Other argc=1; suspend Other");
@@ -437,7 +437,7 @@ static void test_reload_file(void **state)
 	/* a bad file: nothing changes, and the message says where */
 	put(path, "static Mgr\nstatic Other\nstatik A\n");
 	assert_int_equal(asx_svc_apply_file(r, path, ASX_SVC_RELOAD, err, sizeof(err)), -EINVAL);
-	snprintf(text, sizeof(text), "%s:3:1: expected a directive (dynamic, static, remove, suspend, resume, stream or include), found 'statik'", path);
+	snprintf(text, sizeof(text), "%s:3:1: expected a directive (dynamic, static, remove, suspend, resume, stream, mux, link or include), found 'statik'", path);
 	assert_string_equal(err, text);
 	assert_string_equal(events(), "");
 	assert_string_equal(running(r), "Mgr:a A:a Other:a");
@@ -1187,7 +1187,7 @@ static void test_stream_asc_policy(void **state)
 	asc_refused(r, "stream B asc 1 policy direct qos 2 { static how }",
 		    "t.conf:1:30: 'qos' is a PRIO thread's priority: a DIRECT thread has none");
 	asc_refused(r, "stream B asc 1 speed 3 { static how }",
-		    "t.conf:1:16: expected '{', or 'policy', 'semantic' or 'qos' after 'asc N', found 'speed'");
+		    "t.conf:1:16: expected '{', 'listen', or 'policy', 'semantic' or 'qos' after 'asc N', found 'speed'");
 	asc_refused(r, "stream B policy prio { static how }",
 		    "t.conf:1:10: expected '{' and the Stream's modules (or 'kernel' for a Stream over asx.ko), found 'policy'");
 	assert_int_equal(asx_svc_stream(r, "B", &(struct asx_stream *){ NULL }), -ENOENT);

@@ -77,6 +77,10 @@ static void render_one(struct out *o, const struct asx__svc_ent *e)
 		}
 		put(o, " }");
 		return;
+	case ASX__SVC_MUX:
+	case ASX__SVC_LINK:	/* ASX's own: no ACE file has them */
+		put(o, "%s %s", e->dir == ASX__SVC_MUX ? "mux" : "link", e->name);
+		return;
 	}
 	if (e->inactive)
 		put(o, " inactive");

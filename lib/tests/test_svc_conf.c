@@ -177,8 +177,8 @@ static void test_errors(void **state)
 	    "t.conf:1:35: expected ')' (a factory takes no arguments here: its parameters go in a quoted string), found a quoted string");
 	bad("static", "t.conf:1:7: expected a service name after 'static', found the end of the file");
 	bad("remove \"x\"", "t.conf:1:8: expected the name of a service, found a quoted string");
-	bad("Dynamic x", "t.conf:1:1: expected a directive (dynamic, static, remove, suspend, resume, stream or include), found 'Dynamic'");
-	bad("static a\n}", "t.conf:2:1: expected a directive (dynamic, static, remove, suspend, resume, stream or include), found '}'");
+	bad("Dynamic x", "t.conf:1:1: expected a directive (dynamic, static, remove, suspend, resume, stream, mux, link or include), found 'Dynamic'");
+	bad("static a\n}", "t.conf:2:1: expected a directive (dynamic, static, remove, suspend, resume, stream, mux, link or include), found '}'");
 	bad("static a \"unterminated\n\"", "t.conf:1:10: unterminated string (no closing '\"' on this line)");
 	bad("static a 'single\n'", "t.conf:1:10: unterminated string (no closing \"'\" on this line)");
 	bad("static a \"ends in \\", "t.conf:1:10: unterminated string (no closing '\"' on this line)");
@@ -232,7 +232,7 @@ static void test_errors(void **state)
 	    "t.conf:1:10: 'a/b' is not a valid name (a letter or '_', then letters, digits, '_', '.' or '-')");
 	bad("remove S/m",
 	    "t.conf:1:8: 'remove' takes the name of a service, not a module: to take a module out of a stream, define the stream without it");
-	bad("static a inactive active", "t.conf:1:19: expected a directive (dynamic, static, remove, suspend, resume, stream or include), found 'active'");
+	bad("static a inactive active", "t.conf:1:19: expected a directive (dynamic, static, remove, suspend, resume, stream, mux, link or include), found 'active'");
 	/* remove / suspend / resume may name what is configured */
 	asx__svc_conf_free(ok("static a\nsuspend a\nresume a\nremove a"));
 	/* a 63-byte name is fine */

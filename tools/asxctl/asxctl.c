@@ -45,7 +45,8 @@ static void usage(FILE *f)
 	      "       asxctl pop MODULE...\n"
 	      "       asxctl autopush DRIVER [MODULE...] | -d DRIVER\n"
 	      "       asxctl svc [-s SOCKET] [-t SECONDS] list | reload | suspend NAME | resume NAME |\n"
-	      "                  remove NAME\n", f);
+	      "                  remove NAME\n"
+	      "       asxctl stream [-s SOCKET] [-t SECONDS] put NAME DATA | get NAME [-w MS]\n", f);
 }
 
 static int cat(const char *name)
@@ -428,7 +429,9 @@ int main(int argc, char **argv)
 		return autopush(argc - 1, argv + 1);
 	if (!strcmp(cmd, "svc"))
 		return asxctl_svc(argc - 1, argv + 1);
+	if (!strcmp(cmd, "stream"))
+		return asxctl_stream(argc - 1, argv + 1);
 	fprintf(stderr, "asxctl: unknown command '%s' (commands: streams, stats, modules, "
-		"version, push, pop, autopush, svc; asxctl --help)\n", cmd);
+		"version, push, pop, autopush, svc, stream; asxctl --help)\n", cmd);
 	return 2;
 }

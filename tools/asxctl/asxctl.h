@@ -6,4 +6,7 @@
 /* asxctl svc ... (svc.c): argv[0] is "svc". */
 int asxctl_svc(int argc, char **argv);
 
+/* asxctl stream put|get ... (stream.c): argv[0] is "stream". */
+int asxctl_stream(int argc, char **argv);
+
 #endif

@@ -42,6 +42,7 @@
 #include <asx/svc.h>
 
 #include "svcproto.h"
+#include "svcstream.h"
 
 #ifndef ASXD_DEFAULT_CONFIG
 #define ASXD_DEFAULT_CONFIG "/etc/asx/svc.conf"
@@ -184,16 +185,7 @@ static int listen_on(const char *path)
 
 static void reply(int fd, const char *s)
 {
-	size_t n = strlen(s);
-
-	while (n) {
-		ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
-
-		if (w <= 0)
-			return;
-		s += w;
-		n -= (size_t)w;
-	}
+	svcp_write_all(fd, s, strlen(s));
 }
 
 /* The answer's status line, "ASX-SVC 1 STATUS", in @buf; its length. */
@@ -495,9 +487,11 @@ static void request(int fd, char *line, size_t len, uid_t uid, struct asx_svc_re
 	n = sscanf(line, SVCP_MAGIC " %d %15s %512s %1s", &ver, cmd, name, extra);
 	if (verbose)
 		logmsg("request from uid %u: %s", (unsigned int)uid, line);
-	if (n < 2 || ver != SVCP_VERSION) {
+	if (n >= 2 && ver == SVCP_VERSION_STREAM) {	/* put/get a Stream's messages */
+		svcd_stream_request(fd, repo, line, job.kind != JOB_NONE);
+	} else if (n < 2 || ver != SVCP_VERSION) {
 		reply_error(fd, EPROTO, n < 2 ? "not an ASX-SVC request" :
-			    "unsupported protocol version (this asxd speaks 1)");
+			    "unsupported protocol version (this asxd speaks 1, and 2 for put/get)");
 	} else if (!strcmp(cmd, "reload") && n == 2) {
 		if (job.kind == JOB_NONE) {
 			job.waiters[0] = fd;

@@ -138,3 +138,40 @@ int svcp_answer(char *resp, char **save, char **msg)
 	svcp_unescape(*msg);
 	return 1;
 }
+
+int svcp_send_v(int fd, int version, const char *cmd, const char *name, const char *rest)
+{
+	char req[SVCP_LINE_MAX + 1];
+	int n = snprintf(req, sizeof(req), "%s %d %s %s%s%s\n", SVCP_MAGIC, version, cmd, name,
+			 rest ? " " : "", rest ? rest : "");
+
+	if (n < 0 || (size_t)n > SVCP_LINE_MAX)
+		return -EMSGSIZE;
+	if (send(fd, req, (size_t)n, MSG_NOSIGNAL) != n && errno != EPIPE)
+		return -errno;
+	return 0;
+}
+
+int svcp_answer_v(char *resp, int version, char **save, char **msg)
+{
+	char head[32], *line = strtok_r(resp, "\n", save);
+	size_t n = (size_t)snprintf(head, sizeof(head), "%s %d ", SVCP_MAGIC, version);
+
+	*msg = line;
+	if (!line)
+		return -EPROTO;
+	if (strncmp(line, head, n)) {
+		/* an asxd of version 1 refuses a request of a later version in its own */
+		static const char v1err[] = SVCP_MAGIC " 1 error ";
+
+		if (strncmp(line, v1err, sizeof(v1err) - 1))
+			return -EPROTO;
+		n = sizeof(v1err) - 1 - strlen("error ");
+	}
+	if (strncmp(line + n, "error ", 6))
+		return 0;
+	*msg = strchr(line + n + 6, ' ');
+	*msg = *msg ? *msg + 1 : line;
+	svcp_unescape(*msg);
+	return 1;
+}

@@ -3,6 +3,7 @@
  * svcproto.c - the field escaping of asxd's control protocol (svcproto.h).
  */
 #include <string.h>
+#include <sys/socket.h>
 
 #include <asx/stream.h>
 #include <asx/svc.h>
@@ -66,4 +67,72 @@ void svcp_unescape(char *s)
 		}
 	}
 	*o = '\0';
+}
+
+int svcp_escape_bytes(char *out, size_t n, size_t *len, const void *p, size_t plen)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < plen; i++) {
+		unsigned char c = b[i];
+		char e[4];
+		size_t k = 0;
+
+		if (c == '\t' || c == '\n' || c == '\\') {
+			e[k++] = '\\';
+			e[k++] = c == '\t' ? 't' : c == '\n' ? 'n' : '\\';
+		} else if (c < 0x20 || c > 0x7e) {
+			e[k++] = '\\';
+			e[k++] = 'x';
+			e[k++] = hex[c >> 4];
+			e[k++] = hex[c & 15];
+		} else {
+			e[k++] = (char)c;
+		}
+		if (*len + k >= n)
+			return -1;
+		memcpy(out + *len, e, k);
+		*len += k;
+	}
+	out[*len] = '\0';
+	return 0;
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+size_t svcp_unescape_bytes(char *s)
+{
+	char *o = s, *start = s;
+
+	for (; *s; s++) {
+		if (*s == '\\' && s[1] == 'x' && s[2] && s[3] && hexval(s[2]) >= 0 &&
+		    hexval(s[3]) >= 0) {
+			*o++ = (char)(hexval(s[2]) << 4 | hexval(s[3]));
+			s += 3;
+		} else if (*s == '\\' && s[1]) {
+			s++;
+			*o++ = *s == 't' ? '\t' : *s == 'n' ? '\n' : *s;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+	return (size_t)(o - start);
+}
+
+void svcp_write_all(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
+
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
 }

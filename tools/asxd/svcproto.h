@@ -30,6 +30,22 @@
 
 #define SVCP_MAGIC	"ASX-SVC"
 #define SVCP_VERSION	1
+/*
+ * Version 2 has the requests on a configured Stream (svcstream.c), and
+ * only them:
+ *
+ *	ASX-SVC 2 put NAME DATA\n	DATA: the rest of the line, escaped
+ *	ASX-SVC 2 get NAME [MS]\n	wait up to MS ms (default 1000, at most 5000)
+ *
+ * put sends one DATA message of DATA's bytes down the Stream from its head;
+ * get takes the next message that reached the head, one data line "TYPE
+ * BAND BYTES" (tab-separated, BYTES escaped) before the ".".  Answers carry
+ * the request's version.  An asxd of version 1 only refuses a version-2
+ * request ("unsupported protocol version"), so asxctl says what it needs.
+ */
+#define SVCP_VERSION_STREAM	2
+#define SVCP_GET_WAIT_MS	1000
+#define SVCP_GET_WAIT_MAX_MS	5000
 #define SVCP_LINE_MAX	512
 #define SVCP_SOCKET_NAME	"asxd.sock"	/* in the directories below */
 #define SVCP_SYSTEM_DIR	"/run/asx"	/* root's asxd, and systemd's */
@@ -46,6 +62,17 @@ const char *svcp_name_bad(const char *name);
 int svcp_escape(char *out, size_t n, size_t *len, const char *s);
 /* Undo svcp_escape() in place. */
 void svcp_unescape(char *s);
+
+/* Send all @n bytes of @s on @fd (no SIGPIPE); stops quietly at the first failure. */
+void svcp_write_all(int fd, const char *s, size_t n);
+
+/*
+ * Bytes, any of them: svcp_escape()'s three, and \xNN for a byte that is
+ * not printable ASCII.  -1 if it does not fit.
+ */
+int svcp_escape_bytes(char *out, size_t n, size_t *len, const void *p, size_t plen);
+/* Undo svcp_escape_bytes() in place: the number of bytes. */
+size_t svcp_unescape_bytes(char *s);
 
 /* ---------------------------------------------------------------- svcclient.c */
 
@@ -90,5 +117,9 @@ int svcp_recv(int fd, char **out, size_t *outlen);
  * answer of this protocol, *msg the first line (or NULL).
  */
 int svcp_answer(char *resp, char **save, char **msg);
+
+/* The same for a request and its answer of protocol version @version (svcstream). */
+int svcp_send_v(int fd, int version, const char *cmd, const char *name, const char *rest);
+int svcp_answer_v(char *resp, int version, char **save, char **msg);
 
 #endif

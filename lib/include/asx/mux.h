@@ -67,7 +67,7 @@ ASX_API int asx_mux_close_upper(struct asx_mux *mux, struct asx_stream *upper);
  * up; messages with @key (NULL: every key without its own lower stream)
  * are routed down it.  The head calls up before the first message can be
  * routed down, so nothing that comes straight back stays in @lower's head
- * queue.  0, -EEXIST, -EBUSY (already linked), -EINVAL, -ENOMEM, -EDEADLK
+ * queue.  0, -EEXIST, -EBUSY (already linked, under this mux or another), -EINVAL, -ENOMEM, -EDEADLK
  * (called from inside a put()).
  */
 ASX_API int asx_mux_link(struct asx_mux *mux, struct asx_stream *lower, const void *key);

@@ -261,6 +261,8 @@ int asx_mux_link(struct asx_mux *mux, struct asx_stream *lower, const void *key)
 			r = -EBUSY;
 	if (r == 0 && (key ? bound(mux->down, key) : mux->deflt != NULL))
 		r = -EEXIST;
+	if (r == 0)
+		r = asx__stream_claim(lower);	/* -EBUSY: linked under another mux */
 	if (r)
 		goto out;
 	/*
@@ -276,6 +278,7 @@ int asx_mux_link(struct asx_mux *mux, struct asx_stream *lower, const void *key)
 		if (r) {
 			/* no memory: undone, after a grace period below */
 			asx__stream_set_upcall(lower, NULL, NULL);
+			asx__stream_release(lower);
 			undone = true;
 			goto out;
 		}
@@ -324,6 +327,7 @@ int asx_mux_unlink(struct asx_mux *mux, struct asx_stream *lower)
 	(void)asx__stream_quiesce(lower);
 	asx__stream_set_upcall(lower, NULL, NULL);
 	(void)asx__rcu_synchronize();
+	asx__stream_release(lower);	/* another mux may link it now */
 	free(l);
 	return 0;
 }

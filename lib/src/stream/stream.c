@@ -146,6 +146,7 @@ struct asx_stream {
 	const struct asx_qos *asc_qos;
 	asx__stream_upcall_fn *upcall;	/* atomic */
 	void *upcall_arg;		/* atomic */
+	uint32_t claimed;		/* atomic: linked under a mux (asx__stream_claim) */
 };
 
 static const struct asx_task_ops pass_ops;
@@ -1486,6 +1487,19 @@ uint64_t asx_stream_sunk(struct asx_stream *s)
 void asx__task_set_admit(struct asx_task *t, asx__task_admit_fn *fn)
 {
 	t->admit = fn;
+}
+
+int asx__stream_claim(struct asx_stream *s)
+{
+	uint32_t free_ = 0;
+
+	return __atomic_compare_exchange_n(&s->claimed, &free_, 1, false, __ATOMIC_ACQ_REL,
+					   __ATOMIC_ACQUIRE) ? 0 : -EBUSY;
+}
+
+void asx__stream_release(struct asx_stream *s)
+{
+	__atomic_store_n(&s->claimed, 0, __ATOMIC_RELEASE);
 }
 
 void asx__stream_set_upcall(struct asx_stream *s, asx__stream_upcall_fn *fn, void *arg)

@@ -14,6 +14,13 @@ typedef int asx__stream_upcall_fn(void *arg, struct asx_stream *s, struct asx_ms
 				  const struct timespec *deadline);
 
 void asx__stream_set_upcall(struct asx_stream *s, asx__stream_upcall_fn *fn, void *arg);
+/*
+ * Claim @s as one mux's lower stream before setting its upcall: 0, or
+ * -EBUSY if another mux has it linked (asx_mux_link across muxes); release
+ * it once unlinked.
+ */
+int asx__stream_claim(struct asx_stream *s);
+void asx__stream_release(struct asx_stream *s);
 
 /*
  * Looks at every message delivered to @t (by put_next from the Task

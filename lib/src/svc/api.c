@@ -18,6 +18,8 @@
 #include <asx/reactor.h>
 #include <asx/svc.h>
 
+#include "svc/endpoint.h"
+#include "svc/link.h"
 #include "svc/object.h"
 #include "svc/plan.h"
 #include "svc/registry.h"
@@ -46,6 +48,17 @@ void asx_svc_repo_destroy(struct asx_svc_repo *repo)
 {
 	if (!repo)
 		return;
+	/* the muxes first: no Stream goes while linked under one */
+	for (struct asx_svc **pp = &repo->svcs; *pp;) {
+		struct asx_svc *s = *pp;
+
+		if (s->kind == ASX__SVC_MUXK) {
+			*pp = s->next;
+			asx__svc_stop(s);
+		} else {
+			pp = &s->next;
+		}
+	}
 	/* the reverse of the start order: later services may use earlier ones */
 	while (repo->svcs) {
 		struct asx_svc **pp = &repo->svcs, *s;
@@ -189,6 +202,9 @@ static int by_name(struct asx_svc_repo *repo, const char *name, int what)
 	s = find_locked(repo, name);
 	if (!s) {
 		r = -ENOENT;
+	} else if (what == ASX__SVC_REMOVE && s->kind == ASX__SVC_STREAMK &&
+		   asx__svc_mux_holding(repo, s->stream)) {
+		r = -EBUSY;	/* linked under a mux: unlink it first */
 	} else if (what == ASX__SVC_REMOVE) {
 		for (pp = &repo->svcs; *pp != s; pp = &(*pp)->next)
 			;
@@ -225,7 +241,12 @@ static void describe(struct asx_svc *s, struct asx_svc_info *in)
 	in->library = s->library;
 	in->factory = s->factory;
 	in->args = s->args;
-	if (s->kind == ASX__SVC_STREAMK) {
+	if (s->kind == ASX__SVC_MUXK) {
+		in->factory = "mux";
+		in->args = "";
+		if (asx__svc_mux_describe(s, in->desc, sizeof(in->desc)) >= sizeof(in->desc))
+			memcpy(in->desc + sizeof(in->desc) - 4, "...", 4);
+	} else if (s->kind == ASX__SVC_STREAMK) {
 		size_t n;
 
 		if (s->kernel)
@@ -233,7 +254,13 @@ static void describe(struct asx_svc *s, struct asx_svc_info *in)
 					     s->driver);
 		else
 			n = (size_t)snprintf(in->desc, sizeof(in->desc), "Stream, ");
-		n += (size_t)snprintf(in->desc + n, sizeof(in->desc) - n,
+		if (s->ep) {	/* first: where to reach it is what a reader wants */
+			n += asx__svc_ep_describe(s->ep, in->desc + n, sizeof(in->desc) - n);
+			if (n < sizeof(in->desc))
+				n += (size_t)snprintf(in->desc + n, sizeof(in->desc) - n, "; ");
+		}
+		if (n < sizeof(in->desc))
+			n += (size_t)snprintf(in->desc + n, sizeof(in->desc) - n,
 				      s->nmods ? "modules bottom first:" : "no modules");
 		in->factory = "stream";
 		in->args = "";
@@ -287,7 +314,7 @@ int asx_svc_stream(struct asx_svc_repo *repo, const char *name, struct asx_strea
 	pthread_mutex_lock(&repo->lock);
 	for (struct asx_svc *s = repo->svcs; s; s = s->next)
 		if (!strcmp(s->name, name)) {
-			r = s->kind == ASX__SVC_STREAMK ? 0 : -EMEDIUMTYPE;
+			r = s->kind != ASX__SVC_OBJECT ? 0 : -EMEDIUMTYPE;	/* a mux: its upper */
 			if (!r)
 				*out = s->stream;
 			break;

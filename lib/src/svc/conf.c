@@ -23,6 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <asx/addr.h>
+
 #include "svc/conf.h"
 
 enum { T_EOF = 0, T_WORD = 'w', T_STRING = 's' };
@@ -469,6 +471,7 @@ static void free_ent(struct asx__svc_ent *e)
 	free(e->factory);
 	free(e->args);
 	free(e->driver);
+	free(e->listen);
 	while (e->ops) {
 		struct asx__svc_ent *op = e->ops;
 
@@ -597,13 +600,13 @@ static int take_asc(struct parser *ps, struct asx__svc_ent *s)
 	if (r)
 		return r;
 	s->asc.vps = (int)v;
-	while (!r && ps->t.kind == T_WORD) {
+	while (!r && ps->t.kind == T_WORD && !is_word(ps, "listen")) {
 		size_t k;
 
 		for (k = 0; k < 3 && !is_word(ps, opts[k]); k++)
 			;
 		if (k == 3)
-			return expected(ps, "'{', or 'policy', 'semantic' or 'qos' after 'asc N'");
+			return expected(ps, "'{', 'listen', or 'policy', 'semantic' or 'qos' after 'asc N'");
 		if (said & (1u << k))
 			return fail(ps, ps->t.line, ps->t.col, -EINVAL,
 				    "'%s' given twice after 'asc N'", opts[k]);
@@ -620,7 +623,43 @@ static int take_asc(struct parser *ps, struct asx__svc_ent *s)
 	return r;
 }
 
-/* stream NAME [kernel ["driver"]] [asc N [policy P] [semantic S] [qos Q]] { entry... } */
+/*
+ * "listen \"ADDRESS\" [raw|framed]" (the word "listen" current): the
+ * Stream's endpoint.  ADDRESS is a quoted string (it holds a ':', which
+ * ends a word) in the forms of asx_addr_parse(): "127.0.0.1:7000",
+ * "[::1]:7000", "/run/s.sock", "@abstract"; it is checked here, so a wrong
+ * one is an error at its line and column.
+ */
+static int take_listen(struct parser *ps, struct asx__svc_ent *s)
+{
+	unsigned int line, col;
+	struct asx_addr a;
+	const char *why = NULL;
+	int r = next(ps);
+
+	line = ps->t.line;
+	col = ps->t.col;
+	if (!r && ps->t.kind != T_STRING)
+		return expected(ps, "the endpoint's address in quotes after 'listen' (\"HOST:PORT\", \"[HOST6]:PORT\", \"/PATH\" or \"@NAME\")");
+	if (!r)
+		r = take_text(ps, "", &s->listen);
+	if (r)
+		return r;
+	r = asx_addr_parse(&a, s->listen, &why);
+	if (r)
+		return fail(ps, line, col, -EINVAL, "'listen \"%.60s\"': not an address to listen on: %s",
+			    s->listen, why ? why : strerror(-r));
+	if (is_word(ps, "raw") || is_word(ps, "framed")) {
+		s->framing = is_word(ps, "raw") ? ASX__SVC_FRAME_RAW : ASX__SVC_FRAME_FD;
+		r = next(ps);
+	}
+	return r;
+}
+
+/*
+ * stream NAME [kernel ["driver"]] [asc N [policy P] [semantic S] [qos Q]]
+ *	  [listen ADDRESS [raw|framed]] { entry... }
+ */
 static int parse_stream(struct parser *ps, struct asx__svc_ent *s)
 {
 	/* the Stream's modules by name: one lookup per entry, not a walk */
@@ -650,6 +689,11 @@ static int parse_stream(struct parser *ps, struct asx__svc_ent *s)
 	}
 	if (is_word(ps, "asc")) {
 		r = take_asc(ps, s);
+		if (r)
+			return r;
+	}
+	if (is_word(ps, "listen")) {
+		r = take_listen(ps, s);
 		if (r)
 			return r;
 	}
@@ -1009,7 +1053,8 @@ static int append(struct parser *ps, struct asx__svc_ent *e)
 {
 	struct load *ld = ps->ld;
 
-	if (e->dir == ASX__SVC_DYNAMIC || e->dir == ASX__SVC_STATIC || e->dir == ASX__SVC_STREAM) {
+	if (e->dir == ASX__SVC_DYNAMIC || e->dir == ASX__SVC_STATIC || e->dir == ASX__SVC_STREAM ||
+	    e->dir == ASX__SVC_MUX) {
 		if (ld->ndef == ld->defcap) {
 			size_t cap = ld->defcap ? 2 * ld->defcap : 16;
 			const struct asx__svc_ent **v = realloc(ld->defv, cap * sizeof(*v));
@@ -1048,6 +1093,62 @@ static int append_ops(struct parser *ps, struct asx__svc_ent *op)
 	return r;
 }
 
+/*
+ * "link MUX STREAM [band N]" (after the word "link"): one more link of the
+ * mux an earlier "mux MUX" defined, kept in that definition (a mux and its
+ * links are one definition, applied together).
+ */
+static int parse_link(struct parser *ps, unsigned int line, unsigned int col)
+{
+	struct asx__svc_ent l = { .dir = ASX__SVC_LINK, .band = ASX__SVC_BAND_ANY,
+				  .loc = { ps->file, line, col } };
+	char mux[ASX__SVC_NAME_MAX];
+	unsigned int mline = ps->t.line, mcol = ps->t.col;
+	struct asx__svc_ent *m, *grown;
+	int r = take_name(ps, "the name of a mux after 'link'", mux);
+
+	if (!r)
+		r = take_name(ps, "the name of a stream to link under the mux", l.name);
+	if (!r && is_word(ps, "band")) {
+		long v = 0;
+
+		r = take_ranged(ps, 0, 255, &v, "the band (0..255) after 'band'",
+				"'band %s': a band is a number from %ld to %ld");
+		l.band = (int)v;
+	}
+	if (r)
+		return r;
+	m = (struct asx__svc_ent *)find_def(ps->ld, mux);
+	if (!m || m->dir != ASX__SVC_MUX)
+		return fail(ps, mline, mcol, -EINVAL,
+			    "'link %s %s': no mux '%s' defined before this line (write 'mux %s' first: a mux and its links are one definition)",
+			    mux, l.name, mux, mux);
+	if (!strcmp(l.name, mux))
+		return fail(ps, line, col, -EINVAL, "'link %s %s': a mux cannot be linked under itself",
+			    mux, l.name);
+	for (size_t i = 0; i < m->nmods; i++) {
+		if (!strcmp(m->mods[i].name, l.name))
+			return fail(ps, line, col, -EINVAL,
+				    "'link %s %s': '%s' is already linked under mux '%s' (line %u)",
+				    mux, l.name, l.name, mux, m->mods[i].loc.line);
+		if (m->mods[i].band == l.band) {
+			char b[16];
+
+			snprintf(b, sizeof(b), "band %d", l.band);
+			return fail(ps, line, col, -EINVAL,
+				    "'link %s %s': %s of mux '%s' already goes to '%s' (line %u)",
+				    mux, l.name, l.band < 0 ? "the default route (no band)" : b,
+				    mux, m->mods[i].name, m->mods[i].loc.line);
+		}
+	}
+	grown = realloc(m->mods, (m->nmods + 1) * sizeof(*m->mods));
+	if (!grown)
+		return fail(ps, line, col, -ENOMEM, "out of memory");
+	m->mods = grown;
+	m->mods[m->nmods++] = l;
+	return 0;
+}
+
 static int parse_text(struct parser *ps)
 {
 	int r = 0;
@@ -1061,6 +1162,12 @@ static int parse_text(struct parser *ps)
 			r = next(ps);
 			if (!r)
 				r = parse_include(ps, line, col);
+			continue;
+		}
+		if (is_word(ps, "link")) {
+			r = next(ps);
+			if (!r)
+				r = parse_link(ps, line, col);
 			continue;
 		}
 		e = new_ent(ps);
@@ -1096,8 +1203,13 @@ static int parse_text(struct parser *ps)
 			r = next(ps);
 			if (!r)
 				r = parse_stream(ps, e);
+		} else if (is_word(ps, "mux")) {
+			e->dir = ASX__SVC_MUX;
+			r = next(ps);
+			if (!r)
+				r = take_name(ps, "a Multiplexor's name after 'mux'", e->name);
 		} else {
-			r = expected(ps, "a directive (dynamic, static, remove, suspend, resume, stream or include)");
+			r = expected(ps, "a directive (dynamic, static, remove, suspend, resume, stream, mux, link or include)");
 		}
 		if (!r && e->dir == ASX__SVC_STREAM && e->ops && !e->nmods) {
 			/* ACE's "stream NAME { suspend M ... }": only the

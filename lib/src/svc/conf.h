@@ -38,9 +38,14 @@ enum asx__svc_dir {
 	ASX__SVC_REMOVE,	/* remove NAME */
 	ASX__SVC_SUSPEND,	/* suspend NAME, or suspend STREAM/MODULE */
 	ASX__SVC_RESUME,	/* resume NAME, or resume STREAM/MODULE */
-	ASX__SVC_STREAM,	/* stream NAME [kernel "driver"] [asc N] { entries } */
+	ASX__SVC_STREAM,	/* stream NAME [kernel "driver"] [asc N] [listen A] { entries } */
 	ASX__SVC_KERNEL,	/* (in a stream) kernel NAME: an asx.ko module */
+	ASX__SVC_MUX,		/* mux NAME: a Multiplexor (routing by band); its
+				 * links are its mods (dir ASX__SVC_LINK) */
+	ASX__SVC_LINK,		/* (of a mux) link MUX STREAM [band N] */
 };
+
+#define ASX__SVC_BAND_ANY (-1)	/* a link without "band": every band without its own */
 
 enum asx__svc_type {
 	ASX__SVC_T_NONE = 0,
@@ -74,6 +79,9 @@ static inline bool asx__svc_asc_same(const struct asx__svc_asc *a, const struct 
 	       a->prio == b->prio;
 }
 
+/* "listen ADDRESS [raw|framed]": a Stream's endpoint (endpoint.c) */
+enum asx__svc_framing { ASX__SVC_FRAME_RAW = 0, ASX__SVC_FRAME_FD };
+
 struct asx__svc_ent {
 	enum asx__svc_dir dir;
 	enum asx__svc_type type;	/* dynamic only */
@@ -90,6 +98,9 @@ struct asx__svc_ent {
 	bool kernel;		/* the Stream's driver end is a kernel Stream */
 	char *driver;		/* kernel: the asx.ko driver ("loop" if not said) */
 	struct asx__svc_asc asc;	/* "asc N ...": Task threads on an ASC; vps 0: pthreads */
+	char *listen;		/* "listen ADDRESS": the endpoint's address, or NULL */
+	int framing;		/* its enum asx__svc_framing */
+	int band;		/* a link: its band, or ASX__SVC_BAND_ANY */
 	struct asx__svc_ent *mods;	/* in push order: the first is lowest */
 	size_t nmods;
 	/* ACE's "suspend M", "resume M", "remove M" in the braces: the parser

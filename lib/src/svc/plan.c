@@ -28,6 +28,7 @@
 
 #include <asx/svc.h>
 
+#include "svc/link.h"
 #include "svc/object.h"
 #include "svc/plan.h"
 #include "svc/stream.h"
@@ -36,6 +37,8 @@ void asx__svc_stop(struct asx_svc *s)
 {
 	if (s->kind == ASX__SVC_STREAMK)
 		asx__svc_stream_stop(s);
+	else if (s->kind == ASX__SVC_MUXK)
+		asx__svc_mux_stop(s);
 	else
 		asx__svc_object_stop(s);
 }
@@ -192,6 +195,43 @@ static int plan_stream(struct asx__svc_plan *p, struct asx__svc_step *st,
 	return 0;
 }
 
+/* "mux" @e for @st (NULL: the name is new): its links are made in prepare(). */
+static int plan_mux(struct asx__svc_plan *p, struct asx__svc_step *st,
+		    const struct asx__svc_ent *e)
+{
+	if (!(st = step_for(p, st, e)))
+		return asx__svc_say(p, NULL, -ENOMEM, "out of memory");
+	st->def = e;
+	st->act = st->old && st->old->kind == ASX__SVC_MUXK ? RESHAPE : START;
+	st->want = ASX_SVC_ACTIVE;
+	st->why = e;
+	return 0;
+}
+
+/* Is @st about a mux (what it becomes, else what runs)? */
+static bool is_mux(const struct asx__svc_step *st)
+{
+	if (st->def)
+		return st->def->dir == ASX__SVC_MUX;
+	return st->old && st->old->kind == ASX__SVC_MUXK;
+}
+
+static bool is_stream(const struct asx__svc_step *st);
+
+/* p->resolve: the Stream called @name as the transaction leaves it. */
+static int resolve(struct asx__svc_plan *p, const char *name, struct asx_stream **out)
+{
+	struct asx__svc_step *st = step_of(p, name);
+
+	*out = NULL;
+	if (!st || st->act == STOP)
+		return -ENOENT;
+	if (!is_stream(st))
+		return -EMEDIUMTYPE;
+	*out = st->fresh ? st->fresh->stream : st->old ? st->old->stream : NULL;
+	return 0;
+}
+
 static int plan(struct asx_svc_repo *repo, const struct asx__svc_conf *c, unsigned int flags,
 		struct asx__svc_plan *p)
 {
@@ -231,6 +271,9 @@ static int plan(struct asx_svc_repo *repo, const struct asx__svc_conf *c, unsign
 		case ASX__SVC_STREAM:
 			r = plan_stream(p, step_of(p, e->name), e);
 			break;
+		case ASX__SVC_MUX:
+			r = plan_mux(p, step_of(p, e->name), e);
+			break;
 		default:
 			r = asx__svc_say(p, e, -EINVAL, "unexpected directive");
 		}
@@ -238,6 +281,11 @@ static int plan(struct asx_svc_repo *repo, const struct asx__svc_conf *c, unsign
 			return r;
 		step_of(p, e->name)->seq = ++seq;
 	}
+	/* a mux that stays checks its links against what the file leaves */
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i].act == KEEP && p->v[i].old->kind == ASX__SVC_MUXK)
+			p->v[i].act = RESHAPE;
+	p->resolve = resolve;
 	/* prepare() works in the order the directives came */
 	p->order = calloc(p->n + 1, sizeof(*p->order));
 	if (!p->order)
@@ -277,6 +325,8 @@ static void undo(struct asx_svc_repo *repo, struct asx__svc_plan *p, size_t upto
 	for (size_t i = upto; i-- > 0;) {
 		struct asx__svc_step *st = p->order[i];
 
+		if (is_mux(st))
+			continue;	/* undone first, by prepare() */
 		if (is_stream(st))
 			asx__svc_stream_undo(repo, st);
 		else
@@ -290,12 +340,29 @@ static int prepare(struct asx_svc_repo *repo, struct asx__svc_plan *p)
 		struct asx__svc_step *st = p->order[i];
 		int r;
 
-		if (st->act == STOP)
+		if (st->act == STOP || is_mux(st))
 			continue;
 		r = is_stream(st) ? asx__svc_stream_prepare(repo, p, st) :
 				    asx__svc_object_prepare(repo, p, st);
 		if (r) {
 			undo(repo, p, i);
+			return r;
+		}
+	}
+	/* the muxes last: their links name the Streams as they now are */
+	for (size_t i = 0; i < p->n; i++) {
+		struct asx__svc_step *st = p->order[i];
+		int r;
+
+		if (st->act == STOP || !is_mux(st))
+			continue;
+		r = asx__svc_mux_prepare(p, st);
+		if (r) {
+			asx__svc_mux_undo(st);
+			while (i-- > 0)
+				if (p->order[i]->act != STOP && is_mux(p->order[i]))
+					asx__svc_mux_undo(p->order[i]);
+			undo(repo, p, p->n);
 			return r;
 		}
 	}
@@ -312,7 +379,9 @@ static void commit(struct asx_svc_repo *repo, struct asx__svc_plan *p)
 	for (size_t i = 0; i < p->n; i++) {
 		struct asx__svc_step *st = &p->v[i];
 
-		if (st->act == RESHAPE)
+		if (is_mux(st) && st->act != STOP)
+			asx__svc_mux_commit(st);
+		else if (st->act == RESHAPE)
 			asx__svc_stream_commit(st);
 		if (st->act == KEEP || st->act == RESHAPE || (!st->old && !st->fresh))
 			continue;
@@ -331,7 +400,14 @@ static void commit(struct asx_svc_repo *repo, struct asx__svc_plan *p)
 			*pp = st->fresh;
 		}
 	}
-	/* then what they replace and what was removed, latest started first */
+	/* then what they replace and what was removed, latest started first;
+	 * the muxes before all else, so no Stream goes while linked */
+	for (size_t i = p->n; i-- > 0;)
+		if (p->v[i].act != KEEP && p->v[i].act != RESHAPE && p->v[i].old &&
+		    p->v[i].old->kind == ASX__SVC_MUXK) {
+			asx__svc_stop(p->v[i].old);
+			p->v[i].old = NULL;	/* (gone: the loop below skips it) */
+		}
 	for (size_t i = p->n; i-- > 0;)
 		if (p->v[i].act != KEEP && p->v[i].act != RESHAPE && p->v[i].old)
 			asx__svc_stop(p->v[i].old);
@@ -347,6 +423,12 @@ static int dry_run(struct asx_svc_repo *repo, struct asx__svc_plan *p)
 		const struct asx__svc_ent *e = st->def;
 		int r;
 
+		if (st->act != STOP && is_mux(st)) {
+			r = asx__svc_mux_check(p, st);
+			if (r)
+				return r;
+			continue;
+		}
 		if ((st->act != START && st->act != RESHAPE) || !e)
 			continue;
 		if (e->dir == ASX__SVC_STREAM)

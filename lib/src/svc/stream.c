@@ -33,6 +33,7 @@
 #include <asx/asc.h>
 #include <asx/stream.h>
 
+#include "svc/endpoint.h"
 #include "svc/load.h"
 #include "svc/registry.h"
 #include "svc/stream.h"
@@ -90,10 +91,18 @@ static bool same_lower(const struct asx_svc *s, const struct asx__svc_ent *e)
 	return k == s->nmods || !s->mods[k].kernel;
 }
 
+/* Does the running Stream @s have the endpoint @e asks for (or neither has one)? */
+static bool same_listen(const struct asx_svc *s, const struct asx__svc_ent *e)
+{
+	if (!s->listen || !e->listen)
+		return !s->listen && !e->listen;
+	return !strcmp(s->listen, e->listen) && s->framing == e->framing;
+}
+
 bool asx__svc_stream_same(const struct asx_svc *s, const struct asx__svc_ent *e)
 {
 	if (s->kind != ASX__SVC_STREAMK || s->nmods != e->nmods || !same_lower(s, e) ||
-	    !asx__svc_asc_same(&s->asc_cfg, &e->asc))
+	    !asx__svc_asc_same(&s->asc_cfg, &e->asc) || !same_listen(s, e))
 		return false;
 	for (size_t i = 0; i < e->nmods; i++)
 		if (!same_mod(&s->mods[i], &e->mods[i]) || s->mods[i].inactive != e->mods[i].inactive)
@@ -169,11 +178,13 @@ int asx__svc_stream_mod_state(struct asx__svc_plan *p, struct asx__svc_step *st,
 	if (d) {
 		*c = (struct asx__svc_ent){ .dir = d->dir, .kernel = d->kernel,
 					    .driver = d->driver, .asc = d->asc,
+					    .listen = d->listen, .framing = d->framing,
 					    .mods = c->mods };
 		memcpy(c->mods, d->mods, n * sizeof(*c->mods));
 	} else {
 		*c = (struct asx__svc_ent){ .dir = ASX__SVC_STREAM, .kernel = s->kernel,
 					    .driver = s->driver, .asc = s->asc_cfg,
+					    .listen = s->listen, .framing = s->framing,
 					    .mods = c->mods };
 		for (size_t i = 0; i < n; i++) {
 			def_of_mod(&s->mods[i], &c->mods[i]);
@@ -396,6 +407,24 @@ static int open_stream(struct asx__svc_plan *p, const struct asx__svc_ent *e, st
 	return r;
 }
 
+/* "listen ADDRESS": the Stream's head served on a socket, once its Modules are in. */
+static int start_endpoint(struct asx__svc_plan *p, const struct asx__svc_ent *e,
+			  struct asx_svc *s)
+{
+	char why[256] = "";
+	int r;
+
+	s->framing = e->framing;
+	s->listen = strdup(e->listen);
+	if (!s->listen)
+		return asx__svc_say(p, e, -ENOMEM, "out of memory");
+	r = asx__svc_ep_start(s->stream, s->listen, s->framing, &s->ep, why, sizeof(why));
+	if (r)
+		asx__svc_say(p, e, r, "stream '%s': its endpoint: %s", e->name,
+			     why[0] ? why : strerror(-r));
+	return r;
+}
+
 static int stream_start(struct asx_svc_repo *repo, struct asx__svc_plan *p, struct asx__svc_step *st)
 {
 	const struct asx__svc_ent *e = st->def;
@@ -420,6 +449,8 @@ static int stream_start(struct asx_svc_repo *repo, struct asx__svc_plan *p, stru
 		if (!r)
 			r = place(p, s->stream, e->name, &e->mods[i], mod, NULL, NULL);
 	}
+	if (!r && e->listen)
+		r = start_endpoint(p, e, s);
 	if (r) {
 		asx__svc_stream_stop(s);
 		return r;
@@ -465,6 +496,10 @@ static int reshape(struct asx_svc_repo *repo, struct asx__svc_plan *p, struct as
 	if (!asx__svc_asc_same(&s->asc_cfg, &e->asc))
 		return asx__svc_say(p, e, -EOPNOTSUPP,
 				    "stream '%s': its Tasks' threads (pthreads, or 'asc N' and its options) cannot change while it runs: remove the Stream in one reload and add it back in the next",
+				    e->name);
+	if (!same_listen(s, e))
+		return asx__svc_say(p, e, -EOPNOTSUPP,
+				    "stream '%s': its endpoint ('listen' and its framing) cannot change while it runs: remove the Stream in one reload and add it back in the next",
 				    e->name);
 	if (!same_lower(s, e))
 		return asx__svc_say(p, e, -EOPNOTSUPP,
@@ -593,6 +628,8 @@ void asx__svc_stream_commit(struct asx__svc_step *st)
 
 void asx__svc_stream_stop(struct asx_svc *s)
 {
+	asx__svc_ep_stop(s->ep);	/* no client reaches the Stream from here on */
+	free(s->listen);
 	if (s->stream)
 		asx_stream_close(s->stream);	/* closes and frees its Modules */
 	if (s->asc)

@@ -39,7 +39,18 @@ struct asx__svc_mod {
 					 * dl is borrowed from the old list */
 };
 
-enum asx__svc_kind { ASX__SVC_OBJECT = 1, ASX__SVC_STREAMK };
+enum asx__svc_kind { ASX__SVC_OBJECT = 1, ASX__SVC_STREAMK, ASX__SVC_MUXK };
+
+/* A configured Stream linked under a mux (mux.c) */
+struct asx__svc_link {
+	char stream[ASX__SVC_NAME_MAX];
+	int band;			/* ASX__SVC_BAND_ANY: the default route */
+	struct asx_stream *s;		/* the Stream linked (NULL: not yet, in a plan) */
+};
+
+struct asx_mux;
+
+struct asx__svc_ep;
 
 struct asx_svc {
 	char name[ASX_SVC_NAME_MAX];
@@ -62,6 +73,13 @@ struct asx_svc {
 	struct asx__svc_asc asc_cfg;	/* what made @asc (vps 0: none) */
 	struct asx__svc_mod *mods;	/* bottom first */
 	size_t nmods;
+	char *listen;			/* "listen ADDRESS": its endpoint's address, or NULL */
+	int framing;			/* ... and framing (enum asx__svc_framing) */
+	struct asx__svc_ep *ep;		/* the endpoint serving its head (endpoint.c) */
+	/* a mux (its upper Stream is @stream): */
+	struct asx_mux *mux;
+	struct asx__svc_link *links;
+	size_t nlinks;
 	struct asx_svc *next;		/* in start order */
 	/* a service object: */
 	struct asx_svc_repo *repo;	/* its repository */
@@ -110,7 +128,18 @@ struct asx__svc_step {
 	size_t nundo;
 	struct asx__svc_mod *mods;
 	size_t nmods;
+	/* a mux: the links it gets, and what prepare() did (to undo) */
+	struct asx__svc_link *links;
+	size_t nlinks;
+	struct asx__svc_link *unlinked;	/* old links taken off */
+	size_t nunlinked;
+	bool *linked_new;		/* links[i] was linked by prepare */
 };
+
+struct asx__svc_plan;
+/* The Stream a link names, as the transaction leaves it: 0 and *out, or -errno. */
+typedef int asx__svc_resolve_fn(struct asx__svc_plan *p, const char *name,
+				struct asx_stream **out);
 
 struct asx__svc_plan {
 	struct asx__svc_step *v;
@@ -122,6 +151,7 @@ struct asx__svc_plan {
 					 * strings borrowed): asx__svc_stream_mod_state() */
 	char *err;
 	size_t errlen;
+	asx__svc_resolve_fn *resolve;	/* for mux.c: plan.c's steps by name */
 };
 
 /* Write "file:line:col: " (if @e) and the message into @p's error; returns @r. */
