@@ -343,6 +343,19 @@ static int enqueue(struct asx_proactor *p, struct asx_completion *c)
 	struct fdent **pp = slot(x, o->fd), *fe = *pp;
 	int side = side_of(o), ret = 0;
 
+	/*
+	 * A write with none queued before it: try it now (a socket is nearly
+	 * always writable), saving the wait for readiness and two epoll_ctl.
+	 * The callback still runs from the loop, never from here.
+	 */
+	if (side == 1 && o->kind != POP_CONNECT && (!fe || !fe->q[1].head)) {
+		int64_t res = try_op(o, fe ? &fe->nonblock : &(bool){ false });
+
+		if (res != -EAGAIN) {
+			asx__pop_done(p, c, res, NULL);
+			return 0;
+		}
+	}
 	if (!fe) {
 		fe = calloc(1, sizeof(*fe));
 		if (!fe)
@@ -408,8 +421,8 @@ static int rx_start(struct asx_proactor *p, struct asx_completion *c)
 	ret = enqueue(p, c);
 	if (ret && o->timer_id > 0)
 		asx_reactor_cancel_timer(x->r, o->timer_id, NULL);
-	else if (!ret && o->state == POP_DONE)
-		rx_wake(p);
+	else if (!ret && o->state == POP_DONE && !asx__pop_on_loop(p))
+		rx_wake(p);	/* done at once: the loop runs p->done before it waits */
 	return ret;
 }
 

@@ -104,10 +104,19 @@ static int ur_open(struct asx_proactor *p, unsigned int entries, const char **wh
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	memset(&prm, 0, sizeof(prm));
-	prm.flags = IORING_SETUP_CQSIZE;
-	prm.cq_entries = entries * 4;
-	ret = io_uring_queue_init_params(entries, &u->ring, &prm);
+	/*
+	 * COOP_TASKRUN (Linux 5.19): completions' task work runs when the
+	 * loop enters the kernel, not by interrupting it; older kernels
+	 * refuse the flag (-EINVAL) and get the ring without it.
+	 */
+	for (int i = 0; i < 2; i++) {
+		memset(&prm, 0, sizeof(prm));
+		prm.flags = IORING_SETUP_CQSIZE | (i ? 0 : IORING_SETUP_COOP_TASKRUN);
+		prm.cq_entries = entries * 4;
+		ret = io_uring_queue_init_params(entries, &u->ring, &prm);
+		if (ret != -EINVAL)
+			break;
+	}
 	if (ret < 0) {
 		*why = uring_why(ret, required);
 		free(u);
