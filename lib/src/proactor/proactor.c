@@ -32,7 +32,7 @@ static void flight_unlink(struct asx_proactor *p, struct asx_completion *c)
 	o->prev = o->next = NULL;
 }
 
-static void done_append(struct asx__pdone *l, struct asx_completion *c)
+void asx__pop_append(struct asx__pdone *l, struct asx_completion *c)
 {
 	pop_of(c)->qnext = NULL;
 	if (l->tail)
@@ -54,7 +54,7 @@ void asx__pop_done(struct asx_proactor *p, struct asx_completion *c, int64_t res
 	o->addr = NULL;
 	o->state = POP_DONE;
 	o->res = res;
-	done_append(list ? list : &p->done, c);
+	asx__pop_append(list ? list : &p->done, c);
 }
 
 int asx__pop_run_list(struct asx_proactor *p, struct asx__pdone *list)
@@ -362,7 +362,7 @@ int asx_proactor_post(struct asx_proactor *p, struct asx_completion *c, int64_t 
 	o->state = POP_DONE;
 	o->res = res;
 	p->nflight++;
-	done_append(&p->done, c);
+	asx__pop_append(&p->done, c);
 	pthread_mutex_unlock(&p->lock);
 	p->be_ops->wake(p);
 	return 0;

@@ -101,6 +101,8 @@ static inline bool asx__pop_on_loop(struct asx_proactor *p)
 /* c's result is known: off p->flight, onto @list (p->done if NULL) */
 void asx__pop_done(struct asx_proactor *p, struct asx_completion *c, int64_t res,
 		   struct asx__pdone *list);
+/* Append @c to the end of @l. */
+void asx__pop_append(struct asx__pdone *l, struct asx_completion *c);
 /* Take p->done and run its callbacks (p->lock not held): how many ran. */
 int asx__pop_run_done(struct asx_proactor *p);
 /* Run the callbacks of @list (p->lock not held): how many ran. */

@@ -235,17 +235,38 @@ static void ur_cancel(struct asx_proactor *p, struct asx_completion *c)
 	submit_unless_loop(p, u);
 }
 
+/*
+ * Append @c to @l in deadline order (after those due at the same time).
+ * Timeouts that expire together post their completions in one batch of
+ * task work, in no promised order (LIFO on Linux 6.1): sorting each batch
+ * keeps the timers' deadline order.
+ */
+static void timer_insert(struct asx__pdone *l, struct asx_completion *c)
+{
+	struct asx_completion **pp = &l->head;
+	uint64_t d = pop_of(c)->deadline_ns;
+
+	while (*pp && pop_of(*pp)->deadline_ns <= d)
+		pp = &pop_of(*pp)->qnext;
+	pop_of(c)->qnext = *pp;
+	*pp = c;
+	if (!pop_of(c)->qnext)
+		l->tail = c;
+}
+
 /* Move every completion queue entry's handler to p->done. */
 static void reap(struct asx_proactor *p, struct ur *u)
 {
+	struct asx__pdone timers = { NULL, NULL }, sorted = { NULL, NULL };
+	struct asx_completion *c, *next;
 	struct io_uring_cqe *cqe;
 	unsigned int head, n = 0;
 
 	pthread_mutex_lock(&p->lock);
 	io_uring_for_each_cqe(&u->ring, head, cqe) {
-		struct asx_completion *c = io_uring_cqe_get_data(cqe);
 		int64_t res = cqe->res;
 
+		c = io_uring_cqe_get_data(cqe);
 		n++;
 		if (cqe->user_data == TAG_IGNORE)
 			continue;
@@ -256,9 +277,8 @@ static void reap(struct asx_proactor *p, struct ur *u)
 		}
 		switch (pop_of(c)->kind) {
 		case POP_TIMER:
-			if (res == -ETIME)
-				res = 0;
-			break;
+			asx__pop_done(p, c, res == -ETIME ? 0 : res, &timers);
+			continue;
 		case POP_CONNECT:
 			/* the link timeout ended it, not a cancel */
 			if (res == -ECANCELED && !pop_of(c)->cancelled && pop_of(c)->deadline_ns)
@@ -270,6 +290,14 @@ static void reap(struct asx_proactor *p, struct ur *u)
 		asx__pop_done(p, c, res, NULL);
 	}
 	io_uring_cq_advance(&u->ring, n);
+	for (c = timers.head; c; c = next) {
+		next = pop_of(c)->qnext;
+		timer_insert(&sorted, c);
+	}
+	for (c = sorted.head; c; c = next) {
+		next = pop_of(c)->qnext;
+		asx__pop_append(&p->done, c);
+	}
 	pthread_mutex_unlock(&p->lock);
 }
 
