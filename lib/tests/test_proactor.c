@@ -30,8 +30,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <asx/proactor.h>
@@ -122,6 +128,101 @@ static void test_open(void **state)
 		assert_non_null(strstr(why, "io_uring not used"));
 	assert_int_equal(asx_proactor_close(p), 0);
 	assert_int_equal(asx_proactor_close(NULL), 0);
+}
+
+/*
+ * io_uring forbidden: a child installs a seccomp filter that fails
+ * io_uring_setup with @err, then opens: AUTO falls back to the Reactor and
+ * says why, URING fails with @err and says why, and the fallback works.
+ * The child's exit status is the line of its first failed check (0: all
+ * held).
+ */
+struct rec {
+	int64_t res;
+	int calls;
+	uint64_t at;
+};
+
+static void record(struct asx_completion *c, int64_t res, void *user)
+{
+	struct rec *r = user;
+
+	r->res = res;
+	r->at = asx_now_ns();
+	__atomic_add_fetch(&r->calls, 1, __ATOMIC_ACQ_REL);
+}
+
+#define CHILD_CHECK(cond)						\
+	do {								\
+		if (!(cond))						\
+			_exit(__LINE__ & 0xff ? __LINE__ & 0xff : 1);	\
+	} while (0)
+
+static void forbidden_child(int err, const char *word)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned int)err),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = (unsigned short)(sizeof(f) / sizeof(f[0])), .filter = f };
+	ASX_OPTS(struct asx_proactor_opts, o, .backend = ASX_PROACTOR_URING);
+	struct rec r = { 0 };
+	struct asx_completion c = ASX_COMPLETION_INIT(record, &r);
+	struct asx_proactor *p = NULL;
+	const char *why = NULL;
+
+	CHILD_CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0);
+	CHILD_CHECK(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0);
+	CHILD_CHECK(asx_proactor_open(&p, &o, &why) == -err);
+	CHILD_CHECK(why && strstr(why, word) && !strstr(why, "Reactor"));
+	why = NULL;
+	CHILD_CHECK(asx_proactor_open(&p, NULL, &why) == 0);
+	CHILD_CHECK(asx_proactor_backend(p) == ASX_PROACTOR_REACTOR);
+	CHILD_CHECK(why && strstr(why, word) && strstr(why, "Reactor back end"));
+	/* and it runs: a timer completes */
+	CHILD_CHECK(asx_proactor_timer(p, &c, 1000000) == 0);
+	for (int i = 0; i < 100 && !r.calls; i++)
+		CHILD_CHECK(asx_proactor_run_once(p, asx_deadline(&(struct timespec){ 0 },
+								 100000000)) >= 0);
+	CHILD_CHECK(r.calls == 1 && r.res == 0);
+	CHILD_CHECK(asx_proactor_close(p) == 0);
+	_exit(0);
+}
+
+static void test_forbidden(void **state)
+{
+	static const struct {
+		int err;
+		const char *word;
+	} cases[] = { { EPERM, "EPERM" }, { ENOSYS, "ENOSYS" } };
+	ASX_OPTS(struct asx_proactor_opts, o, .backend = ASX_PROACTOR_URING);
+	struct asx_proactor *p;
+	const char *why = NULL;
+
+	(void)state;
+	if (asx_proactor_open(&p, &o, &why)) {
+		/* the seccomp filter would not be what makes io_uring fail */
+		print_message("SKIP io_uring forbidden by seccomp: io_uring already unusable: %s\n",
+			      why);
+		skip();
+	}
+	assert_int_equal(asx_proactor_close(p), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int st = 0;
+		pid_t pid = fork();
+
+		assert_true(pid >= 0);
+		if (pid == 0)
+			forbidden_child(cases[i].err, cases[i].word);
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			print_error("%s case: child status %#x (exit: line & 0xff)\n", cases[i].word,
+				    st);
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 0);
+	}
 }
 
 /* ------------------------------------------------------------ echo */
@@ -439,21 +540,6 @@ static void test_reset(void **state)
 }
 
 /* ------------------------------------------------------------ cancel */
-
-struct rec {
-	int64_t res;
-	int calls;
-	uint64_t at;
-};
-
-static void record(struct asx_completion *c, int64_t res, void *user)
-{
-	struct rec *r = user;
-
-	r->res = res;
-	r->at = asx_now_ns();
-	__atomic_add_fetch(&r->calls, 1, __ATOMIC_ACQ_REL);
-}
 
 static void run_calls(struct asx_proactor *p, struct rec *r, int n)
 {
@@ -831,6 +917,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_open),
+		cmocka_unit_test(test_forbidden),
 		BOTH(test_echo_tcp),
 		BOTH(test_echo_unix),
 		BOTH(test_reset),
