@@ -207,19 +207,26 @@ const char *asx_proactor_why(const struct asx_proactor *p)
 }
 
 /* Start @c as described by @tmpl (kind and arguments). */
-static int start(struct asx_proactor *p, struct asx_completion *c, const struct pop *tmpl)
+/* Check @c can start: 0 with p->lock held, or -EINVAL, -EBUSY (@c in flight). */
+static int lock_idle(struct asx_proactor *p, struct asx_completion *c)
 {
-	struct pop *o;
-	int ret;
-
 	if (!p || !c || !c->fn)
 		return -EINVAL;
-	o = pop_of(c);
 	pthread_mutex_lock(&p->lock);
-	if (o->state != POP_IDLE) {
+	if (pop_of(c)->state != POP_IDLE) {
 		pthread_mutex_unlock(&p->lock);
 		return -EBUSY;
 	}
+	return 0;
+}
+
+static int start(struct asx_proactor *p, struct asx_completion *c, const struct pop *tmpl)
+{
+	struct pop *o = pop_of(c);
+	int ret = lock_idle(p, c);
+
+	if (ret)
+		return ret;
 	if (p->closing) {
 		pthread_mutex_unlock(&p->lock);
 		return -ECANCELED;
@@ -346,16 +353,11 @@ int asx_proactor_cancel(struct asx_proactor *p, struct asx_completion *c)
 
 int asx_proactor_post(struct asx_proactor *p, struct asx_completion *c, int64_t res)
 {
-	struct pop *o;
+	struct pop *o = pop_of(c);
+	int ret = lock_idle(p, c);
 
-	if (!p || !c || !c->fn)
-		return -EINVAL;
-	o = pop_of(c);
-	pthread_mutex_lock(&p->lock);
-	if (o->state != POP_IDLE) {
-		pthread_mutex_unlock(&p->lock);
-		return -EBUSY;
-	}
+	if (ret)
+		return ret;
 	memset(o, 0, sizeof(*o));
 	o->p = p;
 	o->kind = POP_POST;
@@ -370,6 +372,8 @@ int asx_proactor_post(struct asx_proactor *p, struct asx_completion *c, int64_t 
 
 static int enter_loop(struct asx_proactor *p)
 {
+	if (!p)
+		return -EINVAL;
 	if (asx__pop_on_loop(p))
 		return -EDEADLK;
 	if (atomic_exchange(&p->running, true))
@@ -386,11 +390,8 @@ static void leave_loop(struct asx_proactor *p)
 
 int asx_proactor_run_once(struct asx_proactor *p, const struct timespec *deadline)
 {
-	int ret;
+	int ret = enter_loop(p);
 
-	if (!p)
-		return -EINVAL;
-	ret = enter_loop(p);
 	if (ret)
 		return ret;
 	ret = asx__pop_run_done(p);
@@ -402,11 +403,8 @@ int asx_proactor_run_once(struct asx_proactor *p, const struct timespec *deadlin
 
 int asx_proactor_run(struct asx_proactor *p)
 {
-	int ret;
+	int ret = enter_loop(p);
 
-	if (!p)
-		return -EINVAL;
-	ret = enter_loop(p);
 	if (ret)
 		return ret;
 	while (!atomic_load(&p->stop)) {

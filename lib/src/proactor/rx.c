@@ -124,16 +124,6 @@ static void fe_update(struct rx *x, struct fdent *fe)
 	}
 }
 
-static void q_push(struct asx__pdone *q, struct asx_completion *c)
-{
-	pop_of(c)->qnext = NULL;
-	if (q->tail)
-		pop_of(q->tail)->qnext = c;
-	else
-		q->head = c;
-	q->tail = c;
-}
-
 static bool q_remove(struct asx__pdone *q, struct asx_completion *c)
 {
 	struct asx_completion *prev = NULL, *e;
@@ -365,7 +355,7 @@ static int enqueue(struct asx_proactor *p, struct asx_completion *c)
 		fe->fd = o->fd;
 		*pp = fe;
 	}
-	q_push(&fe->q[side], c);
+	asx__pop_append(&fe->q[side], c);
 	if (!(fe->mask & side_bit(side))) {
 		ret = asx_reactor_register_fd(x->r, o->fd, &fe->eh, side_bit(side));
 		if (!ret)
