@@ -819,6 +819,138 @@ static void test_post(void **state)
 	free(ps);
 }
 
+/* ------------------------------------------------------------ race */
+
+/*
+ * Other threads start timers and recvs and cancel them while the loop
+ * runs and bytes arrive: every start gets one callback (0, a byte, or
+ * -ECANCELED), and every byte written is received once or still unread.
+ */
+#define RACERS 2
+#define RACE_OPS 3000
+
+struct race {
+	struct asx_proactor *p;
+	struct asx_completion c[RACERS][RACE_OPS];
+	int seen[RACERS][RACE_OPS];
+	int64_t res[RACERS][RACE_OPS];
+	char buf[RACERS][RACE_OPS];
+	int sv[RACERS][2];
+	int written[RACERS];
+	int total;
+};
+
+struct racer {
+	struct race *r;
+	int id;
+};
+
+static void race_done(struct asx_completion *c, int64_t res, void *user)
+{
+	struct race *r = user;
+	size_t k = (size_t)(c - &r->c[0][0]);
+
+	CHECK(k < RACERS * RACE_OPS);
+	r->seen[k / RACE_OPS][k % RACE_OPS]++;
+	r->res[k / RACE_OPS][k % RACE_OPS] = res;
+	__atomic_add_fetch(&r->total, 1, __ATOMIC_RELEASE);
+}
+
+static void *racer_main(void *arg)
+{
+	struct racer *rc = arg;
+	struct race *r = rc->r;
+	int i = rc->id, ret;
+
+	for (int k = 0; k < RACE_OPS; k++) {
+		struct asx_completion *c = &r->c[i][k];
+
+		if (k % 2 == 0)
+			ret = asx_proactor_timer(r->p, c, (uint64_t)(k % 7) * 20000);
+		else
+			ret = asx_proactor_recv(r->p, c, r->sv[i][0], &r->buf[i][k], 1, 0);
+		CHECK(ret == 0);
+		if (k % 3 == 0) {
+			ret = asx_proactor_cancel(r->p, c);
+			CHECK(ret == 0 || ret == -ENOENT);
+		}
+		if (k % 4 == 1) {
+			CHECK(write(r->sv[i][1], "x", 1) == 1);
+			r->written[i]++;
+		}
+	}
+	/* the recvs no byte will reach */
+	for (int k = 1; k < RACE_OPS; k += 2) {
+		ret = asx_proactor_cancel(r->p, &r->c[i][k]);
+		CHECK(ret == 0 || ret == -ENOENT);
+	}
+	return NULL;
+}
+
+static void *race_loop(void *arg)
+{
+	struct race *r = arg;
+
+	CHECK(asx_proactor_run(r->p) == 0);
+	return NULL;
+}
+
+static void test_race(void **state)
+{
+	struct race *r = calloc(1, sizeof(*r));
+	struct racer rc[RACERS];
+	pthread_t th[RACERS], loop;
+	uint64_t end;
+
+	assert_non_null(r);
+	r->p = open_be(state);
+	for (int i = 0; i < RACERS; i++) {
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, r->sv[i]), 0);
+		for (int k = 0; k < RACE_OPS; k++)
+			asx_completion_init(&r->c[i][k], race_done, r);
+	}
+	assert_int_equal(pthread_create(&loop, NULL, race_loop, r), 0);
+	for (int i = 0; i < RACERS; i++) {
+		rc[i] = (struct racer){ .r = r, .id = i };
+		assert_int_equal(pthread_create(&th[i], NULL, racer_main, &rc[i]), 0);
+	}
+	for (int i = 0; i < RACERS; i++)
+		join_or_die(th[i], "a racer");
+	end = asx_now_ns() + LOOP_S * ASX_NSEC_PER_SEC;
+	while (__atomic_load_n(&r->total, __ATOMIC_ACQUIRE) < RACERS * RACE_OPS &&
+	       asx_now_ns() < end)
+		usleep(1000);
+	asx_proactor_stop(r->p);
+	join_or_die(loop, "the loop");
+	assert_threads_ok();
+	assert_int_equal(r->total, RACERS * RACE_OPS);
+	for (int i = 0; i < RACERS; i++) {
+		int got = 0, left = 0, cancelled = 0;
+		char b[RACE_OPS];
+		ssize_t n;
+
+		for (int k = 0; k < RACE_OPS; k++) {
+			assert_int_equal(r->seen[i][k], 1);
+			if (r->res[i][k] == -ECANCELED)
+				cancelled++;
+			else if (k % 2)
+				assert_int_equal(r->res[i][k], 1), got++;
+			else
+				assert_int_equal(r->res[i][k], 0);
+		}
+		n = recv(r->sv[i][0], b, sizeof(b), MSG_DONTWAIT);
+		left = n > 0 ? (int)n : 0;
+		/* every byte once: received, or still in the socket */
+		assert_int_equal(got + left, r->written[i]);
+		assert_true(cancelled > 0);
+		close(r->sv[i][0]);
+		close(r->sv[i][1]);
+	}
+	assert_int_equal(asx_proactor_pending(r->p), 0);
+	assert_int_equal(asx_proactor_close(r->p), 0);
+	free(r);
+}
+
 /* ------------------------------------------------------------ misc */
 
 struct nest {
@@ -925,6 +1057,7 @@ int main(void)
 		BOTH(test_connect),
 		BOTH(test_timers),
 		BOTH(test_post),
+		BOTH(test_race),
 		BOTH(test_nested_and_reuse),
 		BOTH(test_vectors),
 	};

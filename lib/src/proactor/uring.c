@@ -5,13 +5,14 @@
  * Each operation is one submission (a connect with a timeout two, linked:
  * CONNECT then LINK_TIMEOUT) whose user_data is the completion handler;
  * its completion moves the handler to the done list.  Cancellation is an
- * ASYNC_CANCEL of that user_data (it reaches timeouts too).  Submissions
- * made on the loop's thread (from callbacks) wait in the submission queue
- * and go with the loop's next io_uring_enter, one system call for a
- * batch; from another thread they are submitted at once.  Other threads
- * wake the loop with an eventfd the ring always has a read on.  The
- * submission queue is touched only under p->lock; the completion queue
- * only by the thread in run_once or close.
+ * ASYNC_CANCEL of that user_data (it reaches timeouts too; a request an
+ * io-wq worker runs ends -EINTR, reported -ECANCELED).  Submissions wait
+ * in the submission queue and go with the loop's next io_uring_enter, one
+ * system call for a batch: another thread queues its entries and wakes
+ * the loop with an eventfd the ring always has a read on, so every
+ * request belongs to the loop's thread (but for a full queue, submitted
+ * by whoever finds it full).  The submission queue is touched only under
+ * p->lock; the completion queue only by the thread in run_once or close.
  */
 #ifdef ASX_HAVE_LIBURING
 #include <errno.h>
@@ -30,7 +31,8 @@
 struct ur {
 	struct io_uring ring;
 	int efd;
-	uint64_t evbuf;
+	uint64_t evbuf;		/* the eventfd read's buffer, while armed */
+	bool wake_armed;
 };
 
 /*
@@ -74,6 +76,7 @@ static void arm_wake(struct ur *u)
 	if (sqe) {
 		io_uring_prep_read(sqe, u->efd, &u->evbuf, sizeof(u->evbuf), 0);
 		io_uring_sqe_set_data64(sqe, TAG_WAKE);
+		u->wake_armed = true;
 	}
 }
 
@@ -137,8 +140,7 @@ static int ur_open(struct asx_proactor *p, unsigned int entries, const char **wh
 		free(u);
 		return ret;
 	}
-	arm_wake(u);
-	io_uring_submit(&u->ring);
+	arm_wake(u);	/* submitted by the loop's first wait */
 	p->be = u;
 	*why = "io_uring back end (liburing)";
 	return 0;
@@ -153,10 +155,18 @@ static void ur_close(struct asx_proactor *p)
 	free(u);
 }
 
-static void submit_unless_loop(struct asx_proactor *p, struct ur *u)
+static void ur_wake(struct asx_proactor *p);
+
+/*
+ * Only the loop's thread submits (ur_wait): another thread's entries wait
+ * in the queue and it wakes the loop.  A request belongs to the task that
+ * submitted it: were a thread that started an operation to exit, the
+ * kernel would end the work its io-wq runs for that operation.
+ */
+static void submit_by_loop(struct asx_proactor *p)
 {
 	if (!asx__pop_on_loop(p))
-		io_uring_submit(&u->ring);
+		ur_wake(p);
 }
 
 static void set_ts(struct pop *o, uint64_t ns)
@@ -218,7 +228,7 @@ static int ur_start(struct asx_proactor *p, struct asx_completion *c)
 		io_uring_prep_link_timeout(sqe, (struct __kernel_timespec *)o->ts, 0);
 		io_uring_sqe_set_data64(sqe, TAG_IGNORE);
 	}
-	submit_unless_loop(p, u);
+	submit_by_loop(p);
 	return 0;
 }
 
@@ -232,7 +242,7 @@ static void ur_cancel(struct asx_proactor *p, struct asx_completion *c)
 		return;
 	io_uring_prep_cancel(sqe, c, 0);
 	io_uring_sqe_set_data64(sqe, TAG_IGNORE);
-	submit_unless_loop(p, u);
+	submit_by_loop(p);
 }
 
 /*
@@ -272,7 +282,9 @@ static void reap(struct asx_proactor *p, struct ur *u)
 			continue;
 		if (cqe->user_data == TAG_WAKE) {
 			atomic_store(&p->wake_pending, false);
-			arm_wake(u);
+			u->wake_armed = false;
+			if (!p->closing)
+				arm_wake(u);
 			continue;
 		}
 		switch (pop_of(c)->kind) {
@@ -287,6 +299,9 @@ static void reap(struct asx_proactor *p, struct ur *u)
 		default:
 			break;
 		}
+		/* a cancel that reached a request an io-wq worker runs: -EINTR */
+		if (res == -EINTR && pop_of(c)->cancelled)
+			res = -ECANCELED;
 		asx__pop_done(p, c, res, NULL);
 	}
 	io_uring_cq_advance(&u->ring, n);
@@ -363,10 +378,14 @@ static void ur_cancel_all(struct asx_proactor *p)
 			ur_cancel(p, c);
 		}
 	pthread_mutex_unlock(&p->lock);
+	/* end the eventfd's read too (closing: not armed again), so that
+	 * nothing writes u->evbuf after close */
+	atomic_store(&p->wake_pending, false);
+	ur_wake(p);
 	for (;;) {
 		asx__pop_run_done(p);
 		pthread_mutex_lock(&p->lock);
-		left = p->nflight;
+		left = p->nflight + u->wake_armed;
 		pthread_mutex_unlock(&p->lock);
 		if (!left)
 			break;
