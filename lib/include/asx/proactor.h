@@ -72,12 +72,18 @@ struct asx_completion {
 	} asx__priv;
 };
 
+/* A handler not in flight: ASX_COMPLETION_INIT(fn, user) or asx_completion_init(). */
 #define ASX_COMPLETION_INIT(f, u) { .fn = (f), .user = (u) }
 
 static inline void asx_completion_init(struct asx_completion *c, asx_completion_fn fn,
 				       void *user)
 {
-	*c = (struct asx_completion)ASX_COMPLETION_INIT(fn, user);
+	unsigned int i;
+
+	c->fn = fn;
+	c->user = user;
+	for (i = 0; i < sizeof(c->asx__priv.asx__u) / sizeof(c->asx__priv.asx__u[0]); i++)
+		c->asx__priv.asx__u[i] = 0;
 }
 
 enum asx_proactor_backend {
