@@ -31,6 +31,8 @@
 #   make setup        install the Debian/PyPI packages the tree needs
 #   make clean
 #
+# URING=0 builds libasx without liburing (the Proactor then runs on the
+# Reactor alone: lib/src/proactor/deps.mk).
 # V=1 shows the commands.  SAN=asan or SAN=tsan builds a sanitised tree
 # under build/asan or build/tsan (used by `make check`).
 

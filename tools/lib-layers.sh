@@ -50,7 +50,7 @@ done
 
 # The components, lowest first. A file may include the headers of its own
 # component, of core/ and public headers of its own or lower components.
-comps=(core sa asc sync msg thread reactor ipc acceptor stream xdr kstream svc)
+comps=(core sa asc sync msg thread reactor ipc proactor acceptor stream xdr kstream svc)
 declare -A layer
 for i in "${!comps[@]}"; do layer[${comps[$i]}]=$i; done
 
@@ -63,7 +63,7 @@ declare -A public=(
 	[sa.h]=sa [asc.h]=asc [reactor.h]=reactor [addr.h]=ipc [sock.h]=ipc
 	[pipe.h]=ipc [stream.h]=stream [map.h]=stream [modules.h]=stream
 	[mux.h]=stream [xdr.h]=xdr [kstream.h]=kstream [stropts.h]=kstream [svc.h]=svc
-	[acceptor.h]=acceptor
+	[acceptor.h]=acceptor [proactor.h]=proactor
 )
 
 # The allowed includes of another component's private header, each

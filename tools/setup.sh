@@ -33,6 +33,8 @@ say() { [ "$quiet" = 1 ] || echo "setup: $*"; }
 pkgs=(
 	build-essential gcc clang make pkg-config git
 	libcmocka-dev liburcu-dev systemtap-sdt-dev libtirpc-dev
+	# the Proactor's io_uring back end (lib/src/proactor, Documentation/reactor.rst)
+	liburing-dev
 	# asx-bench ace's baseline: ACE 7 (tools/bench/ace/, Documentation/benchmarks.rst)
 	libace-dev
 	linux-headers-amd64 linux-image-amd64 kmod
