@@ -16,6 +16,8 @@
  * once; end_loop makes every thread return, and the reactor is destroyed
  * with every handler back to its creator's reference.  A watchdog fails
  * the run (abort with the progress counters) instead of letting it hang.
+ * The loop threads are pthreads, or ASC user threads on two VPs (the
+ * leader parks on the epoll descriptor, followers on an asx_cond).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,7 +37,9 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
+#include <asx/asc.h>
 #include <asx/reactor.h>
+#include <asx/sync.h>
 
 #include "joinwd.h"
 
@@ -74,7 +78,7 @@ struct h {
 	 * removal between the two registrations would end one the test has
 	 * not seen begin).  The reactor never waits for it.
 	 */
-	pthread_mutex_t life;
+	struct asx_mutex life;	/* an asx_mutex: a user thread parks, its VP runs on */
 };
 
 static struct asx_reactor *r;
@@ -154,15 +158,15 @@ static bool revive(int i, int *count)
 	int want = ST_CLOSED;
 	int err;
 
-	pthread_mutex_lock(&h->life);
+	asx_mutex_lock(&h->life);
 	if (!__atomic_compare_exchange_n(&h->state, &want, ST_REG, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE)) {
-		pthread_mutex_unlock(&h->life);
+		asx_mutex_unlock(&h->life);
 		return false;
 	}
 	inc(&h->lifetimes);
 	err = reg(h);
-	pthread_mutex_unlock(&h->life);
+	asx_mutex_unlock(&h->life);
 	if (err)
 		error("handler %d: register again: %d", i, err);
 	inc(count);
@@ -214,17 +218,17 @@ static int io_input(struct asx_event_handler *eh, int fd)
 		error("handler %d: read: %d", h->idx, errno);
 	switch (rnd32(&h->rnd) % 64) {
 	case 0:	/* remove the other descriptor, and this one by the return value */
-		pthread_mutex_lock(&h->life);
+		asx_mutex_lock(&h->life);
 		(void)asx_reactor_remove_fd(r, h->ch[1 - ci].rfd, ASX_EV_READ);
-		pthread_mutex_unlock(&h->life);
+		asx_mutex_unlock(&h->life);
 		inc(&self_removed);
 		rc = -1;
 		break;
 	case 1:	/* remove the whole handler from inside */
-		pthread_mutex_lock(&h->life);
+		asx_mutex_lock(&h->life);
 		if (asx_reactor_remove_handler(r, eh) == 0)
 			inc(&self_removed);
-		pthread_mutex_unlock(&h->life);
+		asx_mutex_unlock(&h->life);
 		break;
 	case 2:	/* bring another back from inside */
 		(void)revive((int)(rnd32(&h->rnd) % NHANDLERS), &revived_in);
@@ -294,6 +298,7 @@ static const struct asx_event_handler_ops t_ops = {
 
 struct runner {
 	pthread_t t;
+	struct asx_asc_thread *ut;	/* a user thread instead */
 	int rc;
 };
 
@@ -345,11 +350,11 @@ static void *churner(void *unused)
 
 		if (!ld(&stop_churn)) {
 			if (rnd32(&s) % 2) {
-				pthread_mutex_lock(&hs[i].life);
+				asx_mutex_lock(&hs[i].life);
 				if (ld(&hs[i].state) == ST_REG &&
 				    asx_reactor_remove_handler(r, &hs[i].eh) == 0)
 					inc(&out_removed);
-				pthread_mutex_unlock(&hs[i].life);
+				asx_mutex_unlock(&hs[i].life);
 			}
 			(void)revive((int)(rnd32(&s) % NHANDLERS), &revived_out);
 		}
@@ -409,9 +414,13 @@ static void reset_state(void)
 	stop_churn = finished = errors = 0;
 }
 
-static void stress(int nthreads)
+/* @nthreads threads run the loop: pthreads, or user threads of a 2-VP ASC (@asc). */
+static void stress(int nthreads, bool asc)
 {
 	ASX_OPTS(struct asx_reactor_opts, o, .flags = ASX_REACTOR_TP);
+	ASX_OPTS(struct asx_asc_opts, ao, .nvps = 2);
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_asc *a = NULL;
 	struct runner ru[MAXTHREADS];
 	pthread_t wr[2], ch, wd;
 	uint64_t t0 = asx_now_ns();
@@ -424,7 +433,7 @@ static void stress(int nthreads)
 
 		asx_event_handler_init(&h->eh, &io_ops);
 		h->idx = i;
-		pthread_mutex_init(&h->life, NULL);
+		asx_mutex_init(&h->life);
 		h->rnd = 0x2545f491u * (uint32_t)(i + 1);
 		for (int c = 0; c < 2; c++) {
 			int sv[2];
@@ -443,8 +452,15 @@ static void stress(int nthreads)
 		ths[i].rnd = 77u * (uint32_t)(i + 1);
 	}
 	assert_int_equal(pthread_create(&wd, NULL, watchdog, NULL), 0);
-	for (int i = 0; i < nthreads; i++)
-		assert_int_equal(pthread_create(&ru[i].t, NULL, run_main, &ru[i]), 0);
+	if (asc)
+		assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &ao), 0);
+	for (int i = 0; i < nthreads; i++) {
+		if (asc)
+			assert_int_equal(asx_asc_thread_spawn(a, &q.qos, run_main, &ru[i], NULL,
+							      &ru[i].ut), 0);
+		else
+			assert_int_equal(pthread_create(&ru[i].t, NULL, run_main, &ru[i]), 0);
+	}
 	for (int w = 0; w < 2; w++)
 		assert_int_equal(pthread_create(&wr[w], NULL, writer, (void *)(intptr_t)w), 0);
 	assert_int_equal(pthread_create(&ch, NULL, churner, NULL), 0);
@@ -466,14 +482,20 @@ static void stress(int nthreads)
 
 	asx_reactor_end_loop(r);
 	for (int i = 0; i < nthreads; i++) {
-		join_or_die(ru[i].t, "a loop thread after end_loop");
+		if (asc)	/* the watchdog guards this join */
+			assert_int_equal(asx_asc_thread_join(ru[i].ut, NULL), 0);
+		else
+			join_or_die(ru[i].t, "a loop thread after end_loop");
 		assert_int_equal(ru[i].rc, 0);
 	}
+	if (asc)
+		assert_int_equal(asx_asc_destroy(a), 0);
 	st(&finished, 1);
 	join_or_die(wd, "the watchdog");
 
-	print_message("    %d threads: %d records, %d callbacks in %.2f s; removed %d from inside, "
+	print_message("    %d %s: %d records, %d callbacks in %.2f s; removed %d from inside, "
 		      "%d from outside; added again %d from inside, %d from outside\n", nthreads,
+		      asc ? "user threads on 2 VPs" : "pthreads",
 		      ld(&received), ld(&callbacks), (double)(asx_now_ns() - t0) / 1e9,
 		      self_removed, out_removed, revived_in, revived_out);
 	for (int i = 0; i < errors && i < 4; i++)
@@ -495,7 +517,7 @@ static void stress(int nthreads)
 		assert_int_equal(h->releases, 0);
 		asx_event_handler_put(&h->eh);
 		assert_int_equal(h->releases, 1);
-		pthread_mutex_destroy(&h->life);
+		asx_mutex_destroy(&h->life);
 		for (int c = 0; c < 2; c++) {
 			close(h->ch[c].rfd);
 			close(h->ch[c].wfd);
@@ -509,13 +531,19 @@ static void stress(int nthreads)
 static void test_tp_4_threads(void **state)
 {
 	(void)state;
-	stress(4);
+	stress(4, false);
 }
 
 static void test_tp_8_threads(void **state)
 {
 	(void)state;
-	stress(8);
+	stress(8, false);
+}
+
+static void test_tp_asc_4_threads(void **state)
+{
+	(void)state;
+	stress(4, true);
 }
 
 /* ------------------------------------------------------------ the API */
@@ -604,6 +632,7 @@ int main(void)
 		cmocka_unit_test(test_tp_api),
 		cmocka_unit_test(test_tp_4_threads),
 		cmocka_unit_test(test_tp_8_threads),
+		cmocka_unit_test(test_tp_asc_4_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
