@@ -205,12 +205,10 @@ int asx__rx_notify_dispatch(struct asx_reactor *r)
 	 * reactor), so the FIFO's order is the callbacks' order: a second
 	 * thread leaves what it was woken for to the first.
 	 */
-	if (r->notifying) {
-		r->notify_again = true;
+	if (!asx__rx_solo(&r->notifying, &r->notify_again)) {
 		asx_mutex_unlock(&r->lock);
 		return 0;
 	}
-	r->notifying = true;
 again:
 	r->notify_again = false;
 	/* Only what is queued now: notifications posted by callbacks wait a round. */

@@ -830,14 +830,33 @@ static int wait_events(struct asx_reactor *r, struct epoll_event *evs, int max,
 	return epoll_pwait(r->epfd, evs, max, ms, NULL);
 }
 
+/*
+ * The end of a round of the loop: true if run_once returns, with *@rc:
+ * callbacks ran, or the loop was woken explicitly, or @deadline passed.
+ */
+static bool round_end(struct asx_reactor *r, int total, const struct timespec *deadline, int *rc)
+{
+	bool woken;
+
+	rx_lock(r);
+	woken = r->woken;
+	r->woken = false;
+	rx_unlock(r);
+	*rc = total;
+	if (total > 0 || woken)
+		return true;
+	*rc = 0;
+	return deadline && asx_now_ns() >= asx_timespec_ns(deadline);
+}
+
 static int loop_once(struct asx_reactor *r, const struct timespec *deadline)
 {
 	struct epoll_event evs[RX_EVENTS];
 	int total = 0;
 
 	for (;;) {
-		bool wake = false, sig = false, woken;
-		int i, n = wait_events(r, evs, RX_EVENTS, deadline);
+		bool wake = false, sig = false;
+		int i, rc, n = wait_events(r, evs, RX_EVENTS, deadline);
 
 		if (n < 0) {
 			if (errno != EINTR)
@@ -866,14 +885,8 @@ static int loop_once(struct asx_reactor *r, const struct timespec *deadline)
 			drain(r->wakefd);
 			total += asx__rx_notify_dispatch(r);
 		}
-		rx_lock(r);
-		woken = r->woken;
-		r->woken = false;
-		rx_unlock(r);
-		if (total > 0 || woken)
-			return total;
-		if (deadline && asx_now_ns() >= asx_timespec_ns(deadline))
-			return 0;
+		if (round_end(r, total, deadline, &rc))
+			return rc;
 	}
 }
 
@@ -939,8 +952,8 @@ static int tp_loop_once(struct asx_reactor *r, const struct timespec *deadline)
 
 	for (;;) {
 		struct epoll_event ev;
-		bool claimed = false, woken;
-		int n, err = 0;
+		bool claimed = false;
+		int n, rc, err = 0;
 
 		rx_lock(r);
 		while (r->leader && !asx_reactor_loop_done(r)) {
@@ -972,14 +985,8 @@ static int tp_loop_once(struct asx_reactor *r, const struct timespec *deadline)
 		if (claimed)
 			total += tp_dispatch(r, &ev);
 
-		rx_lock(r);
-		woken = r->woken;
-		r->woken = false;
-		rx_unlock(r);
-		if (total > 0 || woken)
-			return total;
-		if (deadline && asx_now_ns() >= asx_timespec_ns(deadline))
-			return 0;
+		if (round_end(r, total, deadline, &rc))
+			return rc;
 	}
 }
 

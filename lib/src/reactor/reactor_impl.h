@@ -205,6 +205,21 @@ struct asx_reactor {
 	bool pool_stop;
 };
 
+/*
+ * Lock held: take a job one thread at a time does (*@busy: the timers,
+ * the notifications), or, when another thread holds it, ask that one to
+ * look again (*@again) and say false.
+ */
+static inline bool asx__rx_solo(bool *busy, bool *again)
+{
+	if (*busy) {
+		*again = true;
+		return false;
+	}
+	*busy = true;
+	return true;
+}
+
 /* Lock held: is the caller one of the dispatching threads? */
 static inline bool asx__rx_is_dispatcher(const struct asx_reactor *r)
 {

@@ -351,12 +351,10 @@ int asx__rx_timers_expire(struct asx_reactor *r)
 	 * reactor): one timer fires at a time, in deadline order.  A second
 	 * thread leaves the timers it was woken for to the first.
 	 */
-	if (r->expiring) {
-		r->expire_again = true;
+	if (!asx__rx_solo(&r->expiring, &r->expire_again)) {
 		asx_mutex_unlock(&r->lock);
 		return 0;
 	}
-	r->expiring = true;
 again:
 	r->expire_again = false;
 	now = asx_now_ns();
