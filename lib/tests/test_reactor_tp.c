@@ -546,6 +546,120 @@ static void test_tp_asc_4_threads(void **state)
 	stress(4, true);
 }
 
+/* ------------------------------------------------------------ order */
+
+#define NORD 400
+#define NORDH 8
+
+struct oh {
+	struct asx_event_handler eh;
+	int k;
+};
+
+static struct oh ohs[NORDH];
+static int ord_next, ord_bad, ord_in;	/* atomic */
+static int ord_seen[NORD];		/* the handler of the i-th callback */
+
+static void ord_note(struct oh *h, const char *what)
+{
+	int i;
+
+	if (__atomic_fetch_add(&ord_in, 1, __ATOMIC_ACQ_REL))
+		error("order: two %s callbacks at once", what);
+	i = inc(&ord_next) - 1;
+	if (i < NORD)
+		ord_seen[i] = h->k;
+	else
+		inc(&ord_bad);
+	if (i % 3 == 0)
+		sched_yield();	/* let another thread try to overtake */
+	__atomic_fetch_sub(&ord_in, 1, __ATOMIC_ACQ_REL);
+}
+
+static int ord_timeout(struct asx_event_handler *eh, const struct timespec *now, void *arg)
+{
+	(void)now;
+	(void)arg;
+	ord_note((struct oh *)eh, "timer");
+	return 0;
+}
+
+static int ord_input(struct asx_event_handler *eh, int fd)
+{
+	(void)fd;
+	ord_note((struct oh *)eh, "notification");
+	return 0;
+}
+
+static const struct asx_event_handler_ops ord_ops = {
+	.handle_input = ord_input,
+	.handle_timeout = ord_timeout,
+};
+
+/*
+ * Timers fire in deadline order and notifications run in the order they
+ * were posted, one at a time, though four threads run the loop: NORD of
+ * each, over NORDH handlers in turn; the timers all due before the loop
+ * starts, the notifications posted while it runs (so several threads are
+ * woken for them).
+ */
+static void order_case(bool timers)
+{
+	ASX_OPTS(struct asx_reactor_opts, o, .flags = ASX_REACTOR_TP);
+	struct runner ru[4];
+	struct timespec past;
+	uint64_t t0 = asx_now_ns();
+
+	errors = ord_next = ord_bad = ord_in = 0;
+	assert_int_equal(asx_reactor_create_opts(&r, &o), 0);
+	for (int k = 0; k < NORDH; k++) {
+		asx_event_handler_init(&ohs[k].eh, &ord_ops);
+		ohs[k].k = k;
+	}
+	/* distinct past deadlines, scheduled out of order, before the loop starts */
+	for (int i = 0; timers && i < NORD; i++) {
+		int j = (i * 7) % NORD;
+
+		past.tv_sec = 1;
+		past.tv_nsec = 1000L * j;
+		assert_true(asx_reactor_schedule_timer_at(r, &ohs[j % NORDH].eh, NULL, &past,
+							  0) > 0);
+	}
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&ru[i].t, NULL, run_main, &ru[i]), 0);
+	/* posted while the threads run: each wake-up may reach another thread */
+	for (int i = 0; !timers && i < NORD; i++) {
+		assert_int_equal(asx_reactor_notify(r, &ohs[(i * 5) % NORDH].eh, ASX_EV_READ), 0);
+		if (i % 4 == 0)
+			sched_yield();
+	}
+	while (ld(&ord_next) < NORD && asx_now_ns() - t0 < JOINWD_S * 1000000000ULL)
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &(struct timespec){ 0, 1000 * US }, NULL);
+	asx_reactor_end_loop(r);
+	for (int i = 0; i < 4; i++)
+		join_or_die(ru[i].t, "a loop thread after end_loop");
+	for (int i = 0; i < errors && i < 4; i++)
+		print_error("error %d of %d: %s\n", i + 1, errors, first_error[i]);
+	assert_int_equal(errors, 0);
+	assert_int_equal(ord_next, NORD);
+	assert_int_equal(ord_bad, 0);
+	for (int i = 0; i < NORD; i++)
+		assert_int_equal(ord_seen[i], timers ? i % NORDH : (i * 5) % NORDH);
+	assert_int_equal(asx_reactor_destroy(r), 0);
+}
+
+static void test_tp_timer_order(void **state)
+{
+	(void)state;
+	order_case(true);
+}
+
+static void test_tp_notify_order(void **state)
+{
+	(void)state;
+	order_case(false);
+}
+
 /* ------------------------------------------------------------ the API */
 
 static int deadlk_rc = 1;	/* atomic */
@@ -630,6 +744,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tp_api),
+		cmocka_unit_test(test_tp_timer_order),
+		cmocka_unit_test(test_tp_notify_order),
 		cmocka_unit_test(test_tp_4_threads),
 		cmocka_unit_test(test_tp_8_threads),
 		cmocka_unit_test(test_tp_asc_4_threads),
