@@ -11,6 +11,13 @@
  * up again under the lock just before its callback, so a handler removed by
  * an earlier callback of the same batch is never called.
  *
+ * A thread-pool reactor (ASX_REACTOR_TP) is run by many threads at once,
+ * leader/followers (tp_loop_once): every descriptor's entry is one-shot,
+ * the leader takes one event, claims it (a descriptor is lent to the
+ * leader itself, as to a pool thread) and hands leadership on before it
+ * runs the callbacks; handler.c's wait_idle keeps one handler's callbacks
+ * one at a time, asx__rx_solo the timers and notifications.
+ *
  * File order of reactor/, lowest first: hmap < handler < notify < timer <
  * reactor < pool.  A file calls only its own and lower files
  * (tools/lib-layers.sh checks).
