@@ -524,9 +524,9 @@ static int bench_ace(struct bench_ctx *ctx, int argc, char **argv)
 		{ "echo", NULL, "echo", NULL, "round_trips_per_s", "1/s", false, 1, 64, necho,
 		  echo_run, NULL, NULL },
 		/* 2 threads: vs ACE_TP_Reactor, and vs ACE_Dev_Poll_Reactor on 2 threads */
-		{ "echo_tp", "tp", "echo_tp", "tp", "round_trips_per_s", "1/s", false,
+		{ "echo_tp", "tp", "echo_tp", NULL, "round_trips_per_s", "1/s", false,
 		  ECHO_TP_THREADS, 64, necho, echo_tp_run, NULL, NULL },
-		{ "echo_tp", "devpoll", "echo_tp", "tp", "round_trips_per_s", "1/s", false,
+		{ "echo_tp", "devpoll", "echo_tp_devpoll", NULL, "round_trips_per_s", "1/s", false,
 		  ECHO_TP_THREADS, 64, necho, echo_tp_run, NULL, NULL },
 		{ "svc_cycle", NULL, "svc_cycle", NULL, "us_per_cycle", "us", true, 0, 0, nc,
 		  svc_cycle_run, NULL, NULL },
