@@ -468,6 +468,8 @@ stage_tools_ace() {
 	keys+=(stream_over_ace_msg stream_over_ace_msg_min stream_over_ace_task
 	       stream_over_ace_task_min svc_cycle_over_ace svc_cycle_over_ace_min
 	       echo_over_ace echo_over_ace_min echo_p99_over_ace echo_p99_over_ace_min)
+	keys+=(echo_tp_over_ace_tp echo_tp_over_ace_tp_min echo_tp_p99_over_ace_tp
+	       echo_tp_over_ace_devpoll echo_tp_p99_over_ace_devpoll)
 	if /usr/bin/python3 tools/report/asxrecords.py check "$j" --finite --require "${keys[@]}"; then
 		pass
 	else

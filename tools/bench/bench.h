@@ -136,5 +136,16 @@ int bench_kstream_mux(struct bench_ctx *ctx, long n);
 int bench_echo_served(unsigned int nc, unsigned int ms,
 		      int (*start)(const int *sfd, unsigned int nc, void **srv),
 		      void (*stop)(void *srv), double *rtps, double *p99_us);
+/*
+ * The same against a server of @nthreads threads: @start NULL, ASX's
+ * thread-pool Reactor (ASX_REACTOR_TP; @nthreads must be 2, asx-bench
+ * echo's "tp" server).  *@served: the connections that had at least one
+ * round trip (a server that starves some shows here).
+ */
+int bench_echo_served_tp(unsigned int nc, unsigned int ms, unsigned int nthreads,
+			 int (*start)(const int *sfd, unsigned int nc, unsigned int nthreads,
+				      void **srv),
+			 void (*stop)(void *srv), double *rtps, double *p99_us,
+			 unsigned int *served);
 
 #endif /* ASX_BENCH_H */

@@ -18,8 +18,13 @@
  *             on each (asx-bench echo's clients): the ASX Reactor on one
  *             pthread vs an ACE_Reactor over ACE_Dev_Poll_Reactor on one
  *             thread; round trips/s and the p99 round trip (echo_p99).
- *             The TP_Reactor row (echo_tp_over_ace_tp) waits for an ASX
- *             TP_Reactor, which does not exist yet.
+ *   echo_tp   the same clients against two threads of a thread-pool
+ *             Reactor: ASX_REACTOR_TP vs ACE_TP_Reactor (shape "tp", the
+ *             key echo_tp_over_ace_tp), and, since ACE_TP_Reactor starves
+ *             most connections (select(), lowest handle first: the line
+ *             prints how many connections had a round trip), vs
+ *             ACE_Dev_Poll_Reactor run by two threads, ACE's epoll
+ *             leader/followers (shape "devpoll").
  *   svc_cycle load and remove a dynamic service from a svc.conf directive:
  *             asx_svc_apply_text() with the tree's echo.so vs
  *             ACE_Service_Config::process_directive() with ace_echo_svc.so
@@ -318,6 +323,27 @@ static int echo_run(const struct row *r, bool ace, double *v, double *v2)
 				 ace ? ace_side_echo_stop : NULL, v, v2);
 }
 
+/*
+ * The thread-pool rows: 2 threads each side; *@v, *@v2 as echo_run's.
+ * The connections served (with a round trip) in each run, fewest of the
+ * row's runs, per side, for the line measure() prints.
+ */
+#define ECHO_TP_THREADS 2
+static unsigned int echo_tp_served[2];
+
+static int echo_tp_run(const struct row *r, bool ace, double *v, double *v2)
+{
+	unsigned int served = 0;
+	int ret = bench_echo_served_tp(ECHO_CONNS, (unsigned int)r->n, ECHO_TP_THREADS,
+				       !ace ? NULL : !strcmp(r->shape, "tp") ?
+				       ace_side_echo_tp_start : ace_side_echo_devpoll_mt_start,
+				       ace_side_echo_stop, v, v2, &served);
+
+	if (served < echo_tp_served[ace])
+		echo_tp_served[ace] = served;
+	return ret;
+}
+
 /* "<dir of asx-bench>/../lib/asx/<rel>" if it exists, else NULL. */
 static char *beside_bench(const char *rel)
 {
@@ -356,7 +382,7 @@ static void put(struct bench_ctx *ctx, const struct row *r, const char *impl, co
 		.key = key, .metric = metric, .unit = unit, .value = v, .runs = runs,
 		.nruns = nruns, .arch = r->arch, .sched = "pthread",
 		.experiment = r->experiment, .impl = impl, .threads = r->threads,
-		.size = r->size, .conns = !strcmp(r->experiment, "echo") ? ECHO_CONNS : 0 });
+		.size = r->size, .conns = !strncmp(r->experiment, "echo", 4) ? ECHO_CONNS : 0 });
 }
 
 /*
@@ -414,6 +440,7 @@ static int measure(struct bench_ctx *ctx, const struct row *r)
 		ret = -ENOMEM;
 		goto out;
 	}
+	echo_tp_served[0] = echo_tp_served[1] = ECHO_CONNS;
 	for (size_t i = 0; i < n && !ret; i++) {
 		bool first = i & 1;	/* who goes first: ASX in even runs */
 
@@ -424,15 +451,21 @@ static int measure(struct bench_ctx *ctx, const struct row *r)
 	if (ret)
 		goto out;
 	record_pair(ctx, r, v, n, "over_ace", "over_ace_min");
-	if (!strcmp(r->prefix, "echo")) {
+	if (!strncmp(r->prefix, "echo", 4)) {
 		struct row p99 = *r;
+		char pre[32];
 
-		p99.prefix = "echo_p99";
+		snprintf(pre, sizeof(pre), "%s_p99", r->prefix);
+		p99.prefix = pre;
 		p99.metric = "p99_rtt";
 		p99.unit = "us";
 		p99.lower_better = true;
 		record_pair(ctx, &p99, w, n, "p99_over_ace", "p99_over_ace_min");
 	}
+	if (r->run == echo_tp_run)
+		bench_say(ctx, "%-18s connections with a round trip (fewest of the runs): "
+			  "asx %u, ace %u of %d\n", "", echo_tp_served[0], echo_tp_served[1],
+			  ECHO_CONNS);
 out:
 	for (int k = 0; k < 2; k++) {
 		free(v[k]);
@@ -490,6 +523,11 @@ static int bench_ace(struct bench_ctx *ctx, int argc, char **argv)
 		/* n: milliseconds a run, as asx-bench echo's */
 		{ "echo", NULL, "echo", NULL, "round_trips_per_s", "1/s", false, 1, 64, necho,
 		  echo_run, NULL, NULL },
+		/* 2 threads: vs ACE_TP_Reactor, and vs ACE_Dev_Poll_Reactor on 2 threads */
+		{ "echo_tp", "tp", "echo_tp", NULL, "round_trips_per_s", "1/s", false,
+		  ECHO_TP_THREADS, 64, necho, echo_tp_run, NULL, NULL },
+		{ "echo_tp", "devpoll", "echo_tp_devpoll", NULL, "round_trips_per_s", "1/s", false,
+		  ECHO_TP_THREADS, 64, necho, echo_tp_run, NULL, NULL },
 		{ "svc_cycle", NULL, "svc_cycle", NULL, "us_per_cycle", "us", true, 0, 0, nc,
 		  svc_cycle_run, NULL, NULL },
 		/* the same with echo.so kept mapped on the ASX side too */

@@ -287,10 +287,12 @@ BENCH_COMMAND(asc_sync, "asc-sync",
 
 #define ECHO_MSG 64
 #define ECHO_POOL 4
+#define ECHO_TP 2		/* threads of the thread-pool Reactor (leader/followers) */
 
-enum echo_kind { ECHO_REACTOR, ECHO_POOL_PTHREAD, ECHO_POOL_ASC, NECHO };
-static const char *const echo_name[NECHO] = { "reactor", "pool_pthread", "pool_asc" };
-static const char *const echo_sched[NECHO] = { "pthread", "pthread", "asc" };
+enum echo_kind { ECHO_REACTOR, ECHO_POOL_PTHREAD, ECHO_POOL_ASC, ECHO_TP_PTHREAD, NECHO };
+static const char *const echo_name[NECHO] = { "reactor", "pool_pthread", "pool_asc", "tp" };
+static const char *const echo_sched[NECHO] = { "pthread", "pthread", "asc", "pthread" };
+static const unsigned int echo_threads[NECHO] = { 1, ECHO_POOL, ECHO_POOL, ECHO_TP };
 
 static int echo_input(struct asx_event_handler *eh, int fd)
 {
@@ -329,9 +331,13 @@ static void *echo_dispatch(void *arg)
 
 		s->rc = asx_reactor_pool_start(s->r, &o);
 	}
-	if (!s->rc)
-		s->rc = asx_reactor_run(s->r);
-	if (s->kind != ECHO_REACTOR)
+	if (!s->rc) {
+		int rc = asx_reactor_run(s->r);	/* ECHO_TP_PTHREAD: by several threads */
+
+		if (rc)
+			__atomic_store_n(&s->rc, rc, __ATOMIC_RELAXED);
+	}
+	if (s->kind == ECHO_POOL_ASC || s->kind == ECHO_POOL_PTHREAD)
 		(void)asx_reactor_pool_stop(s->r);
 	return NULL;
 }
@@ -346,6 +352,7 @@ static int cmp_u64(const void *a, const void *b)
 struct echo_res {
 	double rtps;		/* round trips per second */
 	double p99_us;
+	unsigned int served;	/* connections with at least one round trip */
 };
 
 /* The clients: @nc connections, each one message outstanding, for @ms. */
@@ -353,14 +360,14 @@ static int echo_clients(const int *fd, unsigned int nc, unsigned int ms, struct 
 {
 	struct epoll_event ev, evs[64];
 	uint64_t *sent = calloc(nc, sizeof(*sent)), *rtt, nrtt = 0, cap = 1u << 22;
-	unsigned int *got = calloc(nc, sizeof(*got));
+	unsigned int *got = calloc(nc, sizeof(*got)), *trips = calloc(nc, sizeof(*trips));
 	char msg[ECHO_MSG] = { 0 }, buf[ECHO_MSG];
 	uint64_t t0, end, now;
 	int ep = epoll_create1(EPOLL_CLOEXEC), ret = 0;
 	unsigned int i;
 
 	rtt = malloc(cap * sizeof(*rtt));
-	if (!sent || !got || !rtt || ep < 0) {
+	if (!sent || !got || !trips || !rtt || ep < 0) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -394,6 +401,7 @@ static int echo_clients(const int *fd, unsigned int nc, unsigned int ms, struct 
 			if (got[c] < ECHO_MSG)
 				continue;
 			got[c] = 0;
+			trips[c]++;
 			if (nrtt < cap)
 				rtt[nrtt++] = now - sent[c];
 			sent[c] = now;
@@ -418,6 +426,9 @@ static int echo_clients(const int *fd, unsigned int nc, unsigned int ms, struct 
 		}
 	}
 	qsort(rtt, nrtt, sizeof(*rtt), cmp_u64);
+	res->served = 0;
+	for (i = 0; i < nc; i++)
+		res->served += trips[i] > 0;
 	res->rtps = (double)nrtt * 1e9 / (double)(now - t0);
 	res->p99_us = (double)rtt[nrtt * 99 / 100] / 1000.0;
 out:
@@ -425,6 +436,7 @@ out:
 		close(ep);
 	free(sent);
 	free(got);
+	free(trips);
 	free(rtt);
 	return ret;
 }
@@ -465,8 +477,8 @@ static int echo_once(enum echo_kind kind, unsigned int nc, unsigned int ms, stru
 	int *cfd = calloc(nc, sizeof(int)), *sfd = calloc(nc, sizeof(int));
 	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ret;
 	struct asx_asc_thread *ut = NULL;
-	pthread_t pt;
-	unsigned int i, made = 0;
+	pthread_t pt[ECHO_TP];
+	unsigned int i, made = 0, npt = 0;
 
 	if (!eh || !cfd || !sfd || lfd < 0) {
 		ret = -ENOMEM;
@@ -475,7 +487,13 @@ static int echo_once(enum echo_kind kind, unsigned int nc, unsigned int ms, stru
 	ret = echo_listen(lfd, nc, &at);
 	if (ret)
 		goto out;
-	ret = asx_reactor_create(&srv.r);
+	if (kind == ECHO_TP_PTHREAD) {
+		ASX_OPTS(struct asx_reactor_opts, ro, .flags = ASX_REACTOR_TP);
+
+		ret = asx_reactor_create_opts(&srv.r, &ro);
+	} else {
+		ret = asx_reactor_create(&srv.r);
+	}
 	for (; !ret && made < nc; made++) {
 		ret = tcp_pair(lfd, &at, &cfd[made], &sfd[made]);
 		if (ret)
@@ -493,16 +511,21 @@ static int echo_once(enum echo_kind kind, unsigned int nc, unsigned int ms, stru
 		if (!ret)
 			ret = asx_asc_thread_spawn(srv.asc, &q.qos, echo_dispatch, &srv, NULL, &ut);
 	} else {
-		ret = -pthread_create(&pt, NULL, echo_dispatch, &srv);
+		/* the thread-pool Reactor: ECHO_TP threads run its loop at once */
+		unsigned int nt = kind == ECHO_TP_PTHREAD ? ECHO_TP : 1;
+
+		for (; !ret && npt < nt; npt++)
+			ret = -pthread_create(&pt[npt], NULL, echo_dispatch, &srv);
+		if (ret)
+			npt--;
 	}
-	if (ret)
-		goto out;
-	ret = echo_clients(cfd, nc, ms, res);
+	if (!ret)
+		ret = echo_clients(cfd, nc, ms, res);
 	asx_reactor_end_loop(srv.r);
 	if (ut)
 		asx_asc_thread_join(ut, NULL);
-	else
-		pthread_join(pt, NULL);
+	for (i = 0; i < npt; i++)
+		pthread_join(pt[i], NULL);
 	if (!ret)
 		ret = srv.rc;
 out:
@@ -532,7 +555,7 @@ static void echo_rec(struct bench_ctx *ctx, int k, const char *suffix, const cha
 	bench_record(ctx, &(struct bench_rec){
 		.key = key, .experiment = "echo", .impl = echo_name[k], .sched = echo_sched[k],
 		.metric = metric, .value = v, .runs = runs, .nruns = runs ? (size_t)ctx->runs : 0,
-		.unit = unit, .conns = nc, .threads = k == ECHO_REACTOR ? 1 : ECHO_POOL,
+		.unit = unit, .conns = nc, .threads = echo_threads[k],
 		.pes = k == ECHO_POOL_ASC ? 1 : 0, .size = ECHO_MSG });
 }
 
@@ -560,8 +583,9 @@ static int bench_echo(struct bench_ctx *ctx, int argc, char **argv)
 			ret = -ENOMEM;
 	}
 	bench_say(ctx, "echo: %u TCP loopback connections, %d-byte messages, one outstanding "
-		  "each, %u ms a run, median of %d runs; pools of %d threads, ASC on 1 VP\n",
-		  nc, ECHO_MSG, ms, ctx->runs, ECHO_POOL);
+		  "each, %u ms a run, median of %d runs; pools of %d threads, ASC on 1 VP; "
+		  "tp: the thread-pool Reactor on %d threads\n",
+		  nc, ECHO_MSG, ms, ctx->runs, ECHO_POOL, ECHO_TP);
 	for (i = 0; !ret && i < ctx->runs; i++) {
 		for (k = 0; !ret && k < NECHO; k++) {
 			/* rotate the order so drift hits all alike */
@@ -600,28 +624,31 @@ out:
 }
 
 BENCH_COMMAND(echo, "echo",
-	      "echo server, 100 connections: Reactor alone, plus a pthread pool, plus an ASC pool",
+	      "echo server, 100 connections: Reactor alone, plus a pthread pool, plus an ASC pool, "
+	      "thread-pool Reactor",
 	      "[-c CONNECTIONS] [-t MS_PER_RUN]", bench_echo)
 
 /*
- * asx-bench ace's echo row (bench.h): the clients above against a server
- * that @start starts on the server ends of @nc loopback pairs and @stop
- * stops; @start NULL: the Reactor alone (the "reactor" server above).
+ * asx-bench ace's echo rows (bench.h): the clients above against a server
+ * that @start / @start_n starts on the server ends of @nc loopback pairs
+ * and @stop stops; both NULL: @kind's server above.
  */
-int bench_echo_served(unsigned int nc, unsigned int ms,
-		      int (*start)(const int *sfd, unsigned int nc, void **srv),
-		      void (*stop)(void *srv), double *rtps, double *p99_us)
+static int echo_served(enum echo_kind kind, unsigned int nc, unsigned int ms,
+		       unsigned int nthreads,
+		       int (*start)(const int *sfd, unsigned int nc, void **srv),
+		       int (*start_n)(const int *sfd, unsigned int nc, unsigned int nthreads,
+				      void **srv),
+		       void (*stop)(void *srv), struct echo_res *res)
 {
 	struct sockaddr_in at = { .sin_family = AF_INET,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	int *cfd = calloc(nc, sizeof(int)), *sfd = calloc(nc, sizeof(int));
 	int lfd = -1, ret = 0;
-	struct echo_res res = { 0 };
 	unsigned int i, made = 0;
 	void *srv = NULL;
 
-	if (!start) {
-		ret = echo_once(ECHO_REACTOR, nc, ms, &res);
+	if (!start && !start_n) {
+		ret = echo_once(kind, nc, ms, res);
 		goto out;
 	}
 	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -638,9 +665,9 @@ int bench_echo_served(unsigned int nc, unsigned int ms,
 			break;
 	}
 	if (!ret)
-		ret = start(sfd, nc, &srv);
+		ret = start ? start(sfd, nc, &srv) : start_n(sfd, nc, nthreads, &srv);
 	if (!ret) {
-		ret = echo_clients(cfd, nc, ms, &res);
+		ret = echo_clients(cfd, nc, ms, res);
 		stop(srv);
 	}
 out:
@@ -652,7 +679,35 @@ out:
 		close(lfd);
 	free(cfd);
 	free(sfd);
+	return ret;
+}
+
+int bench_echo_served(unsigned int nc, unsigned int ms,
+		      int (*start)(const int *sfd, unsigned int nc, void **srv),
+		      void (*stop)(void *srv), double *rtps, double *p99_us)
+{
+	struct echo_res res = { 0 };
+	int ret = echo_served(ECHO_REACTOR, nc, ms, 1, start, NULL, stop, &res);
+
 	*rtps = res.rtps;
 	*p99_us = res.p99_us;
+	return ret;
+}
+
+int bench_echo_served_tp(unsigned int nc, unsigned int ms, unsigned int nthreads,
+			 int (*start)(const int *sfd, unsigned int nc, unsigned int nthreads,
+				      void **srv),
+			 void (*stop)(void *srv), double *rtps, double *p99_us,
+			 unsigned int *served)
+{
+	struct echo_res res = { 0 };
+	int ret;
+
+	if (!start && nthreads != ECHO_TP)
+		return -EINVAL;
+	ret = echo_served(ECHO_TP_PTHREAD, nc, ms, nthreads, NULL, start, stop, &res);
+	*rtps = res.rtps;
+	*p99_us = res.p99_us;
+	*served = res.served;
 	return ret;
 }

@@ -41,7 +41,8 @@
  *
  * Threads.  Every call may be made from any thread, including from inside
  * callbacks.  One thread at a time dispatches (asx_reactor_run*: another
- * thread gets -EBUSY, a nested call from a callback -EDEADLK).  The
+ * thread gets -EBUSY, a nested call from a callback -EDEADLK), except on a
+ * thread-pool reactor (ASX_REACTOR_TP below), where any number do.  The
  * dispatcher may be an ASC user thread: its wait then parks that user
  * thread (the ASC's sentinel watches the reactor's epoll descriptor) and
  * the VP runs the ASC's other threads; it is told apart by user thread,
@@ -150,6 +151,34 @@ ASX_API unsigned int asx_event_handler_refs(const struct asx_event_handler *eh);
 
 /* A new reactor in *@out: 0, or -ENOMEM, -EMFILE, ... */
 ASX_API int asx_reactor_create(struct asx_reactor **out);
+
+/*
+ * A reactor with options (NULL: as asx_reactor_create).  Declare with
+ *   ASX_OPTS(struct asx_reactor_opts, o, .flags = ASX_REACTOR_TP);
+ *
+ * ASX_REACTOR_TP: a thread-pool Reactor (leader/followers, as
+ * ACE_TP_Reactor).  Any number of threads (pthreads or ASC user threads)
+ * call asx_reactor_run() / asx_reactor_run_once() on it at once: one of
+ * them, the leader, waits in epoll and takes one event; a descriptor's
+ * epoll entry is one-shot, so the descriptor stays disarmed while its
+ * callbacks run; the leader hands leadership to a waiting follower, runs
+ * the callbacks, re-arms the descriptor and becomes a follower.  Timers,
+ * signals and notifications are dispatched the same way (timers and
+ * notifications by one thread at a time, in their order).  One handler's
+ * callbacks never overlap, whatever their source: a thread about to
+ * dispatch a handler whose callback runs on another thread waits for it.
+ * On such a reactor run_once also returns once asx_reactor_end_loop()
+ * was called, and asx_reactor_pool_start() is refused (-EINVAL).
+ */
+#define ASX_REACTOR_TP	0x1u
+struct asx_reactor_opts {
+	size_t sz;		/* sizeof(struct asx_reactor_opts) */
+	unsigned int flags;	/* ASX_REACTOR_* */
+};
+ASX_API int asx_reactor_create_opts(struct asx_reactor **out,
+				    const struct asx_reactor_opts *opts);
+/* Whether @r was created with ASX_REACTOR_TP. */
+ASX_API bool asx_reactor_is_tp(const struct asx_reactor *r);
 
 /*
  * Remove every registration (each handler's handle_close() is called once),

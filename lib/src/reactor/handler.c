@@ -97,7 +97,7 @@ unsigned int asx__rx_close_run(struct asx_reactor *r, struct asx_event_handler *
 			if (eh->ops->handle_close)
 				eh->ops->handle_close(eh, fd, mask);
 		asx_mutex_lock(&r->lock);
-		asx__eh(eh)->busy--;
+		asx__rx_busy_put(r, eh);
 		puts += n;
 	}
 	asx__rx_detach_idle(r, eh);
@@ -110,5 +110,27 @@ bool asx__rx_dispatch_begin(struct asx_reactor *r, struct asx_event_handler *eh)
 		return false;
 	asx__eh(eh)->busy++;
 	asx_event_handler_get(eh);
+	return true;
+}
+
+void asx__rx_busy_put(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	if (--asx__eh(eh)->busy == 0 && r->idle_waiters)
+		asx_cond_broadcast(&r->idle_cond);
+}
+
+bool asx__rx_wait_idle(struct asx_reactor *r, struct asx_event_handler *eh)
+{
+	if (!r->tp || !asx__eh(eh)->busy)
+		return false;
+	/* keep @eh alive: its lifetime may end, and its memory go, meanwhile */
+	asx_event_handler_get(eh);
+	r->idle_waiters++;
+	while (asx__eh(eh)->busy)
+		asx_cond_wait(&r->idle_cond, &r->lock);
+	r->idle_waiters--;
+	asx_mutex_unlock(&r->lock);
+	asx_event_handler_put(eh);	/* may be the last: release() runs unlocked */
+	asx_mutex_lock(&r->lock);
 	return true;
 }

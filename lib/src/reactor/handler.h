@@ -13,6 +13,8 @@
  *   handle_close calls unless a callback of the handler is running.
  * dispatch_begin: lock held; false if the handler belongs elsewhere.
  * dispatch_end: lock held on entry, released on return.
+ * wait_idle: lock held; on a thread-pool reactor, wait out a callback of
+ *   the handler running on another thread (one dispatch at a time).
  */
 #ifndef ASX_REACTOR_HANDLER_H
 #define ASX_REACTOR_HANDLER_H
@@ -60,5 +62,15 @@ void asx__rx_reg_end(struct asx_reactor *r, struct asx_event_handler *eh, int fd
  */
 unsigned int asx__rx_close_run(struct asx_reactor *r, struct asx_event_handler *eh);
 bool asx__rx_dispatch_begin(struct asx_reactor *r, struct asx_event_handler *eh);
+/* Lock held: a callback (or handle_close) of @eh ended; wakes wait_idle. */
+void asx__rx_busy_put(struct asx_reactor *r, struct asx_event_handler *eh);
+/*
+ * Lock held, dropped while waiting: on a thread-pool reactor, while a
+ * callback of @eh runs on another thread, wait for it to return.  True if
+ * it waited: what the caller looked up under the lock may have changed,
+ * and @eh may be gone, so it looks again.  Never called by a thread inside
+ * a callback (dispatching threads are not), so it cannot wait for itself.
+ */
+bool asx__rx_wait_idle(struct asx_reactor *r, struct asx_event_handler *eh);
 
 #endif /* ASX_REACTOR_HANDLER_H */

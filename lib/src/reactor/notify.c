@@ -200,9 +200,20 @@ int asx__rx_notify_dispatch(struct asx_reactor *r)
 
 	asx_mutex_lock(&r->lock);
 	r->wake_pending = false;
+	/*
+	 * One thread at a time (several run the loop on a thread-pool
+	 * reactor), so the FIFO's order is the callbacks' order: a second
+	 * thread leaves what it was woken for to the first.
+	 */
+	if (!asx__rx_solo(&r->notifying, &r->notify_again)) {
+		asx_mutex_unlock(&r->lock);
+		return 0;
+	}
+again:
+	r->notify_again = false;
 	/* Only what is queued now: notifications posted by callbacks wait a round. */
 	budget = r->nnotifs;
-	while (budget-- && !rx_list_empty(&r->notifs)) {
+	while (budget && !rx_list_empty(&r->notifs)) {
 		struct rx_notif *n = container_of(r->notifs.next, struct rx_notif, link);
 		struct asx_event_handler *eh = n->eh;
 		struct rx_mqbind *b = n->bind;
@@ -212,6 +223,9 @@ int asx__rx_notify_dispatch(struct asx_reactor *r)
 		bool ok;
 		int rc;
 
+		if (asx__rx_wait_idle(r, eh))
+			continue;	/* the head may have changed */
+		budget--;
 		dequeue(r, n);
 		ok = asx__rx_dispatch_begin(r, eh);
 		asx_mutex_unlock(&r->lock);
@@ -237,6 +251,9 @@ int asx__rx_notify_dispatch(struct asx_reactor *r)
 		asx__rx_dispatch_end(r, eh);
 		asx_mutex_lock(&r->lock);
 	}
+	if (r->notify_again)
+		goto again;
+	r->notifying = false;
 	asx_mutex_unlock(&r->lock);
 	return count;
 }
@@ -352,7 +369,7 @@ void asx__rx_unlock_close(struct asx_reactor *r, struct asx_event_handler *eh)
 
 void asx__rx_dispatch_end(struct asx_reactor *r, struct asx_event_handler *eh)
 {
-	asx__eh(eh)->busy--;
+	asx__rx_busy_put(r, eh);
 	asx__rx_unlock_close(r, eh);
 	asx_event_handler_put(eh);
 }

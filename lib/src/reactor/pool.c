@@ -122,6 +122,8 @@ int asx_reactor_pool_start(struct asx_reactor *r, const struct asx_reactor_pool_
 
 	if (!r)
 		return -EINVAL;
+	if (r->tp)	/* its own threads dispatch the I/O callbacks already */
+		return -EINVAL;
 	err = ASX__OPTS_COPY(&o, opts);
 	if (err)
 		return err;

@@ -11,6 +11,13 @@
  * up again under the lock just before its callback, so a handler removed by
  * an earlier callback of the same batch is never called.
  *
+ * A thread-pool reactor (ASX_REACTOR_TP) is run by many threads at once,
+ * leader/followers (tp_loop_once): every descriptor's entry is one-shot,
+ * the leader takes one event, claims it (a descriptor is lent to the
+ * leader itself, as to a pool thread) and hands leadership on before it
+ * runs the callbacks; handler.c's wait_idle keeps one handler's callbacks
+ * one at a time, asx__rx_solo the timers and notifications.
+ *
  * File order of reactor/, lowest first: hmap < handler < notify < timer <
  * reactor < pool.  A file calls only its own and lower files
  * (tools/lib-layers.sh checks).
@@ -28,6 +35,7 @@
 #include <poll.h>
 
 #include "core/compiler.h"
+#include "core/opts.h"
 #include "core/probes.h"
 #include "reactor/handler.h"
 #include "reactor/reactor_impl.h"
@@ -51,17 +59,31 @@ static inline void rx_unlock(struct asx_reactor *r)
 
 int asx_reactor_create(struct asx_reactor **out)
 {
+	return asx_reactor_create_opts(out, NULL);
+}
+
+int asx_reactor_create_opts(struct asx_reactor **out, const struct asx_reactor_opts *opts)
+{
+	struct asx_reactor_opts o;
 	struct asx_reactor *r;
 	struct epoll_event ev = { .events = EPOLLIN };
 	int err;
 
 	if (!out)
 		return -EINVAL;
+	err = ASX__OPTS_COPY(&o, opts);
+	if (err)
+		return err;
+	if (o.flags & ~ASX_REACTOR_TP)
+		return -EINVAL;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
+	r->tp = o.flags & ASX_REACTOR_TP;
 	asx_mutex_init(&r->lock);
 	asx_cond_init(&r->timer_done);
+	asx_cond_init(&r->lf_cond);
+	asx_cond_init(&r->idle_cond);
 	r->wakefd = r->timerfd = r->sigfd = -1;
 	rx_list_init(&r->fd_list);
 	rx_list_init(&r->mq_list);
@@ -119,7 +141,7 @@ int asx_reactor_destroy(struct asx_reactor *r)
 	if (!r)
 		return 0;
 	rx_lock(r);
-	if (r->dispatching || r->pool) {
+	if (r->runners || r->pool) {
 		rx_unlock(r);
 		return -EBUSY;
 	}
@@ -175,6 +197,8 @@ int asx_reactor_destroy(struct asx_reactor *r)
 	close(r->epfd);
 	asx_cond_destroy(&r->timer_done);
 	asx_cond_destroy(&r->work_cond);
+	asx_cond_destroy(&r->lf_cond);
+	asx_cond_destroy(&r->idle_cond);
 	asx_mutex_destroy(&r->lock);
 	free(r);
 	return 0;
@@ -290,6 +314,7 @@ int asx_reactor_register_fd(struct asx_reactor *r, int fd, struct asx_event_hand
 	f->mask = mask;
 	f->eh = eh;
 	rx_list_init(&f->work);
+	f->oneshot = r->tp;	/* disarmed by each event until its callbacks ran */
 	err = asx__rx_hmap_put(&r->fds, (uint64_t)fd, f);
 	if (err) {
 		free(f);
@@ -415,11 +440,15 @@ static int set_suspended(struct asx_reactor *r, struct asx_event_handler *eh, bo
 			f->in_epoll = false;
 			f->oneshot = false;
 		} else {
-			int e = fd_epoll(r, f, EPOLL_CTL_ADD);
+			int e;
 
+			f->oneshot = r->tp;
+			e = fd_epoll(r, f, EPOLL_CTL_ADD);
 			if (e && !err)
 				err = e;
 			f->in_epoll = !e;
+			if (e)
+				f->oneshot = false;
 		}
 	}
 	rx_unlock(r);
@@ -533,7 +562,8 @@ static int dispatch_signals(struct asx_reactor *r)
 		if (signo <= 0 || signo >= RX_NSIG)
 			continue;
 		rx_lock(r);
-		eh = r->sig[signo];
+		while ((eh = r->sig[signo]) && asx__rx_wait_idle(r, eh))
+			;
 		if (!eh || !asx__rx_dispatch_begin(r, eh)) {
 			rx_unlock(r);
 			continue;
@@ -589,6 +619,7 @@ static int dispatch_fd(struct asx_reactor *r, int fd, uint32_t gen, uint32_t eve
 		int rc;
 
 		rx_lock(r);
+retry:
 		f = asx__rx_hmap_get(&r->fds, (uint64_t)fd);
 		/* Gone, reused, suspended, or no longer interested since the wait. */
 		if (!f || f->gen != gen || !(f->mask & bit) ||
@@ -602,6 +633,8 @@ static int dispatch_fd(struct asx_reactor *r, int fd, uint32_t gen, uint32_t eve
 			continue;
 		}
 		eh = f->eh;
+		if (asx__rx_wait_idle(r, eh))
+			goto retry;
 		if (!asx__rx_dispatch_begin(r, eh)) {
 			rx_unlock(r);
 			continue;
@@ -751,11 +784,11 @@ static int no_pwait2;
  * the user thread until the reactor's epoll descriptor is readable, which
  * the ASC's sentinel watches in its own epoll.  0 events at @deadline.
  */
-static int wait_events_uthread(struct asx_reactor *r, struct epoll_event *evs,
+static int wait_events_uthread(struct asx_reactor *r, struct epoll_event *evs, int max,
 			       const struct timespec *deadline)
 {
 	for (;;) {
-		int n = epoll_wait(r->epfd, evs, RX_EVENTS, 0);
+		int n = epoll_wait(r->epfd, evs, max, 0);
 
 		if (n != 0)
 			return n;
@@ -769,7 +802,7 @@ static int wait_events_uthread(struct asx_reactor *r, struct epoll_event *evs,
 	}
 }
 
-static int wait_events(struct asx_reactor *r, struct epoll_event *evs,
+static int wait_events(struct asx_reactor *r, struct epoll_event *evs, int max,
 		       const struct timespec *deadline)
 {
 	struct timespec rel;
@@ -777,9 +810,9 @@ static int wait_events(struct asx_reactor *r, struct epoll_event *evs,
 	int n, ms;
 
 	if (asx_asc_thread_self())
-		return wait_events_uthread(r, evs, deadline);
+		return wait_events_uthread(r, evs, max, deadline);
 	if (!deadline)
-		return epoll_wait(r->epfd, evs, RX_EVENTS, -1);
+		return epoll_wait(r->epfd, evs, max, -1);
 	now = asx_now_ns();
 	end = asx_timespec_ns(deadline);
 	rel.tv_sec = 0;
@@ -789,7 +822,7 @@ static int wait_events(struct asx_reactor *r, struct epoll_event *evs,
 		rel.tv_nsec = (long)((end - now) % ASX_NSEC_PER_SEC);
 	}
 	if (!__atomic_load_n(&no_pwait2, __ATOMIC_RELAXED)) {
-		n = epoll_pwait2(r->epfd, evs, RX_EVENTS, &rel, NULL);
+		n = epoll_pwait2(r->epfd, evs, max, &rel, NULL);
 		if (n >= 0 || errno != ENOSYS)
 			return n;
 		__atomic_store_n(&no_pwait2, 1, __ATOMIC_RELAXED);
@@ -801,7 +834,26 @@ static int wait_events(struct asx_reactor *r, struct epoll_event *evs,
 		ms = INT_MAX;
 	else
 		ms = (int)((end - now + 999999) / 1000000);
-	return epoll_pwait(r->epfd, evs, RX_EVENTS, ms, NULL);
+	return epoll_pwait(r->epfd, evs, max, ms, NULL);
+}
+
+/*
+ * The end of a round of the loop: true if run_once returns, with *@rc:
+ * callbacks ran, or the loop was woken explicitly, or @deadline passed.
+ */
+static bool round_end(struct asx_reactor *r, int total, const struct timespec *deadline, int *rc)
+{
+	bool woken;
+
+	rx_lock(r);
+	woken = r->woken;
+	r->woken = false;
+	rx_unlock(r);
+	*rc = total;
+	if (total > 0 || woken)
+		return true;
+	*rc = 0;
+	return deadline && asx_now_ns() >= asx_timespec_ns(deadline);
 }
 
 static int loop_once(struct asx_reactor *r, const struct timespec *deadline)
@@ -810,8 +862,8 @@ static int loop_once(struct asx_reactor *r, const struct timespec *deadline)
 	int total = 0;
 
 	for (;;) {
-		bool wake = false, sig = false, woken;
-		int i, n = wait_events(r, evs, deadline);
+		bool wake = false, sig = false;
+		int i, rc, n = wait_events(r, evs, RX_EVENTS, deadline);
 
 		if (n < 0) {
 			if (errno != EINTR)
@@ -840,37 +892,136 @@ static int loop_once(struct asx_reactor *r, const struct timespec *deadline)
 			drain(r->wakefd);
 			total += asx__rx_notify_dispatch(r);
 		}
+		if (round_end(r, total, deadline, &rc))
+			return rc;
+	}
+}
+
+/*
+ * Lock held: the leader took @ev; before it hands leadership on, make sure
+ * no follower can take the same thing.  The wake-up and timer descriptors
+ * are level-triggered: drain them.  A descriptor's one-shot entry was
+ * disarmed by the event: claim it for the caller (lent, as to a pool
+ * thread), so that nothing re-arms it before its callbacks ran.  False if
+ * the event is stale (the descriptor went, was suspended, or another
+ * thread claimed it after a re-arm).
+ */
+static bool tp_claim(struct asx_reactor *r, const struct epoll_event *ev)
+{
+	int fd = (int)(uint32_t)ev->data.u64;
+	uint32_t gen = (uint32_t)(ev->data.u64 >> 32);
+	struct rx_fd *f;
+
+	switch (ev->data.u64) {
+	case RX_TAG_WAKE:
+		drain(r->wakefd);
+		return true;
+	case RX_TAG_TIMER:
+		drain(r->timerfd);
+		return true;
+	case RX_TAG_SIGNAL:
+		return true;
+	}
+	f = asx__rx_hmap_get(&r->fds, (uint64_t)fd);
+	if (!f || f->gen != gen || !f->in_epoll || f->lent)
+		return false;
+	f->in_epoll = false;
+	f->lent = true;
+	return true;
+}
+
+/* The claimed event's callbacks, run after leadership went on. */
+static int tp_dispatch(struct asx_reactor *r, const struct epoll_event *ev)
+{
+	switch (ev->data.u64) {
+	case RX_TAG_WAKE:
+		return asx__rx_notify_dispatch(r);
+	case RX_TAG_TIMER:
+		return asx__rx_timers_expire(r);
+	case RX_TAG_SIGNAL:
+		return dispatch_signals(r);
+	}
+	return asx__rx_run_lent(r, (int)(uint32_t)ev->data.u64, (uint32_t)(ev->data.u64 >> 32),
+				ev->events);
+}
+
+/*
+ * Leader/followers (ASX_REACTOR_TP).  Followers wait on r->lf_cond; the
+ * leader waits in epoll for one event, claims it (tp_claim), gives
+ * leadership to a follower, runs the event's callbacks and goes round as
+ * a follower.  The same return rules as loop_once, and it returns once
+ * the loop was ended (end_loop writes the eventfd for the leader and
+ * wakes the followers).
+ */
+static int tp_loop_once(struct asx_reactor *r, const struct timespec *deadline)
+{
+	int total = 0;
+
+	for (;;) {
+		struct epoll_event ev;
+		bool claimed = false;
+		int n, rc, err = 0;
+
 		rx_lock(r);
-		woken = r->woken;
-		r->woken = false;
-		rx_unlock(r);
-		if (total > 0 || woken)
+		while (r->leader && !asx_reactor_loop_done(r)) {
+			if (!deadline) {
+				asx_cond_wait(&r->lf_cond, &r->lock);
+			} else if (asx_cond_timedwait(&r->lf_cond, &r->lock, deadline)) {
+				rx_unlock(r);
+				return total;
+			}
+		}
+		if (asx_reactor_loop_done(r)) {
+			rx_unlock(r);
 			return total;
-		if (deadline && asx_now_ns() >= asx_timespec_ns(deadline))
-			return 0;
+		}
+		r->leader = true;
+		rx_unlock(r);
+
+		n = wait_events(r, &ev, 1, deadline);
+		if (n < 0)
+			err = errno;
+		rx_lock(r);
+		if (n == 1)
+			claimed = tp_claim(r, &ev);
+		r->leader = false;
+		asx_cond_signal(&r->lf_cond);	/* promote a follower */
+		rx_unlock(r);
+		if (n < 0 && err != EINTR)
+			return -err;
+		if (claimed)
+			total += tp_dispatch(r, &ev);
+
+		if (round_end(r, total, deadline, &rc))
+			return rc;
 	}
 }
 
 int asx_reactor_run_once(struct asx_reactor *r, const struct timespec *deadline)
 {
+	struct rx_runner self, **pp;
 	int rc;
 
 	if (!r || (deadline && (deadline->tv_nsec < 0 || deadline->tv_nsec >= 1000000000L ||
 				deadline->tv_sec < 0)))
 		return -EINVAL;
 	rx_lock(r);
-	if (r->dispatching) {
+	if (asx__rx_is_dispatcher(r) || (r->runners && !r->tp)) {
 		rc = asx__rx_is_dispatcher(r) ? -EDEADLK : -EBUSY;
 		rx_unlock(r);
 		return rc;
 	}
-	asx__rx_set_dispatcher(r);
+	asx__rx_self_get(&self.self);
+	self.next = r->runners;
+	r->runners = &self;
 	rx_unlock(r);
 
-	rc = loop_once(r, deadline);
+	rc = r->tp ? tp_loop_once(r, deadline) : loop_once(r, deadline);
 
 	rx_lock(r);
-	r->dispatching = false;
+	for (pp = &r->runners; *pp != &self; pp = &(*pp)->next)
+		;
+	*pp = self.next;
 	rx_unlock(r);
 	return rc;
 }
@@ -897,8 +1048,14 @@ void asx_reactor_end_loop(struct asx_reactor *r)
 	__atomic_store_n(&r->ended, 1, __ATOMIC_RELEASE);
 	rx_lock(r);
 	r->woken = true;
-	need = !r->wake_pending;
+	/*
+	 * A thread-pool reactor's leader may be one promoted after the last
+	 * write was drained (wake_pending still set): write for it anyway.
+	 */
+	need = !r->wake_pending || r->tp;
 	r->wake_pending = true;
+	if (r->tp)
+		asx_cond_broadcast(&r->lf_cond);
 	rx_unlock(r);
 	if (need)
 		asx__rx_wake(r);
@@ -908,6 +1065,11 @@ void asx_reactor_reset_loop(struct asx_reactor *r)
 {
 	if (r)
 		__atomic_store_n(&r->ended, 0, __ATOMIC_RELEASE);
+}
+
+bool asx_reactor_is_tp(const struct asx_reactor *r)
+{
+	return r && r->tp;
 }
 
 bool asx_reactor_loop_done(const struct asx_reactor *r)

@@ -127,6 +127,38 @@ struct rx_mqbind {
 	struct rx_notif node;
 };
 
+/* A thread: a user thread by its ASC thread, else by pthread_self(). */
+struct rx_self {
+	pthread_t pt;
+	struct asx_asc_thread *ut;
+};
+
+/* A thread inside asx_reactor_run_once(), on the reactor's list. */
+struct rx_runner {
+	struct rx_self self;
+	struct rx_runner *next;
+};
+
+static inline void asx__rx_self_get(struct rx_self *s)
+{
+	s->ut = asx_asc_thread_self();
+	s->pt = pthread_self();
+}
+
+/*
+ * Is the caller @s?  A user thread is told by its ASC thread, not by
+ * pthread_self(), which every user thread of a VP shares (and which
+ * changes when the thread moves to another VP).
+ */
+static inline bool asx__rx_self_is(const struct rx_self *s)
+{
+	struct asx_asc_thread *self = asx_asc_thread_self();
+
+	if (self || s->ut)
+		return self == s->ut;
+	return pthread_equal(s->pt, pthread_self());
+}
+
 #define RX_NSIG 65
 #define RX_EVENTS 64
 
@@ -155,10 +187,17 @@ struct asx_reactor {
 	bool destroying;
 	bool wake_pending;
 	bool woken;			/* an explicit wake-up since the last wait */
-	bool dispatching;
-	pthread_t owner;
-	struct asx_asc_thread *owner_ut;	/* the dispatcher, when a user thread */
+	struct rx_runner *runners;	/* the threads in run_once (one unless tp) */
+	struct rx_self firing_by;	/* the thread running r->firing's callback */
 	int ended;			/* atomic */
+	/* the thread-pool (leader/followers) mode: ASX_REACTOR_TP */
+	bool tp;
+	bool leader;			/* a thread waits in epoll */
+	struct asx_cond lf_cond;	/* followers wait here for leadership */
+	bool expiring, expire_again;	/* a thread runs the timers; look again */
+	bool notifying, notify_again;	/* a thread runs the notifications; again */
+	unsigned int idle_waiters;	/* threads waiting for a handler's callback */
+	struct asx_cond idle_cond;	/* a handler's callback returned (tp) */
 	/* the pool (pool.c): lent descriptors, FIFO, and its threads' wake-up */
 	struct asx__rx_link work;	/* struct rx_fd, by ->work */
 	struct asx_cond work_cond;
@@ -167,27 +206,29 @@ struct asx_reactor {
 };
 
 /*
- * Lock held: is the caller the dispatching thread?  A user thread is told
- * by its ASC thread, not by pthread_self(), which every user thread of a
- * VP shares (and which changes when the thread moves to another VP).
+ * Lock held: take a job one thread at a time does (*@busy: the timers,
+ * the notifications), or, when another thread holds it, ask that one to
+ * look again (*@again) and say false.
  */
-static inline bool asx__rx_is_dispatcher(const struct asx_reactor *r)
+static inline bool asx__rx_solo(bool *busy, bool *again)
 {
-	struct asx_asc_thread *self = asx_asc_thread_self();
-
-	if (!r->dispatching)
+	if (*busy) {
+		*again = true;
 		return false;
-	if (self || r->owner_ut)
-		return self == r->owner_ut;
-	return pthread_equal(r->owner, pthread_self());
+	}
+	*busy = true;
+	return true;
 }
 
-/* Lock held: record the caller as the dispatcher. */
-static inline void asx__rx_set_dispatcher(struct asx_reactor *r)
+/* Lock held: is the caller one of the dispatching threads? */
+static inline bool asx__rx_is_dispatcher(const struct asx_reactor *r)
 {
-	r->dispatching = true;
-	r->owner = pthread_self();
-	r->owner_ut = asx_asc_thread_self();
+	const struct rx_runner *n;
+
+	for (n = r->runners; n; n = n->next)
+		if (asx__rx_self_is(&n->self))
+			return true;
+	return false;
 }
 
 /* reactor.c */

@@ -210,10 +210,10 @@ static void timer_drop(struct asx_reactor *r, struct rx_timer *t)
 	asx__rx_reg_end(r, eh, -1, ASX_EV_TIMER);
 }
 
-/* Lock held: the caller is the dispatching thread (so inside a callback). */
+/* Lock held: the caller runs the firing timer's callback (so is inside it). */
 static bool in_dispatcher(struct asx_reactor *r)
 {
-	return asx__rx_is_dispatcher(r);
+	return r->firing && asx__rx_self_is(&r->firing_by);
 }
 
 int asx_reactor_cancel_timer(struct asx_reactor *r, int64_t id, void **argp)
@@ -342,10 +342,22 @@ static void timer_fired(struct asx_reactor *r, struct rx_timer *t, int rc)
 
 int asx__rx_timers_expire(struct asx_reactor *r)
 {
-	uint64_t now = asx_now_ns();
+	uint64_t now;
 	int count = 0;
 
 	asx_mutex_lock(&r->lock);
+	/*
+	 * One thread at a time (several run the loop on a thread-pool
+	 * reactor): one timer fires at a time, in deadline order.  A second
+	 * thread leaves the timers it was woken for to the first.
+	 */
+	if (!asx__rx_solo(&r->expiring, &r->expire_again)) {
+		asx_mutex_unlock(&r->lock);
+		return 0;
+	}
+again:
+	r->expire_again = false;
+	now = asx_now_ns();
 	/*
 	 * Only timers due at @now: an interval timer goes back with a deadline
 	 * after @now, so a short period cannot keep this loop going.
@@ -357,6 +369,8 @@ int asx__rx_timers_expire(struct asx_reactor *r)
 		uint64_t t_now;
 		int rc;
 
+		if (asx__rx_wait_idle(r, eh))
+			continue;	/* the heap may have changed */
 		heap_remove(r, t);
 		if (!asx__rx_dispatch_begin(r, eh)) {	/* cannot happen: eh is ours */
 			timer_drop(r, t);
@@ -364,6 +378,7 @@ int asx__rx_timers_expire(struct asx_reactor *r)
 		}
 		t->firing = true;
 		r->firing = t;
+		asx__rx_self_get(&r->firing_by);
 		t_now = asx_now_ns();
 		if (t->interval) {
 			t->deadline = next_expiry(t, t_now);
@@ -386,6 +401,9 @@ int asx__rx_timers_expire(struct asx_reactor *r)
 		asx__rx_dispatch_end(r, eh);
 		asx_mutex_lock(&r->lock);
 	}
+	if (r->expire_again)
+		goto again;
+	r->expiring = false;
 	rearm(r);
 	asx_mutex_unlock(&r->lock);
 	return count;

@@ -21,6 +21,7 @@
 #include <ace/OS_NS_sys_socket.h>
 #include <ace/OS_NS_Thread.h>
 #include <ace/Reactor.h>
+#include <ace/TP_Reactor.h>
 #include <ace/Message_Block.h>
 #include <ace/Message_Queue_T.h>
 #include <ace/Module.h>
@@ -292,13 +293,12 @@ struct echo_srv {
 	ACE_Reactor *reactor;
 	std::vector<Echo_Handler *> handlers;
 	std::thread thread;
+	std::vector<std::thread> pool;	/* the multi-threaded servers' */
 };
 
-int ace_side_echo_start(const int *sfd, unsigned int nc, void **srv)
+/* @s's handlers, one a socket, registered with its reactor: 0 or -EIO (stopped). */
+static int echo_register(echo_srv *s, const int *sfd, unsigned int nc, void **srv)
 {
-	echo_srv *s = new echo_srv;
-
-	s->reactor = new ACE_Reactor(new ACE_Dev_Poll_Reactor(), true);
 	for (unsigned int i = 0; i < nc; i++) {
 		Echo_Handler *h = new Echo_Handler(sfd[i]);
 
@@ -310,6 +310,16 @@ int ace_side_echo_start(const int *sfd, unsigned int nc, void **srv)
 			return -EIO;
 		}
 	}
+	return 0;
+}
+
+int ace_side_echo_start(const int *sfd, unsigned int nc, void **srv)
+{
+	echo_srv *s = new echo_srv;
+
+	s->reactor = new ACE_Reactor(new ACE_Dev_Poll_Reactor(), true);
+	if (echo_register(s, sfd, nc, srv))
+		return -EIO;
 	s->thread = std::thread([s] {
 		s->reactor->owner(ACE_OS::thr_self());
 		s->reactor->run_reactor_event_loop();
@@ -318,14 +328,42 @@ int ace_side_echo_start(const int *sfd, unsigned int nc, void **srv)
 	return 0;
 }
 
+/* @nthreads threads run @impl's event loop (ACE's leader/followers). */
+static int echo_start_mt(ACE_Reactor_Impl *impl, const int *sfd, unsigned int nc,
+			 unsigned int nthreads, void **srv)
+{
+	echo_srv *s = new echo_srv;
+
+	s->reactor = new ACE_Reactor(impl, true);
+	if (echo_register(s, sfd, nc, srv))
+		return -EIO;
+	for (unsigned int i = 0; i < nthreads; i++)
+		s->pool.emplace_back([s] { s->reactor->run_reactor_event_loop(); });
+	*srv = s;
+	return 0;
+}
+
+int ace_side_echo_tp_start(const int *sfd, unsigned int nc, unsigned int nthreads, void **srv)
+{
+	return echo_start_mt(new ACE_TP_Reactor(), sfd, nc, nthreads, srv);
+}
+
+int ace_side_echo_devpoll_mt_start(const int *sfd, unsigned int nc, unsigned int nthreads,
+				   void **srv)
+{
+	return echo_start_mt(new ACE_Dev_Poll_Reactor(), sfd, nc, nthreads, srv);
+}
+
 void ace_side_echo_stop(void *srv)
 {
 	echo_srv *s = static_cast<echo_srv *>(srv);
 
-	if (s->thread.joinable()) {
+	if (s->thread.joinable() || !s->pool.empty())
 		s->reactor->end_reactor_event_loop();
+	if (s->thread.joinable())
 		s->thread.join();
-	}
+	for (std::thread &t : s->pool)
+		t.join();
 	s->reactor->close();
 	delete s->reactor;
 	for (Echo_Handler *h : s->handlers)

@@ -48,6 +48,15 @@ int ace_side_svc_cycle(uint64_t n, const char *dynamic, const char *remove, doub
  */
 int ace_side_echo_start(const int *sfd, unsigned int nc, void **srv);
 void ace_side_echo_stop(void *srv);
+/*
+ * The same with @nthreads threads running the event loop: an ACE_Reactor
+ * over ACE_TP_Reactor (select, leader/followers), or over
+ * ACE_Dev_Poll_Reactor (epoll, which ACE lets several threads run);
+ * stopped with ace_side_echo_stop().
+ */
+int ace_side_echo_tp_start(const int *sfd, unsigned int nc, unsigned int nthreads, void **srv);
+int ace_side_echo_devpoll_mt_start(const int *sfd, unsigned int nc, unsigned int nthreads,
+				   void **srv);
 
 #ifdef __cplusplus
 }
