@@ -27,6 +27,8 @@
 #   install     make install into a scratch prefix; against it, with pkg-config only:
 #               each header alone (gnu11/c11/c17), lib/tests/outsider/*.c, the docs' examples
 #               every installed command has a man page; every man page renders cleanly
+#               the tutorial's example (examples/kvsvc) built against it and run
+#               under the installed asxd (tools/test-kvsvc.sh)
 #   style       Documentation/ parses (tools/doc-check.py); checkpatch.pl --no-tree on
 #               kmod/ and uapi/; asx.ko's includes one-way
 #               (tools/kmod-layers.sh: no circle, no layer including a higher one);
@@ -625,6 +627,14 @@ stage_install() {
 	rc=${PIPESTATUS[0]}
 	tap_tally "install install-test" "$log/install-test.log" "$rc" ||
 		fail "install: tools/install-test.sh printed no TAP (exit $rc)"
+	# the tutorial's example (examples/kvsvc), built with its own Makefile
+	# against the install and run under the installed asxd
+	note "examples/kvsvc against the install (tools/test-kvsvc.sh)"
+	timeout -k 5 "${KVSVC_TEST_TIMEOUT:-120}" tools/test-kvsvc.sh "$tmp/usr" 2>&1 |
+		tee "$log/test-kvsvc.log"
+	rc=${PIPESTATUS[0]}
+	tap_tally "install test-kvsvc" "$log/test-kvsvc.log" "$rc" ||
+		fail "install: tools/test-kvsvc.sh printed no TAP (exit $rc)"
 	# the gdb commands, auto-loaded from where make install put them
 	note "gdb: asx ascs / threads / bt (tools/gdb/test-gdb.sh)"
 	tools/gdb/test-gdb.sh "$tmp/usr" 2>&1 | tee "$log/test-gdb.log"
