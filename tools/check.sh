@@ -28,6 +28,8 @@
 #   install     make install into a scratch prefix; against it, with pkg-config only:
 #               each header alone (gnu11/c11/c17), lib/tests/outsider/*.c, the docs' examples
 #               every installed command has a man page; every man page renders cleanly
+#               the tutorial's example (examples/kvsvc) built against it and run
+#               under the installed asxd (tools/test-kvsvc.sh), plain and ASan
 #   style       Documentation/ parses (tools/doc-check.py); checkpatch.pl --no-tree on
 #               kmod/ and uapi/; asx.ko's includes one-way
 #               (tools/kmod-layers.sh: no circle, no layer including a higher one);
@@ -609,6 +611,33 @@ tools_asxd_stream() {
 	done
 }
 
+# The tutorial's example (examples/kvsvc), built with its own Makefile against
+# the install in $1/usr and run under the installed asxd; then the same with
+# ASan+UBSan: the example built with them, loaded by an ASan asxd (installed
+# in $1/asan; a leak at asxd's exit fails it).
+install_kvsvc() {
+	local tmp=$1 rc
+	note "examples/kvsvc against the install (tools/test-kvsvc.sh), plain and ASan"
+	timeout -k 5 "${KVSVC_TEST_TIMEOUT:-120}" tools/test-kvsvc.sh "$tmp/usr" 2>&1 |
+		tee "$log/test-kvsvc.log"
+	rc=${PIPESTATUS[0]}
+	tap_tally "install test-kvsvc" "$log/test-kvsvc.log" "$rc" ||
+		fail "install: tools/test-kvsvc.sh printed no TAP (exit $rc)"
+	if ! make -s -j"$jobs" SAN=asan install PREFIX="$tmp/asan" >"$log/install-asan.log" 2>&1; then
+		cat "$log/install-asan.log"
+		fail "install: make SAN=asan install"
+		return
+	fi
+	make -s SAN=asan lib >/dev/null 2>&1	# build/asan's libasx.pc for its own prefix again
+	ASAN_OPTIONS=$asan_opts UBSAN_OPTIONS=$ubsan_opts \
+		KVSVC_CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+		timeout -k 5 "${KVSVC_TEST_TIMEOUT:-120}" tools/test-kvsvc.sh "$tmp/asan" 2>&1 |
+		tee "$log/test-kvsvc-asan.log"
+	rc=${PIPESTATUS[0]}
+	tap_tally "install test-kvsvc asan" "$log/test-kvsvc-asan.log" "$rc" ||
+		fail "install: tools/test-kvsvc.sh under ASan printed no TAP (exit $rc)"
+}
+
 stage_install() {
 	local tmp rc p f
 	note "install + pkg-config"
@@ -657,6 +686,7 @@ stage_install() {
 	rc=${PIPESTATUS[0]}
 	tap_tally "install install-test" "$log/install-test.log" "$rc" ||
 		fail "install: tools/install-test.sh printed no TAP (exit $rc)"
+	install_kvsvc "$tmp"
 	# the gdb commands, auto-loaded from where make install put them
 	note "gdb: asx ascs / threads / bt (tools/gdb/test-gdb.sh)"
 	tools/gdb/test-gdb.sh "$tmp/usr" 2>&1 | tee "$log/test-gdb.log"

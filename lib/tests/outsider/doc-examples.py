@@ -25,6 +25,10 @@ Which blocks are checked, and how:
       functions are allowed there (-Wno-unused-function).
   ``.. check: skip``
       a block that defines main() but is deliberately not a program.
+  ``.. check: excerpt PATH``
+      lines of the tree's file PATH (tools/doc-check.py checks they are):
+      not compiled here; the file is built where it lives (examples/kvsvc
+      by tools/test-kvsvc.sh).
 
 * Any other block (a fragment) is not checked.
 
@@ -127,7 +131,7 @@ def main():
                 mode = 'run'
             elif mode == 'compile-only':
                 mode = 'link'
-            elif mode == 'skip':
+            elif mode in ('skip', 'excerpt'):
                 continue
             elif mode != 'object':
                 print('%s:%d: unknown check directive "%s"' % (path, line, directive),
