@@ -63,7 +63,7 @@ declare -A public=(
 	[sa.h]=sa [asc.h]=asc [reactor.h]=reactor [addr.h]=ipc [sock.h]=ipc
 	[pipe.h]=ipc [stream.h]=stream [map.h]=stream [modules.h]=stream
 	[mux.h]=stream [xdr.h]=xdr [kstream.h]=kstream [stropts.h]=kstream [svc.h]=svc
-	[acceptor.h]=acceptor
+	[acceptor.h]=acceptor [asc_policy.h]=asc
 )
 
 # The allowed includes of another component's private header, each
