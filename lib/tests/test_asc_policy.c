@@ -4,7 +4,8 @@
  * registration rules (name clash, unregister while used, built-in ones,
  * size-first ops), a user policy scheduling as it promises (the rr2
  * example, examples/asc-policy/), admission refusal restoring the slot,
- * migration keeping each policy's view of the slot, the block op.  Uses only public headers.
+ * migration keeping each policy's view of the slot, the block op, and
+ * STRIDE's shares.  Uses only public headers.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -189,7 +190,7 @@ static void test_register_rules(void **state)
 	o = t_ops;
 	o.name = "prio";
 	assert_int_equal(asx_asc_policy_register(&o), -EEXIST);
-	o.name = "direct";
+	o.name = "stride";
 	assert_int_equal(asx_asc_policy_register(&o), -EEXIST);
 
 	/* a newer caller's larger struct: refused only if it sets what we do not know */
@@ -379,6 +380,74 @@ static void test_migration_slot_views(void **state)
 	assert_int_equal(asx_asc_policy_unregister("test-fifo"), 0);
 }
 
+/* ---------------------------------------------------------------- stride */
+
+struct share {
+	volatile uint64_t work;
+	int blocks;			/* sleeps half the time */
+	int *stop;
+};
+
+static void *share_worker(void *arg)
+{
+	struct share *s = arg;
+	uint64_t n = 0;
+
+	while (!__atomic_load_n(s->stop, __ATOMIC_ACQUIRE)) {
+		for (int i = 0; i < 2000; i++)
+			__asm__ volatile("" ::: "memory");
+		s->work = ++n;
+		asx_asc_thread_yield();
+	}
+	return NULL;
+}
+
+/* 3 threads at 1:2:4 tickets on one VP: the work each does is in
+ * proportion (a loose bound: the host is loaded and shared). */
+static void test_stride_shares(void **state)
+{
+	static const uint32_t tickets[3] = { 1, 2, 4 };
+	struct share sh[3] = { 0 };
+	struct asx_asc_thread *t[3];
+	struct asx_asc *a;
+	int stop = 0;
+	uint64_t sum = 0;
+	double err = 0;
+
+	(void)state;
+	assert_int_equal(asx_asc_create(&a, &asx_asc_stride, NULL), 0);
+	struct asx_stride_qos bad = ASX_STRIDE_QOS(0);
+
+	assert_int_equal(asx_asc_thread_spawn(a, &bad.qos, share_worker, &sh[0], NULL, &t[0]),
+			 -EINVAL);
+	for (int i = 0; i < 3; i++) {
+		struct asx_stride_qos q = ASX_STRIDE_QOS(tickets[i]);
+
+		sh[i].stop = &stop;
+		assert_int_equal(asx_asc_thread_spawn(a, &q.qos, share_worker, &sh[i], NULL, &t[i]),
+				 0);
+	}
+	asx_asc_thread_sleep(400 * 1000 * 1000ULL);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(asx_asc_thread_join(t[i], NULL), 0);
+		sum += sh[i].work;
+	}
+	assert_true(sum > 0);
+	for (int i = 0; i < 3; i++) {
+		double want = tickets[i] / 7.0, got = (double)sh[i].work / (double)sum;
+		double e = got > want ? (got - want) / want : (want - got) / want;
+
+		if (e > err)
+			err = e;
+	}
+	fprintf(stderr, "stride: work %llu %llu %llu, max relative share error %.3f\n",
+		(unsigned long long)sh[0].work, (unsigned long long)sh[1].work,
+		(unsigned long long)sh[2].work, err);
+	assert_true(err < 0.25);
+	assert_int_equal(asx_asc_destroy(a), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -386,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_rr2_order),
 		cmocka_unit_test(test_admit_refused_restores_slot),
 		cmocka_unit_test(test_migration_slot_views),
+		cmocka_unit_test(test_stride_shares),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -307,11 +307,12 @@ void asx__asc_dump(struct asx_asc *a, FILE *f)
 const struct asx_asc_policy asx_asc_prio = { .ops = &asx__prio_ops, .name = "prio" };
 const struct asx_asc_policy asx_asc_edf = { .ops = &asx__edf_ops, .name = "edf" };
 const struct asx_asc_policy asx_asc_direct = { .ops = &asx__direct_ops, .name = "direct" };
+const struct asx_asc_policy asx_asc_stride = { .ops = &asx__stride_ops, .name = "stride" };
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct asx_asc_policy *reg_list;
 static const struct asx_asc_policy *const reg_builtin[] = {
-	&asx_asc_prio, &asx_asc_edf, &asx_asc_direct,
+	&asx_asc_prio, &asx_asc_edf, &asx_asc_direct, &asx_asc_stride,
 };
 
 /* Under reg_lock: the policy named @name, NULL if none. */

@@ -236,7 +236,8 @@ struct asx_asc_policy {
 };
 
 /* The built-in policies' ops (prio.c, edf.c, direct.c). */
-extern const struct asx_asc_policy_ops asx__prio_ops, asx__edf_ops, asx__direct_ops;
+extern const struct asx_asc_policy_ops asx__prio_ops, asx__edf_ops, asx__direct_ops,
+	asx__stride_ops;
 
 /* The op @op of @a's policy, with @a and its state first. */
 #define POL_CALL(a, op, ...)	((a)->ops->op((a), (a)->pstate, ##__VA_ARGS__))

@@ -25,7 +25,7 @@
  *   sentinel.c the timers and the sentinel thread
  *   thread.c   user threads: create, put, end, join, thread_change,
  *              thread timers
- *   prio.c, edf.c, direct.c  the policies, written on the
+ *   prio.c, edf.c, direct.c, stride.c  the policies, written on the
  *              public asx/asc_policy.h (called through their ops)
  *   asc.c      ASC lifecycle: create, destroy, stats, dump
  *
