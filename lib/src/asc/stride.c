@@ -50,6 +50,7 @@ struct sslot {
 	uint64_t start;		/* its VP's CPU clock when it was picked */
 	const void *on;		/* that VP (vp_tag's address there) */
 	uint64_t pending;	/* ns run, not charged yet */
+	bool fresh;		/* admitted, not queued yet: joins at the virtual time */
 };
 _Static_assert(sizeof(struct sslot) <= ASX_ASC_POLICY_SLOT_SIZE, "policy slot");
 
@@ -88,15 +89,19 @@ static int stride_admit(struct asx_asc *a, void *st, struct asx_asc_thread *th,
 			const struct asx_qos *q, bool change)
 {
 	const struct asx_stride_qos *sq = (const struct asx_stride_qos *)q;
-	struct stride_state *s = st;
 	struct sslot *t = slot(th);
 
 	(void)a;
+	(void)st;
 	if (q->size < sizeof(*sq) || !sq->tickets || sq->tickets > TICKETS_MAX)
 		return -EINVAL;
 	t->stride = STRIDE1 / sq->tickets;
+	/*
+	 * Not s->vtime here: admit runs under the lock while the single VP
+	 * runs the run-queue ops without it; the first enqueue sets the pass.
+	 */
 	if (!change) {
-		t->pass = s->vtime;	/* joins at the current virtual time */
+		t->fresh = true;
 		t->pending = 0;
 		t->on = NULL;
 	}
@@ -144,6 +149,10 @@ static void stride_enqueue(struct asx_asc *a, void *st, struct asx_asc_thread *t
 	struct sslot *t = slot(th);
 
 	(void)a;
+	if (t->fresh) {
+		t->fresh = false;
+		t->pass = s->vtime;	/* joins at the current virtual time */
+	}
 	charge(t);
 	/* no credit for the time it was blocked */
 	if (t->pass + t->stride < s->vtime)
