@@ -16,8 +16,8 @@
  * stride_share_error_blocking is the relative error of their ratio, and
  * stride_blocker_share the blocking thread's share over its 2/7.
  *
- * Duration per run and experiment: 2 s, --quick 0.5 s, --full 10 s (the
- * issue's figure); medians of --runs runs.
+ * Duration per run and experiment: 1 s, --quick 0.3 s, --full 10 s (the
+ * issue's figure); medians of --runs runs.  `make demo` (3 runs): 6 s.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -96,7 +96,7 @@ static double rel_err(double got, double want)
 
 static int cmd_stride(struct bench_ctx *ctx, int argc, char **argv)
 {
-	double secs = ctx->quick ? 0.5 : ctx->full ? 10.0 : 2.0;
+	double secs = ctx->quick ? 0.3 : ctx->full ? 10.0 : 1.0;
 	int runs = ctx->runs, ret = 0;
 	double *e = calloc((size_t)runs, sizeof(double));
 	double *eb = calloc((size_t)runs, sizeof(double));

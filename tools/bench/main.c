@@ -655,7 +655,7 @@ static const struct {
 	{ "asc-sync", 3 }, { "echo", 7 }, { "ttcp", 12 },
 	{ "fls", 2 },
 	{ "ace", 16 },
-	{ "stride", 12 },
+	{ "stride", 6 },
 };
 #define TYPICAL_OTHER_S 30.0
 
