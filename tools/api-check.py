@@ -39,6 +39,7 @@ PTR_ACCESSORS = {
     'asx_module_wr', 'asx_module_rd', 'asx_task_module', 'asx_task_stream',
     'asx_task_sibling', 'asx_task_queue', 'asx_stream_head_queue', 'asx_stream_head',
     'asx_stream_tail', 'asx_xdr_chan_out', 'asx_xdr_chan_in',
+    'asx_asc_vp_bound',
 }
 # *_create calls whose object is not a struct asx_X (a key, like pthread_key_create).
 CREATE_NOT_OBJECT = {'asx_tss_create', 'asx_asc_key_create'}

@@ -570,6 +570,10 @@ assert r and all(x.get("conns") == 3 for x in r if "conns" in x), r' &&
 		fls_get_ns fls_get_pthread_ns pthread_getspecific_ns tls_get_ns \
 		fls_get_over_pthread_getspecific
 	then pass; else fail "tools: asx-bench JSON, the fls keys"; fi
+	# STRIDE's proportional share (issue 32)
+	if /usr/bin/python3 tools/report/asxrecords.py check "$out" --finite --require \
+		stride_share_error stride_share_error_blocking stride_blocker_share
+	then pass; else fail "tools: asx-bench JSON, the stride keys"; fi
 	# the one TAP parser this script counts with, on outputs of known count
 	note "the TAP parser (tools/lib/test-tap-count.sh)"
 	local t=$log/tap-count-test.log

@@ -19,6 +19,8 @@
 #               complete program (or is marked to be checked): compiled as
 #               written, run unless marked compile-only
 #               (lib/tests/outsider/doc-examples.py has the conventions)
+#   asc-policy  examples/asc-policy/ built with its own Makefile (pkg-config)
+#               and run: a user ASC policy that checks its own schedule
 #
 # TAP (tools/lib/tap.sh): "ok N - NAME" or "not ok N - NAME" a check (with
 # the compiler's or the program's output as comments); the last lines are
@@ -217,5 +219,18 @@ fi
 while read -r mode src where; do
 	build_run "example $where" "$src" "$mode"
 done <"$tmp/doc.list"
+
+
+# ---------------------------------------------------------------- examples/asc-policy
+# a user ASC policy (two-level round robin, issue 32) built by its own Makefile
+# through pkg-config alone, then run: it checks that it scheduled as promised
+rm -f "$tmp/out"
+cp -r "$top/examples/asc-policy" "$tmp/asc-policy" && rm -f "$tmp/asc-policy/asc-policy"
+if make -s -C "$tmp/asc-policy" CC="$cc" asc-policy >"$tmp/out" 2>&1 &&
+   (cd "$tmp/asc-policy" && timeout -k 5 "$run_timeout" ./asc-policy) >>"$tmp/out" 2>&1; then
+	ok "examples/asc-policy: a user policy on <asx/asc_policy.h> (built with pkg-config, ran)"
+else
+	bad "examples/asc-policy: a user policy on <asx/asc_policy.h>"
+fi
 
 tap_end install-test

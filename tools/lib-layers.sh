@@ -63,7 +63,7 @@ declare -A public=(
 	[sa.h]=sa [asc.h]=asc [reactor.h]=reactor [addr.h]=ipc [sock.h]=ipc
 	[pipe.h]=ipc [stream.h]=stream [map.h]=stream [modules.h]=stream
 	[mux.h]=stream [xdr.h]=xdr [kstream.h]=kstream [stropts.h]=kstream [svc.h]=svc
-	[acceptor.h]=acceptor [proactor.h]=proactor
+	[acceptor.h]=acceptor [proactor.h]=proactor [asc_policy.h]=asc
 )
 
 # The allowed includes of another component's private header, each
@@ -88,7 +88,7 @@ allowed=(
 # order in a comment at the top, asc/'s point here; architecture.rst has
 # the same lists.
 declare -A order=(
-	[asc]="switch io preempt stack timerheap sched mode upcall vp sync sentinel wait fls thread prio edf direct asc bench_raw"
+	[asc]="switch io preempt stack timerheap sched mode upcall vp sync sentinel wait fls thread prio edf direct stride asc bench_raw"
 	[reactor]="hmap handler notify timer reactor pool"
 )
 

@@ -3,7 +3,9 @@
  * test_asc_stress.c - a seeded schedule stress harness for the ASC
  * scheduler (asx/asc.h).
  *
- * Each episode makes a home ASC (PRIO or EDF with 1 to 4 VPs, or DIRECT),
+ * Each episode makes a home ASC (PRIO or EDF with 1 to 4 VPs, DIRECT,
+ * STRIDE, or rr2, the user policy of examples/asc-policy/ registered
+ * through asx/asc_policy.h and created by name),
  * non-preemptive, preemptive or timesliced (a short tick, see mk()), and
  * two side ASCs (PRIO and EDF, one VP each, of the same semantic) to
  * migrate through, then
@@ -58,6 +60,9 @@
 #include <asx/asc.h>
 #include "asc/asc_impl.h"
 
+/* a user policy written on the public interface (examples/asc-policy/) */
+#include "../../examples/asc-policy/rr2.c"
+
 #define MS 1000000ULL
 #define US 1000ULL
 
@@ -106,7 +111,8 @@ static unsigned int rnd(uint64_t *s, unsigned int n)
 /* ---------------------------------------------------------------- the world */
 
 struct world {
-	const struct asx_asc_policy *pol;
+	const struct asx_asc_policy *pol;	/* NULL: a registered one, @pname */
+	const char *pname;
 	unsigned int nvps;
 	enum asx_asc_semantic semantic;
 	struct asx_asc *home, *side_prio, *side_edf;
@@ -166,10 +172,18 @@ static bool is_direct(const struct world *w)
 	return w->pol == &asx_asc_direct;
 }
 
+static unsigned int qos_turn;	/* atomic: varies tickets and levels */
+
 /* The QoS a thread has in its home ASC. */
 static const struct asx_qos *home_qos(const struct world *w, void *buf)
 {
-	if (w->pol == &asx_asc_prio) {
+	unsigned int k = __atomic_fetch_add(&qos_turn, 1, __ATOMIC_RELAXED);
+
+	if (!w->pol) {
+		*(struct rr2_qos *)buf = RR2_QOS((int)(k % 2));
+	} else if (w->pol == &asx_asc_stride) {
+		*(struct asx_stride_qos *)buf = ASX_STRIDE_QOS(1 + k % 4);
+	} else if (w->pol == &asx_asc_prio) {
 		*(struct asx_prio_qos *)buf = ASX_PRIO_QOS(0);
 	} else if (w->pol == &asx_asc_edf) {
 		/* one long job: tiny budget so admission never refuses */
@@ -181,6 +195,8 @@ static const struct asx_qos *home_qos(const struct world *w, void *buf)
 }
 
 union qos_buf {
+	struct rr2_qos r;
+	struct asx_stride_qos s;
 	struct asx_prio_qos p;
 	struct asx_edf_qos e;
 	struct asx_direct_qos d;
@@ -460,7 +476,7 @@ static void *watchdog_main(void *arg)
 				fprintf(stderr, "  world: %s %u VPs (semantic %d), main: %s; %u workers, %u/%u "
 					"barrier threads done (%u rounds); cs %lu, produced %ld consumed "
 					"%ld items %ld, children %lu/%lu, sem holders %d\n",
-					w->pol->name, w->nvps, (int)w->semantic,
+					w->pol ? w->pol->name : w->pname, w->nvps, (int)w->semantic,
 					__atomic_load_n(&w->stage, __ATOMIC_RELAXED), w->nworkers,
 					__atomic_load_n(&w->bar_done, __ATOMIC_RELAXED), w->nbar,
 					w->bar_rounds,
@@ -512,8 +528,8 @@ static void *watchdog_main(void *arg)
  * every 100 to 500 us here, far more often than the 2 ms default, so that
  * ticks land everywhere.
  */
-static struct asx_asc *mk(const struct asx_asc_policy *p, unsigned int nvps, const char *name,
-			  enum asx_asc_semantic sem, uint64_t *rng)
+static struct asx_asc *mk(const struct asx_asc_policy *p, const char *pname, unsigned int nvps,
+			  const char *name, enum asx_asc_semantic sem, uint64_t *rng)
 {
 	struct asx_asc_opts at = { .sz = sizeof(at), .name = name, .nvps = nvps,
 				   .semantic = sem, .miss_ratio_max = 1.0, .util_max = 1.0 };
@@ -521,11 +537,14 @@ static struct asx_asc *mk(const struct asx_asc_policy *p, unsigned int nvps, con
 
 	if (sem != ASX_ASC_NONPREEMPTIVE)
 		at.timeslice_ns = (100 + rnd(rng, 401)) * US;
-	assert_int_equal(asx_asc_create(&a, p, &at), 0);
+	if (p)
+		assert_int_equal(asx_asc_create(&a, p, &at), 0);
+	else
+		assert_int_equal(asx_asc_create_by_name(&a, pname, &at), 0);
 	return a;
 }
 
-static void episode(const struct asx_asc_policy *pol, unsigned int nvps,
+static void episode(const struct asx_asc_policy *pol, const char *pname, unsigned int nvps,
 		    enum asx_asc_semantic sem, uint64_t seed)
 {
 	struct world *w = calloc(1, sizeof(*w));
@@ -540,12 +559,13 @@ static void episode(const struct asx_asc_policy *pol, unsigned int nvps,
 	assert_non_null(w);
 	assert_non_null(k);
 	w->pol = pol;
+	w->pname = pname;
 	w->nvps = nvps;
 	w->semantic = sem;
 	w->seed = seed;
-	w->home = mk(pol, nvps, "home", sem, &rng);
-	w->side_prio = mk(&asx_asc_prio, 1, "side-prio", sem, &rng);
-	w->side_edf = mk(&asx_asc_edf, 1, "side-edf", sem, &rng);
+	w->home = mk(pol, pname, nvps, "home", sem, &rng);
+	w->side_prio = mk(&asx_asc_prio, NULL, 1, "side-prio", sem, &rng);
+	w->side_edf = mk(&asx_asc_edf, NULL, 1, "side-edf", sem, &rng);
 	asx_asc_mutex_init(&w->m);
 	asx_asc_mutex_init(&w->qm);
 	asx_asc_cond_init(&w->qc);
@@ -639,10 +659,11 @@ static void episode(const struct asx_asc_policy *pol, unsigned int nvps,
 }
 
 struct config {
-	const struct asx_asc_policy *pol;
+	const struct asx_asc_policy *pol;	/* NULL: the registered rr2 */
 	unsigned int nvps;
 	enum asx_asc_semantic sem;
 };
+#define RR2 NULL
 
 #define NP ASX_ASC_NONPREEMPTIVE
 #define PR ASX_ASC_PREEMPTIVE
@@ -651,12 +672,14 @@ static const struct config configs[] = {
 	{ &asx_asc_prio, 1, NP }, { &asx_asc_prio, 2, NP }, { &asx_asc_prio, 3, NP },
 	{ &asx_asc_prio, 4, NP }, { &asx_asc_edf, 1, NP },  { &asx_asc_edf, 2, NP },
 	{ &asx_asc_edf, 3, NP },  { &asx_asc_edf, 4, NP },  { &asx_asc_direct, 0, NP },
+	{ &asx_asc_stride, 1, NP }, { &asx_asc_stride, 3, NP }, { RR2, 1, NP }, { RR2, 2, NP },
 	/* from here on: preemptive and timesliced (see the top of the file) */
 	{ &asx_asc_prio, 1, PR }, { &asx_asc_prio, 3, PR }, { &asx_asc_prio, 2, TS },
 	{ &asx_asc_prio, 4, TS }, { &asx_asc_edf, 1, PR },  { &asx_asc_edf, 2, PR },
 	{ &asx_asc_edf, 4, PR },  { &asx_asc_edf, 3, TS },
+	{ &asx_asc_stride, 2, TS }, { RR2, 2, PR },
 };
-#define NCONFIGS_NP 9
+#define NCONFIGS_NP 13
 static const char sem_tag[] = { [NP] = 'n', [PR] = 'p', [TS] = 't' };
 #undef NP
 #undef PR
@@ -687,6 +710,7 @@ static void test_stress(void **state)
 
 		asx__sched_fuzz_seed(seed, f && *f ? (unsigned int)atoi(f) : 20);
 	}
+	assert_int_equal(rr2_register(), 0);
 	assert_int_equal(pthread_create(&wd.pth, NULL, watchdog_main, &wd), 0);
 	per = (uint64_t)(secs * 1e9) / nconf;
 	end = t0 + (uint64_t)(secs * 1e9);
@@ -697,7 +721,7 @@ static void test_stress(void **state)
 			uint64_t cend = asx_now_ns() + per;
 
 			do {
-				episode(configs[c].pol, configs[c].nvps, configs[c].sem,
+				episode(configs[c].pol, RR2_NAME, configs[c].nvps, configs[c].sem,
 					splitmix(&rng));
 				episodes[c]++;
 				n++;
@@ -709,7 +733,8 @@ static void test_stress(void **state)
 	fprintf(stderr, "stress: %lu episodes in %.1f s (seed %llu):", n,
 		(double)(asx_now_ns() - t0) / 1e9, (unsigned long long)seed);
 	for (size_t c = 0; c < nconf; c++)
-		fprintf(stderr, " %s/%u%c:%lu", configs[c].pol->name, configs[c].nvps,
+		fprintf(stderr, " %s/%u%c:%lu", configs[c].pol ? configs[c].pol->name : RR2_NAME,
+			configs[c].nvps,
 			sem_tag[configs[c].sem], episodes[c]);
 	fprintf(stderr, "\n");
 }

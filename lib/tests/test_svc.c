@@ -1090,7 +1090,9 @@ static int how_svc(struct asx_task *t)
 	if (self) {
 		how.policy = self->asc->pol;
 		how.semantic = (int)self->asc->semantic;
-		how.prio = self->prio;
+		/* PRIO's slot (prio.c's struct pslot): link, level, priority */
+		how.prio = ((const struct { void *next, *level; int prio; } *)
+			    asx_asc_thread_slot(self))->prio;
 		__atomic_add_fetch(&how.ran, 1, __ATOMIC_SEQ_CST);
 	}
 	return where_svc(t);

@@ -672,6 +672,7 @@ static const struct {
 	{ "fls", 2 },
 	{ "ace", 16 },
 	{ "proactor", 6 },
+	{ "stride", 6 },
 };
 #define TYPICAL_OTHER_S 30.0
 

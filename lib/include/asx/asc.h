@@ -53,6 +53,9 @@ ASX_API extern const struct asx_asc_policy asx_asc_prio;
 ASX_API extern const struct asx_asc_policy asx_asc_edf;
 /* DIRECT: one VP per thread (kernel threads); QoS NULL or asx_direct_qos. */
 ASX_API extern const struct asx_asc_policy asx_asc_direct;
+/* STRIDE: proportional share by tickets (stride scheduling, charged by
+ * CPU time); struct asx_stride_qos.  Policies of your own: asx/asc_policy.h. */
+ASX_API extern const struct asx_asc_policy asx_asc_stride;
 
 /* ------------------------------------------------------------ QoS */
 
@@ -61,6 +64,7 @@ enum asx_qos_schema {
 	ASX_QOS_PRIO = 1,
 	ASX_QOS_EDF = 2,
 	ASX_QOS_DIRECT = 3,
+	ASX_QOS_STRIDE = 4,
 };
 
 struct asx_qos {
@@ -92,6 +96,13 @@ struct asx_direct_qos {
 };
 #define ASX_DIRECT_QOS() \
 	((struct asx_direct_qos){ { ASX_QOS_DIRECT, sizeof(struct asx_direct_qos) } })
+
+struct asx_stride_qos {
+	struct asx_qos qos;
+	uint32_t tickets;	/* its share: tickets / the sum of the runnable ones' (1..2^20) */
+};
+#define ASX_STRIDE_QOS(n) \
+	((struct asx_stride_qos){ { ASX_QOS_STRIDE, sizeof(struct asx_stride_qos) }, (n) })
 
 /* ------------------------------------------------------------ ASCs */
 

@@ -42,8 +42,10 @@ static int act_mode(const struct asx_asc_opts *attr)
 	return -EINVAL;
 }
 
-int asx_asc_create(struct asx_asc **out, const struct asx_asc_policy *pol,
-		   const struct asx_asc_opts *uattr)
+static int asc_destroy(struct asx_asc *a);
+
+static int asc_create(struct asx_asc **out, const struct asx_asc_policy *pol,
+		      const struct asx_asc_opts *uattr)
 {
 	const struct asx_asc_opts *attr = NULL;
 	struct asx_asc_opts at;
@@ -70,31 +72,32 @@ int asx_asc_create(struct asx_asc **out, const struct asx_asc_policy *pol,
 	if (!a)
 		return -ENOMEM;
 	a->pol = pol;
+	a->ops = pol->ops;
 	snprintf(a->name, sizeof(a->name), "%s", attr && attr->name ? attr->name : pol->name);
 	n = attr && attr->nvps ? attr->nvps : 1;
-	a->target = pol->vp_per_thread ? 0 : n;
+	a->target = POL_PER_THREAD(a) ? 0 : n;
 	a->max_vps = attr && attr->max_vps ? attr->max_vps : n + 64;
 	if (a->max_vps < n)
 		a->max_vps = n;
-	a->semantic = attr && attr->semantic ? attr->semantic : pol->semantic;
+	a->semantic = attr && attr->semantic ? attr->semantic : pol->ops->semantic;
 	a->act.idx = -1;
 	a->act.kind = TN_ACT;
 	a->act.asc = a;
 	a->timeslice = attr && attr->timeslice_ns ? attr->timeslice_ns : 2000000;
 	a->miss_ratio_max = attr && attr->miss_ratio_max > 0 ? attr->miss_ratio_max : 0.05;
 	a->util_max = attr && attr->util_max > 0 ? attr->util_max : 1.0;
-	if (pol->state_size) {
-		a->pstate = calloc(1, pol->state_size);
+	if (pol->ops->state_size) {
+		a->pstate = calloc(1, pol->ops->state_size);
 		if (!a->pstate) {
 			free(a);
 			return -ENOMEM;
 		}
 	}
-	r = pol->init ? pol->init(a) : 0;
+	r = POL_HAS(a, init) ? POL_CALL(a, init) : 0;
 	if (!r) {
 		r = asx__sa_setup(a, act, attr);
-		if (r && pol->fini)
-			pol->fini(a);
+		if (r && POL_HAS(a, fini))
+			POL_CALL(a, fini);
 	}
 	if (r) {
 		free(a->pstate);
@@ -104,7 +107,7 @@ int asx_asc_create(struct asx_asc **out, const struct asx_asc_policy *pol,
 	pthread_mutex_lock(&asx__sched.cfg);
 	a->next = asx__sched.ascs;
 	asx__sched.ascs = a;
-	if (a->sa && !pol->vp_per_thread && a->target == 1 && !asx__sched.nvps &&
+	if (a->sa && !POL_PER_THREAD(a) && a->target == 1 && !asx__sched.nvps &&
 	    mode_get() == MODE_SINGLE && a->semantic == ASX_ASC_NONPREEMPTIVE &&
 	    asx__membarrier_ready()) {
 		/*
@@ -116,7 +119,7 @@ int asx_asc_create(struct asx_asc **out, const struct asx_asc_policy *pol,
 		 */
 		asx__sched.sa_single = true;
 		__atomic_store_n(&asx__sched.sa_home, a, __ATOMIC_RELAXED);
-	} else if (pol->vp_per_thread || a->sa) {
+	} else if (POL_PER_THREAD(a) || a->sa) {
 		/* VPs come and go with threads (DIRECT), or a spare takes over
 		 * for a blocked VP at any time (activations): the locked path */
 		asx__mode_before_new_vp();
@@ -124,11 +127,11 @@ int asx_asc_create(struct asx_asc **out, const struct asx_asc_policy *pol,
 	}
 	pthread_mutex_unlock(&asx__sched.cfg);
 	extra = a->sa ? a->spare_min : 0;	/* the spare pool: parks at once */
-	for (unsigned int i = 0; !pol->vp_per_thread && i < n + extra; i++) {
+	for (unsigned int i = 0; !POL_PER_THREAD(a) && i < n + extra; i++) {
 		r = asx__vp_spawn(a, NULL, false, i >= n);
 		if (r) {
 			a->target = i < n ? i : n;
-			asx_asc_destroy(a);
+			asc_destroy(a);
 			return r;
 		}
 	}
@@ -136,7 +139,7 @@ int asx_asc_create(struct asx_asc **out, const struct asx_asc_policy *pol,
 	return 0;
 }
 
-int asx_asc_destroy(struct asx_asc *a)
+static int asc_destroy(struct asx_asc *a)
 {
 	struct asx_asc **pp;
 	struct asx_vp *v, *n;
@@ -192,7 +195,7 @@ int asx_asc_destroy(struct asx_asc *a)
 		asx__sched.sa_single = false;
 		__atomic_store_n(&asx__sched.sa_home, NULL, __ATOMIC_RELAXED);
 		for (b = asx__sched.ascs; b; b = b->next) {
-			direct |= b->pol->vp_per_thread || b->sa;
+			direct |= POL_PER_THREAD(b) || b->sa;
 			spin_lock(&b->lock);
 			for (v = b->vps; v; v = v->next)
 				if (v->pth && v->state != VP_EXITED)
@@ -208,8 +211,8 @@ int asx_asc_destroy(struct asx_asc *a)
 		free(v);
 	}
 	asx__sa_teardown(a);
-	if (a->pol->fini)
-		a->pol->fini(a);
+	if (POL_HAS(a, fini))
+		POL_CALL(a, fini);
 	free(a->pstate);
 	free(a);
 	return 0;
@@ -234,8 +237,8 @@ int asx_asc_stats(struct asx_asc *a, struct asx_asc_stats *st)
 	st->sa_blocked = a->sa_nblocked;
 	st->sa_lost = a->sa_lost;
 	st->retired = a->sa_retired;
-	if (a->pol->stats)
-		a->pol->stats(a, st);
+	if (POL_HAS(a, stats))
+		POL_CALL(a, stats, st);
 	unlock_np(&a->lock);
 	return 0;
 }
@@ -269,7 +272,7 @@ void asx__asc_dump(struct asx_asc *a, FILE *f)
 		"target %u, threads %u, runnable %u, inbox %s, dispatched %llu, mode %d\n",
 		a->name, a->pol->name, __atomic_load_n(&a->lock, __ATOMIC_RELAXED) ? "held" : "free",
 		a->nvps, a->nidle, a->nblocked, a->nexited, a->nspare, a->target, a->nthreads,
-		a->pol->nrunnable(a), __atomic_load_n(&a->inbox, __ATOMIC_RELAXED) ? "non-empty" : "empty",
+		POL_CALL(a, nrunnable), __atomic_load_n(&a->inbox, __ATOMIC_RELAXED) ? "non-empty" : "empty",
 		(unsigned long long)a->ndispatch, mode_get());
 	for (struct asx_vp *v = a->vps; v; v = v->next) {
 		struct asx_asc_thread *c = __atomic_load_n(&v->cur, __ATOMIC_RELAXED);
@@ -292,6 +295,168 @@ void asx__asc_dump(struct asx_asc *a, FILE *f)
 				__atomic_load_n(&t->switching, __ATOMIC_RELAXED));
 		}
 	}
+}
+
+/* ---------------------------------------------------------------- policies */
+
+/*
+ * The registry of policies by name (asx/asc_policy.h): the built-in ones,
+ * then the ones registered, each with the count of ASCs made with it.
+ * The lock is a leaf: nothing else is taken under it.
+ */
+const struct asx_asc_policy asx_asc_prio = { .ops = &asx__prio_ops, .name = "prio" };
+const struct asx_asc_policy asx_asc_edf = { .ops = &asx__edf_ops, .name = "edf" };
+const struct asx_asc_policy asx_asc_direct = { .ops = &asx__direct_ops, .name = "direct" };
+const struct asx_asc_policy asx_asc_stride = { .ops = &asx__stride_ops, .name = "stride" };
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct asx_asc_policy *reg_list;
+static const struct asx_asc_policy *const reg_builtin[] = {
+	&asx_asc_prio, &asx_asc_edf, &asx_asc_direct, &asx_asc_stride,
+};
+
+/* Under reg_lock: the policy named @name, NULL if none. */
+static const struct asx_asc_policy *reg_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(reg_builtin) / sizeof(reg_builtin[0]); i++)
+		if (!strcmp(reg_builtin[i]->name, name))
+			return reg_builtin[i];
+	for (struct asx_asc_policy *p = reg_list; p; p = p->next)
+		if (!strcmp(p->name, name))
+			return p;
+	return NULL;
+}
+
+/* One more (@d 1) or one less (-1) ASC made with @pol; built-in ones are
+ * not counted. */
+static void pol_users(const struct asx_asc_policy *pol, int d)
+{
+	if (!pol->dynamic)
+		return;
+	pthread_mutex_lock(&reg_lock);
+	((struct asx_asc_policy *)pol)->users += (unsigned int)d;	/* a malloc'd one */
+	pthread_mutex_unlock(&reg_lock);
+}
+
+int asx_asc_policy_register(const struct asx_asc_policy_ops *ops)
+{
+	struct asx_asc_policy_ops *o;
+	struct asx_asc_policy *p;
+	int r;
+
+	if (!ops)
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	o = &p->copy;
+	r = ASX__OPTS_COPY(o, ops);
+	if (!r && (!o->name || !*o->name || strlen(o->name) >= sizeof(p->name) ||
+		   !o->admit || !o->enqueue || !o->pick_next || !o->nrunnable ||
+		   (o->flags & ~(ASX_ASC_POLICY_VP_PER_THREAD | ASX_ASC_POLICY_QOS_OPTIONAL)) ||
+		   o->semantic > ASX_ASC_TIMESLICED))
+		r = -EINVAL;
+	if (r) {
+		free(p);
+		return r;
+	}
+	strcpy(p->name, o->name);
+	o->name = p->name;
+	p->ops = o;
+	p->dynamic = true;
+	pthread_mutex_lock(&reg_lock);
+	if (reg_find(p->name)) {
+		r = -EEXIST;
+	} else {
+		p->next = reg_list;
+		reg_list = p;
+	}
+	pthread_mutex_unlock(&reg_lock);
+	if (r)
+		free(p);
+	return r;
+}
+
+int asx_asc_policy_unregister(const char *name)
+{
+	struct asx_asc_policy **pp, *p = NULL;
+	int r = -ENOENT;
+
+	if (!name)
+		return -EINVAL;
+	pthread_mutex_lock(&reg_lock);
+	for (pp = &reg_list; *pp; pp = &(*pp)->next) {
+		if (strcmp((*pp)->name, name))
+			continue;
+		p = *pp;
+		if (p->users) {
+			r = -EBUSY;
+			p = NULL;
+		} else {
+			*pp = p->next;
+			r = 0;
+		}
+		break;
+	}
+	if (r == -ENOENT && reg_find(name))
+		r = -EPERM;	/* a built-in one */
+	pthread_mutex_unlock(&reg_lock);
+	free(p);
+	return r;
+}
+
+int asx_asc_create(struct asx_asc **out, const struct asx_asc_policy *pol,
+		   const struct asx_asc_opts *opts)
+{
+	int r;
+
+	if (!out || !pol)
+		return -EINVAL;
+	pol_users(pol, 1);
+	r = asc_create(out, pol, opts);
+	if (r)
+		pol_users(pol, -1);
+	return r;
+}
+
+int asx_asc_create_by_name(struct asx_asc **out, const char *name,
+			   const struct asx_asc_opts *opts)
+{
+	const struct asx_asc_policy *pol;
+	int r;
+
+	if (!out || !name)
+		return -EINVAL;
+	/* held by this call until the ASC holds it: no unregister between */
+	pthread_mutex_lock(&reg_lock);
+	pol = reg_find(name);
+	if (pol && pol->dynamic)
+		((struct asx_asc_policy *)pol)->users++;
+	pthread_mutex_unlock(&reg_lock);
+	if (!pol)
+		return -ENOENT;
+	r = asx_asc_create(out, pol, opts);
+	pol_users(pol, -1);
+	return r;
+}
+
+int asx_asc_destroy(struct asx_asc *a)
+{
+	const struct asx_asc_policy *pol;
+	int r;
+
+	if (!a)
+		return -EINVAL;
+	pol = a->pol;
+	r = asc_destroy(a);
+	if (!r)
+		pol_users(pol, -1);
+	return r;
+}
+
+const char *asx_asc_policy_name(const struct asx_asc *a)
+{
+	return a ? a->pol->name : NULL;
 }
 
 const char *asx_asc_name(const struct asx_asc *a)

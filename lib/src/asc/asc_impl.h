@@ -47,6 +47,7 @@
 #include <time.h>
 
 #include <asx/asc.h>
+#include <asx/asc_policy.h>
 #include "asc/ctx.h"
 #include "core/compiler.h"
 #include "core/errno.h"
@@ -114,6 +115,12 @@ struct asx__fls {
 };
 
 struct asx_asc_thread {
+	/*
+	 * The policy slot (asx/asc_policy.h): the first
+	 * ASX_ASC_POLICY_SLOT_SIZE bytes belong to the policy of the ASC the
+	 * thread is in; a thread handle is a pointer to it.
+	 */
+	unsigned char pslot[ASX_ASC_POLICY_SLOT_SIZE] __attribute__((aligned(16)));
 	struct asx_ctx ctx;
 	struct asx_asc *asc;
 	struct asx_vp *vp;		/* the VP running it */
@@ -121,15 +128,6 @@ struct asx_asc_thread {
 	int state;			/* enum tstate (atomic, informational) */
 	bool dead;			/* ended: set before its last switch */
 	int switching;			/* atomic: context not yet saved */
-
-	/* policy fields */
-	struct asx_asc_thread *rq_next, *rq_prev;
-	void *pq;			/* PRIO: its level */
-	int prio;
-	int queued;
-	uint64_t period, rel_deadline, budget, nperiods;
-	uint64_t release, deadline;	/* EDF: current job */
-	uint64_t jobs;
 
 	struct asx_asc_thread *inbox_next;
 
@@ -209,66 +207,50 @@ struct asx_vp {
 	uint64_t sa_next;		/* its events numbered below this are stale */
 };
 
-/* The VP activation policy hears of these; it is the single place that
- * decides to wake, create or passivate VPs.  */
-enum vp_event {
-	VPEV_RUNNABLE,		/* a thread became runnable */
-	VPEV_BLOCKED,		/* a VP entered a blocking call (wrapper or upcall) */
-	VPEV_UNBLOCKED,		/* a VP came back from one */
-	VPEV_JOB,		/* EDF: a job completed (miss ratio changed) */
-	/*
-	 * A dispatch window of at least ACT_DELAY_NS ended on the locked
-	 * path: asc->win_ns long, asc->win_disp dispatches in it.  -1 gives
-	 * the calling VP back (its thread is queued for the others).
-	 */
-	VPEV_WINDOW,
-};
+/* The VP activation policy (the policy's activation op, asx/asc_policy.h)
+ * is the single place that decides to wake, create or passivate VPs. */
+#define VPEV_RUNNABLE	ASX_ASC_VPEV_RUNNABLE
+#define VPEV_BLOCKED	ASX_ASC_VPEV_BLOCKED
+#define VPEV_UNBLOCKED	ASX_ASC_VPEV_UNBLOCKED
+#define VPEV_JOB	ASX_ASC_VPEV_JOB
+#define VPEV_WINDOW	ASX_ASC_VPEV_WINDOW
 
-#define ACT_LATER	(-1000)
+#define ACT_LATER	ASX_ASC_ACT_LATER
 #define ACT_DELAY_NS	200000ULL
 /* the deferred check backs off to ACT_DELAY_NS << ACT_BACKOFF_MAX while idle */
 #define ACT_BACKOFF_MAX	4
-/* threads running shorter than this between scheduling points are switching,
- * not computing (PRIO's surplus-VP rule) */
-#define ACT_BURST_NS	1000ULL
 
+/*
+ * A policy (asx/asc_policy.h) as the registry holds it: its ops (a
+ * built-in one's, or a registered one's copy, zero-extended to this
+ * library's struct).  An ASC caches the ops pointer; the runtime calls
+ * them through POL_CALL() only.
+ */
 struct asx_asc_policy {
-	const char *name;
-	uint32_t schema;
-	enum asx_asc_semantic semantic;
-	bool vp_per_thread;		/* DIRECT */
-	size_t state_size;
-	int (*init)(struct asx_asc *asc);
-	void (*fini)(struct asx_asc *asc);
-	/* Admit @t with @qos (@change: @t is already in @asc). Under the lock. */
-	int (*admit)(struct asx_asc *asc, struct asx_asc_thread *t, const struct asx_qos *qos,
-		     bool change);
-	/* @t leaves (ends or migrates).  Under the lock. */
-	void (*leave)(struct asx_asc *asc, struct asx_asc_thread *t);
-	/* run queue: @t became runnable */
-	void (*enqueue)(struct asx_asc *asc, struct asx_asc_thread *t);
-	/* run queue: store @old (may be NULL) and return the next or NULL */
-	struct asx_asc_thread *(*schedule)(struct asx_asc *asc, struct asx_vp *vp,
-				       struct asx_asc_thread *old);
-	/* queued threads; may be called without the lock (a hint then) */
-	unsigned int (*nrunnable)(struct asx_asc *asc);
-	/*
-	 * VP activation policy: > 0 VPs to make running (idle ones first,
-	 * then spares), -1 the calling VP should passivate, ACT_LATER: one
-	 * more VP if the running ones do not get round the queued threads
-	 * within ACT_DELAY_NS, 0 nothing.  Under the lock.
-	 */
-	int (*activation)(struct asx_asc *asc, enum vp_event ev);
-	/* Periodic threads: a job ended; next release (ns) or 0 to end. */
-	uint64_t (*job_done)(struct asx_asc *asc, struct asx_asc_thread *t);
-	/* Preemptive policies: should @a run before @b? */
-	bool (*more_urgent)(const struct asx_asc_thread *a, const struct asx_asc_thread *b);
-	void (*stats)(struct asx_asc *asc, struct asx_asc_stats *st);
+	const struct asx_asc_policy_ops *ops;
+	char name[32];			/* ops->name's copy (gdb reads it) */
+	bool dynamic;			/* registered: freed when unregistered */
+	unsigned int users;		/* ASCs made with it (the registry's lock) */
+	struct asx_asc_policy *next;	/* the registry's list */
+	struct asx_asc_policy_ops copy;	/* a registered one's ops */
 };
 
+/* The built-in policies' ops (prio.c, edf.c, direct.c). */
+extern const struct asx_asc_policy_ops asx__prio_ops, asx__edf_ops, asx__direct_ops,
+	asx__stride_ops;
+
+/* The op @op of @a's policy, with @a and its state first. */
+#define POL_CALL(a, op, ...)	((a)->ops->op((a), (a)->pstate, ##__VA_ARGS__))
+#define POL_HAS(a, op)		((a)->ops->op != NULL)
+#define POL_PER_THREAD(a)	(((a)->ops->flags & ASX_ASC_POLICY_VP_PER_THREAD) != 0)
+
+/* The activation advice of @a's policy on @ev (absent: the default). */
+int asx__pol_activation(struct asx_asc *a, enum asx_asc_vp_event ev);
+
 struct asx_asc {
-	const struct asx_asc_policy *pol;
+	const struct asx_asc_policy_ops *ops;	/* pol->ops */
 	void *pstate;
+	const struct asx_asc_policy *pol;
 	char name[32];
 	int lock;
 	struct asx_asc_thread *inbox;	/* atomic LIFO of threads made runnable outside */

@@ -24,12 +24,30 @@
  */
 #include <errno.h>
 
-#include "asc/asc_impl.h"
+#include <asx/asc_policy.h>
+
+/* libasx's own: the registry names it "edf" (asc.c) */
+extern const struct asx_asc_policy_ops asx__edf_ops;
 
 #define WINDOW 32
 
+/* A thread's policy slot: its run-queue link, QoS and current job. */
+struct eslot {
+	struct eslot *next;
+	int prio;
+	uint64_t period, rel_deadline, budget, nperiods;
+	uint64_t release, deadline;	/* current job */
+	uint64_t jobs;
+};
+_Static_assert(sizeof(struct eslot) <= ASX_ASC_POLICY_SLOT_SIZE, "policy slot");
+
+static inline struct eslot *slot(struct asx_asc_thread *t)
+{
+	return asx_asc_thread_slot(t);
+}
+
 struct edf_state {
-	struct asx_asc_thread *head;	/* sorted: priority desc, deadline asc */
+	struct eslot *head;		/* sorted: priority desc, deadline asc */
 	unsigned int count;
 	unsigned int active;		/* VPs the activation policy wants running */
 	double util;
@@ -38,10 +56,11 @@ struct edf_state {
 	double ratio;			/* miss ratio of the last full window */
 };
 
-static int edf_init(struct asx_asc *a)
+static int edf_init(struct asx_asc *a, void *st)
 {
-	struct edf_state *s = a->pstate;
+	struct edf_state *s = st;
 
+	(void)a;
 	s->active = 1;
 	return 0;
 }
@@ -53,14 +72,17 @@ static double ratio_now(const struct edf_state *s)
 	return s->wjobs >= WINDOW / 2 && cur > s->ratio ? cur : s->ratio;
 }
 
-static int edf_admit(struct asx_asc *a, struct asx_asc_thread *t, const struct asx_qos *q,
-		     bool change)
+static int edf_admit(struct asx_asc *a, void *st, struct asx_asc_thread *th,
+		     const struct asx_qos *q, bool change)
 {
-	struct edf_state *s = a->pstate;
+	struct edf_state *s = st;
+	struct eslot *t = slot(th);
 	const struct asx_edf_qos *eq = (const struct asx_edf_qos *)q;
+	struct asx_asc_vp_info v;
 	uint64_t dl;
 	double u, old = 0;
 
+	asx_asc_vp_info(a, &v);
 	if (q->size < sizeof(*eq) || !eq->period_ns)
 		return -EINVAL;
 	dl = eq->deadline_ns ? eq->deadline_ns : eq->period_ns;
@@ -69,9 +91,9 @@ static int edf_admit(struct asx_asc *a, struct asx_asc_thread *t, const struct a
 	u = (double)eq->budget_ns / (double)eq->period_ns;
 	if (change && t->period)
 		old = (double)t->budget / (double)t->period;
-	if (s->util - old + u > a->util_max * (a->target ? a->target : 1) + 1e-9)
+	if (s->util - old + u > v.util_max * (v.target ? v.target : 1) + 1e-9)
 		return -EBUSY;
-	if (u > old && ratio_now(s) > a->miss_ratio_max)
+	if (u > old && ratio_now(s) > v.miss_ratio_max)
 		return -EBUSY;
 	s->util += u - old;
 	t->prio = eq->priority;
@@ -87,10 +109,14 @@ static int edf_admit(struct asx_asc *a, struct asx_asc_thread *t, const struct a
 	return 0;
 }
 
-static void edf_leave(struct asx_asc *a, struct asx_asc_thread *t)
+static void edf_leave(struct asx_asc *a, void *st, struct asx_asc_thread *th,
+		      enum asx_asc_leave why)
 {
-	struct edf_state *s = a->pstate;
+	struct edf_state *s = st;
+	struct eslot *t = slot(th);
 
+	(void)a;
+	(void)why;
 	if (t->period)
 		s->util -= (double)t->budget / (double)t->period;
 	if (s->util < 1e-12)
@@ -98,87 +124,99 @@ static void edf_leave(struct asx_asc *a, struct asx_asc_thread *t)
 	t->period = 0;
 }
 
-static inline bool before(const struct asx_asc_thread *x, const struct asx_asc_thread *y)
+static inline bool before(const struct eslot *x, const struct eslot *y)
 {
 	if (x->prio != y->prio)
 		return x->prio > y->prio;
 	return x->deadline < y->deadline;
 }
 
-static void edf_enqueue(struct asx_asc *a, struct asx_asc_thread *t)
+static void enqueue(struct edf_state *s, struct eslot *t)
 {
-	struct edf_state *s = a->pstate;
-	struct asx_asc_thread **pp = &s->head;
+	struct eslot **pp = &s->head;
 
 	/* after every thread at least as urgent: FIFO among equals */
 	while (*pp && !before(t, *pp))
-		pp = &(*pp)->rq_next;
-	t->rq_next = *pp;
+		pp = &(*pp)->next;
+	t->next = *pp;
 	*pp = t;
 	__atomic_store_n(&s->count, s->count + 1, __ATOMIC_RELAXED);
 }
 
-static struct asx_asc_thread *edf_schedule(struct asx_asc *a, struct asx_vp *vp,
-				       struct asx_asc_thread *old)
+static void edf_enqueue(struct asx_asc *a, void *st, struct asx_asc_thread *t)
 {
-	struct edf_state *s = a->pstate;
-	struct asx_asc_thread *t;
+	(void)a;
+	enqueue(st, slot(t));
+}
 
+static struct asx_asc_thread *edf_pick(struct asx_asc *a, void *st, struct asx_asc_vp *vp,
+				       struct asx_asc_thread *cur)
+{
+	struct edf_state *s = st;
+	struct eslot *t;
+
+	(void)a;
 	(void)vp;
-	if (old) {
-		if (!s->head || !before(s->head, old))
-			return old;	/* still the most urgent: keep running */
-		edf_enqueue(a, old);
+	if (cur) {
+		if (!s->head || !before(s->head, slot(cur)))
+			return cur;	/* still the most urgent: keep running */
+		enqueue(s, slot(cur));
 	}
 	t = s->head;
-	if (t) {
-		s->head = t->rq_next;
-		__atomic_store_n(&s->count, s->count - 1, __ATOMIC_RELAXED);
-	}
-	return t;
+	if (!t)
+		return NULL;
+	s->head = t->next;
+	__atomic_store_n(&s->count, s->count - 1, __ATOMIC_RELAXED);
+	return asx_asc_slot_thread(t);
 }
 
-static unsigned int edf_nrunnable(struct asx_asc *a)
+static unsigned int edf_nrunnable(struct asx_asc *a, void *st)
 {
-	return __atomic_load_n(&((struct edf_state *)a->pstate)->count, __ATOMIC_RELAXED);
+	(void)a;
+	return __atomic_load_n(&((struct edf_state *)st)->count, __ATOMIC_RELAXED);
 }
 
-static int edf_activation(struct asx_asc *a, enum vp_event ev)
+static int edf_activation(struct asx_asc *a, void *st, enum asx_asc_vp_event ev)
 {
-	struct edf_state *s = a->pstate;
-	unsigned int cap = a->target ? a->target : 1;
+	struct edf_state *s = st;
+	struct asx_asc_vp_info v;
+	unsigned int cap;
 
+	asx_asc_vp_info(a, &v);
+	cap = v.target ? v.target : 1;
 	switch (ev) {
-	case VPEV_RUNNABLE:
-	case VPEV_BLOCKED:
-		return s->count && asc_running(a) < s->active ? 1 : 0;
-	case VPEV_UNBLOCKED:
-		return asc_running(a) > s->active ? -1 : 0;
-	case VPEV_JOB:
-		if (ratio_now(s) > a->miss_ratio_max && s->active < cap) {
+	case ASX_ASC_VPEV_RUNNABLE:
+	case ASX_ASC_VPEV_BLOCKED:
+		return s->count && v.running < s->active ? 1 : 0;
+	case ASX_ASC_VPEV_UNBLOCKED:
+		return v.running > s->active ? -1 : 0;
+	case ASX_ASC_VPEV_JOB:
+		if (ratio_now(s) > v.miss_ratio_max && s->active < cap) {
 			s->active++;
 			s->wjobs = s->wmiss = 0;	/* judge the new level afresh */
 			s->ratio = 0;
 			return s->count ? 1 : 0;
 		}
-		if (s->wjobs == 0 && s->ratio < a->miss_ratio_max / 4 && s->active > 1 &&
+		if (s->wjobs == 0 && s->ratio < v.miss_ratio_max / 4 && s->active > 1 &&
 		    !s->count) {
 			s->active--;
-			return asc_running(a) > s->active ? -1 : 0;
+			return v.running > s->active ? -1 : 0;
 		}
 		return 0;
-	case VPEV_WINDOW:
+	case ASX_ASC_VPEV_WINDOW:
 		return 0;	/* VPs follow the miss ratio, not the dispatch rate */
 	}
 	return 0;
 }
 
 /* A job of @t ended: account it, set up the next one. */
-static uint64_t edf_job_done(struct asx_asc *a, struct asx_asc_thread *t)
+static uint64_t edf_job_done(struct asx_asc *a, void *st, struct asx_asc_thread *th)
 {
-	struct edf_state *s = a->pstate;
+	struct edf_state *s = st;
+	struct eslot *t = slot(th);
 	uint64_t now = asx_now_ns(), next;
 
+	(void)a;
 	t->jobs++;
 	s->jobs++;
 	s->wjobs++;
@@ -198,22 +236,26 @@ static uint64_t edf_job_done(struct asx_asc *a, struct asx_asc_thread *t)
 	return next;
 }
 
-static bool edf_more_urgent(const struct asx_asc_thread *x, const struct asx_asc_thread *y)
+static uint64_t edf_deadline(struct asx_asc *a, void *st, struct asx_asc_thread *t)
 {
-	return before(x, y);
+	(void)a;
+	(void)st;
+	return slot(t)->deadline;
 }
 
-static void edf_stats(struct asx_asc *a, struct asx_asc_stats *st)
+static void edf_stats(struct asx_asc *a, void *pst, struct asx_asc_stats *st)
 {
-	struct edf_state *s = a->pstate;
+	struct edf_state *s = pst;
 
+	(void)a;
 	st->jobs = s->jobs;
 	st->misses = s->misses;
 	st->utilisation = s->util;
 	st->vps_target = s->active;
 }
 
-const struct asx_asc_policy asx_asc_edf = {
+const struct asx_asc_policy_ops asx__edf_ops = {
+	.sz = sizeof(struct asx_asc_policy_ops),
 	.name = "edf",
 	.schema = ASX_QOS_EDF,
 	.semantic = ASX_ASC_PREEMPTIVE,
@@ -222,10 +264,10 @@ const struct asx_asc_policy asx_asc_edf = {
 	.admit = edf_admit,
 	.leave = edf_leave,
 	.enqueue = edf_enqueue,
-	.schedule = edf_schedule,
+	.pick_next = edf_pick,
 	.nrunnable = edf_nrunnable,
 	.activation = edf_activation,
 	.job_done = edf_job_done,
-	.more_urgent = edf_more_urgent,
+	.deadline = edf_deadline,
 	.stats = edf_stats,
 };

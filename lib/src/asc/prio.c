@@ -22,43 +22,61 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "asc/asc_impl.h"
+#include <asx/asc_policy.h>
+
+/* libasx's own: the registry names it "prio" (asc.c) */
+extern const struct asx_asc_policy_ops asx__prio_ops;
+
+#ifndef likely
+#define likely(x)	__builtin_expect(!!(x), 1)
+#endif
+
+/* A thread's policy slot: its run-queue link, its level, its priority. */
+struct pslot {
+	struct pslot *next;
+	struct level *level;	/* cached: the level of prio in this ASC */
+	int prio;
+};
+_Static_assert(sizeof(struct pslot) <= ASX_ASC_POLICY_SLOT_SIZE, "policy slot");
+
+static inline struct pslot *slot(struct asx_asc_thread *t)
+{
+	return asx_asc_thread_slot(t);
+}
 
 struct level {
 	int prio;
-	struct asx_asc_thread *head, *tail;
+	struct pslot *head, *tail;
 	struct level *next;	/* lower priority */
 };
+
+/* threads running shorter than this between scheduling points are
+ * switching, not computing (the surplus-VP rule, ASX_ASC_VPEV_WINDOW) */
+#define BURST_NS	1000ULL
 
 struct prio_state {
 	struct level *levels;
 	unsigned int count;	/* queued threads */
 };
 
-static int prio_admit(struct asx_asc *a, struct asx_asc_thread *t, const struct asx_qos *q,
-		      bool change)
+static int prio_admit(struct asx_asc *a, void *st, struct asx_asc_thread *t,
+		      const struct asx_qos *q, bool change)
 {
 	const struct asx_prio_qos *pq = (const struct asx_prio_qos *)q;
 
 	(void)a;
+	(void)st;
 	if (q->size < sizeof(*pq))
 		return -EINVAL;
-	t->prio = pq->priority;
+	slot(t)->prio = pq->priority;
 	if (!change)
-		t->pq = NULL;	/* a level of the ASC it came from is not ours */
+		slot(t)->level = NULL;	/* the slot was another policy's */
 	return 0;
 }
 
-static void prio_leave(struct asx_asc *a, struct asx_asc_thread *t)
+static struct level *level_of(struct prio_state *s, struct pslot *t)
 {
-	(void)a;
-	/* migrating: its cached level belongs to this ASC's run queue */
-	t->pq = NULL;
-}
-
-static struct level *level_of(struct prio_state *s, struct asx_asc_thread *t)
-{
-	struct level *l = t->pq, **pp, *n;
+	struct level *l = t->level, **pp, *n;
 
 	if (likely(l && l->prio == t->prio))
 		return l;
@@ -73,34 +91,36 @@ static struct level *level_of(struct prio_state *s, struct asx_asc_thread *t)
 		*pp = n;
 		l = n;
 	}
-	t->pq = l;
+	t->level = l;
 	return l;
 }
 
-static inline void push(struct level *l, struct asx_asc_thread *t)
+static inline void push(struct level *l, struct pslot *t)
 {
-	t->rq_next = NULL;
+	t->next = NULL;
 	if (l->tail)
-		l->tail->rq_next = t;
+		l->tail->next = t;
 	else
 		l->head = t;
 	l->tail = t;
 }
 
-static void prio_enqueue(struct asx_asc *a, struct asx_asc_thread *t)
+static void prio_enqueue(struct asx_asc *a, void *st, struct asx_asc_thread *th)
 {
-	struct prio_state *s = a->pstate;
+	struct prio_state *s = st;
+	struct pslot *t = slot(th);
 
+	(void)a;
 	push(level_of(s, t), t);
 	__atomic_store_n(&s->count, s->count + 1, __ATOMIC_RELAXED);
 }
 
 /* The general case: store @old (may be NULL), take the head of the top level. */
-static __attribute__((noinline)) struct asx_asc_thread *
-schedule_slow(struct prio_state *s, struct asx_asc_thread *old)
+static __attribute__((noinline)) struct pslot *schedule_slow(struct prio_state *s,
+							     struct pslot *old)
 {
 	struct level *l;
-	struct asx_asc_thread *t;
+	struct pslot *t;
 
 	if (old) {
 		l = level_of(s, old);
@@ -113,7 +133,7 @@ schedule_slow(struct prio_state *s, struct asx_asc_thread *old)
 	for (l = s->levels; l; l = l->next) {
 		t = l->head;
 		if (t) {
-			l->head = t->rq_next;
+			l->head = t->next;
 			if (!l->head)
 				l->tail = NULL;
 			__atomic_store_n(&s->count, s->count - 1, __ATOMIC_RELAXED);
@@ -123,74 +143,79 @@ schedule_slow(struct prio_state *s, struct asx_asc_thread *old)
 	return NULL;
 }
 
-static struct asx_asc_thread *prio_schedule(struct asx_asc *a, struct asx_vp *vp,
-					struct asx_asc_thread *old)
+static struct asx_asc_thread *prio_pick(struct asx_asc *a, void *st, struct asx_asc_vp *vp,
+				       struct asx_asc_thread *cur)
 {
-	struct prio_state *s = a->pstate;
+	struct prio_state *s = st;
+	struct pslot *old = cur ? slot(cur) : NULL, *t;
 	struct level *l;
-	struct asx_asc_thread *t;
 
+	(void)a;
 	(void)vp;
 	/*
 	 * The yield: old's level is the top one (levels are never freed, so
 	 * one above it would be there even empty): rotate it.  The count
 	 * does not change, nor does anything else.
 	 */
-	l = old ? old->pq : NULL;
+	l = old ? old->level : NULL;
 	if (likely(l && l == s->levels && l->prio == old->prio)) {
 		t = l->head;
 		if (!t)
-			return old;	/* alone at the top */
-		l->head = t->rq_next;
-		old->rq_next = NULL;
+			return cur;	/* alone at the top */
+		l->head = t->next;
+		old->next = NULL;
 		if (l->head)
-			l->tail->rq_next = old;
+			l->tail->next = old;
 		else
 			l->head = old;
 		l->tail = old;
-		return t;
+		return asx_asc_slot_thread(t);
 	}
-	return schedule_slow(s, old);
+	t = schedule_slow(s, old);
+	return t ? asx_asc_slot_thread(t) : NULL;
 }
 
-static unsigned int prio_nrunnable(struct asx_asc *a)
+static unsigned int prio_nrunnable(struct asx_asc *a, void *st)
 {
-	return __atomic_load_n(&((struct prio_state *)a->pstate)->count, __ATOMIC_RELAXED);
+	(void)a;
+	return __atomic_load_n(&((struct prio_state *)st)->count, __ATOMIC_RELAXED);
 }
 
-static int prio_activation(struct asx_asc *a, enum vp_event ev)
+static int prio_activation(struct asx_asc *a, void *st, enum asx_asc_vp_event ev)
 {
-	struct prio_state *s = a->pstate;
+	struct prio_state *s = st;
+	struct asx_asc_vp_info v;
 
+	asx_asc_vp_info(a, &v);
 	switch (ev) {
-	case VPEV_RUNNABLE:
+	case ASX_ASC_VPEV_RUNNABLE:
 		/*
 		 * A running VP may well get round to it: one more VP only if
 		 * it does not (a CPU-bound thread holds it).  Threads that
 		 * yield to each other then stay on one VP, which is what
 		 * they run fastest on.
 		 */
-		if (!s->count || asc_running(a) >= a->target)
+		if (!s->count || v.running >= v.target)
 			return 0;
-		return asc_running(a) ? ACT_LATER : 1;
-	case VPEV_BLOCKED:
-		return s->count && asc_running(a) < a->target ? 1 : 0;
-	case VPEV_UNBLOCKED:
-		return asc_running(a) > a->target ? -1 : 0;
-	case VPEV_WINDOW: {
+		return v.running ? ASX_ASC_ACT_LATER : 1;
+	case ASX_ASC_VPEV_BLOCKED:
+		return s->count && v.running < v.target ? 1 : 0;
+	case ASX_ASC_VPEV_UNBLOCKED:
+		return v.running > v.target ? -1 : 0;
+	case ASX_ASC_VPEV_WINDOW: {
 		/*
 		 * Surplus VPs: r VPs made d dispatches in the window.  When
-		 * the threads ran less than ACT_BURST_NS between scheduling
+		 * the threads ran less than BURST_NS between scheduling
 		 * points on average (they are switching, not computing) and
 		 * r - 1 VPs would still get round the queue twice in a window
 		 * (so the deferred check above would not bring the VP back),
 		 * the extra VP only adds cross-CPU traffic on the run queue:
 		 * give one back.
 		 */
-		uint64_t r = asc_running(a), d = a->win_disp;
+		uint64_t r = v.running, d = v.window_dispatches;
 		uint64_t q = s->count ? s->count : 1;
 
-		if (r >= 2 && d >= 2 * r * q && d * ACT_BURST_NS >= a->win_ns * r)
+		if (r >= 2 && d >= 2 * r * q && d * BURST_NS >= v.window_ns * r)
 			return -1;
 		return 0;
 	}
@@ -199,9 +224,9 @@ static int prio_activation(struct asx_asc *a, enum vp_event ev)
 	}
 }
 
-static void prio_fini(struct asx_asc *a)
+static void prio_fini(struct asx_asc *a, void *st)
 {
-	struct prio_state *s = a->pstate;
+	struct prio_state *s = st;
 	struct level *l, *n;
 
 	for (l = s->levels; l; l = n) {
@@ -210,16 +235,16 @@ static void prio_fini(struct asx_asc *a)
 	}
 }
 
-const struct asx_asc_policy asx_asc_prio = {
+const struct asx_asc_policy_ops asx__prio_ops = {
+	.sz = sizeof(struct asx_asc_policy_ops),
 	.name = "prio",
 	.schema = ASX_QOS_PRIO,
 	.semantic = ASX_ASC_NONPREEMPTIVE,
 	.state_size = sizeof(struct prio_state),
 	.fini = prio_fini,
 	.admit = prio_admit,
-	.leave = prio_leave,
 	.enqueue = prio_enqueue,
-	.schedule = prio_schedule,
+	.pick_next = prio_pick,
 	.nrunnable = prio_nrunnable,
 	.activation = prio_activation,
 };

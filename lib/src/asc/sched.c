@@ -156,15 +156,55 @@ unsigned int asx__inbox_drain(struct asx_asc *a)
 	for (t = rev; t; t = n) {
 		n = t->inbox_next;
 		__atomic_store_n(&t->state, T_READY, __ATOMIC_RELAXED);
-		a->pol->enqueue(a, t);
+		POL_CALL(a, enqueue, t);
 		k++;
 	}
-	if (mode_get() == MODE_MULTI && !a->pol->vp_per_thread)
+	if (mode_get() == MODE_MULTI && !POL_PER_THREAD(a))
 		inbox_activate(a);
 	return k;
 }
 
+/* ---------------------------------------------------------------- policy accessors */
+
+/* asx/asc_policy.h: what a policy's ops may read (below the policies' files) */
+void *asx_asc_policy_state(const struct asx_asc *a)
+{
+	return a->pstate;
+}
+
+void asx_asc_vp_info(const struct asx_asc *a, struct asx_asc_vp_info *v)
+{
+	v->running = asc_running(a);
+	v->target = a->target;
+	v->vps = a->nvps - a->nexited;
+	v->window_ns = a->win_ns;
+	v->window_dispatches = a->win_disp;
+	v->miss_ratio_max = a->miss_ratio_max;
+	v->util_max = a->util_max;
+}
+
+struct asx_asc_thread *asx_asc_vp_bound(const struct asx_asc_vp *vp)
+{
+	return ((const struct asx_vp *)vp)->bound;
+}
+
 /* ---------------------------------------------------------------- activating VPs */
+
+int asx__pol_activation(struct asx_asc *a, enum asx_asc_vp_event ev)
+{
+	if (likely(POL_HAS(a, activation)))
+		return POL_CALL(a, activation, ev);
+	/* no advice: one VP per runnable thread up to the concurrency level */
+	switch (ev) {
+	case VPEV_RUNNABLE:
+	case VPEV_BLOCKED:
+		return POL_CALL(a, nrunnable) && asc_running(a) < a->target ? 1 : 0;
+	case VPEV_UNBLOCKED:
+		return asc_running(a) > a->target ? -1 : 0;
+	default:
+		return 0;
+	}
+}
 
 void asx__vp_wake(struct asx_vp *vp)
 {
@@ -219,7 +259,7 @@ void asx__act_watch(struct asx_asc *a)
 {
 	uint64_t now;
 
-	if (a->act_armed || !(a->nidle || a->nspare) || a->dying || !a->pol->nrunnable(a))
+	if (a->act_armed || !(a->nidle || a->nspare) || a->dying || !POL_CALL(a, nrunnable))
 		return;
 	now = asx_now_ns();
 	a->act_armed = true;
@@ -297,7 +337,7 @@ void asx__sweep_activation(void)
 		bool post = false;
 
 		spin_lock(&a->lock);
-		if (!a->pol->vp_per_thread && a->pol->nrunnable(a) && asc_running(a) == 0) {
+		if (!POL_PER_THREAD(a) && POL_CALL(a, nrunnable) && asc_running(a) == 0) {
 			v = idle_take(a, NULL);
 			if (!v)
 				post = sa_claim_spare(a);
@@ -325,7 +365,7 @@ __attribute__((noinline)) void asx__sa_unblocked_locked(struct asx_asc *a, struc
 	a->nblocked--;
 	/* the woken VP runs its thread to its next scheduling point, then
 	 * gives its place back if the ASC has more running than it wants */
-	if (a->pol->activation(a, VPEV_UNBLOCKED) < 0)
+	if (asx__pol_activation(a, VPEV_UNBLOCKED) < 0)
 		__atomic_store_n(&vp->passivate, 1, __ATOMIC_RELAXED);	/* maybe another VP's */
 	ASX_PROBE2(asc_vp_unblocked, a, vp);
 }
@@ -353,7 +393,7 @@ void asx__wake_owed(struct asx_asc_thread *t, struct vp_todo *td)
 			enter_sched(vp);
 		if (mode_get() == MODE_SINGLE) {
 			__atomic_store_n(&t->state, T_READY, __ATOMIC_RELAXED);
-			a->pol->enqueue(a, t);
+			POL_CALL(a, enqueue, t);
 			done = true;
 		}
 		if (!was) {
@@ -367,7 +407,7 @@ void asx__wake_owed(struct asx_asc_thread *t, struct vp_todo *td)
 	if (vp && mode_get() == MODE_MULTI) {
 		lock_np(&a->lock);
 		__atomic_store_n(&t->state, T_READY, __ATOMIC_RELAXED);
-		a->pol->enqueue(a, t);
+		POL_CALL(a, enqueue, t);
 		k = activate_locked(a, VPEV_RUNNABLE, t, wk, 2, td);
 		unlock_np(&a->lock);
 		SCHED_FUZZ();
@@ -524,7 +564,7 @@ static __attribute__((noinline)) bool window_end(struct asx_asc *a)
 	a->win_d0 = a->ndispatch;
 	if (asc_running(a) < 2)
 		return false;
-	n = a->pol->activation(a, VPEV_WINDOW);
+	n = asx__pol_activation(a, VPEV_WINDOW);
 	return n < 0;
 }
 
@@ -535,7 +575,7 @@ static __attribute__((noinline)) void yield_slow(struct asx_vp *vp, struct asx_a
 
 	if (!mode_locked()) {
 		asx__inbox_drain(a);
-		next = a->pol->schedule(a, vp, self);
+		next = POL_CALL(a, pick_next, (struct asx_asc_vp *)vp, self);
 	} else {
 		if (__atomic_load_n(&asx__sched.need_act, __ATOMIC_RELAXED))
 			asx__sweep_activation();
@@ -546,10 +586,10 @@ static __attribute__((noinline)) void yield_slow(struct asx_vp *vp, struct asx_a
 		__atomic_store_n(&self->state, T_READY, __ATOMIC_RELAXED);
 		if (unlikely(vp->passivate)) {
 			/* give the VP back: self is queued for the others */
-			a->pol->enqueue(a, self);
+			POL_CALL(a, enqueue, self);
 			next = NULL;
 		} else {
-			next = a->pol->schedule(a, vp, self);
+			next = POL_CALL(a, pick_next, (struct asx_asc_vp *)vp, self);
 		}
 		spin_unlock(&a->lock);
 		if (next == self) {
@@ -574,7 +614,7 @@ static __attribute__((noinline)) void yield_other(struct asx_vp *vp,
 	struct asx_asc *a = self->asc;
 	struct asx_asc_thread *next;
 
-	if (unlikely(a->pol->vp_per_thread)) {
+	if (unlikely(POL_PER_THREAD(a))) {
 		/* DIRECT: the thread owns its VP; yield it to the OS */
 		mode_locked();
 		sched_yield();
@@ -593,10 +633,10 @@ static __attribute__((noinline)) void yield_other(struct asx_vp *vp,
 			/* a surplus VP: give it back, self is queued for the others */
 			vp->passivate = 1;
 			__atomic_store_n(&self->state, T_READY, __ATOMIC_RELAXED);
-			a->pol->enqueue(a, self);
+			POL_CALL(a, enqueue, self);
 			next = NULL;
 		} else {
-			next = a->pol->schedule(a, vp, self);
+			next = POL_CALL(a, pick_next, (struct asx_asc_vp *)vp, self);
 		}
 		/*
 		 * With more running VPs than CPUs, a VP whose thread others
@@ -605,7 +645,7 @@ static __attribute__((noinline)) void yield_other(struct asx_vp *vp,
 		 * yields let the OS run the other VPs.  Nothing else to run
 		 * here: let the OS run other VPs at once.
 		 */
-		crowded = next == self ? !a->pol->nrunnable(a) :
+		crowded = next == self ? !POL_CALL(a, nrunnable) :
 			  (++vp->nyield & 3) == 0 && asc_running(a) > ncpus();
 		spin_unlock(&a->lock);
 		if (next == self)
@@ -644,11 +684,11 @@ void asx_asc_thread_yield(void)
 	a = self->asc;
 	enter_sched(vp);
 	if (unlikely(mode_get() != MODE_SINGLE || ASX_LOAD_RLX(&a->inbox) ||
-		     a->pol->vp_per_thread)) {
+		     POL_PER_THREAD(a))) {
 		yield_other(vp, self);
 		return;
 	}
-	next = a->pol->schedule(a, vp, self);
+	next = POL_CALL(a, pick_next, (struct asx_asc_vp *)vp, self);
 	if (likely(next != self)) {
 		__atomic_store_n(&vp->nswitch, vp->nswitch + 1, __ATOMIC_RELAXED);	/* asx_asc_switches */
 		note_switch(vp, a);
@@ -670,13 +710,17 @@ void asx__block_self(struct asx_asc_thread *self)
 	__atomic_store_n(&self->state, T_BLOCKED, __ATOMIC_RELAXED);
 	SCHED_FUZZ();
 	if (!mode_locked()) {
+		if (POL_HAS(a, block))
+			POL_CALL(a, block, self);
 		asx__inbox_drain(a);
-		next = a->pol->schedule(a, vp, NULL);
+		next = POL_CALL(a, pick_next, (struct asx_asc_vp *)vp, NULL);
 	} else {
 		spin_lock(&a->lock);
 		sa_sync(a, vp);
+		if (POL_HAS(a, block))
+			POL_CALL(a, block, self);
 		asx__inbox_drain(a);
-		next = vp->passivate ? NULL : a->pol->schedule(a, vp, NULL);
+		next = vp->passivate ? NULL : POL_CALL(a, pick_next, (struct asx_asc_vp *)vp, NULL);
 		a->ndispatch++;
 		spin_unlock(&a->lock);
 	}

@@ -25,7 +25,8 @@
  *   sentinel.c the timers and the sentinel thread
  *   thread.c   user threads: create, put, end, join, thread_change,
  *              thread timers
- *   prio.c, edf.c, direct.c  the policies (called through their ops)
+ *   prio.c, edf.c, direct.c, stride.c  the policies, written on the
+ *              public asx/asc_policy.h (called through their ops)
  *   asc.c      ASC lifecycle: create, destroy, stats, dump
  *
  * The static inline helpers below are the ones the yield and switch path
@@ -201,10 +202,10 @@ static inline bool asx__claim_wake(struct asx_waiter *w, uint32_t how)
 	return true;
 }
 
-static inline int activate_locked(struct asx_asc *a, enum vp_event ev, struct asx_asc_thread *t,
+static inline int activate_locked(struct asx_asc *a, enum asx_asc_vp_event ev, struct asx_asc_thread *t,
 				  struct asx_vp **wk, int max, struct vp_todo *td)
 {
-	return asx__activate_n(a, a->pol->activation(a, ev), t, wk, max, td);
+	return asx__activate_n(a, asx__pol_activation(a, ev), t, wk, max, td);
 }
 
 /* ---------------------------------------------------------------- VPs (sched.c) */

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "asc/sched_impl.h"
 #include "core/opts.h"
@@ -76,11 +77,32 @@ void asx_asc_thread_release(struct asx_asc_thread *t)
 	free(t);
 }
 
+/* @a's policy's admit op, under @a's lock: refused, @t's slot is as before. */
+static int pol_admit(struct asx_asc *a, struct asx_asc_thread *t, const struct asx_qos *q,
+		     bool change)
+{
+	unsigned char keep[ASX_ASC_POLICY_SLOT_SIZE];
+	int r;
+
+	memcpy(keep, t->pslot, sizeof(keep));
+	r = POL_CALL(a, admit, t, q, change);
+	if (r)
+		memcpy(t->pslot, keep, sizeof(keep));
+	return r;
+}
+
+/* @a's policy's leave op (optional); under @a's lock. */
+static void pol_leave(struct asx_asc *a, struct asx_asc_thread *t, enum asx_asc_leave why)
+{
+	if (POL_HAS(a, leave))
+		POL_CALL(a, leave, t, why);
+}
+
 static int check_qos(const struct asx_asc *a, const struct asx_qos *q)
 {
 	if (!q)
-		return a->pol->schema == ASX_QOS_DIRECT ? 0 : -EINVAL;
-	if (q->schema != a->pol->schema || q->size < sizeof(*q))
+		return a->ops->flags & ASX_ASC_POLICY_QOS_OPTIONAL ? 0 : -EINVAL;
+	if (q->schema != a->ops->schema || q->size < sizeof(*q))
 		return -EINVAL;
 	return 0;
 }
@@ -131,7 +153,7 @@ int asx_asc_thread_put(struct asx_asc *a, struct asx_asc_thread *t,
 	if (r)
 		return r;
 	lock_np(&a->lock);
-	r = a->pol->admit(a, t, qos, false);
+	r = pol_admit(a, t, qos, false);
 	if (!r) {
 		thr_link(a, t);
 		t->asc = a;
@@ -140,11 +162,11 @@ int asx_asc_thread_put(struct asx_asc *a, struct asx_asc_thread *t,
 	if (r)
 		return r;
 	ASX_PROBE2(asc_thread_put, a, t);
-	if (a->pol->vp_per_thread) {
+	if (POL_PER_THREAD(a)) {
 		r = asx__vp_spawn(a, t, false, false);
 		if (r) {
 			lock_np(&a->lock);
-			a->pol->leave(a, t);
+			pol_leave(a, t, ASX_ASC_LEAVE_UNPUT);
 			thr_unlink(a, t);
 			unlock_np(&a->lock);
 			t->asc = NULL;
@@ -204,7 +226,7 @@ static void thread_main(void *xfer, void *param)
 	leave_sched(self);
 	for (;;) {
 		self->ret = self->fn(self->arg);
-		if (!self->asc->pol->job_done)
+		if (!POL_HAS(self->asc, job_done))
 			break;
 		/* periodic: wait for the next release, then run the entry again */
 		struct asx_asc *a = self->asc;
@@ -214,8 +236,8 @@ static void thread_main(void *xfer, void *param)
 
 		enter_sched(self->vp);
 		spin_lock(&a->lock);
-		rel = a->pol->job_done(a, self);
-		n = a->pol->activation(a, VPEV_JOB);
+		rel = POL_CALL(a, job_done, self);
+		n = asx__pol_activation(a, VPEV_JOB);
 		k = n > 0 ? asx__activate_n(a, n, NULL, wk, 2, NULL) : 0;
 		if (n < 0)
 			self->vp->passivate = 1;
@@ -260,7 +282,7 @@ static void thread_end(struct asx_asc_thread *self)
 	vp = self->vp;
 	enter_sched(vp);
 	spin_lock(&a->lock);
-	a->pol->leave(a, self);
+	pol_leave(a, self, ASX_ASC_LEAVE_END);
 	thr_unlink(a, self);
 	spin_unlock(&a->lock);
 	ASX_PROBE2(asc_thread_end, a, self);
@@ -272,7 +294,7 @@ static void thread_end(struct asx_asc_thread *self)
 		spin_lock(&a->lock);
 	asx__inbox_drain(a);
 	if (!vp->passivate && !vp->bound)
-		next = a->pol->schedule(a, vp, NULL);
+		next = POL_CALL(a, pick_next, (struct asx_asc_vp *)vp, NULL);
 	if (locked)
 		spin_unlock(&a->lock);
 	__atomic_store_n(&vp->nswitch, vp->nswitch + 1, __ATOMIC_RELAXED);	/* read by asx_asc_switches */
@@ -327,6 +349,7 @@ int asx_asc_thread_join(struct asx_asc_thread *t, void **ret)
 int asx_asc_thread_change(struct asx_asc *to, const struct asx_qos *qos)
 {
 	struct asx_asc_thread *self = asx__self();
+	unsigned char slot_from[ASX_ASC_POLICY_SLOT_SIZE], slot_to[ASX_ASC_POLICY_SLOT_SIZE];
 	struct asx_asc *from;
 	int r;
 
@@ -340,13 +363,13 @@ int asx_asc_thread_change(struct asx_asc *to, const struct asx_qos *qos)
 		return r;
 	if (to == from) {
 		lock_np(&from->lock);
-		r = from->pol->admit(from, self, qos, true);
+		r = pol_admit(from, self, qos, true);
 		unlock_np(&from->lock);
 		if (!r)
 			asx_asc_thread_yield();	/* the new QoS takes effect */
 		return r;
 	}
-	if (to->pol->vp_per_thread || from->pol->vp_per_thread)
+	if (POL_PER_THREAD(to) || POL_PER_THREAD(from))
 		return -EOPNOTSUPP;
 	/*
 	 * Not preemptible until we are off this VP: a preemption between
@@ -355,8 +378,9 @@ int asx_asc_thread_change(struct asx_asc *to, const struct asx_qos *qos)
 	 * @to as well.
 	 */
 	np_enter();
+	memcpy(slot_from, self->pslot, sizeof(slot_from));
 	spin_lock(&to->lock);
-	r = to->pol->admit(to, self, qos, false);
+	r = pol_admit(to, self, qos, false);
 	if (!r)
 		to->nthreads++;
 	spin_unlock(&to->lock);
@@ -364,10 +388,17 @@ int asx_asc_thread_change(struct asx_asc *to, const struct asx_qos *qos)
 		np_leave(true);
 		return r;
 	}
+	/*
+	 * The slot is @to's now; @from's policy sees its own view of it as
+	 * it leaves (the thread runs, on no run queue: nobody else reads it).
+	 */
+	memcpy(slot_to, self->pslot, sizeof(slot_to));
+	memcpy(self->pslot, slot_from, sizeof(slot_from));
 	spin_lock(&from->lock);
-	from->pol->leave(from, self);
+	pol_leave(from, self, ASX_ASC_LEAVE_MIGRATE);
 	thr_list_del(from, self);
 	from->nthreads--;
+	memcpy(self->pslot, slot_to, sizeof(slot_to));
 	spin_unlock(&from->lock);
 	/* on @to's list only once off @from's: the two share the links */
 	spin_lock(&to->lock);
@@ -388,7 +419,7 @@ int asx_asc_thread_change(struct asx_asc *to, const struct asx_qos *qos)
 	if (locked)
 		spin_lock(&from->lock);
 	asx__inbox_drain(from);
-	next = vp->passivate ? NULL : from->pol->schedule(from, vp, NULL);
+	next = vp->passivate ? NULL : POL_CALL(from, pick_next, (struct asx_asc_vp *)vp, NULL);
 	if (locked)
 		spin_unlock(&from->lock);
 	self->asc = to;
@@ -431,5 +462,17 @@ uint64_t asx_asc_thread_deadline(void)
 {
 	struct asx_asc_thread *self = asx__self();
 
-	return self && self->asc->pol->schema == ASX_QOS_EDF ? self->deadline : 0;
+	struct asx_asc *a;
+	uint64_t d;
+
+	if (!self)
+		return 0;
+	/* the policy's op runs inside the scheduler (asx/asc_policy.h) */
+	a = self->asc;
+	if (!POL_HAS(a, deadline))
+		return 0;
+	lock_np(&a->lock);
+	d = POL_CALL(a, deadline, self);
+	unlock_np(&a->lock);
+	return d;
 }

@@ -36,9 +36,9 @@ int asx__sa_setup(struct asx_asc *a, int mode, const struct asx_asc_opts *attr)
 	unsigned int cap;
 	int r;
 
-	if (mode == ASX_ASC_ACT_OFF || (mode == ASX_ASC_ACT_AUTO && a->pol->vp_per_thread))
+	if (mode == ASX_ASC_ACT_OFF || (mode == ASX_ASC_ACT_AUTO && POL_PER_THREAD(a)))
 		return 0;
-	if (a->pol->vp_per_thread)
+	if (POL_PER_THREAD(a))
 		return -EOPNOTSUPP;	/* DIRECT: a VP per thread, nothing to take over */
 	/* Every VP joins the group: the first ones and the pool must fit, and
 	 * the group's size is the ASC's max_vps from now on. */
@@ -124,7 +124,7 @@ static void sa_take_over(struct asx_asc *a, struct asx_vp *self, struct vp_todo 
 /* Under the lock: can a VP more run a thread? */
 static bool sa_wants_vp(struct asx_asc *a)
 {
-	return a->pol->nrunnable(a) && asc_running(a) < a->target && !a->dying;
+	return POL_CALL(a, nrunnable) && asc_running(a) < a->target && !a->dying;
 }
 
 /*
@@ -163,7 +163,7 @@ static bool sa_events(struct asx_asc *a, struct asx_vp *self, const struct asx_s
 			a->nblocked++;
 			a->sa_nblocked++;
 			ASX_PROBE2(asc_vp_blocked, a, v);
-			want = a->pol->activation(a, VPEV_BLOCKED);
+			want = asx__pol_activation(a, VPEV_BLOCKED);
 			if (want > 0 && !run) {
 				sa_take_over(a, self, td);
 				run = true;
@@ -253,7 +253,7 @@ bool asx__sa_park_begin(struct asx_asc *a, struct asx_vp *vp, bool *excess)
 		 * a VP at once (PRIO: threads queued and none running).
 		 */
 		if (!a->dying && !__atomic_load_n(&vp->stop, __ATOMIC_RELAXED) &&
-		    a->pol->activation(a, VPEV_RUNNABLE) > 0) {
+		    asx__pol_activation(a, VPEV_RUNNABLE) > 0) {
 			vp->state = VP_RUNNING;
 			a->nspare--;
 			spin_unlock(&a->lock);

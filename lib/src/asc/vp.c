@@ -127,7 +127,7 @@ static void *vp_main(void *arg)
 		}
 		asx__inbox_drain(a);
 		if (!vp->passivate && !__atomic_load_n(&vp->stop, __ATOMIC_ACQUIRE))
-			t = a->pol->schedule(a, vp, NULL);
+			t = POL_CALL(a, pick_next, (struct asx_asc_vp *)vp, NULL);
 		if (locked) {
 			a->ndispatch++;
 			spin_unlock(&a->lock);
@@ -153,10 +153,10 @@ static void *vp_main(void *arg)
 		spin_lock(&a->lock);
 		asx__inbox_drain(a);
 		if (!vp->passivate && !__atomic_load_n(&vp->stop, __ATOMIC_RELAXED))
-			t = a->pol->schedule(a, vp, NULL);
+			t = POL_CALL(a, pick_next, (struct asx_asc_vp *)vp, NULL);
 		if (t) {
 			/* queued while we looked: loop and run it */
-			a->pol->enqueue(a, t);
+			POL_CALL(a, enqueue, t);
 			spin_unlock(&a->lock);
 			continue;
 		}
@@ -171,7 +171,7 @@ static void *vp_main(void *arg)
 			spin_unlock(&a->lock);
 			break;
 		}
-		if (vp->passivate && a->pol->nrunnable(a) && asc_running(a) <= 1) {
+		if (vp->passivate && POL_CALL(a, nrunnable) && asc_running(a) <= 1) {
 			/*
 			 * Asked to give our place back while others ran, but
 			 * they have gone idle meanwhile and threads are
@@ -293,7 +293,7 @@ uint64_t asx__activation_check(struct asx_asc *a)
 	uint64_t again = 0, now = asx_now_ns();
 
 	spin_lock(&a->lock);
-	if (!a->dying && a->pol->nrunnable(a) && asc_running(a) < a->target) {
+	if (!a->dying && POL_CALL(a, nrunnable) && asc_running(a) < a->target) {
 		/*
 		 * The running VPs did not get round the queue in ACT_DELAY_NS
 		 * (on average over the span since the last check, which
@@ -302,7 +302,7 @@ uint64_t asx__activation_check(struct asx_asc *a)
 		uint64_t span = now - a->act_t, disp = a->ndispatch - a->act_mark;
 		bool had = asx__vps_had_cpu(a, now);
 
-		if ((disp * ACT_DELAY_NS < a->pol->nrunnable(a) * span && had) ||
+		if ((disp * ACT_DELAY_NS < POL_CALL(a, nrunnable) * span && had) ||
 		    asc_running(a) == 0)
 			k = asx__activate_n(a, 1, NULL, wk, 1, NULL);
 		/*
@@ -396,7 +396,7 @@ void asx__vp_unblocked(void)
 	spin_lock(&a->lock);
 	vp->state = VP_RUNNING;
 	a->nblocked--;
-	n = a->pol->activation(a, VPEV_UNBLOCKED);
+	n = asx__pol_activation(a, VPEV_UNBLOCKED);
 	if (n < 0)
 		vp->passivate = 1;	/* at our next scheduling point */
 	spin_unlock(&a->lock);
@@ -420,7 +420,7 @@ int asx_asc_add_vp(struct asx_asc *a)
 {
 	int r;
 
-	if (!a || a->pol->vp_per_thread)
+	if (!a || POL_PER_THREAD(a))
 		return -EINVAL;
 	lock_np(&a->lock);
 	if (a->sa && (a->target >= a->max_vps || !vp_room(a))) {
@@ -445,7 +445,7 @@ int asx_asc_add_vp(struct asx_asc *a)
 
 int asx_asc_remove_vp(struct asx_asc *a)
 {
-	if (!a || a->pol->vp_per_thread)
+	if (!a || POL_PER_THREAD(a))
 		return -EINVAL;
 	lock_np(&a->lock);
 	if (a->target <= 1) {
