@@ -140,6 +140,13 @@ struct asx_asc_opts {
 	/* scheduler activations of asx.ko (Documentation/asc.rst) */
 	enum asx_asc_activations activations;
 	unsigned int spare_vps;		/* activations: VPs kept parked in the kernel; 0: 2 */
+	/*
+	 * activations: also hear when the kernel preempts a VP (asx.ko's
+	 * PREEMPTED, ASX_FEAT_SA_PREEMPT) and let a spare run the queued
+	 * threads meanwhile.  A module without it: ignored under
+	 * ASX_ASC_ACT_AUTO, asx_asc_create() fails with -EOPNOTSUPP under _ON.
+	 */
+	bool act_preempted;
 };
 
 /*
@@ -175,6 +182,7 @@ struct asx_asc_stats {
 	uint64_t sa_blocked;		/* activations: BLOCKED events acted on */
 	uint64_t sa_lost;		/* activations: events lost to a full ring */
 	uint64_t retired;		/* activations: surplus spares that exited */
+	uint64_t sa_preempted;		/* activations: PREEMPTED events acted on */
 };
 ASX_API int asx_asc_stats(struct asx_asc *asc, struct asx_asc_stats *st);
 ASX_API const char *asx_asc_name(const struct asx_asc *asc);

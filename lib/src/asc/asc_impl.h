@@ -301,6 +301,7 @@ struct asx_asc {
 	unsigned int sa_posted;		/* WAKE posts not yet taken by a spare */
 	bool sa_refilling;		/* a REFILL post is out */
 	uint64_t sa_upcalls, sa_takeovers, sa_nblocked, sa_lost, sa_retired;
+	uint64_t sa_npreempted;		/* PREEMPTED events acted on */
 };
 
 /* Tests: @a's state and each VP's (current thread, hand-off), read without
