@@ -15,7 +15,8 @@
  * A group made with ASX_SA_PREEMPT also hears of a member switched out while
  * still runnable (a preemption): sched_out writes PREEMPTED, at most one per
  * member per sa_preempt_min_us (the ones in between are counted in the next
- * one's arg), and sched_in writes RESUMED after it. A group without the flag
+ * one's arg), and sched_in writes RESUMED after it (waking nobody). A switch
+ * to a member of the same group is not reported. A group without the flag
  * pays one test of a member field per preemption.
  *
  * Lifetime. A member is freed by exactly one of:
@@ -166,6 +167,7 @@ static atomic64_t sa_next_id = ATOMIC64_INIT(0);
 static LLIST_HEAD(sa_dead);
 static bool sa_unhook_used;		/* a task work of ours ever ran */
 
+static struct preempt_ops sa_ops;
 static void sa_reap(struct work_struct *work);
 static DECLARE_DELAYED_WORK(sa_reap_work, sa_reap);
 
@@ -176,8 +178,11 @@ static void sa_reap_kick(struct irq_work *iw)
 
 static DEFINE_IRQ_WORK(sa_reap_iw, sa_reap_kick);
 
-/* Appends one event; any context, interrupts may be off (sched_out). */
-static void sa_append(struct sa_group *g, u32 type, u32 vp, u32 tid, u32 arg)
+/*
+ * Appends one event; any context, interrupts may be off (sched_out). @wake:
+ * wake a spare for it (else it waits in the ring for the next one).
+ */
+static void sa_append_ev(struct sa_group *g, u32 type, u32 vp, u32 tid, u32 arg, bool wake)
 {
 	u64 now = ktime_get_mono_fast_ns();
 	struct asx_sa_event *ev;
@@ -212,12 +217,19 @@ static void sa_append(struct sa_group *g, u32 type, u32 vp, u32 tid, u32 arg)
 				     .tid = tid, .arg = arg };
 out:
 	raw_spin_unlock_irqrestore(&g->lock, flags);
-	irq_work_queue(&g->wake);
+	if (wake)
+		irq_work_queue(&g->wake);
 }
 
+static void sa_append(struct sa_group *g, u32 type, u32 vp, u32 tid, u32 arg)
+{
+	sa_append_ev(g, type, vp, tid, arg, true);
+}
+
+/* RESUMED wakes nobody: its VP tells its scheduler itself by running. */
 static void sa_record(struct sa_group *g, const struct sa_member *m, u32 type)
 {
-	sa_append(g, type, m->vp, m->tid, 0);
+	sa_append_ev(g, type, m->vp, m->tid, 0, type != ASX_SA_RESUMED);
 }
 
 /*
@@ -231,25 +243,41 @@ static bool sa_execd(const struct sa_member *m)
 }
 
 /*
- * Under the run-queue lock: @m is switched out runnable (preempted, or a
- * sched_yield() that switched). Rate-limited per member; the preemptions
- * in between are counted in the next PREEMPTED's arg.
+ * Under the run-queue lock: is @next, the task about to run, a member of
+ * @g? @next is not running, so its notifier list does not change under us.
  */
-static void sa_preempted(struct sa_member *m)
+static bool sa_member_of(struct task_struct *next, const struct sa_group *g)
+{
+	struct preempt_notifier *pn;
+
+	hlist_for_each_entry(pn, &next->preempt_notifiers, link)
+		if (pn->ops == &sa_ops)
+			return rcu_access_pointer(container_of(pn, struct sa_member, pn)->grp) == g;
+	return false;
+}
+
+/*
+ * Under the run-queue lock: @m is switched out runnable (preempted, or a
+ * sched_yield() that switched) for @next. Rate-limited per member; the
+ * preemptions in between are counted in the next PREEMPTED's arg. One in
+ * favour of a member of the same group (a spare it woke, another of its
+ * VPs) is none the scheduler can do anything about: not reported.
+ */
+static void sa_preempted(struct sa_member *m, struct task_struct *next)
 {
 	u64 now = ktime_get_mono_fast_ns();
 	struct sa_group *g;
 
 	if (m->preempted)
 		return;
+	g = rcu_dereference_sched(m->grp);
+	if (!g || sa_member_of(next, g))
+		return;
 	if (now < m->preempt_next) {
 		if (m->preempt_skipped != U32_MAX)
 			m->preempt_skipped++;
 		return;
 	}
-	g = rcu_dereference_sched(m->grp);
-	if (!g)
-		return;
 	m->preempt_next = now + (u64)READ_ONCE(sa_preempt_min_us) * NSEC_PER_USEC;
 	m->preempted = true;
 	trace_sa_preempt(g->id, m->vp, m->tid);
@@ -285,7 +313,7 @@ static void sa_sched_out(struct preempt_notifier *pn, struct task_struct *next)
 	}
 	if (state == TASK_RUNNING || asx_task_runnable(m->task)) {
 		if (unlikely(m->want_preempt) && !m->parked && !sa_execd(m))
-			sa_preempted(m);
+			sa_preempted(m, next);
 		return;
 	}
 	if (m->parked || sa_execd(m))
@@ -303,24 +331,25 @@ static void sa_sched_in(struct preempt_notifier *pn, int cpu)
 {
 	struct sa_member *m = container_of(pn, struct sa_member, pn);
 	struct sa_group *g;
+	u32 type;
 
 	if (unlikely(m->preempted)) {
 		m->preempted = false;
-		g = rcu_dereference_sched(m->grp);
-		if (!g)
-			return;
-		trace_sa_resume(g->id, m->vp, m->tid);
-		sa_record(g, m, ASX_SA_RESUMED);
+		type = ASX_SA_RESUMED;
+	} else if (m->blocked) {
+		m->blocked = false;
+		type = ASX_SA_UNBLOCKED;
+	} else {
 		return;
 	}
-	if (!m->blocked)
-		return;
-	m->blocked = false;
 	g = rcu_dereference_sched(m->grp);
 	if (!g)
 		return;
-	trace_sa_unblock(g->id, m->vp, m->tid);
-	sa_record(g, m, ASX_SA_UNBLOCKED);
+	if (type == ASX_SA_RESUMED)
+		trace_sa_resume(g->id, m->vp, m->tid);
+	else
+		trace_sa_unblock(g->id, m->vp, m->tid);
+	sa_record(g, m, type);
 }
 
 static struct preempt_ops sa_ops = {

@@ -5,7 +5,8 @@
  * followed by its RESUMED; a group made without ASX_SA_PREEMPT gives none;
  * the per-member rate limit (sa_preempt_min_us) holds and the preemptions
  * it holds back are counted in the next event's arg; a member that sleeps
- * (a voluntary switch) is never reported preempted.
+ * (a voluntary switch) is never reported preempted, nor is one that gives
+ * its CPU to another member of its group.
  *
  * Invariant of every case: a PREEMPTED event stands for 1 + arg
  * involuntary switches of its member, so their sum never exceeds the
@@ -156,11 +157,13 @@ static void *member_main(void *arg)
 }
 
 /*
- * Runs member @m (and a hog when @hog) pinned on CPU 0 for @ms.
+ * Runs member @m (and a hog when @hog: a plain thread, or a member of
+ * @hog_group when that is >= 0) pinned on CPU 0 for @ms.
  */
-static int run_on_cpu0(struct member *m, bool hog, long ms)
+static int run_on_cpu0_with(struct member *m, bool hog, int hog_group, long ms,
+			    struct member *hog_out)
 {
-	struct member h = { .g = -1 };
+	struct member h = { .g = hog_group, .vp = -1 };
 	volatile int stop = 0;
 	pthread_attr_t attr;
 	pthread_t t[2];
@@ -184,7 +187,16 @@ static int run_on_cpu0(struct member *m, bool hog, long ms)
 	for (i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
 	pthread_attr_destroy(&attr);
+	if (hog_out)
+		*hog_out = h;
+	if (h.err)
+		return -1;
 	return n == 1 + hog ? 0 : -1;
+}
+
+static int run_on_cpu0(struct member *m, bool hog, long ms)
+{
+	return run_on_cpu0_with(m, hog, -1, ms, NULL);
 }
 
 /* What the events of one member say, checked against the rules. */
@@ -293,6 +305,42 @@ TEST(no_preempted_without_the_flag)
 		TH_LOG("event type %u vp %u", ev[i].type, ev[i].vp);
 	EXPECT_EQ(n, 0);
 	EXPECT_GT(m.nivcsw, 0) TH_LOG("the member was preempted");
+	close(m.g);
+}
+
+/*
+ * Two members of one group take turns on a CPU: the switches between them
+ * are not reported; other tasks (kernel threads) preempting either still
+ * are, so the events are compared with the switches, not with 0.
+ */
+TEST(a_switch_to_a_member_of_the_group_is_not_reported)
+{
+	struct member m = { .vp = -1 }, h;
+	struct asx_sa_event *ev = calloc(NEV, sizeof(*ev));
+	struct tally tm, th;
+	long old;
+	int n;
+
+	NEED_PREEMPT();
+	ASSERT_NE(ev, NULL);
+	m.g = group(ASX_SA_PREEMPT);
+	ASSERT_GE(m.g, 0);
+	old = rd_param();
+	if (old < 0 || wr_param(0))
+		SKIP(goto out, "cannot set %s (not root?)", PARAM);
+	ASSERT_EQ(run_on_cpu0_with(&m, true, m.g, 1000, &h), 0);
+	EXPECT_EQ(wr_param(old), 0);
+	ASSERT_EQ(m.err, 0);
+	n = drain(m.g, ev, NEV);
+	tally(ev, n, &m, &tm);
+	tally(ev, n, &h, &th);
+	TH_LOG("PREEMPTED %d and %d; involuntary switches %ld and %ld",
+	       tm.preempted, th.preempted, m.nivcsw, h.nivcsw);
+	EXPECT_GT(m.nivcsw + h.nivcsw, 10) TH_LOG("the members took turns");
+	/* most switches are to each other */
+	EXPECT_LT(2 * (tm.switches + th.switches), m.nivcsw + h.nivcsw);
+out:
+	free(ev);
 	close(m.g);
 }
 
