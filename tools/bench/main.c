@@ -655,6 +655,7 @@ static const struct {
 	{ "asc-sync", 3 }, { "echo", 7 }, { "ttcp", 12 },
 	{ "fls", 2 },
 	{ "ace", 16 },
+	{ "sa-preempt", 1 },
 };
 #define TYPICAL_OTHER_S 30.0
 
