@@ -137,4 +137,8 @@ int bench_echo_served(unsigned int nc, unsigned int ms,
 		      int (*start)(const int *sfd, unsigned int nc, void **srv),
 		      void (*stop)(void *srv), double *rtps, double *p99_us);
 
+/* 0 when /dev/asx is asx.ko with every ASX_FEAT_* bit of @bits; -ENOTTY
+ * when it lacks one, -errno when it cannot be opened (bench_sa.c). */
+int bench_asx_has(uint64_t bits);
+
 #endif /* ASX_BENCH_H */

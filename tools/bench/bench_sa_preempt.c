@@ -13,12 +13,10 @@
  * skipped and reports nothing.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -29,20 +27,6 @@
 #define P_RUNS_MIN	5	/* medians of at least this many (not --quick) */
 #define P_CHUNK_NS	100000ULL
 #define P_MAX_THREADS	64
-
-static int have_preempt(void)
-{
-	struct asx_version v;
-	int fd = open("/dev/asx", O_RDWR | O_CLOEXEC), ok;
-
-	if (fd < 0)
-		return -errno;
-	memset(&v, 0, sizeof(v));
-	v.size = sizeof(v);
-	ok = !ioctl(fd, ASX_IOC_VERSION, &v) && (v.features & ASX_FEAT_SA_PREEMPT);
-	close(fd);
-	return ok ? 0 : -ENOTTY;
-}
 
 static volatile int p_hog_stop;
 
@@ -198,7 +182,7 @@ static int cmd_sa_preempt(struct bench_ctx *ctx, int argc, char **argv)
 			P_MAX_THREADS);
 	if (!ret && (!on || !off || !gain || !ev || !cpu_on || !cpu_off))
 		ret = -ENOMEM;
-	if (!ret && have_preempt()) {
+	if (!ret && bench_asx_has(ASX_FEAT_SA_PREEMPT)) {
 		fprintf(stderr, "asx-bench sa-preempt: no asx.ko with PREEMPTED events; run it in "
 			"the test VM (tools/vm/asx-vm build/bin/asx-bench sa-preempt); skipped\n");
 		goto out;
