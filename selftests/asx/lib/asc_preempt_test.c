@@ -29,31 +29,10 @@
 #include "asx_util.h"
 #include "asx_harness.h"
 
-static bool have_preempt(void)
-{
-	struct asx_version v = { .size = sizeof(v) };
-	int fd = asx_open(0);
-	bool ok;
-
-	if (fd < 0)
-		return false;
-	ok = !ioctl(fd, ASX_IOC_VERSION, &v) && (v.features & ASX_FEAT_SA_PREEMPT);
-	close(fd);
-	return ok;
-}
-
 #define NEED_PREEMPT() do {							\
-	if (!have_preempt())							\
+	if (!asx_has_features(ASX_FEAT_SA_PREEMPT))							\
 		SKIP(return, "asx.ko without ASX_FEAT_SA_PREEMPT");		\
 } while (0)
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static volatile int hog_stop;
 
@@ -89,25 +68,11 @@ static struct asx_asc *make_asc(unsigned int nvps, bool preempted)
 	struct asx_asc_opts at = { .sz = sizeof(at), .nvps = nvps,
 				   .activations = ASX_ASC_ACT_ON,
 				   .act_preempted = preempted };
-	struct asx_asc *a = NULL;
-	int r = asx_asc_create(&a, &asx_asc_prio, &at);
 
-	if (r) {
-		fprintf(stderr, "# asx_asc_create: %s\n", strerror(-r));
-		return NULL;
-	}
-	return a;
+	return asx_prio_asc(&at);
 }
 
-static struct asx_asc_thread *spawn(struct asx_asc *a, asx_asc_thread_fn fn, void *arg)
-{
-	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_asc_thread *t = NULL;
-
-	if (asx_asc_thread_spawn(a, &q.qos, fn, arg, NULL, &t))
-		return NULL;
-	return t;
-}
+#define spawn asx_spawn_prio0
 
 /* ---------------------------------------------------------------- spinner */
 
@@ -120,11 +85,11 @@ struct spin {
 static void *spinner(void *arg)
 {
 	struct spin *s = arg;
-	uint64_t end = now_ns() + s->limit_ns;
+	uint64_t end = asx_mono_ns() + s->limit_ns;
 
 	/* never a scheduling point: only another VP can run the other */
 	while (!__atomic_load_n(&s->other_ran, __ATOMIC_ACQUIRE))
-		if (now_ns() > end)
+		if (asx_mono_ns() > end)
 			return NULL;
 	s->spinner_saw = 1;
 	return NULL;
@@ -213,9 +178,9 @@ static void *compute(void *arg)
 	struct comp *c = arg;
 
 	for (int r = 0; r < ROUNDS; r++) {
-		uint64_t end = now_ns() + SPIN_NS;
+		uint64_t end = asx_mono_ns() + SPIN_NS;
 
-		while (now_ns() < end)
+		while (asx_mono_ns() < end)
 			;
 		__atomic_add_fetch(&c->seen[c->id * ROUNDS + r], 1, __ATOMIC_RELAXED);
 		c->rounds++;
