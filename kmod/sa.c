@@ -12,6 +12,13 @@
  * wakes one spare parked in SA_WAIT. Its sched_in writes UNBLOCKED when the
  * member was blocked. SA_WAIT returning with events is the upcall.
  *
+ * A group made with ASX_SA_PREEMPT also hears of a member switched out while
+ * still runnable (a preemption): sched_out writes PREEMPTED, at most one per
+ * member per sa_preempt_min_us (the ones in between are counted in the next
+ * one's arg), and sched_in writes RESUMED after it (waking nobody). A switch
+ * to a member of the same group is not reported. A group without the flag
+ * pays one test of a member field per preemption.
+ *
  * Lifetime. A member is freed by exactly one of:
  *  - SA_LEAVE, from the member thread (it unregisters its own notifier);
  *  - the release of its group when the closing thread is the member;
@@ -85,6 +92,7 @@ struct sa_group {
 	struct pid *tgid;		/* the process that made it: only its threads join */
 	kuid_t uid;			/* its creator's effective uid */
 	u32 max_vps;
+	u32 flags;			/* ASX_SA_PREEMPT */
 	u32 nr_vps;			/* under asx_sa_lock, like @vps and @members */
 	unsigned long *vps;
 	struct list_head members;
@@ -115,8 +123,12 @@ struct sa_member {
 	struct llist_node dead_node;
 	struct callback_head unhook;	/* an orphan's task work */
 	u64 exec_id;			/* the task's self_exec_id at JOIN */
+	u64 preempt_next;		/* PREEMPTED: none before (mono ns); own notifiers */
+	u32 preempt_skipped;		/* preemptions not reported since the last one */
 	u32 vp;
 	u32 tid;
+	bool want_preempt;		/* its group has ASX_SA_PREEMPT (set at JOIN) */
+	bool preempted;			/* PREEMPTED written, RESUMED not yet */
 	bool orphan;			/* on sa_orphans, holding a module reference */
 	bool unhook_queued;		/* @unhook is queued: it frees the member */
 	bool unhooked;			/* to the reaper with its notifier off */
@@ -137,6 +149,15 @@ module_param(sa_max_user_groups, uint, 0644);
 MODULE_PARM_DESC(sa_max_user_groups,
 		 "activation groups one user may have open, CAP_SYS_RESOURCE exempt (default 32)");
 
+/*
+ * The shortest time between two PREEMPTED events of one member: a VP
+ * time-sliced against a CPU hog would otherwise write one per slice.
+ */
+static unsigned int sa_preempt_min_us = 1000;
+module_param(sa_preempt_min_us, uint, 0644);
+MODULE_PARM_DESC(sa_preempt_min_us,
+		 "microseconds between two PREEMPTED events of one member (default 1000)");
+
 static DEFINE_MUTEX(asx_sa_lock);	/* groups, membership, orphans */
 static LIST_HEAD(sa_groups);
 static LIST_HEAD(sa_orphans);
@@ -146,6 +167,7 @@ static atomic64_t sa_next_id = ATOMIC64_INIT(0);
 static LLIST_HEAD(sa_dead);
 static bool sa_unhook_used;		/* a task work of ours ever ran */
 
+static struct preempt_ops sa_ops;
 static void sa_reap(struct work_struct *work);
 static DECLARE_DELAYED_WORK(sa_reap_work, sa_reap);
 
@@ -156,8 +178,11 @@ static void sa_reap_kick(struct irq_work *iw)
 
 static DEFINE_IRQ_WORK(sa_reap_iw, sa_reap_kick);
 
-/* Appends one event; any context, interrupts may be off (sched_out). */
-static void sa_append(struct sa_group *g, u32 type, u32 vp, u32 tid, u32 arg)
+/*
+ * Appends one event; any context, interrupts may be off (sched_out). @wake:
+ * wake a spare for it (else it waits in the ring for the next one).
+ */
+static void sa_append_ev(struct sa_group *g, u32 type, u32 vp, u32 tid, u32 arg, bool wake)
 {
 	u64 now = ktime_get_mono_fast_ns();
 	struct asx_sa_event *ev;
@@ -192,12 +217,19 @@ static void sa_append(struct sa_group *g, u32 type, u32 vp, u32 tid, u32 arg)
 				     .tid = tid, .arg = arg };
 out:
 	raw_spin_unlock_irqrestore(&g->lock, flags);
-	irq_work_queue(&g->wake);
+	if (wake)
+		irq_work_queue(&g->wake);
 }
 
+static void sa_append(struct sa_group *g, u32 type, u32 vp, u32 tid, u32 arg)
+{
+	sa_append_ev(g, type, vp, tid, arg, true);
+}
+
+/* RESUMED wakes nobody: its VP tells its scheduler itself by running. */
 static void sa_record(struct sa_group *g, const struct sa_member *m, u32 type)
 {
-	sa_append(g, type, m->vp, m->tid, 0);
+	sa_append_ev(g, type, m->vp, m->tid, 0, type != ASX_SA_RESUMED);
 }
 
 /*
@@ -208,6 +240,49 @@ static void sa_record(struct sa_group *g, const struct sa_member *m, u32 type)
 static bool sa_execd(const struct sa_member *m)
 {
 	return READ_ONCE(m->task->self_exec_id) != m->exec_id;
+}
+
+/*
+ * Under the run-queue lock: is @next, the task about to run, a member of
+ * @g? @next is not running, so its notifier list does not change under us.
+ */
+static bool sa_member_of(struct task_struct *next, const struct sa_group *g)
+{
+	struct preempt_notifier *pn;
+
+	hlist_for_each_entry(pn, &next->preempt_notifiers, link)
+		if (pn->ops == &sa_ops)
+			return rcu_access_pointer(container_of(pn, struct sa_member, pn)->grp) == g;
+	return false;
+}
+
+/*
+ * Under the run-queue lock: @m is switched out runnable (preempted, or a
+ * sched_yield() that switched) for @next. Rate-limited per member; the
+ * preemptions in between are counted in the next PREEMPTED's arg. One in
+ * favour of a member of the same group (a spare it woke, another of its
+ * VPs) is none the scheduler can do anything about: not reported.
+ */
+static void sa_preempted(struct sa_member *m, struct task_struct *next)
+{
+	u64 now = ktime_get_mono_fast_ns();
+	struct sa_group *g;
+
+	if (m->preempted)
+		return;
+	g = rcu_dereference_sched(m->grp);
+	if (!g || sa_member_of(next, g))
+		return;
+	if (now < m->preempt_next) {
+		if (m->preempt_skipped != U32_MAX)
+			m->preempt_skipped++;
+		return;
+	}
+	m->preempt_next = now + (u64)READ_ONCE(sa_preempt_min_us) * NSEC_PER_USEC;
+	m->preempted = true;
+	trace_sa_preempt(g->id, m->vp, m->tid);
+	sa_append(g, ASX_SA_PREEMPTED, m->vp, m->tid, m->preempt_skipped);
+	m->preempt_skipped = 0;
 }
 
 /*
@@ -236,7 +311,12 @@ static void sa_sched_out(struct preempt_notifier *pn, struct task_struct *next)
 		irq_work_queue(&sa_reap_iw);
 		return;
 	}
-	if (state == TASK_RUNNING || asx_task_runnable(m->task) || m->parked || sa_execd(m))
+	if (state == TASK_RUNNING || asx_task_runnable(m->task)) {
+		if (unlikely(m->want_preempt) && !m->parked && !sa_execd(m))
+			sa_preempted(m, next);
+		return;
+	}
+	if (m->parked || sa_execd(m))
 		return;
 	g = rcu_dereference_sched(m->grp);
 	if (!g)
@@ -251,15 +331,25 @@ static void sa_sched_in(struct preempt_notifier *pn, int cpu)
 {
 	struct sa_member *m = container_of(pn, struct sa_member, pn);
 	struct sa_group *g;
+	u32 type;
 
-	if (!m->blocked)
+	if (unlikely(m->preempted)) {
+		m->preempted = false;
+		type = ASX_SA_RESUMED;
+	} else if (m->blocked) {
+		m->blocked = false;
+		type = ASX_SA_UNBLOCKED;
+	} else {
 		return;
-	m->blocked = false;
+	}
 	g = rcu_dereference_sched(m->grp);
 	if (!g)
 		return;
-	trace_sa_unblock(g->id, m->vp, m->tid);
-	sa_record(g, m, ASX_SA_UNBLOCKED);
+	if (type == ASX_SA_RESUMED)
+		trace_sa_resume(g->id, m->vp, m->tid);
+	else
+		trace_sa_unblock(g->id, m->vp, m->tid);
+	sa_record(g, m, type);
 }
 
 static struct preempt_ops sa_ops = {
@@ -443,6 +533,7 @@ static long sa_join(struct sa_group *g, void __user *uarg)
 	m->exec_id = current->self_exec_id;
 	m->task = get_task_struct(current);
 	m->owner = g;
+	m->want_preempt = g->flags & ASX_SA_PREEMPT;
 	RCU_INIT_POINTER(m->grp, g);
 	preempt_notifier_init(&m->pn, &sa_ops);
 	list_add_tail(&m->node, &g->members);
@@ -822,7 +913,7 @@ long asx_sa_create(void __user *uarg)
 	ret = ASX_COPY_IN(c, uarg, ASX_SA_CREATE_SIZE_VER0);
 	if (ret)
 		return ret;
-	if ((c.flags & ~ASX_SA_CLOEXEC) || c.reserved || c.reserved2 || c.fd || c.id)
+	if ((c.flags & ~(ASX_SA_CLOEXEC | ASX_SA_PREEMPT)) || c.reserved || c.reserved2 || c.fd || c.id)
 		return -EINVAL;
 	if (!c.max_vps)
 		c.max_vps = ASX_SA_DEF_VPS;
@@ -843,6 +934,7 @@ long asx_sa_create(void __user *uarg)
 		goto err_free_group;
 	}
 	g->max_vps = c.max_vps;
+	g->flags = c.flags & ASX_SA_PREEMPT;
 	g->mask = c.ring_size - 1;
 	g->id = atomic64_inc_return(&sa_next_id);
 	g->tgid = get_task_pid(current, PIDTYPE_TGID);

@@ -12,7 +12,7 @@
 #include <linux/asx.h>
 
 #ifdef CONFIG_PREEMPT_NOTIFIERS
-#define ASX_FEAT_SA_BUILT	(ASX_FEAT_SA | ASX_FEAT_SA_POST)
+#define ASX_FEAT_SA_BUILT	(ASX_FEAT_SA | ASX_FEAT_SA_POST | ASX_FEAT_SA_PREEMPT)
 long asx_sa_create(void __user *uarg);
 void asx_sa_exit(void);
 #else

@@ -3,8 +3,8 @@
  * ASX tracepoints: asx:asx_put, asx:asx_srv, asx:asx_fc_stop, asx:asx_fc_start,
  * asx:asx_enqueue and asx:asx_dequeue (a message in and out of a queue, both
  * under its lock: asx-qlat times residence from them), and the activation
- * ones asx:sa_block, asx:sa_unblock (under the run-queue lock) and
- * asx:sa_upcall.
+ * ones asx:sa_block, asx:sa_unblock, asx:sa_preempt, asx:sa_resume (under
+ * the run-queue lock or with preemption off) and asx:sa_upcall.
  *
  * Copyright (C) 2026 ASX developers
  */
@@ -141,6 +141,16 @@ DEFINE_EVENT(asx_sa_class, sa_block,
 );
 
 DEFINE_EVENT(asx_sa_class, sa_unblock,
+	TP_PROTO(u64 group, u32 vp, u32 tid),
+	TP_ARGS(group, vp, tid)
+);
+
+DEFINE_EVENT(asx_sa_class, sa_preempt,
+	TP_PROTO(u64 group, u32 vp, u32 tid),
+	TP_ARGS(group, vp, tid)
+);
+
+DEFINE_EVENT(asx_sa_class, sa_resume,
 	TP_PROTO(u64 group, u32 vp, u32 tid),
 	TP_ARGS(group, vp, tid)
 );

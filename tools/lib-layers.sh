@@ -88,7 +88,7 @@ allowed=(
 # order in a comment at the top, asc/'s point here; architecture.rst has
 # the same lists.
 declare -A order=(
-	[asc]="switch io preempt stack timerheap sched mode upcall vp sync sentinel wait fls thread prio edf direct stride asc bench_raw"
+	[asc]="switch io preempt stack timerheap sched mode upcall vp sync sentinel wait fls signal thread prio edf direct stride asc bench_raw"
 	[reactor]="hmap handler notify timer reactor pool"
 )
 

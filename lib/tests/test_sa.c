@@ -56,6 +56,14 @@ static void test_bad_options(void **state)
 
 		assert_int_equal(asx_sa_open(&g, &f), -EINVAL);
 	}
+	{
+		/* ASX_SA_PREEMPT is the one flag: it reaches the device check */
+		ASX_OPTS(struct asx_sa_opts, f, .flags = ASX_SA_PREEMPT);
+		ASX_OPTS(struct asx_sa_opts, h, .flags = ASX_SA_PREEMPT << 1);
+
+		assert_int_equal(asx__sa_open_dev("/nonexistent/asx", &g, &f), -ENODEV);
+		assert_int_equal(asx_sa_open(&g, &h), -EINVAL);
+	}
 	memset(big, 0, sizeof(big));
 	((struct asx_sa_opts *)big)->sz = sizeof(big);
 	big[sizeof(big) - 1] = 1;

@@ -278,6 +278,70 @@ static inline long asx_objects(const char *what)
 	return ret;
 }
 
+/* CLOCK_MONOTONIC in nanoseconds. */
+static inline uint64_t asx_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether the loaded asx.ko has every ASX_FEAT_* bit of @bits. */
+static inline bool asx_has_features(__u64 bits)
+{
+	struct asx_version v = { .size = sizeof(v) };
+	int fd = asx_open(0);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = !ioctl(fd, ASX_IOC_VERSION, &v) && (v.features & bits) == bits;
+	close(fd);
+	return ok;
+}
+
+/* A new activation group's descriptor (close-on-exec, and @flags), or -1. */
+static inline int asx_sa_group_fd(__u32 flags, unsigned int max_vps, unsigned int ring)
+{
+	struct asx_sa_create c = { .size = sizeof(c), .flags = ASX_SA_CLOEXEC | flags,
+				   .max_vps = max_vps, .ring_size = ring };
+	int dev = asx_open(0), ret;
+
+	if (dev < 0)
+		return -1;
+	ret = ioctl(dev, ASX_IOC_SA_CREATE, &c);
+	close(dev);
+	return ret ? -1 : c.fd;
+}
+
+#ifdef ASX_ASC_H
+/* A PRIO ASC made with @o, or NULL (the error on stderr). */
+static inline struct asx_asc *asx_prio_asc(const struct asx_asc_opts *o)
+{
+	struct asx_asc *a = NULL;
+	int r = asx_asc_create(&a, &asx_asc_prio, o);
+
+	if (r) {
+		fprintf(stderr, "# asx_asc_create: %s\n", strerror(-r));
+		return NULL;
+	}
+	return a;
+}
+
+/* A user thread of priority 0 on @a running @fn(@arg), or NULL. */
+static inline struct asx_asc_thread *asx_spawn_prio0(struct asx_asc *a, asx_asc_thread_fn fn,
+						     void *arg)
+{
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_asc_thread *t = NULL;
+
+	if (asx_asc_thread_spawn(a, &q.qos, fn, arg, NULL, &t))
+		return NULL;
+	return t;
+}
+#endif
+
 static inline void asx_msleep(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };

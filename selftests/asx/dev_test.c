@@ -86,7 +86,7 @@ TEST_F(dev, version_exact_size)
 					ASX_FEAT_STR | ASX_FEAT_PROCFS | ASX_FEAT_SA |
 					ASX_FEAT_SA_POST | ASX_FEAT_XSI | ASX_FEAT_AUTOPUSH |
 					ASX_FEAT_DRVREG | ASX_FEAT_XSI_FD | ASX_FEAT_PLINK | ASX_FEAT_QBAND | 
-					ASX_FEAT_TRANSPARENT), 0);
+					ASX_FEAT_TRANSPARENT | ASX_FEAT_SA_PREEMPT), 0);
 	EXPECT_EQ(v.features & (ASX_FEAT_XSI | ASX_FEAT_AUTOPUSH),
 		  ASX_FEAT_XSI | ASX_FEAT_AUTOPUSH);
 	EXPECT_TRUE(v.features & ASX_FEAT_DRVREG);
@@ -95,6 +95,8 @@ TEST_F(dev, version_exact_size)
 	EXPECT_EQ(v.features & ASX_FEAT_PLINK, ASX_FEAT_PLINK);
 	EXPECT_EQ(v.features & ASX_FEAT_QBAND, ASX_FEAT_QBAND);
 	EXPECT_EQ(v.features & ASX_FEAT_TRANSPARENT, ASX_FEAT_TRANSPARENT);
+	/* PREEMPTED events come with activations */
+	EXPECT_EQ(!!(v.features & ASX_FEAT_SA_PREEMPT), !!(v.features & ASX_FEAT_SA));
 	EXPECT_EQ(v.max_depth, ASX_MAX_DEPTH);
 	EXPECT_EQ(v.reserved[0], 0);
 	EXPECT_EQ(v.reserved[1], 0);

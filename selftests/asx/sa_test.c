@@ -24,15 +24,7 @@
 
 static int sa_create(unsigned int max_vps, unsigned int ring)
 {
-	struct asx_sa_create c = { .size = sizeof(c), .flags = ASX_SA_CLOEXEC,
-				   .max_vps = max_vps, .ring_size = ring };
-	int dev = asx_open(0), ret;
-
-	if (dev < 0)
-		return -1;
-	ret = ioctl(dev, ASX_IOC_SA_CREATE, &c);
-	close(dev);
-	return ret ? -1 : c.fd;
+	return asx_sa_group_fd(0, max_vps, ring);
 }
 
 /* Returns the VP id or -1. */
@@ -52,10 +44,7 @@ static int sa_leave(int g)
 
 static uint64_t now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	return asx_mono_ns();
 }
 
 /* Waits up to @ms (0: do not sleep); returns the events or -1. */
@@ -76,15 +65,7 @@ static int sa_info(int g, struct asx_sa_info *in)
 
 static bool have_sa(void)
 {
-	struct asx_version v = { .size = sizeof(v) };
-	int fd = asx_open(0);
-	bool ok;
-
-	if (fd < 0)
-		return false;
-	ok = !ioctl(fd, ASX_IOC_VERSION, &v) && (v.features & ASX_FEAT_SA);
-	close(fd);
-	return ok;
+	return asx_has_features(ASX_FEAT_SA);
 }
 
 #define NEED_SA() do {								\

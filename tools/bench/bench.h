@@ -148,4 +148,8 @@ int bench_echo_served_tp(unsigned int nc, unsigned int ms, unsigned int nthreads
 			 void (*stop)(void *srv), double *rtps, double *p99_us,
 			 unsigned int *served);
 
+/* 0 when /dev/asx is asx.ko with every ASX_FEAT_* bit of @bits; -ENOTTY
+ * when it lacks one, -errno when it cannot be opened (bench_sa.c). */
+int bench_asx_has(uint64_t bits);
+
 #endif /* ASX_BENCH_H */

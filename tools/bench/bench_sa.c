@@ -31,7 +31,7 @@
 
 #define SLICES	8
 
-static int have_sa(void)
+int bench_asx_has(uint64_t bits)
 {
 	struct asx_version v;
 	int fd = open("/dev/asx", O_RDWR | O_CLOEXEC), ok;
@@ -40,9 +40,14 @@ static int have_sa(void)
 		return -errno;
 	memset(&v, 0, sizeof(v));
 	v.size = sizeof(v);
-	ok = !ioctl(fd, ASX_IOC_VERSION, &v) && (v.features & ASX_FEAT_SA);
+	ok = !ioctl(fd, ASX_IOC_VERSION, &v) && (v.features & bits) == bits;
 	close(fd);
 	return ok ? 0 : -ENOTTY;
+}
+
+static int have_sa(void)
+{
+	return bench_asx_has(ASX_FEAT_SA);
 }
 
 static long futex(int *uaddr, int op, int val)

@@ -673,6 +673,7 @@ static const struct {
 	{ "ace", 16 },
 	{ "proactor", 6 },
 	{ "stride", 6 },
+	{ "sa-preempt", 1 },
 };
 #define TYPICAL_OTHER_S 30.0
 

@@ -11,8 +11,9 @@
 #     asx-bench --runs 3 --json sa-latency
 #     asx-bench --runs 3 --json capsule-block --activations --rounds 5000
 #     asx-bench --runs 3 --json kstream -m 64
+#     asx-bench --runs 3 --json sa-preempt (5 runs at least: its own minimum)
 # (smaller than the commands' defaults: a guest under TCG on a shared 2-CPU
-# host is slow, and each kernel runs all three in turn)
+# host is slow, and each kernel runs all four in turn)
 # in --tcg multi (these want two CPUs running at once: Documentation/testing.rst),
 # with vCPU 1 offline while asx.ko patches kernel code (see below).
 # The kernels take turns, N rounds (default 2), so that a change in the host's
@@ -20,11 +21,11 @@
 # each kernel and the ratio of each to the first kernel; keeps every round's
 # JSON in build/kernel-bench/NAME-ROUND.json: one object of typed records
 # (Documentation/benchmarks.rst, "Records") whose context is the guest's,
-# with "commands" (the three run) and "vm" (the kernel's matrix NAME and
+# with "commands" (the four run) and "vm" (the kernel's matrix NAME and
 # release, qemu's TCG mode and the guest's vCPUs) added.
 #
 #   --quick   asx-bench --quick (smoke test of this script)
-#   --full    the three commands' own default workloads, --runs 5
+#   --full    the four commands' own default workloads, --runs 5
 #   --timeout SECS  give up on a guest after SECS seconds (asx-vm --timeout;
 #             default 2400): a guest that timed out counts as one that died
 #
@@ -64,7 +65,7 @@ while read -r n v; do
 	tools/vm/kmod-build.sh "/lib/modules/$v/build" "build/kmod/$v" || exit 1
 done <<<"$all"
 
-# run_on NAME: the three benchmarks in NAME's guest, their JSON on stdout.
+# run_on NAME: the four benchmarks in NAME's guest, their JSON on stdout.
 # The first activation group turns the preempt-notifier static key on, rmmod
 # turns it off: code patching that can crash a guest under --tcg multi while
 # both vCPUs run (Documentation/testing.rst, "Text patching under
@@ -78,7 +79,8 @@ run_on() {
 		echo 0 > \$cpu1 && build/bin/asx-bench --quick --runs 1 sa-latency >/dev/null &&
 		echo 1 > \$cpu1 || exit 1
 		$bench sa-latency && $bench capsule-block --activations $cb_args &&
-		$bench kstream $ks_args
+		$bench kstream $ks_args &&
+		$bench sa-preempt
 		rc=\$?; echo 0 > \$cpu1; exit \$rc"
 }
 
@@ -95,7 +97,7 @@ fi
 for ((r = 1; r <= rounds; r++)); do
 	for n in "${names[@]}"; do
 		echo "$prog: round $r of $rounds on $n (${ver[$n]})" >&2
-		# three JSON objects, merged below. A guest can die patching its own code at boot too under --tcg
+		# four JSON objects, merged below. A guest can die patching its own code at boot too under --tcg
 		# multi (an int3 Oops before the command ran: asx-vm's exit 125):
 		# such a run is tried again, twice at most.
 		for try in 1 2 3; do

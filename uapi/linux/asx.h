@@ -82,6 +82,7 @@ enum asx_feature {
 	ASX_FEAT_QBAND		= 1 << 11,	/* per-band flow control, asx_wm.band */
 	ASX_FEAT_TRANSPARENT	= 1 << 12,	/* transparent ioctls: M_COPYIN/M_COPYOUT */
 	ASX_FEAT_DRVREG		= 1 << 13,	/* drivers registered by other kernel modules */
+	ASX_FEAT_SA_PREEMPT	= 1 << 14,	/* ASX_SA_PREEMPT: PREEMPTED/RESUMED events */
 };
 
 /* Limits. */
@@ -559,11 +560,12 @@ struct asx_autopush {
 
 /* asx_sa_create.flags */
 #define ASX_SA_CLOEXEC		0x1	/* the group descriptor is close-on-exec */
+#define ASX_SA_PREEMPT		0x2	/* also PREEMPTED and RESUMED (ASX_FEAT_SA_PREEMPT) */
 
 /**
  * struct asx_sa_create - SA_CREATE argument (on any /dev/asx descriptor)
  * @size:      in: sizeof(struct asx_sa_create)
- * @flags:     in: ASX_SA_CLOEXEC
+ * @flags:     in: ASX_SA_CLOEXEC, ASX_SA_PREEMPT
  * @max_vps:   in: member limit, 0 for ASX_SA_DEF_VPS (<= ASX_SA_MAX_VPS);
  *             out: the limit
  * @ring_size: in: events the ring holds, a power of two in [ASX_SA_MIN_RING,
@@ -610,6 +612,8 @@ struct asx_sa_join {
 #define ASX_SA_EXITED		3	/* member @vp exited without SA_LEAVE */
 #define ASX_SA_OVERFLOW		4	/* @arg events from @seq on were lost: ring full */
 #define ASX_SA_USER		5	/* posted by ASX_IOC_SA_POST: @arg its value (0.3) */
+#define ASX_SA_PREEMPTED	6	/* member @vp was preempted, still runnable (ASX_SA_PREEMPT) */
+#define ASX_SA_RESUMED		7	/* member @vp runs again after PREEMPTED */
 
 #define ASX_SA_NO_VP		0xffffffffu	/* asx_sa_event.vp of a USER event */
 
@@ -621,7 +625,9 @@ struct asx_sa_join {
  * @seq:   the group's event number: consecutive, an OVERFLOW accounts for the
  *         @arg numbers it stands for
  * @tid:   the member's thread id (0 for OVERFLOW; USER: the poster's)
- * @arg:   OVERFLOW: events lost; USER: the value posted; else 0
+ * @arg:   OVERFLOW: events lost; USER: the value posted; PREEMPTED: the
+ *         member's preemptions the rate limit left unreported since its
+ *         last PREEMPTED; else 0
  */
 struct asx_sa_event {
 	__u32 type;

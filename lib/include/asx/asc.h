@@ -151,6 +151,13 @@ struct asx_asc_opts {
 	/* scheduler activations of asx.ko (Documentation/asc.rst) */
 	enum asx_asc_activations activations;
 	unsigned int spare_vps;		/* activations: VPs kept parked in the kernel; 0: 2 */
+	/*
+	 * activations: also hear when the kernel preempts a VP (asx.ko's
+	 * PREEMPTED, ASX_FEAT_SA_PREEMPT) and let a spare run the queued
+	 * threads meanwhile.  A module without it: ignored under
+	 * ASX_ASC_ACT_AUTO, asx_asc_create() fails with -EOPNOTSUPP under _ON.
+	 */
+	bool act_preempted;
 };
 
 /*
@@ -186,6 +193,7 @@ struct asx_asc_stats {
 	uint64_t sa_blocked;		/* activations: BLOCKED events acted on */
 	uint64_t sa_lost;		/* activations: events lost to a full ring */
 	uint64_t retired;		/* activations: surplus spares that exited */
+	uint64_t sa_preempted;		/* activations: PREEMPTED events acted on */
 };
 ASX_API int asx_asc_stats(struct asx_asc *asc, struct asx_asc_stats *st);
 ASX_API const char *asx_asc_name(const struct asx_asc *asc);
@@ -294,6 +302,34 @@ ASX_API int asx_asc_thread_sleep(uint64_t ns);
 #define ASX_ASC_THREAD_TIMERS 4
 ASX_API int asx_asc_thread_timer_set(unsigned int idx, const struct timespec *first,
 				 uint64_t period_ns, void (*fn)(void *), void *arg);
+
+/*
+ * ASC signals (004 section 3.4): signal types registered by name, sent to
+ * a user thread, handled in that thread at its next scheduling point (its
+ * return from a yield, a block or a preemption), by the handler the thread
+ * set for it.  Like POSIX signals of one type, signals sent before the
+ * thread handles them are handled once; one with no handler is dropped.
+ *
+ * asx_asc_signal_register(): a new type; its id (1..ASX_ASC_SIGNALS_MAX-1),
+ *   -EEXIST (the name is taken), -ENOSPC (all taken), -EINVAL (empty or
+ *   longer than ASX_ASC_SIGNAL_NAME_MAX - 1).
+ * asx_asc_signal_handle(): the calling user thread's handler for @sig
+ *   (NULL: none); -EPERM off a user thread, -EINVAL an unregistered id.
+ * asx_asc_signal(): sends @sig to @t (a thread that has not ended).  With
+ *   ASX_ASC_SIG_PREEMPT (the type "preempt", registered from the start):
+ *   the VP running @t is asked to preempt it at its next safe point, as the
+ *   timeslice tick does (not inside the scheduler, libasx's own critical
+ *   sections or libc: there it is taken at the section's end, or dropped);
+ *   a thread not running is left alone.  Any other signal of a running @t
+ *   does the same, so that its handler runs soon.  0 or -EINVAL.
+ */
+#define ASX_ASC_SIGNALS_MAX		32
+#define ASX_ASC_SIGNAL_NAME_MAX		24
+#define ASX_ASC_SIG_PREEMPT		0
+typedef void (*asx_asc_signal_fn)(int sig, void *arg);
+ASX_API int asx_asc_signal_register(const char *name);
+ASX_API int asx_asc_signal_handle(int sig, asx_asc_signal_fn fn, void *arg);
+ASX_API int asx_asc_signal(struct asx_asc_thread *t, int sig);
 
 /* EDF: the current job's absolute deadline (CLOCK_MONOTONIC ns), 0 elsewhere. */
 ASX_API uint64_t asx_asc_thread_deadline(void);

@@ -46,7 +46,8 @@ struct asx_sa_group;
  * Options of asx_sa_open(); zero-fill and set @sz (ASX_OPTS() does both).
  * @max_vps:   member limit (0: the module's default, ASX_SA_DEF_VPS)
  * @ring_size: events the kernel ring holds, a power of two (0: default)
- * @flags:     must be 0
+ * @flags:     0, or ASX_SA_PREEMPT: also PREEMPTED and RESUMED events
+ *             (-EOPNOTSUPP from a module without ASX_FEAT_SA_PREEMPT)
  */
 struct asx_sa_opts {
 	size_t sz;

@@ -237,6 +237,7 @@ int asx_asc_stats(struct asx_asc *a, struct asx_asc_stats *st)
 	st->sa_blocked = a->sa_nblocked;
 	st->sa_lost = a->sa_lost;
 	st->retired = a->sa_retired;
+	st->sa_preempted = a->sa_npreempted;
 	if (POL_HAS(a, stats))
 		POL_CALL(a, stats, st);
 	unlock_np(&a->lock);

@@ -107,6 +107,14 @@ struct utimer {
 struct asx_vp;
 struct asx_sa_group;
 
+/* utimer_pending's bit for "ASC signals pending" (signal.c): one test at
+ * every scheduling point covers both */
+#define ASX__UTIMER_SIGS	(1u << 31)
+struct asx__sigs {
+	asx_asc_signal_fn fn[ASX_ASC_SIGNALS_MAX];
+	void *arg[ASX_ASC_SIGNALS_MAX];
+};
+
 /* A context's fiber-local values (fls.c): ASX_ASC_KEYS_MAX slots in
  * chunks of ASX__FLS_CHUNK, each allocated when first needed. */
 #define ASX__FLS_CHUNK	32
@@ -147,7 +155,9 @@ struct asx_asc_thread {
 	struct tnode sleep;
 	struct asx_waiter *sleep_w;	/* interruptible sleep, under the timer lock */
 	struct utimer utimers[ASX_ASC_THREAD_TIMERS];
-	uint32_t utimer_pending;	/* atomic bit mask */
+	uint32_t utimer_pending;	/* atomic bit mask; ASX__UTIMER_SIGS: signals */
+	uint32_t sig_pending;		/* atomic bit mask of ASC signals (signal.c) */
+	struct asx__sigs *sigs;		/* its handlers, NULL until it sets one */
 
 	/* migration target while switching away (thread_change) */
 	struct asx_asc *migrate_to;
@@ -283,6 +293,7 @@ struct asx_asc {
 	unsigned int sa_posted;		/* WAKE posts not yet taken by a spare */
 	bool sa_refilling;		/* a REFILL post is out */
 	uint64_t sa_upcalls, sa_takeovers, sa_nblocked, sa_lost, sa_retired;
+	uint64_t sa_npreempted;		/* PREEMPTED events acted on */
 };
 
 /* Tests: @a's state and each VP's (current thread, hand-off), read without

@@ -14,7 +14,9 @@
 #include <link.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include "asc/sched_impl.h"
 #include "core/probes.h"
@@ -170,6 +172,16 @@ bool asx__preempt_excluded(const void *pc)
 {
 	pthread_once(&P.sig_once, sig_setup);
 	return pc_nopreempt((uintptr_t)pc);
+}
+
+/* Asks @vp to preempt its thread at the next safe point (ASC signals). */
+void asx__vp_kick(struct asx_vp *vp)
+{
+	pid_t tid = __atomic_load_n(&vp->tid, __ATOMIC_RELAXED);
+
+	pthread_once(&P.sig_once, sig_setup);
+	if (tid > 0)
+		syscall(SYS_tgkill, getpid(), tid, PREEMPT_SIG);
 }
 
 void asx__preempt_tick_start(struct asx_vp *vp)

@@ -504,6 +504,14 @@ void asx__run_utimers(struct asx_asc_thread *self)
 	for (unsigned int i = 0; i < ASX_ASC_THREAD_TIMERS; i++)
 		if ((m & (1u << i)) && self->utimers[i].fn)
 			self->utimers[i].fn(self->utimers[i].arg);
+	if (m & ASX__UTIMER_SIGS) {
+		/* ASC signals (signal.c): the handlers are @self's own */
+		uint32_t s = __atomic_exchange_n(&self->sig_pending, 0, __ATOMIC_ACQ_REL);
+
+		for (int i = 1; i < ASX_ASC_SIGNALS_MAX; i++)
+			if ((s & (1u << i)) && self->sigs && self->sigs->fn[i])
+				self->sigs->fn[i](i, self->sigs->arg[i]);
+	}
 }
 
 /*
@@ -693,7 +701,7 @@ void asx_asc_thread_yield(void)
 		__atomic_store_n(&vp->nswitch, vp->nswitch + 1, __ATOMIC_RELAXED);	/* asx_asc_switches */
 		note_switch(vp, a);
 		vp->cur = next;
-		next->vp = vp;
+		__atomic_store_n(&next->vp, vp, __ATOMIC_RELAXED);
 		prev = asx__ctx_switch(&self->ctx, &next->ctx, self);
 		finish_switch(prev);
 	}

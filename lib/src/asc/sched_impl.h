@@ -275,6 +275,10 @@ void asx__run_utimers(struct asx_asc_thread *self);
 /* asc.c: a caller's size-first attribute struct into @o (@osz bytes). */
 /* preempt.c: the calling VP's preemption tick (its ASC's timeslice). */
 void asx__preempt_tick_start(struct asx_vp *vp);
+/* Asks @vp to preempt its thread at the next safe point (signal.c). */
+void asx__vp_kick(struct asx_vp *vp);
+/* Frees @self's signal handlers, on @self before it ends (signal.c). */
+void asx__sigs_exit(struct asx_asc_thread *self);
 
 /* ---------------------------------------------------------------- switching */
 
@@ -343,7 +347,7 @@ static inline __attribute__((always_inline)) void switch_to(struct asx_vp *vp, s
 		next = asx__vp_handoff(vp, next);
 	if (next) {
 		vp->cur = next;
-		next->vp = vp;
+		__atomic_store_n(&next->vp, vp, __ATOMIC_RELAXED);	/* asx_asc_signal() reads it */
 		__atomic_store_n(&next->state, T_RUNNING, __ATOMIC_RELAXED);
 		prev = asx__ctx_switch(&self->ctx, &next->ctx, self);
 	} else {

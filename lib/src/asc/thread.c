@@ -276,6 +276,7 @@ static void thread_end(struct asx_asc_thread *self)
 
 	/* still an ordinary user thread here: destructors may wait */
 	asx__fls_exit(self);
+	asx__sigs_exit(self);
 	for (int i = 0; i < ASX_ASC_THREAD_TIMERS; i++)
 		asx__timer_del(&self->utimers[i].node);
 	/* after the last point that may take a preemption (and move us) */
@@ -302,7 +303,7 @@ static void thread_end(struct asx_asc_thread *self)
 		next = asx__vp_handoff(vp, next);
 	if (next) {
 		vp->cur = next;
-		next->vp = vp;
+		__atomic_store_n(&next->vp, vp, __ATOMIC_RELAXED);
 		__atomic_store_n(&next->state, T_RUNNING, __ATOMIC_RELAXED);
 		asx__ctx_exit_to(&self->ctx, &next->ctx, self);
 	}

@@ -48,7 +48,13 @@ int asx__sa_setup(struct asx_asc *a, int mode, const struct asx_asc_opts *attr)
 	if (cap > ASX_SA_MAX_VPS)
 		cap = ASX_SA_MAX_VPS;
 	ASX_OPTS(struct asx_sa_opts, o, .max_vps = cap);
+	if (attr && attr->act_preempted)
+		o.flags = ASX_SA_PREEMPT;
 	r = asx_sa_open(&g, &o);
+	if (r == -EOPNOTSUPP && mode == ASX_ASC_ACT_AUTO) {
+		o.flags = 0;	/* activations without PREEMPTED */
+		r = asx_sa_open(&g, &o);
+	}
 	if (!r && !(asx__sa_features(g) & ASX_FEAT_SA_POST)) {
 		asx_sa_close(g);
 		r = -ENOTTY;
@@ -121,6 +127,32 @@ static void sa_take_over(struct asx_asc *a, struct asx_vp *self, struct vp_todo 
 	}
 }
 
+/*
+ * Under the lock: @v, running, blocked in the kernel (BLOCKED) or was
+ * preempted there (PREEMPTED): it no longer runs threads, so the policy
+ * may want another VP; spare @self is the first it gets.  True when @self
+ * is to run threads.
+ */
+static bool sa_vp_stalled(struct asx_asc *a, struct asx_vp *self, struct asx_vp *v,
+			  bool run, struct asx_vp **wk, int *k, int max, struct vp_todo *td)
+{
+	int want;
+
+	v->sa_blocked = true;
+	v->state = VP_BLOCKED;
+	a->nblocked++;
+	ASX_PROBE2(asc_vp_blocked, a, v);
+	want = asx__pol_activation(a, VPEV_BLOCKED);
+	if (want > 0 && !run) {
+		sa_take_over(a, self, td);
+		run = true;
+		want--;
+	}
+	if (want > 0)
+		*k += asx__activate_n(a, want, NULL, wk + *k, max - *k, td);
+	return run;
+}
+
 /* Under the lock: can a VP more run a thread? */
 static bool sa_wants_vp(struct asx_asc *a)
 {
@@ -139,7 +171,6 @@ static bool sa_events(struct asx_asc *a, struct asx_vp *self, const struct asx_s
 	for (int i = 0; i < n; i++) {
 		const struct asx_sa_event *e = &ev[i];
 		struct asx_vp *v = NULL;
-		int want;
 
 		if (e->type != ASX_SA_USER && e->vp < a->sa_nmap) {
 			v = a->sa_map[e->vp];
@@ -158,21 +189,23 @@ static bool sa_events(struct asx_asc *a, struct asx_vp *self, const struct asx_s
 		case ASX_SA_BLOCKED:
 			if (!v || v->state != VP_RUNNING || v->sa_blocked)
 				break;
-			v->sa_blocked = true;
-			v->state = VP_BLOCKED;
-			a->nblocked++;
 			a->sa_nblocked++;
-			ASX_PROBE2(asc_vp_blocked, a, v);
-			want = asx__pol_activation(a, VPEV_BLOCKED);
-			if (want > 0 && !run) {
-				sa_take_over(a, self, td);
-				run = true;
-				want--;
-			}
-			if (want > 0)
-				*k += asx__activate_n(a, want, NULL, wk + *k, max - *k, td);
+			run = sa_vp_stalled(a, self, v, run, wk, k, max, td);
+			break;
+		case ASX_SA_PREEMPTED:
+			/*
+			 * The kernel took @v's CPU: its thread waits for it,
+			 * but the queued ones need not.  Counted out like a
+			 * blocked VP (a spare runs them), back at RESUMED or
+			 * at its next scheduling point, whichever is first.
+			 */
+			if (!v || v->state != VP_RUNNING || v->sa_blocked)
+				break;
+			a->sa_npreempted++;
+			run = sa_vp_stalled(a, self, v, run, wk, k, max, td);
 			break;
 		case ASX_SA_UNBLOCKED:
+		case ASX_SA_RESUMED:
 			if (v && v->sa_blocked)
 				asx__sa_unblocked_locked(a, v);
 			break;

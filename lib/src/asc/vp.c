@@ -140,7 +140,7 @@ static void *vp_main(void *arg)
 				wait_saved(t);
 				note_switch(vp, t->asc);
 				vp->cur = t;
-				t->vp = vp;
+				__atomic_store_n(&t->vp, vp, __ATOMIC_RELAXED);
 				__atomic_store_n(&t->state, T_RUNNING, __ATOMIC_RELAXED);
 				prev = asx__ctx_switch(&vp->ctx, &t->ctx, NULL);
 				finish_switch(prev);

@@ -60,7 +60,7 @@ static int get_opts(const struct asx_sa_opts *opts, struct asx_sa_opts *o)
 
 	if (r)
 		return r;
-	return o->flags ? -EINVAL : 0;
+	return o->flags & ~(unsigned int)ASX_SA_PREEMPT ? -EINVAL : 0;
 }
 
 int asx__sa_open_dev(const char *path, struct asx_sa_group **grp, const struct asx_sa_opts *opts)
@@ -84,9 +84,14 @@ int asx__sa_open_dev(const char *path, struct asx_sa_group **grp, const struct a
 		free(g);
 		return dev;
 	}
+	if ((o.flags & ASX_SA_PREEMPT) && !(g->features & ASX_FEAT_SA_PREEMPT)) {
+		close(dev);
+		free(g);
+		return -EOPNOTSUPP;
+	}
 	memset(&c, 0, sizeof(c));
 	c.size = sizeof(c);
-	c.flags = ASX_SA_CLOEXEC;
+	c.flags = ASX_SA_CLOEXEC | (o.flags & ASX_SA_PREEMPT);
 	c.max_vps = o.max_vps;
 	c.ring_size = o.ring_size;
 	ret = ioctl(dev, ASX_IOC_SA_CREATE, &c) ? -errno : 0;

@@ -41,25 +41,11 @@ static struct asx_asc *make_asc(unsigned int nvps, unsigned int max_vps)
 {
 	struct asx_asc_opts at = { .sz = sizeof(at), .nvps = nvps, .max_vps = max_vps,
 				   .activations = ASX_ASC_ACT_ON };
-	struct asx_asc *a = NULL;
-	int r = asx_asc_create(&a, &asx_asc_prio, &at);
 
-	if (r) {
-		fprintf(stderr, "# asx_asc_create: %s\n", strerror(-r));
-		return NULL;
-	}
-	return a;
+	return asx_prio_asc(&at);
 }
 
-static struct asx_asc_thread *spawn(struct asx_asc *a, asx_asc_thread_fn fn, void *arg)
-{
-	struct asx_prio_qos q = ASX_PRIO_QOS(0);
-	struct asx_asc_thread *t = NULL;
-
-	if (asx_asc_thread_spawn(a, &q.qos, fn, arg, NULL, &t))
-		return NULL;
-	return t;
-}
+#define spawn asx_spawn_prio0
 
 /* ---------------------------------------------------------------- one blocker */
 
