@@ -387,29 +387,23 @@ static void *bias_yielder(void *arg)
 	return (void *)1;
 }
 
-static void *bias_side_waiter(void *arg)
-{
-	struct bias_run *b = arg;
+/* one waiter's semaphore and count */
+struct bias_waiter {
+	struct bias_run *b;
+	struct asx_asc_sem *sem;
+	unsigned long *got;
+};
 
-	for (unsigned long i = 0; i < b->posts; i++) {
-		asx_asc_sem_wait(&b->side_sem);
-		b->got_side++;
+static void *bias_waiter(void *arg)
+{
+	struct bias_waiter *w = arg;
+
+	for (unsigned long i = 0; i < w->b->posts; i++) {
+		asx_asc_sem_wait(w->sem);
+		(*w->got)++;
 		__atomic_add_fetch(&rounds_done, 1, __ATOMIC_RELAXED);
 	}
-	__atomic_sub_fetch(&b->waiters_left, 1, __ATOMIC_RELEASE);
-	return (void *)1;
-}
-
-static void *bias_ext_waiter(void *arg)
-{
-	struct bias_run *b = arg;
-
-	for (unsigned long i = 0; i < b->posts; i++) {
-		asx_asc_sem_wait(&b->ext_sem);
-		b->got_ext++;
-		__atomic_add_fetch(&rounds_done, 1, __ATOMIC_RELAXED);
-	}
-	__atomic_sub_fetch(&b->waiters_left, 1, __ATOMIC_RELEASE);
+	__atomic_sub_fetch(&w->b->waiters_left, 1, __ATOMIC_RELEASE);
 	return (void *)1;
 }
 
@@ -450,6 +444,7 @@ static void test_biased_lock(void **state)
 	struct asx_prio_qos q = ASX_PRIO_QOS(0);
 	struct asx_asc_opts o = { .sz = sizeof(o), .nvps = 1 };
 	struct asx_asc *a = NULL, *side = NULL;
+	struct bias_waiter ws = { &b, &b.side_sem, &b.got_side }, we = { &b, &b.ext_sem, &b.got_ext };
 	struct asx_asc_thread *t[5];
 	pthread_t ext, wd;
 	void *r;
@@ -466,8 +461,8 @@ static void test_biased_lock(void **state)
 	assert_int_equal(pthread_create(&wd, NULL, watchdog, NULL), 0);
 	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, bias_yielder, &b, NULL, &t[0]), 0);
 	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, bias_yielder, &b, NULL, &t[1]), 0);
-	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, bias_side_waiter, &b, NULL, &t[2]), 0);
-	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, bias_ext_waiter, &b, NULL, &t[3]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, bias_waiter, &ws, NULL, &t[2]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, bias_waiter, &we, NULL, &t[3]), 0);
 	assert_int_equal(asx_asc_thread_spawn(side, &q.qos, bias_side_poster, &b, NULL, &t[4]), 0);
 	assert_int_equal(pthread_create(&ext, NULL, bias_ext_poster, &b), 0);
 	pthread_join(ext, NULL);
