@@ -57,7 +57,7 @@
 #include <unistd.h>
 
 #include <asx/asc.h>
-#include "asc/asc_impl.h"
+#include "asc/sched_impl.h"
 #include "asc/wait.h"
 
 #define MS 1000000ULL
@@ -480,8 +480,12 @@ static void test_biased_lock(void **state)
 	assert_int_equal(b.got_ext, b.posts);
 	assert_int_equal(asx_asc_sem_trywait(&b.side_sem), -EAGAIN);
 	assert_int_equal(asx_asc_sem_trywait(&b.ext_sem), -EAGAIN);
-	/* the bias was taken, and taken away by the side VP's wakes */
-	assert_true(a->bias_revokes >= 1);
+	/* the bias was taken, and taken away by the side VP's wakes; without
+	 * membarrier() (qemu-user, old kernels) the lock is never biased */
+	if (asx__membarrier_ready())
+		assert_true(a->bias_revokes >= 1);
+	else
+		fprintf(stderr, "biased lock: no membarrier(), never biased\n");
 	asx_asc_destroy(side);
 	asx_asc_destroy(a);
 }
