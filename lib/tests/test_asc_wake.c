@@ -18,6 +18,15 @@
  *                      the pthread changes it and calls asx__word_wake().
  *   test_episodes      the whole of test_sem_from_pthread each round: a
  *                      new ASC and thread, a wait, the post, join, destroy.
+ *   test_biased_lock   the lock of a one-VP ASC biased to its VP
+ *                      (sched.c) while two threads yield there on the
+ *                      locked path, revoked over and over: a thread on
+ *                      another ASC's VP wakes a third thread of it (its
+ *                      run queue from outside, under the lock), a plain
+ *                      pthread a fourth (the inbox).  Every post is taken,
+ *                      every thread joins (a queue broken by a revoker
+ *                      that did not wait loses threads), and the bias was
+ *                      both taken and revoked.
  *
  * Before each wake the pthread does nothing, a sched_yield() or a random
  * spin of up to 10 us; in half the rounds it spins for the answer rather
@@ -48,7 +57,7 @@
 #include <unistd.h>
 
 #include <asx/asc.h>
-#include "asc/asc_impl.h"
+#include "asc/sched_impl.h"
 #include "asc/wait.h"
 
 #define MS 1000000ULL
@@ -357,12 +366,137 @@ static void test_episodes(void **state)
 	run(K_EPISODE);
 }
 
+/* ---------------------------------------------------------------- the biased lock */
+
+struct bias_run {
+	struct asx_asc_sem side_sem, ext_sem;
+	unsigned long posts;		/* per semaphore */
+	unsigned long got_side, got_ext;	/* the waiters' counts */
+	unsigned long yields;		/* the yielders' (plain: one VP) */
+	int waiters_left;		/* atomic */
+};
+
+static void *bias_yielder(void *arg)
+{
+	struct bias_run *b = arg;
+
+	while (__atomic_load_n(&b->waiters_left, __ATOMIC_ACQUIRE)) {
+		b->yields++;
+		asx_asc_thread_yield();
+	}
+	return (void *)1;
+}
+
+/* one waiter's semaphore and count */
+struct bias_waiter {
+	struct bias_run *b;
+	struct asx_asc_sem *sem;
+	unsigned long *got;
+};
+
+static void *bias_waiter(void *arg)
+{
+	struct bias_waiter *w = arg;
+
+	for (unsigned long i = 0; i < w->b->posts; i++) {
+		asx_asc_sem_wait(w->sem);
+		(*w->got)++;
+		__atomic_add_fetch(&rounds_done, 1, __ATOMIC_RELAXED);
+	}
+	__atomic_sub_fetch(&w->b->waiters_left, 1, __ATOMIC_RELEASE);
+	return (void *)1;
+}
+
+/* a random spin of up to @max_us, then the post */
+static void bias_post(struct asx_asc_sem *s, uint64_t *rng, unsigned int max_us)
+{
+	uint64_t until = now_ns() + xorshift(rng) % (max_us * US);
+
+	while (now_ns() < until)
+		;
+	asx_asc_sem_post(s);
+}
+
+/* on the other ASC's VP: its wakes take the biased lock from outside */
+static void *bias_side_poster(void *arg)
+{
+	struct bias_run *b = arg;
+	uint64_t rng = 0x2545f4914f6cdd1dULL;
+
+	for (unsigned long i = 0; i < b->posts; i++)
+		bias_post(&b->side_sem, &rng, 50);
+	return (void *)1;
+}
+
+static void *bias_ext_poster(void *arg)
+{
+	struct bias_run *b = arg;
+	uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+	for (unsigned long i = 0; i < b->posts; i++)
+		bias_post(&b->ext_sem, &rng, 50);
+	return NULL;
+}
+
+static void test_biased_lock(void **state)
+{
+	struct bias_run b = { .posts = 3000 / SAN_SLOW, .waiters_left = 2 };
+	struct asx_prio_qos q = ASX_PRIO_QOS(0);
+	struct asx_asc_opts o = { .sz = sizeof(o), .nvps = 1 };
+	struct asx_asc *a = NULL, *side = NULL;
+	struct bias_waiter ws = { &b, &b.side_sem, &b.got_side }, we = { &b, &b.ext_sem, &b.got_ext };
+	struct asx_asc_thread *t[5];
+	pthread_t ext, wd;
+	void *r;
+
+	(void)state;
+	asx_asc_sem_init(&b.side_sem, 0);
+	asx_asc_sem_init(&b.ext_sem, 0);
+	/* two ASCs with a VP each: the process is on the locked path */
+	assert_int_equal(asx_asc_create(&a, &asx_asc_prio, &o), 0);
+	assert_int_equal(asx_asc_create(&side, &asx_asc_prio, &o), 0);
+	assert_false(asx_asc_single_vp_mode());
+	__atomic_store_n(&home, a, __ATOMIC_RELEASE);
+	__atomic_store_n(&stop_wd, 0, __ATOMIC_RELAXED);
+	assert_int_equal(pthread_create(&wd, NULL, watchdog, NULL), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, bias_yielder, &b, NULL, &t[0]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, bias_yielder, &b, NULL, &t[1]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, bias_waiter, &ws, NULL, &t[2]), 0);
+	assert_int_equal(asx_asc_thread_spawn(a, &q.qos, bias_waiter, &we, NULL, &t[3]), 0);
+	assert_int_equal(asx_asc_thread_spawn(side, &q.qos, bias_side_poster, &b, NULL, &t[4]), 0);
+	assert_int_equal(pthread_create(&ext, NULL, bias_ext_poster, &b), 0);
+	pthread_join(ext, NULL);
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(asx_asc_thread_join(t[i], &r), 0);
+		assert_ptr_equal(r, (void *)1);
+	}
+	__atomic_store_n(&stop_wd, 1, __ATOMIC_RELEASE);
+	pthread_join(wd, NULL);
+	__atomic_store_n(&home, NULL, __ATOMIC_RELEASE);
+	fprintf(stderr, "biased lock: %lu yields, %lu + %lu posts taken, %llu revocations%s\n",
+		b.yields, b.got_side, b.got_ext, (unsigned long long)a->bias_revokes,
+		a->bias_vp ? ", biased at the end" : "");
+	assert_int_equal(b.got_side, b.posts);
+	assert_int_equal(b.got_ext, b.posts);
+	assert_int_equal(asx_asc_sem_trywait(&b.side_sem), -EAGAIN);
+	assert_int_equal(asx_asc_sem_trywait(&b.ext_sem), -EAGAIN);
+	/* the bias was taken, and taken away by the side VP's wakes; without
+	 * membarrier() (qemu-user, old kernels) the lock is never biased */
+	if (asx__membarrier_ready())
+		assert_true(a->bias_revokes >= 1);
+	else
+		fprintf(stderr, "biased lock: no membarrier(), never biased\n");
+	asx_asc_destroy(side);
+	asx_asc_destroy(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sem_handoff),
 		cmocka_unit_test(test_word_handoff),
 		cmocka_unit_test(test_episodes),
+		cmocka_unit_test(test_biased_lock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -262,7 +262,19 @@ struct asx_asc {
 	void *pstate;
 	const struct asx_asc_policy *pol;
 	char name[32];
-	int lock;
+	int lock;			/* 0 free, 1 held, LOCK_BIASED: see below */
+	/*
+	 * The lock biased to the one VP of a one-VP ASC (sched.c, "the
+	 * biased lock"): while @bias is set, @bias_vp runs its locked
+	 * sections without touching @lock (which stays LOCK_BIASED),
+	 * marking them in @bias_busy; anyone else taking @lock revokes it.
+	 */
+	struct asx_vp *bias_vp;		/* atomic; under the lock */
+	int bias;			/* atomic */
+	int bias_busy;			/* atomic, written by @bias_vp only */
+	unsigned int bias_count;	/* locked sections before the next bias (lock) */
+	unsigned int bias_backoff;	/* bias_count after a revocation (lock) */
+	uint64_t bias_revokes;		/* revocations that waited on @bias_vp (lock) */
 	struct asx_asc_thread *inbox;	/* atomic LIFO of threads made runnable outside */
 	struct asx_vp *vps, *idle;
 	unsigned int nvps, nidle, nblocked, nexited;
@@ -312,13 +324,19 @@ static inline unsigned int asc_running(const struct asx_asc *a)
 
 /* ---------------------------------------------------------------- locks */
 
-void asx__spin_lock_slow(int *l);
+/* An ASC's lock word held by its biased owner (struct asx_asc's bias). */
+#define LOCK_BIASED	2
+
+/* @o: what the failed exchange found (LOCK_BIASED: revoke the bias). */
+void asx__spin_lock_slow(int *l, int o);
 
 static inline void spin_lock(int *l)
 {
-	if (likely(!__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)))
+	int o = __atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE);
+
+	if (likely(!o))
 		return;
-	asx__spin_lock_slow(l);
+	asx__spin_lock_slow(l, o);
 }
 
 static inline void spin_unlock(int *l)

@@ -21,31 +21,15 @@
 #include "core/futex.h"
 
 /*
- * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) makes every running thread of
- * the process execute a full memory barrier before it returns: with it, a
- * VP switching the process to MODE_MULTI (a store of the mode, the barrier,
- * a read of the single VP's in_sched and resting) needs nothing from the
- * single VP's lock-free path but its plain store of in_sched before its read
- * of the mode (an asymmetric Dekker pair).  The fast path pays nothing; the
- * switch pays a system call and IPIs, once, when a spare takes over.
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) (asx__membarrier_ready(),
+ * sched.c) makes every running thread of the process execute a full memory
+ * barrier before it returns: with it, a VP switching the process to
+ * MODE_MULTI (a store of the mode, the barrier, a read of the single VP's
+ * in_sched and resting) needs nothing from the single VP's lock-free path
+ * but its plain store of in_sched before its read of the mode (an
+ * asymmetric Dekker pair).  The fast path pays nothing; the switch pays a
+ * system call and IPIs, once, when a spare takes over.
  */
-static int mb_state;	/* 0 unknown, 1 registered, -1 unavailable */
-
-bool asx__membarrier_ready(void)
-{
-	int s = __atomic_load_n(&mb_state, __ATOMIC_ACQUIRE);
-
-	if (!s) {
-		long q = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-
-		s = -1;
-		if (q > 0 && (q & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
-		    !syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0))
-			s = 1;
-		__atomic_store_n(&mb_state, s, __ATOMIC_RELEASE);
-	}
-	return s > 0;
-}
 
 /* @vp touches no scheduler state without the lock: out of the scheduler, or resting */
 static bool vp_quiet(struct asx_vp *vp)

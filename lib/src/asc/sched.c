@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -99,18 +100,160 @@ void asx__sched_fuzz(void)
 
 /* ---------------------------------------------------------------- locks, the mode */
 
-void asx__spin_lock_slow(int *l)
+/*
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) makes every running thread of
+ * the process execute a full memory barrier before it returns: the
+ * asymmetric fence of the biased lock below and of mode.c's single VP.
+ */
+static int mb_state;	/* 0 unknown, 1 registered, -1 unavailable */
+
+bool asx__membarrier_ready(void)
+{
+	int s = __atomic_load_n(&mb_state, __ATOMIC_ACQUIRE);
+
+	if (!s) {
+		long q = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+
+		s = -1;
+		if (q > 0 && (q & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+		    !syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0))
+			s = 1;
+		__atomic_store_n(&mb_state, s, __ATOMIC_RELEASE);
+	}
+	return s > 0;
+}
+
+/*
+ * The biased lock.  On the locked path (the process has more than one
+ * VP) an ASC with one VP still takes its lock at every yield, although
+ * nobody else wants it for long stretches: a locked exchange per yield.
+ * After BIAS_FIRST uncontended sections that VP keeps the lock: it stores
+ * LOCK_BIASED in the word instead of 0 and sets a->bias; from then on its
+ * sections (bias_enter) store a->bias_busy, read a->bias and, still set,
+ * go on without touching the word: plain stores and loads only.
+ *
+ * Anyone else's spin_lock() finds LOCK_BIASED in the word (its exchange
+ * left 1 there: it holds the lock from now on), clears a->bias, runs
+ * membarrier() and waits until a->bias_busy is 0 (asx__bias_revoke).  The
+ * asymmetric Dekker pair: either the owner's store of bias_busy is seen
+ * after the barrier, or the owner's read of a->bias comes after it and
+ * finds it clear, and the owner takes the word like anyone (where the
+ * revoker holds it).  A revocation costs a system call and an IPI per
+ * CPU running the process, so the next bias waits twice as many sections,
+ * up to BIAS_MAX.  TSan builds, which do not see membarrier(), use a
+ * sequentially consistent pair instead.
+ */
+#define BIAS_FIRST	1024u
+#define BIAS_MAX	(1u << 20)
+
+#ifdef ASX_ASC_TSAN
+#define BIAS_MO		__ATOMIC_SEQ_CST
+#else
+#define BIAS_MO		__ATOMIC_RELAXED
+#endif
+
+/* @vp, on @a's locked path: run this section biased?  Then no lock word. */
+static inline bool bias_enter(struct asx_asc *a, struct asx_vp *vp)
+{
+	if (__atomic_load_n(&a->bias_vp, __ATOMIC_RELAXED) != vp)
+		return false;
+	__atomic_store_n(&a->bias_busy, 1, BIAS_MO);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (likely(__atomic_load_n(&a->bias, BIAS_MO)))
+		return true;
+	__atomic_store_n(&a->bias_busy, 0, __ATOMIC_RELAXED);
+	return false;
+}
+
+/* Take @a's lock on @vp's locked path; true: biased (asc_unlock's @biased). */
+static inline bool asc_lock(struct asx_asc *a, struct asx_vp *vp)
+{
+	if (bias_enter(a, vp))
+		return true;
+	spin_lock(&a->lock);
+	return false;
+}
+
+/* Under the lock: may @vp have it biased?  Counts down to it. */
+static inline bool bias_due(struct asx_asc *a, struct asx_vp *vp)
+{
+	if (likely(a->bias_count)) {
+		a->bias_count--;
+		return false;
+	}
+	if (a->nvps - a->nexited != 1 || a->sa || a->dying || vp->asc != a ||
+	    POL_PER_THREAD(a) || !asx__membarrier_ready()) {
+		a->bias_count = BIAS_FIRST;
+		return false;
+	}
+	return true;
+}
+
+static inline void asc_unlock(struct asx_asc *a, struct asx_vp *vp, bool biased)
+{
+	if (biased) {
+		__atomic_store_n(&a->bias_busy, 0, __ATOMIC_RELEASE);
+		return;
+	}
+	if (unlikely(bias_due(a, vp))) {
+		__atomic_store_n(&a->bias_vp, vp, __ATOMIC_RELAXED);
+		__atomic_store_n(&a->bias, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&a->lock, LOCK_BIASED, __ATOMIC_RELEASE);
+		return;
+	}
+	spin_unlock(&a->lock);
+}
+
+/* The word was LOCK_BIASED, now 1: ours once the owner is out of its section. */
+static __attribute__((noinline, cold)) void bias_revoke(struct asx_asc *a)
+{
+	struct asx_vp *owner = __atomic_load_n(&a->bias_vp, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&a->bias, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&a->bias_vp, NULL, __ATOMIC_RELAXED);
+	if (owner == asx__tls_vp) {
+		/* the owner itself, outside any biased section */
+		a->bias_count = a->bias_backoff ? a->bias_backoff : BIAS_FIRST;
+		return;
+	}
+#ifndef ASX_ASC_TSAN
+	/* registered before the bias was set: cannot fail but for a bug */
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
+		abort();
+#endif
+	for (unsigned int i = 0; __atomic_load_n(&a->bias_busy, __ATOMIC_ACQUIRE); i++) {
+		if (i < 128)
+			asx_cpu_relax();
+		else
+			sched_yield();	/* the owner may be preempted by the OS */
+	}
+	a->bias_revokes++;
+	a->bias_backoff = a->bias_backoff ? a->bias_backoff * 2 : 2 * BIAS_FIRST;
+	if (a->bias_backoff > BIAS_MAX)
+		a->bias_backoff = BIAS_MAX;
+	a->bias_count = a->bias_backoff;
+}
+
+void asx__spin_lock_slow(int *l, int o)
 {
 	unsigned int spins = 0;
 
-	do {
-		while (__atomic_load_n(l, __ATOMIC_RELAXED)) {
+	for (;;) {
+		if (o == LOCK_BIASED) {
+			/* only an ASC's lock is ever biased */
+			bias_revoke(container_of(l, struct asx_asc, lock));
+			return;
+		}
+		while ((o = __atomic_load_n(l, __ATOMIC_RELAXED)) == 1) {
 			if (++spins < 128)
 				asx_cpu_relax();
 			else
 				sched_yield();	/* the holder may be preempted by the OS */
 		}
-	} while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE));
+		o = __atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE);
+		if (!o)
+			return;
+	}
 }
 
 bool asx_asc_single_vp_mode(void)
@@ -405,11 +548,15 @@ void asx__wake_owed(struct asx_asc_thread *t, struct vp_todo *td)
 			return;
 	}
 	if (vp && mode_get() == MODE_MULTI) {
-		lock_np(&a->lock);
+		bool biased;
+
+		np_enter();
+		biased = asc_lock(a, vp);
 		__atomic_store_n(&t->state, T_READY, __ATOMIC_RELAXED);
 		POL_CALL(a, enqueue, t);
 		k = activate_locked(a, VPEV_RUNNABLE, t, wk, 2, td);
-		unlock_np(&a->lock);
+		asc_unlock(a, vp, biased);
+		np_leave(true);
 		SCHED_FUZZ();
 		asx__wake_list(wk, k);
 		return;
@@ -629,11 +776,11 @@ static __attribute__((noinline)) void yield_other(struct asx_vp *vp,
 	} else if (likely(mode_get() == MODE_MULTI &&
 			  !__atomic_load_n(&vp->passivate, __ATOMIC_RELAXED) &&
 			  !__atomic_load_n(&asx__sched.need_act, __ATOMIC_RELAXED))) {
-		/* the locked path: one spinlock round trip */
-		bool crowded;
+		/* the locked path: one spinlock round trip (none when biased) */
+		bool crowded, biased;
 
 		__atomic_store_n(&self->switching, 1, __ATOMIC_RELAXED);
-		spin_lock(&a->lock);
+		biased = asc_lock(a, vp);
 		sa_sync(a, vp);
 		if (unlikely(__atomic_load_n(&a->inbox, __ATOMIC_RELAXED)))
 			asx__inbox_drain(a);
@@ -655,7 +802,7 @@ static __attribute__((noinline)) void yield_other(struct asx_vp *vp,
 		 */
 		crowded = next == self ? !POL_CALL(a, nrunnable) :
 			  (++vp->nyield & 3) == 0 && asc_running(a) > ncpus();
-		spin_unlock(&a->lock);
+		asc_unlock(a, vp, biased);
 		if (next == self)
 			__atomic_store_n(&self->switching, 0, __ATOMIC_RELAXED);
 		else
@@ -666,6 +813,48 @@ static __attribute__((noinline)) void yield_other(struct asx_vp *vp,
 		yield_slow(vp, self);
 	}
 	leave_sched(self);
+}
+
+/*
+ * The locked path of a VP that holds its ASC's lock biased (bias_enter):
+ * the same steps as yield_other()'s, less what a one-VP ASC without
+ * activations does not need (sa_sync: no activations; the crowding check:
+ * its one VP is never more than the CPUs), out of line with a small frame.
+ * Every 64th dispatch (the window check), and a section no longer biased,
+ * go to yield_other().
+ */
+static __attribute__((noinline)) void yield_biased(struct asx_vp *vp,
+						   struct asx_asc_thread *self)
+{
+	struct asx_asc *a = self->asc;
+	struct asx_asc_thread *next;
+
+	if (unlikely(__atomic_load_n(&vp->passivate, __ATOMIC_RELAXED) ||
+		     __atomic_load_n(&asx__sched.need_act, __ATOMIC_RELAXED) ||
+		     ((a->ndispatch + 1) & 63) == 0))
+		goto other;
+	__atomic_store_n(&self->switching, 1, __ATOMIC_RELAXED);
+	if (unlikely(!bias_enter(a, vp)))
+		goto other;
+	if (unlikely(__atomic_load_n(&a->inbox, __ATOMIC_RELAXED)))
+		asx__inbox_drain(a);
+	a->ndispatch++;
+	next = POL_CALL(a, pick_next, (struct asx_asc_vp *)vp, self);
+	if (unlikely(next == self)) {
+		bool idle = !POL_CALL(a, nrunnable);
+
+		asc_unlock(a, vp, true);
+		__atomic_store_n(&self->switching, 0, __ATOMIC_RELAXED);
+		if (idle)
+			sched_yield();	/* as yield_other(): let the OS run other VPs */
+	} else {
+		asc_unlock(a, vp, true);
+		switch_to(vp, self, next);
+	}
+	leave_sched(self);
+	return;
+other:
+	yield_other(vp, self);
 }
 
 /*
@@ -693,7 +882,10 @@ void asx_asc_thread_yield(void)
 	enter_sched(vp);
 	if (unlikely(mode_get() != MODE_SINGLE || ASX_LOAD_RLX(&a->inbox) ||
 		     POL_PER_THREAD(a))) {
-		yield_other(vp, self);
+		if (__atomic_load_n(&a->bias_vp, __ATOMIC_RELAXED) == vp)
+			yield_biased(vp, self);
+		else
+			yield_other(vp, self);
 		return;
 	}
 	next = POL_CALL(a, pick_next, (struct asx_asc_vp *)vp, self);
@@ -723,14 +915,15 @@ void asx__block_self(struct asx_asc_thread *self)
 		asx__inbox_drain(a);
 		next = POL_CALL(a, pick_next, (struct asx_asc_vp *)vp, NULL);
 	} else {
-		spin_lock(&a->lock);
+		bool biased = asc_lock(a, vp);
+
 		sa_sync(a, vp);
 		if (POL_HAS(a, block))
 			POL_CALL(a, block, self);
 		asx__inbox_drain(a);
 		next = vp->passivate ? NULL : POL_CALL(a, pick_next, (struct asx_asc_vp *)vp, NULL);
 		a->ndispatch++;
-		spin_unlock(&a->lock);
+		asc_unlock(a, vp, biased);
 	}
 	if (next == self) {
 		/* woken before we got away */

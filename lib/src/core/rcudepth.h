@@ -10,7 +10,12 @@
 
 #include <stdbool.h>
 
-extern __thread int asx__rcu_depth;	/* -1: not registered with liburcu yet */
+/*
+ * -1: not registered with liburcu yet.  initial-exec, as asx__tls_vp: every
+ * yield reads it, and the default model for a shared object's TLS
+ * (general-dynamic) would make that read a call of __tls_get_addr.
+ */
+extern __thread int asx__rcu_depth __attribute__((tls_model("initial-exec")));
 
 static inline bool asx__rcu_in_reader(void)
 {
