@@ -386,6 +386,10 @@ $(O)/tests/svc/codec.so: tools/asxd/services/codec.c tools/asxd/services/codec.h
 	$(Q)$(CC) $(CPPFLAGS_ASX) $(CFLAGS_ASX) -fPIC -shared -o $@ $< $(SANFLAGS)
 $(O)/tests/test_svc: $(SVC_TEST_SOS)
 $(O)/tests/test_svc: LDFLAGS_ASX += -rdynamic
+# test_svc_policy loads the ASC policies of lib/tests/svc/svc_policy.c
+$(O)/tests/svc/svc_policy.so: lib/include/asx/asc_policy.h
+$(O)/tests/test_svc_policy: $(SVC_TEST_SOS)
+$(O)/tests/test_svc_policy: LDFLAGS_ASX += -rdynamic
 
 # test_mux looks where a message goes at the moment a link sets the upcall.
 $(O)/tests/test_mux: LDFLAGS_ASX += -Wl,--wrap=asx__stream_set_upcall
