@@ -162,6 +162,7 @@ static void test_load_use_remove(void **state)
 	assert_false(loaded());
 	assert_int_equal(asx_svc_repo_create(&r), 0);
 	assert_int_equal(asx_svc_register_module(r, "echo", make_echo), 0);
+	__atomic_store_n(&ran, 0, __ATOMIC_SEQ_CST);
 	if (apply(r, 0, "dynamic myfifo ASC_Policy * %s:make_fifo() \"\"\n"
 		  "stream S asc 2 policy myfifo { static echo }", so))
 		fail_msg("%s", err);
@@ -170,7 +171,7 @@ static void test_load_use_remove(void **state)
 	assert_string_equal(in.library, so);
 	assert_string_equal(in.factory, "make_fifo");
 	assert_string_equal(in.desc, "ASC policy 'myfifo'");
-	ran = 0;
+	assert_int_equal(asx_svc_stream(r, "myfifo", &(struct asx_stream *){ NULL }), -EMEDIUMTYPE);
 	roundtrip(r, "S", 42);
 	assert_int_equal(__atomic_load_n(&ran, __ATOMIC_SEQ_CST), 1);
 	assert_string_equal(ran_policy, "myfifo");

@@ -321,7 +321,8 @@ int asx_svc_stream(struct asx_svc_repo *repo, const char *name, struct asx_strea
 	pthread_mutex_lock(&repo->lock);
 	for (struct asx_svc *s = repo->svcs; s; s = s->next)
 		if (!strcmp(s->name, name)) {
-			r = s->kind != ASX__SVC_OBJECT ? 0 : -EMEDIUMTYPE;	/* a mux: its upper */
+			/* a mux: its upper; a service object or a policy: none */
+			r = s->kind == ASX__SVC_OBJECT || s->kind == ASX__SVC_POLICYK ? -EMEDIUMTYPE : 0;
 			if (!r)
 				*out = s->stream;
 			break;

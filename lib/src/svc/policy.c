@@ -21,6 +21,7 @@
 
 #include <asx/asc_policy.h>
 
+#include "core/opts.h"
 #include "svc/load.h"
 #include "svc/policy.h"
 
@@ -63,31 +64,24 @@ int asx__svc_policy_release(struct asx__svc_plan *p, struct asx_svc *s,
 static int register_as(struct asx__svc_plan *p, const struct asx__svc_ent *e, struct asx_svc *s,
 		       const struct asx_asc_policy_ops *ops)
 {
-	struct asx_asc_policy_ops *o;
-	size_t sz;
-	int r;
+	struct asx_asc_policy_ops o;
+	/* the size-first rules, as asx_asc_policy_register() applies them */
+	int r = ops ? ASX__OPTS_COPY(&o, ops) : -EINVAL;
 
-	if (!ops || ops->sz < offsetof(struct asx_asc_policy_ops, name) + sizeof(ops->name))
-		return asx__svc_say(p, e, -EINVAL,
-				    "policy '%s': its factory %s gave %s", s->name, s->factory,
-				    ops ? "an operations table without its size (set .sz = sizeof(ops))" :
-				    "no operations table (NULL)");
-	/* the size-first rules are asx_asc_policy_register()'s: keep all @sz bytes */
-	sz = ops->sz > sizeof(*o) ? ops->sz : sizeof(*o);
-	o = calloc(1, sz);
-	if (!o)
-		return asx__svc_say(p, e, -ENOMEM, "out of memory");
-	memcpy(o, ops, ops->sz);
-	o->name = s->name;
-	r = asx_asc_policy_register(o);
-	free(o);
-	if (r == -EEXIST)
-		return asx__svc_say(p, e, r,
-				    "policy '%s': a policy of that name is registered already (the built-in prio, edf, direct and stride, or one the program or another svc.conf line registered)",
-				    s->name);
 	if (r == -E2BIG)
 		return asx__svc_say(p, e, r,
 				    "policy '%s': its operations table is from a newer libasx and uses what this one does not know",
+				    s->name);
+	if (r)
+		return asx__svc_say(p, e, -EINVAL, "policy '%s': its factory %s gave %s", s->name,
+				    s->factory,
+				    ops ? "an operations table without its size (set .sz = sizeof(ops))" :
+				    "no operations table (NULL)");
+	o.name = s->name;
+	r = asx_asc_policy_register(&o);
+	if (r == -EEXIST)
+		return asx__svc_say(p, e, r,
+				    "policy '%s': a policy of that name is registered already (the built-in prio, edf, direct and stride, or one the program or another svc.conf line registered)",
 				    s->name);
 	if (r)
 		return asx__svc_say(p, e, r,

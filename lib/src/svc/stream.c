@@ -335,7 +335,7 @@ static int open_asc(struct asx__svc_plan *p, const struct asx__svc_ent *e, struc
 	const struct asx__svc_asc *c = &e->asc;
 	bool direct = c->policy == ASX__SVC_ASC_DIRECT;
 	ASX_OPTS(struct asx_asc_opts, ao, .nvps = (unsigned int)c->vps,
-		 .max_vps = (unsigned int)c->vps,
+		 .max_vps = (unsigned int)c->vps, .name = e->name,	/* (cut to 31 bytes) */
 		 .semantic = c->semantic ? (enum asx_asc_semantic)c->semantic :
 					   ASX_ASC_NONPREEMPTIVE);
 	int r;
