@@ -345,7 +345,8 @@ $(O)/asxd/test/%.so: tools/asxd/test/%.c lib/include/asx/svc.h
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS_ASX) $(CFLAGS_ASX) -fPIC -shared -o $@ $< $(LDFLAGS_ASX)
-$(O)/asxd/test/svc_policy.so: lib/tests/svc/svc_policy.c lib/include/asx/asc_policy.h
+$(O)/asxd/test/svc_policy.so: lib/tests/svc/svc_policy.c lib/include/asx/asc_policy.h \
+		lib/tests/fifoq.h
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS_ASX) $(CFLAGS_ASX) -fPIC -shared -o $@ $< $(LDFLAGS_ASX)
@@ -393,7 +394,7 @@ $(O)/tests/svc/codec.so: tools/asxd/services/codec.c tools/asxd/services/codec.h
 $(O)/tests/test_svc: $(SVC_TEST_SOS)
 $(O)/tests/test_svc: LDFLAGS_ASX += -rdynamic
 # test_svc_policy loads the ASC policies of lib/tests/svc/svc_policy.c
-$(O)/tests/svc/svc_policy.so: lib/include/asx/asc_policy.h
+$(O)/tests/svc/svc_policy.so: lib/include/asx/asc_policy.h lib/tests/fifoq.h
 $(O)/tests/test_svc_policy: $(SVC_TEST_SOS)
 $(O)/tests/test_svc_policy: LDFLAGS_ASX += -rdynamic
 

@@ -12,64 +12,42 @@
 #include <asx/asc_policy.h>
 #include <asx/svc.h>
 
-struct fifo_slot {
-	struct fifo_slot *next;
-};
-
-struct fifo_state {
-	struct fifo_slot *head, *tail;
-	unsigned int count;
-};
+#include "../fifoq.h"
 
 static int fifo_admit(struct asx_asc *asc, void *st, struct asx_asc_thread *t,
 		      const struct asx_qos *qos, bool change)
 {
 	(void)asc;
 	(void)st;
+	(void)t;
 	(void)qos;
 	(void)change;
-	((struct fifo_slot *)asx_asc_thread_slot(t))->next = NULL;
 	return 0;
 }
 
 static void fifo_enqueue(struct asx_asc *asc, void *st, struct asx_asc_thread *t)
 {
-	struct fifo_state *s = st;
-	struct fifo_slot *n = asx_asc_thread_slot(t);
-
 	(void)asc;
-	n->next = NULL;
-	if (s->tail)
-		s->tail->next = n;
-	else
-		s->head = n;
-	s->tail = n;
-	__atomic_store_n(&s->count, s->count + 1, __ATOMIC_RELAXED);
+	fifoq_push(st, asx_asc_thread_slot(t));	/* the slot is the link */
 }
 
 static struct asx_asc_thread *fifo_pick(struct asx_asc *asc, void *st, struct asx_asc_vp *vp,
 					struct asx_asc_thread *cur)
 {
-	struct fifo_state *s = st;
-	struct fifo_slot *n;
+	struct fifoq_link *n;
 
+	(void)asc;
 	(void)vp;
 	if (cur)
-		fifo_enqueue(asc, st, cur);
-	n = s->head;
-	if (!n)
-		return NULL;
-	s->head = n->next;
-	if (!s->head)
-		s->tail = NULL;
-	__atomic_store_n(&s->count, s->count - 1, __ATOMIC_RELAXED);
-	return asx_asc_slot_thread(n);
+		fifoq_push(st, asx_asc_thread_slot(cur));
+	n = fifoq_pop(st);
+	return n ? asx_asc_slot_thread(n) : NULL;
 }
 
 static unsigned int fifo_nrunnable(struct asx_asc *asc, void *st)
 {
 	(void)asc;
-	return __atomic_load_n(&((struct fifo_state *)st)->count, __ATOMIC_RELAXED);
+	return fifoq_count(st);
 }
 
 static const struct asx_asc_policy_ops fifo_ops = {
@@ -78,7 +56,7 @@ static const struct asx_asc_policy_ops fifo_ops = {
 	.schema = ASX_QOS_USER + 0x77,
 	.flags = ASX_ASC_POLICY_QOS_OPTIONAL,
 	.semantic = ASX_ASC_NONPREEMPTIVE,
-	.state_size = sizeof(struct fifo_state),
+	.state_size = sizeof(struct fifoq),
 	.admit = fifo_admit,
 	.enqueue = fifo_enqueue,
 	.pick_next = fifo_pick,
