@@ -54,6 +54,12 @@ stream Work asc 2 policy fifo { dynamic w Module * $work:asx_test_worker() }
 stream Prio asc 1 { dynamic w Module * $work:asx_test_worker() }
 EOF
 echo "TAP version 13"
+tap_expect "asxd -t checks the ASC_Policy line without loading it" 0 ': ok' -- \
+	"$asxd" -t -f "$conf"
+printf 'dynamic p ASC_Policy * %s/none.so:make_fifo()\n' "$dir" > "$dir/bad.conf"
+tap_expect "... and names a policy whose library is missing" 1 \
+	"bad.conf:1:1: policy 'p': cannot load $dir/none.so: No such file or directory" -- \
+	"$asxd" -t -f "$dir/bad.conf"
 "$asxd" -f "$conf" -s "$sock" >"$log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do grep -qF "control socket" "$log" && break; sleep 0.1; done
