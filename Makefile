@@ -395,7 +395,12 @@ $(O)/tests/test_svc: $(SVC_TEST_SOS)
 $(O)/tests/test_svc: LDFLAGS_ASX += -rdynamic
 # test_svc_policy loads the ASC policies of lib/tests/svc/svc_policy.c
 $(O)/tests/svc/svc_policy.so: lib/include/asx/asc_policy.h lib/tests/fifoq.h
-$(O)/tests/test_svc_policy: $(SVC_TEST_SOS)
+$(O)/tests/svc/rr2.so: examples/asc-policy/rr2.c examples/asc-policy/rr2.h \
+		lib/include/asx/asc_policy.h
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS_ASX) $(CFLAGS_ASX) -fPIC -shared -o $@ $< $(SANFLAGS)
+$(O)/tests/test_svc_policy: $(SVC_TEST_SOS) $(O)/tests/svc/rr2.so
 $(O)/tests/test_svc_policy: LDFLAGS_ASX += -rdynamic
 
 # test_mux looks where a message goes at the moment a link sets the upcall.

@@ -25,7 +25,10 @@
 #include <asx/stream.h>
 #include <asx/svc.h>
 
+#include "../../examples/asc-policy/rr2.h"
+
 static char so[300];		/* this binary's directory + /svc/svc_policy.so */
+static char rr2so[300];		/* ... + /svc/rr2.so: examples/asc-policy's rr2 */
 static char err[512];
 
 static int apply(struct asx_svc_repo *r, unsigned int flags, const char *fmt, ...)
@@ -280,6 +283,55 @@ static void test_transactions(void **state)
 	assert_false(loaded());
 }
 
+/* rr2 threads of each level: each counts its turns */
+static void *rr2_thread(void *arg)
+{
+	unsigned int *c = arg;
+
+	for (int i = 0; i < ROUNDS; i++) {
+		__atomic_add_fetch(c, 1, __ATOMIC_RELAXED);
+		asx_asc_thread_yield();
+	}
+	return NULL;
+}
+
+/*
+ * examples/asc-policy's rr2, built as a shared object and loaded by
+ * svc.conf: an ASC made by name schedules its two levels to the end;
+ * removal refused while the ASC lives, the library unloaded after.
+ */
+static void test_example_rr2(void **state)
+{
+	struct rr2_qos fg = RR2_QOS(0), bg = RR2_QOS(1);
+	struct asx_asc_thread *t[NTHREADS];
+	struct asx_svc_repo *r;
+	struct asx_asc *a;
+	void *h;
+
+	(void)state;
+	assert_int_equal(asx_svc_repo_create(&r), 0);
+	if (apply(r, 0, "dynamic rr2 ASC_Policy * %s:rr2_factory()", rr2so))
+		fail_msg("%s", err);
+	assert_int_equal(asx_asc_create_by_name(&a, "rr2", NULL), 0);
+	memset(counts, 0, sizeof(counts));
+	for (int i = 0; i < NTHREADS; i++)
+		assert_int_equal(asx_asc_thread_spawn(a, i % 2 ? &bg.qos : &fg.qos, rr2_thread,
+						      &counts[i], NULL, &t[i]), 0);
+	for (int i = 0; i < NTHREADS; i++)
+		assert_int_equal(asx_asc_thread_join(t[i], NULL), 0);
+	for (int i = 0; i < NTHREADS; i++)
+		assert_int_equal(counts[i], ROUNDS);
+	/* rr2 wants its QoS: a thread put with none is refused */
+	assert_int_equal(asx_asc_thread_spawn(a, NULL, rr2_thread, &counts[0], NULL, &t[0]),
+			 -EINVAL);
+	assert_int_equal(asx_svc_remove(r, "rr2"), -EBUSY);
+	assert_int_equal(asx_asc_destroy(a), 0);
+	assert_int_equal(asx_svc_remove(r, "rr2"), 0);
+	h = dlopen(rr2so, RTLD_LAZY | RTLD_NOLOAD);
+	assert_null(h);
+	asx_svc_repo_destroy(r);
+}
+
 /* A repository destroyed under an ASC using its policy leaves the library mapped. */
 static void test_destroy_in_use(void **state)
 {
@@ -361,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_transactions),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_destroy_in_use),
+		cmocka_unit_test(test_example_rr2),
 	};
 	ssize_t n = readlink("/proc/self/exe", so, sizeof(so) - 32);
 	char *slash;
@@ -371,9 +424,12 @@ int main(void)
 	slash = strrchr(so, '/');
 	if (!slash)
 		return 2;
+	strcpy(slash, "/svc/rr2.so");
+	strcpy(rr2so, so);
 	strcpy(slash, "/svc/svc_policy.so");
-	if (access(so, R_OK)) {
-		fprintf(stderr, "test_svc_policy: %s is missing (make tests builds it)\n", so);
+	if (access(so, R_OK) || access(rr2so, R_OK)) {
+		fprintf(stderr, "test_svc_policy: %s or %s is missing (make tests builds them)\n",
+			so, rr2so);
 		return 1;	/* not a skip: a missing policy is a failure */
 	}
 	return cmocka_run_group_tests(tests, NULL, NULL);
