@@ -144,8 +144,9 @@ ASXD      := $(O)/bin/asxd
 SVC_SRCS  := $(sort $(wildcard tools/asxd/services/*.c))
 SVC_SOS   := $(SVC_SRCS:tools/asxd/services/%.c=$(O)/lib/asx/services/%.so)
 ASXD_TEST_SOS := $(patsubst tools/asxd/test/%.c,$(O)/asxd/test/%.so,$(sort $(wildcard tools/asxd/test/*.c)))
-# ... and test_svc_policy's ASC policies, for tools/asxd/test-asxd-asc.sh
-ASXD_TEST_SOS += $(O)/asxd/test/svc_policy.so
+# ... and test_svc_policy's ASC policies and task Module, for tools/asxd/test-asxd-asc.sh
+ASXD_LIBTEST_SOS := $(O)/asxd/test/svc_policy.so $(O)/asxd/test/ascwork.so
+ASXD_TEST_SOS += $(ASXD_LIBTEST_SOS)
 
 ASXCTL_SRCS := $(sort $(wildcard tools/asxctl/*.c)) tools/asxd/svcproto.c tools/asxd/svcclient.c
 ASXCTL_OBJS := $(ASXCTL_SRCS:%.c=$(OBJ)/%.o)
@@ -345,7 +346,7 @@ $(O)/asxd/test/%.so: tools/asxd/test/%.c lib/include/asx/svc.h
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS_ASX) $(CFLAGS_ASX) -fPIC -shared -o $@ $< $(LDFLAGS_ASX)
-$(O)/asxd/test/svc_policy.so: lib/tests/svc/svc_policy.c lib/include/asx/asc_policy.h \
+$(ASXD_LIBTEST_SOS): $(O)/asxd/test/%.so: lib/tests/svc/%.c lib/include/asx/asc_policy.h \
 		lib/tests/fifoq.h
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)

@@ -7,7 +7,8 @@
  * the policy, the library unloaded once it goes; a transaction that fails
  * later in the file unregisters it; a name clash, a missing or ill-stamped
  * factory refused with a message.  The policies are lib/tests/svc/
- * svc_policy.c's, built as svc/svc_policy.so beside this binary.
+ * svc_policy.c's, built as svc/svc_policy.so beside this binary; the Stream
+ * runs svc/ascwork.so's Module of two service threads.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -28,6 +30,7 @@
 #include "../../examples/asc-policy/rr2.h"
 
 static char so[300];		/* this binary's directory + /svc/svc_policy.so */
+static char work[300];		/* ... + /svc/ascwork.so: a Module of two service threads */
 static char rr2so[300];		/* ... + /svc/rr2.so: examples/asc-policy's rr2 */
 static char err[512];
 
@@ -67,37 +70,20 @@ static bool registered(const char *name)
 
 /* ---------------------------------------------------------------- a Stream's Tasks */
 
-static char ran_policy[32];	/* the policy the last service thread ran under */
-static int ran;			/* atomic */
-
-static int echo_svc(struct asx_task *t)
+/* The ASC called @name: its policy and threads, 0 if there is none. */
+static size_t asc_threads(const char *name, char *policy, size_t len)
 {
-	struct asx_asc_thread *self = asx_asc_thread_self();
-	struct asx_msg *m;
-	int r;
+	struct asx_asc_snap *s;
+	size_t n, k = 0;
 
-	if (self)
-		snprintf(ran_policy, sizeof(ran_policy), "%s",
-			 asx_asc_policy_name(asx_asc_thread_asc(self)));
-	__atomic_add_fetch(&ran, 1, __ATOMIC_SEQ_CST);
-	while ((r = asx_task_getq(t, &m, NULL)) == 0)
-		if (asx_task_put_next(t, m, NULL))
-			asx_msg_free_chain(m);
-	return r == -ESHUTDOWN ? 0 : r;
-}
-
-static int echo_open(struct asx_task *t, int argc, char **argv)
-{
-	(void)argc;
-	(void)argv;
-	return asx_task_activate(t, 1);
-}
-
-static const struct asx_task_ops echo_ops = { .open = echo_open, .svc = echo_svc };
-
-static int make_echo(struct asx_module **out, const char *name)
-{
-	return asx_module_create(out, name, &echo_ops, NULL, NULL);
+	assert_int_equal(asx_asc_snapshot(&s, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(s[i].name, name)) {
+			snprintf(policy, len, "%s", s[i].policy);
+			k = s[i].nthreads;
+		}
+	free(s);
+	return k;
 }
 
 static void roundtrip(struct asx_svc_repo *r, const char *stream, uint32_t v)
@@ -158,16 +144,16 @@ static void test_load_use_remove(void **state)
 {
 	struct asx_svc_repo *r;
 	ASX_OPTS(struct asx_asc_opts, ao, .nvps = 2, .max_vps = 2);
+	char pname[32] = "";
 	struct asx_svc_info in;
 	struct asx_asc *a;
 
 	(void)state;
 	assert_false(loaded());
 	assert_int_equal(asx_svc_repo_create(&r), 0);
-	assert_int_equal(asx_svc_register_module(r, "echo", make_echo), 0);
-	__atomic_store_n(&ran, 0, __ATOMIC_SEQ_CST);
 	if (apply(r, 0, "dynamic myfifo ASC_Policy * %s:make_fifo() \"\"\n"
-		  "stream S asc 2 policy myfifo { static echo }", so))
+		  "stream S asc 2 policy myfifo { dynamic w Module * %s:asx_test_worker() }", so,
+		  work))
 		fail_msg("%s", err);
 	assert_true(loaded());
 	assert_int_equal(asx_svc_find(r, "myfifo", &in), 0);
@@ -176,8 +162,9 @@ static void test_load_use_remove(void **state)
 	assert_string_equal(in.desc, "ASC policy 'myfifo'");
 	assert_int_equal(asx_svc_stream(r, "myfifo", &(struct asx_stream *){ NULL }), -EMEDIUMTYPE);
 	roundtrip(r, "S", 42);
-	assert_int_equal(__atomic_load_n(&ran, __ATOMIC_SEQ_CST), 1);
-	assert_string_equal(ran_policy, "myfifo");
+	/* the Stream's ASC, named after it, on the policy, with the Module's two threads */
+	assert_int_equal(asc_threads("S", pname, sizeof(pname)), 2);
+	assert_string_equal(pname, "myfifo");
 
 	assert_int_equal(asx_asc_create_by_name(&a, "myfifo", &ao), 0);
 	assert_string_equal(asx_asc_policy_name(a), "myfifo");
@@ -223,12 +210,11 @@ static void test_transactions(void **state)
 
 	(void)state;
 	assert_int_equal(asx_svc_repo_create(&r), 0);
-	assert_int_equal(asx_svc_register_module(r, "echo", make_echo), 0);
 
 	/* a failure later in the file: the policy registered first goes again */
 	assert_int_equal(apply(r, 0, "dynamic p1 ASC_Policy * %s:make_fifo()\n"
-			       "stream S asc 1 policy p1 { static echo }\n"
-			       "stream T asc 1 policy nosuch { static echo }", so), -ENOENT);
+			       "stream S asc 1 policy p1 { static pass }\n"
+			       "stream T asc 1 policy nosuch { static pass }", so), -ENOENT);
 	assert_string_equal(err, "t.conf:3:1: stream 'T': no ASC policy 'nosuch' (load it before the stream: 'dynamic nosuch ASC_Policy * LIB.so:FACTORY()')");
 	assert_false(registered("p1"));
 	assert_false(loaded());
@@ -236,15 +222,15 @@ static void test_transactions(void **state)
 
 	/* applied; a reload of the same file keeps both */
 	if (apply(r, 0, "dynamic p1 ASC_Policy * %s:make_fifo()\n"
-		  "stream S asc 1 policy p1 { static echo }", so))
+		  "stream S asc 1 policy p1 { static pass }", so))
 		fail_msg("%s", err);
 	if (apply(r, ASX_SVC_RELOAD, "dynamic p1 ASC_Policy * %s:make_fifo()\n"
-		  "stream S asc 1 policy p1 { static echo }", so))
+		  "stream S asc 1 policy p1 { static pass }", so))
 		fail_msg("%s", err);
 	roundtrip(r, "S", 1);
 
 	/* a reload without the policy (and its Stream): refused whole */
-	assert_int_equal(apply(r, ASX_SVC_RELOAD, "stream U { static echo }"), -EBUSY);
+	assert_int_equal(apply(r, ASX_SVC_RELOAD, "stream U { static pass }"), -EBUSY);
 	assert_string_equal(err, "policy 'p1' is in use: an ASC made with it still exists (a stream's 'asc N policy p1', or the program's): destroy it first; 'p1' stays loaded");
 	assert_true(registered("p1"));
 	assert_true(loaded());
@@ -256,7 +242,7 @@ static void test_transactions(void **state)
 	assert_true(registered("p1"));
 
 	/* a failure after the unregistering: p1 registered again */
-	assert_int_equal(apply(r, 0, "remove S\nremove p1\nstream V asc 1 policy p1 { static echo }"),
+	assert_int_equal(apply(r, 0, "remove S\nremove p1\nstream V asc 1 policy p1 { static pass }"),
 			 -EBUSY);
 	assert_true(registered("p1"));
 	roundtrip(r, "S", 3);
@@ -265,7 +251,7 @@ static void test_transactions(void **state)
 	if (apply(r, ASX_SVC_RELOAD, "dynamic p1 ASC_Policy * %s:make_fifo()", so))
 		fail_msg("%s", err);
 	assert_true(registered("p1"));
-	if (apply(r, ASX_SVC_RELOAD, "stream U { static echo }"))
+	if (apply(r, ASX_SVC_RELOAD, "stream U { static pass }"))
 		fail_msg("%s", err);
 	assert_false(registered("p1"));
 	assert_false(loaded());
@@ -426,10 +412,12 @@ int main(void)
 		return 2;
 	strcpy(slash, "/svc/rr2.so");
 	strcpy(rr2so, so);
+	strcpy(slash, "/svc/ascwork.so");
+	strcpy(work, so);
 	strcpy(slash, "/svc/svc_policy.so");
-	if (access(so, R_OK) || access(rr2so, R_OK)) {
-		fprintf(stderr, "test_svc_policy: %s or %s is missing (make tests builds them)\n",
-			so, rr2so);
+	if (access(so, R_OK) || access(rr2so, R_OK) || access(work, R_OK)) {
+		fprintf(stderr, "test_svc_policy: %s, %s or %s is missing (make tests builds them)\n",
+			so, rr2so, work);
 		return 1;	/* not a skip: a missing policy is a failure */
 	}
 	return cmocka_run_group_tests(tests, NULL, NULL);

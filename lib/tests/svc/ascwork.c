@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * ascwork.c - a task-based Module for tools/asxd/test-asxd-asc.sh: its
- * open activates two service threads (user threads of the Stream's ASC
- * under "stream NAME asc N"), which pass every message on.  `asxctl asc`
- * must list them.  Not installed.
+ * ascwork.c - a task-based Module for test_svc_policy and
+ * tools/asxd/test-asxd-asc.sh: its open activates two service threads
+ * (user threads of the Stream's ASC under "stream NAME asc N"), which pass
+ * every message on.  Not installed.
  */
 #include <errno.h>
 
