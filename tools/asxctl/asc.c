@@ -8,6 +8,7 @@
  * lists in a debugger.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,13 +56,19 @@ static int print_line(char *line)
 		printf("ASC %s: policy %s, %s VP%s, %s thread%s\n", f[1], f[2], f[3],
 		       strcmp(f[3], "1") ? "s" : "", f[4], strcmp(f[4], "1") ? "s" : "");
 	} else if (!strcmp(f[0], "vp") && k == 4) {
-		printf("  VP %-8s %-8s%s%s\n", f[1], f[2], strcmp(f[3], "0") ? " runs " : "",
-		       strcmp(f[3], "0") ? f[3] : "");
-	} else if (!strcmp(f[0], "thread") && k == 5) {
-		printf("  thread %-18s %-8s", f[1], f[2]);
 		if (strcmp(f[3], "0"))
+			printf("  VP %-8s %-8s runs %s\n", f[1], f[2], f[3]);
+		else
+			printf("  VP %-8s %s\n", f[1], f[2]);
+	} else if (!strcmp(f[0], "thread") && k == 5) {
+		bool on = strcmp(f[3], "0"), named = *f[4];
+
+		printf("  thread %-18s %s", f[1], f[2]);
+		if (on || named)	/* (padded only when something follows) */
+			printf("%*s", (int)(8 - (strlen(f[2]) < 8 ? strlen(f[2]) : 8)), "");
+		if (on)
 			printf(" on VP %s", f[3]);
-		if (*f[4])
+		if (named)
 			printf(" '%s'", f[4]);
 		putchar('\n');
 	} else {
