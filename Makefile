@@ -144,6 +144,9 @@ ASXD      := $(O)/bin/asxd
 SVC_SRCS  := $(sort $(wildcard tools/asxd/services/*.c))
 SVC_SOS   := $(SVC_SRCS:tools/asxd/services/%.c=$(O)/lib/asx/services/%.so)
 ASXD_TEST_SOS := $(patsubst tools/asxd/test/%.c,$(O)/asxd/test/%.so,$(sort $(wildcard tools/asxd/test/*.c)))
+# ... and test_svc_policy's ASC policies and task Module, for tools/asxd/test-asxd-asc.sh
+ASXD_LIBTEST_SOS := $(O)/asxd/test/svc_policy.so $(O)/asxd/test/ascwork.so
+ASXD_TEST_SOS += $(ASXD_LIBTEST_SOS)
 
 ASXCTL_SRCS := $(sort $(wildcard tools/asxctl/*.c)) tools/asxd/svcproto.c tools/asxd/svcclient.c
 ASXCTL_OBJS := $(ASXCTL_SRCS:%.c=$(OBJ)/%.o)
@@ -343,6 +346,11 @@ $(O)/asxd/test/%.so: tools/asxd/test/%.c lib/include/asx/svc.h
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS_ASX) $(CFLAGS_ASX) -fPIC -shared -o $@ $< $(LDFLAGS_ASX)
+$(ASXD_LIBTEST_SOS): $(O)/asxd/test/%.so: lib/tests/svc/%.c lib/include/asx/asc_policy.h \
+		lib/tests/fifoq.h
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS_ASX) $(CFLAGS_ASX) -fPIC -shared -o $@ $< $(LDFLAGS_ASX)
 
 # man pages that name installed paths: made from NAME.SECTION.in with this
 # build's PREFIX, SYSCONFDIR, SVCDIR, DATADIR
@@ -386,6 +394,15 @@ $(O)/tests/svc/codec.so: tools/asxd/services/codec.c tools/asxd/services/codec.h
 	$(Q)$(CC) $(CPPFLAGS_ASX) $(CFLAGS_ASX) -fPIC -shared -o $@ $< $(SANFLAGS)
 $(O)/tests/test_svc: $(SVC_TEST_SOS)
 $(O)/tests/test_svc: LDFLAGS_ASX += -rdynamic
+# test_svc_policy loads the ASC policies of lib/tests/svc/svc_policy.c
+$(O)/tests/svc/svc_policy.so: lib/include/asx/asc_policy.h lib/tests/fifoq.h
+$(O)/tests/svc/rr2.so: examples/asc-policy/rr2.c examples/asc-policy/rr2.h \
+		lib/include/asx/asc_policy.h
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS_ASX) $(CFLAGS_ASX) -fPIC -shared -o $@ $< $(SANFLAGS)
+$(O)/tests/test_svc_policy: $(SVC_TEST_SOS) $(O)/tests/svc/rr2.so
+$(O)/tests/test_svc_policy: LDFLAGS_ASX += -rdynamic
 
 # test_mux looks where a message goes at the moment a link sets the upcall.
 $(O)/tests/test_mux: LDFLAGS_ASX += -Wl,--wrap=asx__stream_set_upcall

@@ -25,6 +25,7 @@
 #               (tools/report/test-kernel-browser.sh);
 #               asxd and asxctl svc end to end (tools/asxd/test-asxd.sh), plain and ASan;
 #               asxctl stream and Stream endpoints (tools/asxd/test-asxd-stream.sh)
+#               asxctl asc and ASC policies from svc.conf (tools/asxd/test-asxd-asc.sh)
 #   install     make install into a scratch prefix; against it, with pkg-config only:
 #               each header alone (gnu11/c11/c17), lib/tests/outsider/*.c, the docs' examples
 #               every installed command has a man page; every man page renders cleanly
@@ -599,6 +600,21 @@ assert r and all(x.get("conns") == 3 for x in r if "conns" in x), r' &&
 			fail "tools: tools/asxd/test-asxd.sh $b printed no TAP"
 	done
 	tools_asxd_stream
+	tools_asxd_asc
+}
+
+# asxctl asc (asxd's ASCs, VPs, threads) and an ASC policy loaded by svc.conf
+# (tools/asxd/test-asxd-asc.sh), plain and under ASan
+tools_asxd_asc() {
+	local b t
+	note "asxctl asc and svc.conf's ASC_Policy (plain, ASan)"
+	for b in build build/asan; do
+		t=$log/asxd-asc-${b//\//-}.log
+		ASAN_OPTIONS=$asan_opts UBSAN_OPTIONS=$ubsan_opts \
+			tools/asxd/test-asxd-asc.sh "$b" 2>&1 | tee "$t"
+		tap_tally "tools asxd-asc-test $b" "$t" "${PIPESTATUS[0]}" ||
+			fail "tools: tools/asxd/test-asxd-asc.sh $b printed no TAP"
+	done
 }
 
 # Streams of asxd's svc.conf from outside: asxctl stream put/get, an endpoint

@@ -104,19 +104,25 @@ static unsigned int rr2_nrunnable(struct asx_asc *asc, void *st)
 	return __atomic_load_n(&((struct rr2_state *)st)->count, __ATOMIC_RELAXED);
 }
 
+static const struct asx_asc_policy_ops rr2_ops = {
+	.sz = sizeof(rr2_ops),
+	.name = RR2_NAME,
+	.schema = RR2_SCHEMA,
+	.semantic = ASX_ASC_NONPREEMPTIVE,
+	.state_size = sizeof(struct rr2_state),
+	.admit = rr2_admit,
+	.enqueue = rr2_enqueue,
+	.pick_next = rr2_pick,
+	.nrunnable = rr2_nrunnable,
+};
+
 int rr2_register(void)
 {
-	static const struct asx_asc_policy_ops ops = {
-		.sz = sizeof(ops),
-		.name = RR2_NAME,
-		.schema = RR2_SCHEMA,
-		.semantic = ASX_ASC_NONPREEMPTIVE,
-		.state_size = sizeof(struct rr2_state),
-		.admit = rr2_admit,
-		.enqueue = rr2_enqueue,
-		.pick_next = rr2_pick,
-		.nrunnable = rr2_nrunnable,
-	};
+	return asx_asc_policy_register(&rr2_ops);
+}
 
-	return asx_asc_policy_register(&ops);
+/* For the Service Configurator: "dynamic rr2 ASC_Policy * ./rr2.so:rr2_factory()". */
+ASX_ASC_POLICY_FACTORY(rr2_factory)(void)
+{
+	return &rr2_ops;
 }

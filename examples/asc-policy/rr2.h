@@ -26,4 +26,11 @@ struct rr2_qos {
 /* Register the policy as "rr2": 0 or -errno (asx_asc_policy_register()). */
 int rr2_register(void);
 
+/*
+ * The same ops for svc.conf (Documentation/svc.rst, "ASC policies"): build
+ * rr2.c as a shared object (make rr2.so) and load it with
+ * "dynamic rr2 ASC_Policy * ./rr2.so:rr2_factory()".
+ */
+const struct asx_asc_policy_ops *rr2_factory(void);
+
 #endif /* RR2_H */

@@ -22,6 +22,7 @@
 #include <asx/asc_policy.h>
 
 #include "../../examples/asc-policy/rr2.c"
+#include "fifoq.h"
 
 /* ---------------------------------------------------------------- a test policy */
 
@@ -30,14 +31,13 @@
 #define T_SCHEMA (ASX_QOS_USER + 7)
 
 struct tslot {
-	struct tslot *next;
+	struct fifoq_link link;		/* first: the slot is the link */
 	uint32_t magic;
 	int refuse;
 };
 
 struct tstate {
-	struct tslot *head, *tail;
-	unsigned int count;
+	struct fifoq q;
 };
 
 static int n_block, n_leave, n_leave_bad, n_init, n_fini;
@@ -95,17 +95,10 @@ static void t_leave(struct asx_asc *a, void *st, struct asx_asc_thread *t, enum 
 
 static void t_enqueue(struct asx_asc *a, void *st, struct asx_asc_thread *t)
 {
-	struct tstate *s = st;
 	struct tslot *n = asx_asc_thread_slot(t);
 
 	(void)a;
-	n->next = NULL;
-	if (s->tail)
-		s->tail->next = n;
-	else
-		s->head = n;
-	s->tail = n;
-	__atomic_store_n(&s->count, s->count + 1, __ATOMIC_RELAXED);
+	fifoq_push(&((struct tstate *)st)->q, &n->link);
 }
 
 static void t_block(struct asx_asc *a, void *st, struct asx_asc_thread *t)
@@ -120,28 +113,22 @@ static struct asx_asc_thread *t_pick(struct asx_asc *a, void *st, struct asx_asc
 				     struct asx_asc_thread *cur)
 {
 	struct tstate *s = st;
-	struct tslot *n;
+	struct fifoq_link *n;
 
 	(void)vp;
 	if (cur) {
-		if (!s->head)
+		if (!s->q.head)
 			return cur;
 		t_enqueue(a, st, cur);
 	}
-	n = s->head;
-	if (!n)
-		return NULL;
-	s->head = n->next;
-	if (!s->head)
-		s->tail = NULL;
-	__atomic_store_n(&s->count, s->count - 1, __ATOMIC_RELAXED);
-	return asx_asc_slot_thread(n);
+	n = fifoq_pop(&s->q);
+	return n ? asx_asc_slot_thread(n) : NULL;
 }
 
 static unsigned int t_nrunnable(struct asx_asc *a, void *st)
 {
 	(void)a;
-	return __atomic_load_n(&((struct tstate *)st)->count, __ATOMIC_RELAXED);
+	return fifoq_count(&((struct tstate *)st)->q);
 }
 
 static const struct asx_asc_policy_ops t_ops = {

@@ -1168,8 +1168,11 @@ static void test_stream_asc_policy(void **state)
 
 	asc_refused(r, "stream B asc 1 policy edf { static how }",
 		    "t.conf:1:23: 'policy edf': EDF threads are periodic jobs and a Task's service thread is a loop: use 'prio' or 'direct'");
-	asc_refused(r, "stream B asc 1 policy fifo { static how }",
-		    "t.conf:1:23: expected a policy after 'policy' ('prio' or 'direct'), found 'fifo'");
+	/* another word names a registered policy (test_svc_policy loads them) */
+	assert_int_equal(apply(r, "stream B asc 1 policy fifo { static how }", 0, err), -ENOENT);
+	assert_string_equal(err, "t.conf:1:1: stream 'B': no ASC policy 'fifo' (load it before the stream: 'dynamic fifo ASC_Policy * LIB.so:FACTORY()')");
+	asc_refused(r, "stream B asc 1 policy { static how }",
+		    "t.conf:1:23: expected a policy after 'policy' ('prio', 'direct' or a loaded ASC_Policy's name), found '{'");
 	asc_refused(r, "stream B asc 1 semantic eager { static how }",
 		    "t.conf:1:25: expected a semantic after 'semantic' ('nonpreemptive', 'preemptive' or 'timesliced'), found 'eager'");
 	asc_refused(r, "stream B asc 1 qos high { static how }",

@@ -159,7 +159,7 @@ static void test_errors(void **state)
 	bad("dynamic 9x Module a.so:f()",
 	    "t.conf:1:9: '9x' is not a valid name (a letter or '_', then letters, digits, '_', '.' or '-')");
 	bad("dynamic x Thing a.so:f()",
-	    "t.conf:1:11: expected the service's type, 'Service_Object', found 'Thing'");
+	    "t.conf:1:11: expected the service's type, 'Service_Object' (or ASX's 'ASC_Policy'), found 'Thing'");
 	bad("\ndynamic Tap Module * a.so:f()",
 	    "t.conf:2:13: a Module runs in a Stream: make 'Tap' an entry of 'stream NAME { ... }'");
 	bad("dynamic x Service_Object * \"\" f()",

@@ -46,7 +46,8 @@ static void usage(FILE *f)
 	      "       asxctl autopush DRIVER [MODULE...] | -d DRIVER\n"
 	      "       asxctl svc [-s SOCKET] [-t SECONDS] list | reload | suspend NAME | resume NAME |\n"
 	      "                  remove NAME\n"
-	      "       asxctl stream [-s SOCKET] [-t SECONDS] put NAME DATA | get NAME [-w MS]\n", f);
+	      "       asxctl stream [-s SOCKET] [-t SECONDS] put NAME DATA | get NAME [-w MS]\n"
+	      "       asxctl asc [-s SOCKET] [-t SECONDS]\n", f);
 }
 
 static int cat(const char *name)
@@ -431,7 +432,9 @@ int main(int argc, char **argv)
 		return asxctl_svc(argc - 1, argv + 1);
 	if (!strcmp(cmd, "stream"))
 		return asxctl_stream(argc - 1, argv + 1);
+	if (!strcmp(cmd, "asc"))
+		return asxctl_asc(argc - 1, argv + 1);
 	fprintf(stderr, "asxctl: unknown command '%s' (commands: streams, stats, modules, "
-		"version, push, pop, autopush, svc, stream; asxctl --help)\n", cmd);
+		"version, push, pop, autopush, svc, stream, asc; asxctl --help)\n", cmd);
 	return 2;
 }

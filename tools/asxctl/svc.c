@@ -52,6 +52,34 @@ static void print_row(char *line)
 		printf("%16s   %s\n", "", f[5]);
 }
 
+int asxctl_conn_opts(const char *who, int argc, char **argv, int *i, const char **sock,
+		     long *timeout)
+{
+	while (*i < argc && (!strcmp(argv[*i], "-s") || !strcmp(argv[*i], "-t"))) {
+		char *end;
+
+		if (*i + 1 >= argc) {
+			fprintf(stderr, "asxctl %s: %s needs an argument (asxctl %s --help)\n", who,
+				argv[*i], who);
+			return 2;
+		}
+		if (argv[*i][1] == 's') {
+			*sock = argv[*i + 1];
+		} else {
+			errno = 0;
+			*timeout = strtol(argv[*i + 1], &end, 10);
+			if (errno || end == argv[*i + 1] || *end || *timeout <= 0 ||
+			    *timeout > 86400) {
+				fprintf(stderr, "asxctl %s: -t takes seconds (1-86400), not '%s'\n",
+					who, argv[*i + 1]);
+				return 2;
+			}
+		}
+		*i += 2;
+	}
+	return 0;
+}
+
 int asxctl_svc(int argc, char **argv)
 {
 	char buf[256], *resp = NULL, *line, *save = NULL;
@@ -64,28 +92,8 @@ int asxctl_svc(int argc, char **argv)
 		svc_usage(stdout);
 		return 0;
 	}
-	while (i < argc && (!strcmp(argv[i], "-s") || !strcmp(argv[i], "-t"))) {
-		char *end;
-
-		if (i + 1 >= argc) {
-			fprintf(stderr, "asxctl svc: %s needs an argument (asxctl svc --help)\n",
-				argv[i]);
-			return 2;
-		}
-		if (argv[i][1] == 's') {
-			sock = argv[i + 1];
-		} else {
-			errno = 0;
-			timeout = strtol(argv[i + 1], &end, 10);
-			if (errno || end == argv[i + 1] || *end || timeout <= 0 ||
-			    timeout > 86400) {
-				fprintf(stderr, "asxctl svc: -t takes seconds (1-86400), not '%s'\n",
-					argv[i + 1]);
-				return 2;
-			}
-		}
-		i += 2;
-	}
+	if (asxctl_conn_opts("svc", argc, argv, &i, &sock, &timeout))
+		return 2;
 	if (i >= argc) {
 		svc_usage(stderr);
 		return 2;

@@ -41,6 +41,7 @@
 #include <asx/stream.h>
 #include <asx/svc.h>
 
+#include "svcasc.h"
 #include "svcproto.h"
 #include "svcstream.h"
 
@@ -489,9 +490,11 @@ static void request(int fd, char *line, size_t len, uid_t uid, struct asx_svc_re
 		logmsg("request from uid %u: %s", (unsigned int)uid, line);
 	if (n >= 2 && ver == SVCP_VERSION_STREAM) {	/* put/get a Stream's messages */
 		svcd_stream_request(fd, repo, line, job.kind != JOB_NONE);
+	} else if (n >= 2 && ver == SVCP_VERSION_ASC) {	/* the ASCs, their VPs and threads */
+		svcd_asc_request(fd, line);
 	} else if (n < 2 || ver != SVCP_VERSION) {
 		reply_error(fd, EPROTO, n < 2 ? "not an ASX-SVC request" :
-			    "unsupported protocol version (this asxd speaks 1, and 2 for put/get)");
+			    "unsupported protocol version (this asxd speaks 1, 2 for put/get and 3 for asc)");
 	} else if (!strcmp(cmd, "reload") && n == 2) {
 		if (job.kind == JOB_NONE) {
 			job.waiters[0] = fd;

@@ -44,6 +44,16 @@
  * request ("unsupported protocol version"), so asxctl says what it needs.
  */
 #define SVCP_VERSION_STREAM	2
+/*
+ * Version 3 has one request, the ASCs of asxd with their VPs and threads
+ * (svcasc.c has the data lines; `asxctl asc`):
+ *
+ *	ASX-SVC 3 asc\n
+ *
+ * Answered as versions 1 and 2 are, in version 3.  An older asxd refuses
+ * it as "unsupported protocol version".
+ */
+#define SVCP_VERSION_ASC	3
 #define SVCP_GET_WAIT_MS	1000
 #define SVCP_GET_WAIT_MAX_MS	5000
 #define SVCP_LINE_MAX	512

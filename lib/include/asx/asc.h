@@ -206,6 +206,44 @@ ASX_API bool asx_asc_single_vp_mode(void);
  * difference is what the run cost in switches.
  */
 ASX_API uint64_t asx_asc_switches(struct asx_asc *asc);
+
+/*
+ * The resource hierarchy (asxctl asc, tools/gdb/libasx-gdb.py's "asx
+ * ascs" read the same lists): every ASC of the process with its policy,
+ * its VPs and its user threads, taken under each ASC's lock (a consistent
+ * picture of each ASC, not of the process at one instant).  The structs
+ * are fixed in the ABI: what a later libasx adds comes with a call of its
+ * own.  States are static strings: a VP is "running", "idle", "blocked",
+ * "exited" or "spare"; a thread "new", "ready", "running", "blocked" or
+ * "dead".
+ */
+struct asx_asc_snap_vp {
+	int tid;			/* its kernel thread id (0: not started yet) */
+	const char *state;
+	uint64_t cur;			/* the id of the thread it runs, 0: none */
+};
+
+struct asx_asc_snap_thread {
+	uint64_t id;			/* the thread's handle, as a number (gdb's address) */
+	const char *state;
+	char name[24];			/* asx_asc_thread_opts.name, "" if none */
+	int vp;				/* the tid of the VP running it, 0: none */
+};
+
+struct asx_asc_snap {
+	char name[32];			/* asx_asc_name() */
+	char policy[32];		/* asx_asc_policy_name() */
+	size_t nvps, nthreads;
+	struct asx_asc_snap_vp *vps;	/* in the ASC's list order */
+	struct asx_asc_snap_thread *threads;	/* newest first */
+};
+
+/*
+ * 0, *out (one malloc'd block: free(*out) frees it all, the arrays
+ * included) and *n ASCs, newest first; *out NULL when there is none.
+ * -EINVAL, -ENOMEM.
+ */
+ASX_API int asx_asc_snapshot(struct asx_asc_snap **out, size_t *n);
 /*
  * The floor under a user-level switch: two contexts switching to each
  * other from one call site, @rounds round trips, with no scheduler, queue

@@ -203,6 +203,28 @@ ASX_API int asx_asc_create_by_name(struct asx_asc **out, const char *name,
 /* The name of @asc's policy. */
 ASX_API const char *asx_asc_policy_name(const struct asx_asc *asc);
 
+/*
+ * A policy in a shared object, for the Service Configurator (svc.conf's
+ * ASX extension "dynamic NAME ASC_Policy * lib.so:fn()", Documentation/
+ * svc.rst): the factory returns the policy's ops (static, living as long
+ * as the library), or NULL.  Define it with
+ *
+ *	ASX_ASC_POLICY_FACTORY(make_rr2)(void) { return &rr2_ops; }
+ *
+ * which also defines make_rr2_asx_svc_policy_abi, the ABI stamp the loader
+ * checks (a factory without it, or with another ABI, is refused).  The
+ * policy is registered under the directive's NAME (whatever ops->name says).
+ */
+#define ASX_ASC_POLICY_ABI 1
+
+typedef const struct asx_asc_policy_ops *asx_asc_policy_factory_fn(void);
+
+#define ASX_ASC_POLICY_FACTORY(fn)                                           \
+	ASX_API extern const unsigned int fn##_asx_svc_policy_abi;           \
+	ASX_API const unsigned int fn##_asx_svc_policy_abi = ASX_ASC_POLICY_ABI; \
+	ASX_API asx_asc_policy_factory_fn fn;                                \
+	ASX_API const struct asx_asc_policy_ops *fn
+
 #ifdef __cplusplus
 }
 #endif

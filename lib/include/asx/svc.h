@@ -218,7 +218,7 @@ ASX_API int asx_svc_find(struct asx_svc_repo *repo, const char *name, struct asx
  * The Stream a "stream NAME { ... }" directive made, for the program to
  * put and get messages through (<asx/stream.h>); for "mux NAME", the
  * Multiplexor's upper Stream.  0 and *out, -ENOENT (no such service) or
- * -EMEDIUMTYPE (NAME is a service object).  A Stream with an endpoint
+ * -EMEDIUMTYPE (NAME is a service object or an ASC policy).  A Stream with an endpoint
  * ("listen") has its head served there, and a Stream linked under a mux
  * gives what reaches its head to the mux: get from neither.  The pointer stays
  * valid while the Stream is configured, reshaped or not; the program must

@@ -298,6 +298,109 @@ void asx__asc_dump(struct asx_asc *a, FILE *f)
 	}
 }
 
+/* ---------------------------------------------------------------- snapshot */
+
+static const char *state_of(const char *const *names, int n, int st)
+{
+	return st >= 0 && st < n ? names[st] : "?";
+}
+
+/* Copy @a (locked) into @o, its VPs and threads from *@vp and *@th, at most
+ * @room of each; the counts are the ASC's (the caller checks they fit). */
+static void snap_one(struct asx_asc *a, struct asx_asc_snap *o, struct asx_asc_snap_vp *vp,
+		     struct asx_asc_snap_thread *th, size_t room_vp, size_t room_th)
+{
+	const int nv = (int)(sizeof(vpstate_name) / sizeof(vpstate_name[0]));
+	const int nt = (int)(sizeof(tstate_name) / sizeof(tstate_name[0]));
+
+	snprintf(o->name, sizeof(o->name), "%s", a->name);
+	snprintf(o->policy, sizeof(o->policy), "%s", a->pol->name);
+	o->vps = vp;
+	o->threads = th;
+	o->nvps = o->nthreads = 0;
+	for (struct asx_vp *v = a->vps; v; v = v->next, o->nvps++) {
+		struct asx_asc_thread *c = __atomic_load_n(&v->cur, __ATOMIC_RELAXED);
+
+		if (o->nvps >= room_vp)
+			continue;
+		vp[o->nvps].tid = __atomic_load_n(&v->tid, __ATOMIC_RELAXED);
+		vp[o->nvps].state = state_of(vpstate_name, nv,
+					     __atomic_load_n(&v->state, __ATOMIC_RELAXED));
+		vp[o->nvps].cur = (uint64_t)(uintptr_t)c;
+	}
+	for (struct asx_asc_thread *t = a->threads; t; t = t->all_next, o->nthreads++) {
+		struct asx_asc_snap_thread *x;
+
+		if (o->nthreads >= room_th)
+			continue;
+		x = &th[o->nthreads];
+		x->id = (uint64_t)(uintptr_t)t;
+		x->state = state_of(tstate_name, nt, __atomic_load_n(&t->state, __ATOMIC_RELAXED));
+		snprintf(x->name, sizeof(x->name), "%s", t->name);
+		x->vp = 0;
+		for (size_t i = 0; i < o->nvps && i < room_vp; i++)
+			if (vp[i].cur == x->id)
+				x->vp = vp[i].tid;
+	}
+}
+
+int asx_asc_snapshot(struct asx_asc_snap **out, size_t *n)
+{
+	size_t nasc = 0, nvp = 0, nth = 0;
+
+	if (!out || !n)
+		return -EINVAL;
+	*out = NULL;
+	*n = 0;
+	for (int tries = 0;; tries++) {
+		/* sized with room to spare, filled, tried again if it grew past it */
+		size_t ca = nasc + 4, cv = nvp + 16, ct = nth + 64;
+		size_t sz = ca * sizeof(struct asx_asc_snap) + cv * sizeof(struct asx_asc_snap_vp) +
+			    ct * sizeof(struct asx_asc_snap_thread);
+		struct asx_asc_snap *s = tries ? malloc(sz) : NULL;
+		struct asx_asc_snap_vp *vp = s ? (void *)(s + ca) : NULL;
+		struct asx_asc_snap_thread *th = s ? (void *)(vp + cv) : NULL;
+		size_t ua = 0, uv = 0, ut = 0;
+		bool fits = true;
+
+		if (tries && !s)
+			return -ENOMEM;
+		pthread_mutex_lock(&asx__sched.cfg);
+		for (struct asx_asc *a = asx__sched.ascs; a; a = a->next, ua++) {
+			struct asx_asc_snap tmp;
+
+			lock_np(&a->lock);
+			if (s && ua < ca) {
+				snap_one(a, &s[ua], vp + uv, th + ut, uv < cv ? cv - uv : 0,
+					 ut < ct ? ct - ut : 0);
+				tmp = s[ua];
+			} else {	/* (the first pass only counts) */
+				tmp.nvps = tmp.nthreads = 0;
+				for (struct asx_vp *v = a->vps; v; v = v->next)
+					tmp.nvps++;
+				for (struct asx_asc_thread *t = a->threads; t; t = t->all_next)
+					tmp.nthreads++;
+			}
+			unlock_np(&a->lock);
+			uv += tmp.nvps;
+			ut += tmp.nthreads;
+		}
+		pthread_mutex_unlock(&asx__sched.cfg);
+		fits = s && ua <= ca && uv <= cv && ut <= ct;
+		if (fits) {
+			*out = ua ? s : NULL;
+			*n = ua;
+			if (!ua)
+				free(s);
+			return 0;
+		}
+		free(s);
+		nasc = ua;
+		nvp = uv;
+		nth = ut;
+	}
+}
+
 /* ---------------------------------------------------------------- policies */
 
 /*

@@ -892,8 +892,8 @@ void asx_asc_thread_yield(void)
 	if (likely(next != self)) {
 		__atomic_store_n(&vp->nswitch, vp->nswitch + 1, __ATOMIC_RELAXED);	/* asx_asc_switches */
 		note_switch(vp, a);
-		vp->cur = next;
-		__atomic_store_n(&next->vp, vp, __ATOMIC_RELAXED);
+		__atomic_store_n(&vp->cur, next, __ATOMIC_RELAXED);	/* asx_asc_snapshot() reads it */
+		__atomic_store_n(&next->vp, vp, __ATOMIC_RELAXED);	/* asx_asc_signal() reads it */
 		prev = asx__ctx_switch(&self->ctx, &next->ctx, self);
 		finish_switch(prev);
 	}

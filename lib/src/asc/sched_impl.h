@@ -346,12 +346,12 @@ static inline __attribute__((always_inline)) void switch_to(struct asx_vp *vp, s
 	if (unlikely(next && !ctx_saved(next)))
 		next = asx__vp_handoff(vp, next);
 	if (next) {
-		vp->cur = next;
+		__atomic_store_n(&vp->cur, next, __ATOMIC_RELAXED);	/* asx_asc_snapshot() reads it */
 		__atomic_store_n(&next->vp, vp, __ATOMIC_RELAXED);	/* asx_asc_signal() reads it */
 		__atomic_store_n(&next->state, T_RUNNING, __ATOMIC_RELAXED);
 		prev = asx__ctx_switch(&self->ctx, &next->ctx, self);
 	} else {
-		vp->cur = NULL;
+		__atomic_store_n(&vp->cur, NULL, __ATOMIC_RELAXED);	/* asx_asc_snapshot */
 		prev = asx__ctx_switch(&self->ctx, &vp->ctx, self);
 	}
 	finish_switch(prev);

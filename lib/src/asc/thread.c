@@ -302,12 +302,12 @@ static void thread_end(struct asx_asc_thread *self)
 	if (next && !ctx_saved(next))
 		next = asx__vp_handoff(vp, next);
 	if (next) {
-		vp->cur = next;
-		__atomic_store_n(&next->vp, vp, __ATOMIC_RELAXED);
+		__atomic_store_n(&vp->cur, next, __ATOMIC_RELAXED);	/* asx_asc_snapshot() reads it */
+		__atomic_store_n(&next->vp, vp, __ATOMIC_RELAXED);	/* asx_asc_signal() reads it */
 		__atomic_store_n(&next->state, T_RUNNING, __ATOMIC_RELAXED);
 		asx__ctx_exit_to(&self->ctx, &next->ctx, self);
 	}
-	vp->cur = NULL;
+	__atomic_store_n(&vp->cur, NULL, __ATOMIC_RELAXED);	/* asx_asc_snapshot */
 	asx__ctx_exit_to(&self->ctx, &vp->ctx, self);
 }
 

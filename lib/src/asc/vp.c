@@ -139,8 +139,8 @@ static void *vp_main(void *arg)
 
 				wait_saved(t);
 				note_switch(vp, t->asc);
-				vp->cur = t;
-				__atomic_store_n(&t->vp, vp, __ATOMIC_RELAXED);
+				__atomic_store_n(&vp->cur, t, __ATOMIC_RELAXED);	/* asx_asc_snapshot() reads it */
+				__atomic_store_n(&t->vp, vp, __ATOMIC_RELAXED);	/* asx_asc_signal() reads it */
 				__atomic_store_n(&t->state, T_RUNNING, __ATOMIC_RELAXED);
 				prev = asx__ctx_switch(&vp->ctx, &t->ctx, NULL);
 				finish_switch(prev);

@@ -22,6 +22,7 @@
 #include "svc/link.h"
 #include "svc/object.h"
 #include "svc/plan.h"
+#include "svc/policy.h"
 #include "svc/registry.h"
 #include "svc/stream.h"
 
@@ -205,6 +206,9 @@ static int by_name(struct asx_svc_repo *repo, const char *name, int what)
 	} else if (what == ASX__SVC_REMOVE && s->kind == ASX__SVC_STREAMK &&
 		   asx__svc_mux_holding(repo, s->stream)) {
 		r = -EBUSY;	/* linked under a mux: unlink it first */
+	} else if (what == ASX__SVC_REMOVE && s->kind == ASX__SVC_POLICYK &&
+		   (r = asx__svc_policy_release(NULL, s, NULL))) {
+		/* -EBUSY: an ASC uses the policy; it stays, loaded */
 	} else if (what == ASX__SVC_REMOVE) {
 		for (pp = &repo->svcs; *pp != s; pp = &(*pp)->next)
 			;
@@ -270,6 +274,9 @@ static void describe(struct asx_svc *s, struct asx_svc_info *in)
 					      s->mods[i].inactive ? "(suspended)" : "");
 		if (n >= sizeof(in->desc))	/* said, not silently cut */
 			memcpy(in->desc + sizeof(in->desc) - 4, "...", 4);
+	} else if (s->kind == ASX__SVC_POLICYK) {
+		snprintf(in->desc, sizeof(in->desc), "ASC policy '%s'", s->name);
+		in->args = "";
 	} else if (s->ops.info) {
 		s->ops.info(s, in->desc, sizeof(in->desc));
 		in->desc[sizeof(in->desc) - 1] = '\0';
@@ -314,7 +321,8 @@ int asx_svc_stream(struct asx_svc_repo *repo, const char *name, struct asx_strea
 	pthread_mutex_lock(&repo->lock);
 	for (struct asx_svc *s = repo->svcs; s; s = s->next)
 		if (!strcmp(s->name, name)) {
-			r = s->kind != ASX__SVC_OBJECT ? 0 : -EMEDIUMTYPE;	/* a mux: its upper */
+			/* a mux: its upper; a service object or a policy: none */
+			r = s->kind == ASX__SVC_OBJECT || s->kind == ASX__SVC_POLICYK ? -EMEDIUMTYPE : 0;
 			if (!r)
 				*out = s->stream;
 			break;

@@ -392,6 +392,12 @@ static int parse_dynamic(struct parser *ps, struct asx__svc_ent *e, bool in_stre
 		return r;
 	if (is_word(ps, "Service_Object") && !in_stream) {
 		e->type = ASX__SVC_T_OBJECT;
+	} else if (is_word(ps, "ASC_Policy") && !in_stream) {
+		e->type = ASX__SVC_T_POLICY;	/* an ASX extension */
+		if (strlen(e->name) >= ASX__SVC_POLICY_NAME_MAX)
+			return fail(ps, e->loc.line, e->loc.col, -EINVAL,
+				    "an ASC policy's name is at most %d bytes: '%s' is %zu",
+				    ASX__SVC_POLICY_NAME_MAX - 1, e->name, strlen(e->name));
 	} else if (is_word(ps, "Module") && in_stream) {
 		e->type = ASX__SVC_T_MODULE;
 	} else if (is_word(ps, "Module")) {
@@ -404,7 +410,7 @@ static int parse_dynamic(struct parser *ps, struct asx__svc_ent *e, bool in_stre
 			    e->name);
 	} else {
 		return expected(ps, in_stream ? "'Module' (a Stream holds Modules)" :
-				"the service's type, 'Service_Object'");
+				"the service's type, 'Service_Object' (or ASX's 'ASC_Policy')");
 	}
 	r = next(ps);
 	if (!r && ps->t.kind == '*')
@@ -433,14 +439,27 @@ static int parse_dynamic(struct parser *ps, struct asx__svc_ent *e, bool in_stre
 		return fail(ps, line, col, -EINVAL,
 			    "'%.40s' without '()' is an object initializer (a data symbol); ASX makes a service with a factory function: define %.40s with %s() and write '%.40s()'",
 			    e->factory, e->factory,
-			    in_stream ? "ASX_SVC_MODULE_FACTORY" : "ASX_SVC_FACTORY", e->factory);
+			    in_stream ? "ASX_SVC_MODULE_FACTORY" :
+			    e->type == ASX__SVC_T_POLICY ? "ASX_ASC_POLICY_FACTORY" : "ASX_SVC_FACTORY",
+			    e->factory);
 	r = take_punct(ps, '(', "'()' after the factory function's name");
 	if (!r)
 		r = take_punct(ps, ')', "')' (a factory takes no arguments here: its parameters go in a quoted string)");
 	if (r)
 		return r;
+	line = ps->t.line;
+	col = ps->t.col;
 	r = take_state(ps, e);
-	return r ? r : take_args(ps, e);
+	if (!r && e->type == ASX__SVC_T_POLICY && e->inactive)
+		return fail(ps, line, col, -EINVAL,
+			    "an ASC policy cannot start suspended: it has no state but registered");
+	line = ps->t.line;
+	col = ps->t.col;
+	r = r ? r : take_args(ps, e);
+	if (!r && e->type == ASX__SVC_T_POLICY && e->args && *e->args)
+		return fail(ps, line, col, -EINVAL,
+			    "an ASC policy takes no parameters (its factory has none): write \"\" or nothing");
+	return r;
 }
 
 static struct asx__svc_ent *new_ent(struct parser *ps)
@@ -501,11 +520,16 @@ static int take_choice(struct parser *ps, const char *const *words, const int *v
 	return expected(ps, what);
 }
 
-/* "policy prio|direct" (the word "policy" current) */
+/*
+ * "policy prio|direct|NAME" (the word "policy" current); NAME: a policy
+ * registered when the Stream starts (an "ASC_Policy" loaded before it).
+ */
 static int take_asc_policy(struct parser *ps, struct asx__svc_asc *a)
 {
 	static const char *const words[] = { "prio", "direct" };
 	static const int vals[] = { ASX__SVC_ASC_PRIO, ASX__SVC_ASC_DIRECT };
+	char name[ASX__SVC_NAME_MAX];
+	unsigned int col;
 	int r = next(ps);
 
 	if (r)
@@ -513,8 +537,20 @@ static int take_asc_policy(struct parser *ps, struct asx__svc_asc *a)
 	if (is_word(ps, "edf"))
 		return fail(ps, ps->t.line, ps->t.col, -EINVAL,
 			    "'policy edf': EDF threads are periodic jobs and a Task's service thread is a loop: use 'prio' or 'direct'");
-	return take_choice(ps, words, vals, 2, &a->policy,
-			   "a policy after 'policy' ('prio' or 'direct')");
+	if (is_word(ps, "prio") || is_word(ps, "direct"))
+		return take_choice(ps, words, vals, 2, &a->policy, "");
+	col = ps->t.col;
+	r = take_name(ps, "a policy after 'policy' ('prio', 'direct' or a loaded ASC_Policy's name)",
+		      name);
+	if (r)
+		return r;
+	if (strlen(name) >= sizeof(a->pname))
+		return fail(ps, ps->t.line, col, -EINVAL,
+			    "an ASC policy's name is at most %zu bytes: '%s' is %zu",
+			    sizeof(a->pname) - 1, name, strlen(name));
+	a->policy = ASX__SVC_ASC_NAMED;
+	strcpy(a->pname, name);
+	return 0;
 }
 
 /* "semantic nonpreemptive|preemptive|timesliced" (the word "semantic" current) */
@@ -620,6 +656,10 @@ static int take_asc(struct parser *ps, struct asx__svc_ent *s)
 	if (!r && s->asc.policy == ASX__SVC_ASC_DIRECT && (said & 4))
 		return fail(ps, qos_line, qos_col, -EINVAL,
 			    "'qos' is a PRIO thread's priority: a DIRECT thread has none");
+	if (!r && s->asc.policy == ASX__SVC_ASC_NAMED && (said & 4))
+		return fail(ps, qos_line, qos_col, -EINVAL,
+			    "'qos' is a PRIO thread's priority: the threads of policy '%s' are put with no QoS",
+			    s->asc.pname);
 	return r;
 }
 

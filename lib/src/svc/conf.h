@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include <asx/asc.h>
 #include <asx/svc.h>
@@ -51,6 +52,7 @@ enum asx__svc_type {
 	ASX__SVC_T_NONE = 0,
 	ASX__SVC_T_OBJECT,	/* Service_Object */
 	ASX__SVC_T_MODULE,	/* Module */
+	ASX__SVC_T_POLICY,	/* ASC_Policy (an ASX extension: policy.c) */
 };
 
 struct asx__svc_loc {
@@ -63,20 +65,25 @@ struct asx__svc_loc {
 /* "... qos Q": a PRIO priority from -Q to Q */
 #define ASX__SVC_ASC_QOS_MAX 1000000
 
-/* "asc N [policy P] [semantic S] [qos Q]": the ASC of a Stream's Tasks */
-enum asx__svc_asc_policy { ASX__SVC_ASC_PRIO, ASX__SVC_ASC_DIRECT };
+/* "asc N [policy P] [semantic S] [qos Q]": the ASC of a Stream's Tasks;
+ * NAMED: a registered policy by its name (one an "ASC_Policy" loaded) */
+enum asx__svc_asc_policy { ASX__SVC_ASC_PRIO, ASX__SVC_ASC_DIRECT, ASX__SVC_ASC_NAMED };
+
+/* a registered ASC policy's name, with its NUL (asx_asc_policy_register()) */
+#define ASX__SVC_POLICY_NAME_MAX 32
 
 struct asx__svc_asc {
 	int vps;		/* N; 0: no "asc", the Tasks' threads are pthreads */
 	int policy;		/* enum asx__svc_asc_policy */
 	int semantic;		/* enum asx_asc_semantic; 0: not said (non-preemptive) */
 	int prio;		/* PRIO: the threads' priority, their QoS */
+	char pname[ASX__SVC_POLICY_NAME_MAX];	/* NAMED: the policy's name */
 };
 
 static inline bool asx__svc_asc_same(const struct asx__svc_asc *a, const struct asx__svc_asc *b)
 {
 	return a->vps == b->vps && a->policy == b->policy && a->semantic == b->semantic &&
-	       a->prio == b->prio;
+	       a->prio == b->prio && !strcmp(a->pname, b->pname);
 }
 
 /* "listen ADDRESS [raw|framed]": a Stream's endpoint (endpoint.c) */

@@ -20,6 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <asx/asc_policy.h>
+
 #include "svc/load.h"
 
 /* The library path as dlopen() should see it. */
@@ -34,17 +36,39 @@ static char *lib_path(struct asx__svc_plan *p, const char *path)
 	return s;
 }
 
+/* What each kind of factory is called, and the macro that stamps it. */
+static const struct kind {
+	enum asx__svc_type type;
+	const char *what, *noun, *suffix, *macro, *as;
+	unsigned int abi;
+} kinds[] = {
+	{ ASX__SVC_T_OBJECT, "service", "a service", "", "ASX_SVC_FACTORY", "a 'Service_Object'",
+	  ASX_SVC_ABI },
+	{ ASX__SVC_T_MODULE, "module", "a Module", "_module", "ASX_SVC_MODULE_FACTORY",
+	  "a 'Module' in a stream", ASX_SVC_ABI },
+	{ ASX__SVC_T_POLICY, "policy", "an ASC policy", "_policy", "ASX_ASC_POLICY_FACTORY", "an 'ASC_Policy'",
+	  ASX_ASC_POLICY_ABI },
+};
+
+static const struct kind *kind_of(enum asx__svc_type t)
+{
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (kinds[i].type == t)
+			return &kinds[i];
+	return &kinds[0];
+}
+
 /*
- * The ABI stamp of @factory in @dl as a Module (@module) or a service
- * factory defines it (ASX_SVC_MODULE_FACTORY, ASX_SVC_FACTORY): *abi, NULL
- * if there is none.  -ENOMEM or 0.
+ * The ABI stamp of @factory in @dl as a factory of kind @k defines it
+ * (ASX_SVC_FACTORY, ASX_SVC_MODULE_FACTORY, ASX_ASC_POLICY_FACTORY): *abi,
+ * NULL if there is none.  -ENOMEM or 0.
  */
-static int stamp_of(void *dl, const char *factory, bool module, const unsigned int **abi)
+static int stamp_of(void *dl, const char *factory, const struct kind *k, const unsigned int **abi)
 {
 	char *stamp = NULL;
 
 	*abi = NULL;
-	if (asprintf(&stamp, "%s_asx_svc%s_abi", factory, module ? "_module" : "") < 0)
+	if (asprintf(&stamp, "%s_asx_svc%s_abi", factory, k->suffix) < 0)
 		return -ENOMEM;
 	*abi = dlsym(dl, stamp);
 	free(stamp);
@@ -83,7 +107,7 @@ static char *lib_try(struct asx__svc_plan *p, const char *path, int i)
 
 int asx__svc_check_lib(struct asx__svc_plan *p, const struct asx__svc_ent *e)
 {
-	const char *what = e->type == ASX__SVC_T_MODULE ? "module" : "service";
+	const char *what = kind_of(e->type)->what;
 	char *path;
 	struct stat st;
 	int fd, r = 0;
@@ -120,10 +144,9 @@ int asx__svc_check_lib(struct asx__svc_plan *p, const struct asx__svc_ent *e)
 
 int asx__svc_load(struct asx__svc_plan *p, const struct asx__svc_ent *e, void **dl, void **fn)
 {
-	const char *what = e->type == ASX__SVC_T_MODULE ? "module" : "service";
-	bool module = e->type == ASX__SVC_T_MODULE;
-	const char *macro = module ? "ASX_SVC_MODULE_FACTORY" : "ASX_SVC_FACTORY";
-	const unsigned int *abi, *other;
+	const struct kind *k = kind_of(e->type);
+	const char *what = k->what, *macro = k->macro;
+	const unsigned int *abi, *other = NULL;
 	const char *why;
 	char *path;
 
@@ -158,22 +181,27 @@ int asx__svc_load(struct asx__svc_plan *p, const struct asx__svc_ent *e, void **
 	if (!*fn)
 		return asx__svc_say(p, e, -ENOENT, "%s '%s': %s has no function %s", what, e->name,
 				    e->path, e->factory);
-	if (stamp_of(*dl, e->factory, module, &abi))
+	if (stamp_of(*dl, e->factory, k, &abi))
 		return asx__svc_say(p, e, -ENOMEM, "out of memory");
-	if (!abi && !stamp_of(*dl, e->factory, !module, &other) && other)
-		return asx__svc_say(p, e, -ENOEXEC,
-				    "%s '%s': %s in %s is a %s factory (%s()), not a %s factory: load it as %s, or define it with %s()",
-				    what, e->name, e->factory, e->path, module ? "service" : "Module",
-				    module ? "ASX_SVC_FACTORY" : "ASX_SVC_MODULE_FACTORY",
-				    module ? "Module" : "service",
-				    module ? "a 'Service_Object'" : "a 'Module' in a stream", macro);
+	for (size_t i = 0; !abi && !other && i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (&kinds[i] == k)
+			continue;
+		if (stamp_of(*dl, e->factory, &kinds[i], &other))
+			return asx__svc_say(p, e, -ENOMEM, "out of memory");
+		if (other)
+			return asx__svc_say(p, e, -ENOEXEC,
+					    "%s '%s': %s in %s is %s factory (%s()), not %s factory: load it as %s, or define it with %s()",
+					    what, e->name, e->factory, e->path, kinds[i].noun,
+					    kinds[i].macro, k->noun, kinds[i].as, macro);
+	}
 	if (!abi)
 		return asx__svc_say(p, e, -ENOEXEC,
 				    "%s '%s': %s in %s has no ABI stamp (define it with %s())",
 				    what, e->name, e->factory, e->path, macro);
-	if (*abi != ASX_SVC_ABI)
+	if (*abi != k->abi)
 		return asx__svc_say(p, e, -ENOEXEC,
-				    "%s '%s': %s was built for service ABI %u, this libasx has ABI %u: rebuild it against this libasx",
-				    what, e->name, e->path, *abi, ASX_SVC_ABI);
+				    "%s '%s': %s was built for %s ABI %u, this libasx has ABI %u: rebuild it against this libasx",
+				    what, e->name, e->path, k->type == ASX__SVC_T_POLICY ? "ASC policy" : "service",
+				    *abi, k->abi);
 	return 0;
 }

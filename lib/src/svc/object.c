@@ -321,7 +321,8 @@ int asx__svc_set_state(struct asx__svc_plan *p, struct asx_svc *s, enum asx_svc_
 		return 0;
 	if (s->kind != ASX__SVC_OBJECT)
 		return asx__svc_say(p, why, -EOPNOTSUPP, "%s '%s' cannot be suspended or resumed",
-				    s->kind == ASX__SVC_MUXK ? "Mux" : "Stream", s->name);
+				    s->kind == ASX__SVC_MUXK ? "Mux" :
+				    s->kind == ASX__SVC_POLICYK ? "ASC policy" : "Stream", s->name);
 	if (want == ASX_SVC_SUSPENDED && !s->ops.suspend && !s->evh)
 		return asx__svc_say(p, why, -EOPNOTSUPP, "service '%s' cannot be suspended (it has no suspend operation)",
 			   s->name);

@@ -31,6 +31,7 @@
 #include "svc/link.h"
 #include "svc/object.h"
 #include "svc/plan.h"
+#include "svc/policy.h"
 #include "svc/stream.h"
 
 void asx__svc_stop(struct asx_svc *s)
@@ -39,6 +40,8 @@ void asx__svc_stop(struct asx_svc *s)
 		asx__svc_stream_stop(s);
 	else if (s->kind == ASX__SVC_MUXK)
 		asx__svc_mux_stop(s);
+	else if (s->kind == ASX__SVC_POLICYK)
+		asx__svc_policy_stop(s);
 	else
 		asx__svc_object_stop(s);
 }
@@ -94,7 +97,10 @@ static int plan_service(struct asx__svc_plan *p, struct asx__svc_step *st,
 	if (!(st = step_for(p, st, e)))
 		return asx__svc_say(p, NULL, -ENOMEM, "out of memory");
 	st->def = e;
-	st->act = st->old && asx__svc_object_same(st->old, e) ? KEEP : START;
+	if (e->type == ASX__SVC_T_POLICY)
+		st->act = st->old && asx__svc_policy_same(st->old, e) ? KEEP : START;
+	else
+		st->act = st->old && asx__svc_object_same(st->old, e) ? KEEP : START;
 	if (st->act == KEEP)
 		st->def = NULL;
 	st->want = e->inactive ? ASX_SVC_SUSPENDED : ASX_SVC_ACTIVE;
@@ -168,6 +174,7 @@ static int plan_target(struct asx__svc_plan *p, struct asx__svc_step *st,
 	} else if (e->dir == ASX__SVC_REMOVE) {
 		st->act = STOP;
 		st->def = NULL;
+		st->why = e;	/* (for a policy in use: policy.c's message) */
 	} else {
 		st->want = e->dir == ASX__SVC_SUSPEND ? ASX_SVC_SUSPENDED : ASX_SVC_ACTIVE;
 		st->why = e;
@@ -320,6 +327,44 @@ static bool is_stream(const struct asx__svc_step *st)
 	return st->old && st->old->kind == ASX__SVC_STREAMK;
 }
 
+/* Is @st about an ASC policy (what it becomes, else what runs)? */
+static bool is_policy(const struct asx__svc_step *st)
+{
+	if (st->def)
+		return st->def->dir == ASX__SVC_DYNAMIC && st->def->type == ASX__SVC_T_POLICY;
+	return st->old && st->old->kind == ASX__SVC_POLICYK;
+}
+
+/* The policies the plan unregistered (release_policies()) registered again. */
+static void restore_policies(struct asx__svc_plan *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		asx__svc_policy_restore(&p->v[i]);
+}
+
+/*
+ * Before anything else, the ASC policies that go (removed, or replaced by
+ * another definition) are unregistered: one an ASC uses (-EBUSY) fails the
+ * whole transaction, its library kept.
+ */
+static int release_policies(struct asx__svc_plan *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		struct asx__svc_step *st = p->order[i];
+		int r;
+
+		if (!st->old || st->old->kind != ASX__SVC_POLICYK || st->act == KEEP)
+			continue;
+		r = asx__svc_policy_release(p, st->old, st->why);
+		if (r) {
+			restore_policies(p);
+			return r;
+		}
+		st->unregistered = true;
+	}
+	return 0;
+}
+
 static void undo(struct asx_svc_repo *repo, struct asx__svc_plan *p, size_t upto)
 {
 	for (size_t i = upto; i-- > 0;) {
@@ -329,13 +374,20 @@ static void undo(struct asx_svc_repo *repo, struct asx__svc_plan *p, size_t upto
 			continue;	/* undone first, by prepare() */
 		if (is_stream(st))
 			asx__svc_stream_undo(repo, st);
+		else if (is_policy(st))
+			asx__svc_policy_undo(st);
 		else
 			asx__svc_object_undo(st);
 	}
+	restore_policies(p);
 }
 
 static int prepare(struct asx_svc_repo *repo, struct asx__svc_plan *p)
 {
+	int r0 = release_policies(p);
+
+	if (r0)
+		return r0;
 	for (size_t i = 0; i < p->n; i++) {
 		struct asx__svc_step *st = p->order[i];
 		int r;
@@ -343,6 +395,7 @@ static int prepare(struct asx_svc_repo *repo, struct asx__svc_plan *p)
 		if (st->act == STOP || is_mux(st))
 			continue;
 		r = is_stream(st) ? asx__svc_stream_prepare(repo, p, st) :
+		    is_policy(st) ? asx__svc_policy_prepare(p, st) :
 				    asx__svc_object_prepare(repo, p, st);
 		if (r) {
 			undo(repo, p, i);
@@ -433,6 +486,8 @@ static int dry_run(struct asx_svc_repo *repo, struct asx__svc_plan *p)
 			continue;
 		if (e->dir == ASX__SVC_STREAM)
 			r = asx__svc_stream_check(repo, p, e);
+		else if (is_policy(st))
+			r = asx__svc_policy_check(p, e);
 		else
 			r = asx__svc_object_check(repo, p, e);
 		if (r)

@@ -31,6 +31,7 @@
 
 #include <asx/kstream.h>
 #include <asx/asc.h>
+#include <asx/asc_policy.h>
 #include <asx/stream.h>
 
 #include "svc/endpoint.h"
@@ -334,7 +335,7 @@ static int open_asc(struct asx__svc_plan *p, const struct asx__svc_ent *e, struc
 	const struct asx__svc_asc *c = &e->asc;
 	bool direct = c->policy == ASX__SVC_ASC_DIRECT;
 	ASX_OPTS(struct asx_asc_opts, ao, .nvps = (unsigned int)c->vps,
-		 .max_vps = (unsigned int)c->vps,
+		 .max_vps = (unsigned int)c->vps, .name = e->name,	/* (cut to 31 bytes) */
 		 .semantic = c->semantic ? (enum asx_asc_semantic)c->semantic :
 					   ASX_ASC_NONPREEMPTIVE);
 	int r;
@@ -342,12 +343,23 @@ static int open_asc(struct asx__svc_plan *p, const struct asx__svc_ent *e, struc
 	s->asc_cfg = *c;
 	if (!c->vps)
 		return 0;
-	r = asx_asc_create(&s->asc, direct ? &asx_asc_direct : &asx_asc_prio, &ao);
+	if (c->policy == ASX__SVC_ASC_NAMED) {
+		/* a registered policy (policy.c loads them): its threads get no QoS */
+		r = asx_asc_create_by_name(&s->asc, c->pname, &ao);
+		if (r == -ENOENT)
+			return asx__svc_say(p, e, r,
+					    "stream '%s': no ASC policy '%s' (load it before the stream: 'dynamic %s ASC_Policy * LIB.so:FACTORY()')",
+					    e->name, c->pname, c->pname);
+	} else {
+		r = asx_asc_create(&s->asc, direct ? &asx_asc_direct : &asx_asc_prio, &ao);
+	}
 	if (r)
 		return asx__svc_say(p, e, r, "stream '%s': cannot create its ASC of %d VPs: %s",
 				    e->name, c->vps, strerror(-r));
 	o->asc = s->asc;
-	if (direct) {
+	if (c->policy == ASX__SVC_ASC_NAMED) {
+		o->asc_qos = NULL;
+	} else if (direct) {
 		s->asc_qos.direct = ASX_DIRECT_QOS();
 		o->asc_qos = &s->asc_qos.direct.qos;
 	} else {

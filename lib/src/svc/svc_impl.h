@@ -9,11 +9,12 @@
  *	registry.c	the static registry and the stock Module table
  *	object.c	service objects: make, change state, stop
  *	stream.c	Streams: open, reshape live, undo, commit, close
+ *	policy.c	ASC policies from shared objects: register, unregister
  *	plan.c		a configuration's transaction: plan, prepare,
  *			undo, commit, dry run (one function per directive kind)
  *	api.c		the public API (<asx/svc.h>)
  *
- * object.c and stream.c do not call each other.  tools/svc-calls.sh (the
+ * object.c, stream.c and policy.c do not call each other.  tools/svc-calls.sh (the
  * style stage) fails on a circle; Documentation/svc.rst has the order.
  */
 #ifndef ASX_SRC_SVC_IMPL_H
@@ -39,7 +40,7 @@ struct asx__svc_mod {
 					 * dl is borrowed from the old list */
 };
 
-enum asx__svc_kind { ASX__SVC_OBJECT = 1, ASX__SVC_STREAMK, ASX__SVC_MUXK };
+enum asx__svc_kind { ASX__SVC_OBJECT = 1, ASX__SVC_STREAMK, ASX__SVC_MUXK, ASX__SVC_POLICYK };
 
 /* A configured Stream linked under a mux (mux.c) */
 struct asx__svc_link {
@@ -85,6 +86,8 @@ struct asx_svc {
 	struct asx_svc_repo *repo;	/* its repository */
 	struct asx__svc_evh *evh;	/* reactive (asx_svc_reactor()), or NULL */
 	bool started;			/* init returned 0 */
+	/* an ASC policy (policy.c): */
+	bool registered;		/* asx_asc_policy_register()ed under @name */
 };
 
 struct asx__svc_reg {
@@ -123,6 +126,7 @@ struct asx__svc_step {
 	unsigned int seq;		/* when a directive last touched it (0: never) */
 	struct asx_svc *fresh;		/* prepare(): the new instance */
 	bool state_changed;		/* prepare(): old's state was changed */
+	bool unregistered;		/* prepare(): old, a policy, was unregistered */
 	/* RESHAPE: what was done to old->stream, and the module list it gets */
 	struct asx__svc_undo *undo;
 	size_t nundo;
