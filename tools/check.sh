@@ -592,42 +592,25 @@ assert r and all(x.get("conns") == 3 for x in r if "conns" in x), r' &&
 	# asxd and `asxctl svc` end to end, plain and under ASan (a leak at exit fails it)
 	note "asxd and asxctl svc (plain, ASan)"
 	make -s -j"$jobs" SAN=asan lib tools || { fail "tools: ASan build"; return; }
-	for b in build build/asan; do
-		t=$log/asxd-${b//\//-}.log
-		ASAN_OPTIONS=$asan_opts UBSAN_OPTIONS=$ubsan_opts tools/asxd/test-asxd.sh "$b" 2>&1 |
-			tee "$t"
-		tap_tally "tools asxd-test $b" "$t" "${PIPESTATUS[0]}" ||
-			fail "tools: tools/asxd/test-asxd.sh $b printed no TAP"
-	done
-	tools_asxd_stream
-	tools_asxd_asc
-}
-
-# asxctl asc (asxd's ASCs, VPs, threads) and an ASC policy loaded by svc.conf
-# (tools/asxd/test-asxd-asc.sh), plain and under ASan
-tools_asxd_asc() {
-	local b t
-	note "asxctl asc and svc.conf's ASC_Policy (plain, ASan)"
-	for b in build build/asan; do
-		t=$log/asxd-asc-${b//\//-}.log
-		ASAN_OPTIONS=$asan_opts UBSAN_OPTIONS=$ubsan_opts \
-			tools/asxd/test-asxd-asc.sh "$b" 2>&1 | tee "$t"
-		tap_tally "tools asxd-asc-test $b" "$t" "${PIPESTATUS[0]}" ||
-			fail "tools: tools/asxd/test-asxd-asc.sh $b printed no TAP"
-	done
-}
-
-# Streams of asxd's svc.conf from outside: asxctl stream put/get, an endpoint
-# (tools/asxd/test-asxd-stream.sh), plain and under ASan
-tools_asxd_stream() {
-	local b t
+	tools_asxd_script test-asxd.sh asxd-test
 	note "asxd Streams from outside: asxctl stream, endpoints (plain, ASan)"
+	tools_asxd_script test-asxd-stream.sh asxd-stream-test
+	note "asxctl asc and svc.conf's ASC_Policy (plain, ASan)"
+	tools_asxd_script test-asxd-asc.sh asxd-asc-test
+}
+
+# One of tools/asxd/test-asxd*.sh (SCRIPT, its TAP named TAG), on the plain
+# build and under ASan (a leak at asxd's exit fails it): test-asxd.sh (asxd
+# and `asxctl svc` end to end), test-asxd-stream.sh (asxctl stream, Stream
+# endpoints), test-asxd-asc.sh (asxctl asc, svc.conf's ASC_Policy).
+tools_asxd_script() {
+	local script=$1 tag=$2 b t
 	for b in build build/asan; do
-		t=$log/asxd-stream-${b//\//-}.log
+		t=$log/${tag%-test}-${b//\//-}.log
 		ASAN_OPTIONS=$asan_opts UBSAN_OPTIONS=$ubsan_opts \
-			tools/asxd/test-asxd-stream.sh "$b" 2>&1 | tee "$t"
-		tap_tally "tools asxd-stream-test $b" "$t" "${PIPESTATUS[0]}" ||
-			fail "tools: tools/asxd/test-asxd-stream.sh $b printed no TAP"
+			tools/asxd/$script "$b" 2>&1 | tee "$t"
+		tap_tally "tools $tag $b" "$t" "${PIPESTATUS[0]}" ||
+			fail "tools: tools/asxd/$script $b printed no TAP"
 	done
 }
 

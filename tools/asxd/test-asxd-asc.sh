@@ -22,19 +22,8 @@ work=$b/asxd/test/ascwork.so
 pol=$b/asxd/test/svc_policy.so
 . "$top/tools/lib/tap-expect.sh"
 
-for f in "$asxd" "$ctl" "$work" "$pol"; do
-	[ -e "$f" ] || { echo "test-asxd-asc.sh: $f not built (make tools)" >&2; exit 2; }
-done
-dir=$(mktemp -d)
-pid=
-cleanup() {
-	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-sock=$dir/asxd.sock
-conf=$dir/svc.conf
-log=$dir/asxd.log
+. "$top/tools/asxd/asxd-fixture.sh"
+asxd_fixture test-asxd-asc.sh "$asxd" "$ctl" "$work" "$pol"
 ctl_svc() { timeout 20 "$ctl" svc -s "$sock" "$@"; }
 ctl_asc() { timeout 20 "$ctl" asc -s "$sock" "$@"; }
 # one raw request line; the answer's first line

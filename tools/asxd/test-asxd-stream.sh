@@ -20,19 +20,8 @@ asxd=$b/bin/asxd
 ctl=$b/bin/asxctl
 . "$top/tools/lib/tap-expect.sh"
 
-for f in "$asxd" "$ctl"; do
-	[ -e "$f" ] || { echo "test-asxd-stream.sh: $f not built (make tools)" >&2; exit 2; }
-done
-dir=$(mktemp -d)
-pid=
-cleanup() {
-	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-sock=$dir/asxd.sock
-conf=$dir/svc.conf
-log=$dir/asxd.log
+. "$top/tools/asxd/asxd-fixture.sh"
+asxd_fixture test-asxd-stream.sh "$asxd" "$ctl"
 ep=$dir/ep.sock
 st() { timeout 20 "$ctl" stream -s "$sock" "$@"; }
 

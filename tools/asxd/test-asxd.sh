@@ -28,20 +28,9 @@ slow_so=$b/asxd/test/slow.so
 . "$top/tools/lib/tap-expect.sh"
 . "$top/tools/lib/nobody.sh"
 
-for f in "$asxd" "$ctl" "$echo_so" "$codec_so" "$slow_so"; do
-	[ -e "$f" ] || { echo "test-asxd.sh: $f not built (make tools)" >&2; exit 2; }
-done
-dir=$(mktemp -d)
+. "$top/tools/asxd/asxd-fixture.sh"
+asxd_fixture test-asxd.sh "$asxd" "$ctl" "$echo_so" "$codec_so" "$slow_so"
 chmod 755 "$dir"
-pid=
-cleanup() {
-	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-sock=$dir/asxd.sock
-conf=$dir/svc.conf
-log=$dir/asxd.log
 # two free ports, from the kernel
 read -r p1 p2 < <(python3 -c 'import socket
 s = [socket.socket() for _ in range(2)]
