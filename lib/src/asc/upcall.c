@@ -130,11 +130,15 @@ static void sa_take_over(struct asx_asc *a, struct asx_vp *self, struct vp_todo 
 /*
  * Under the lock: @v, running, blocked in the kernel (BLOCKED) or was
  * preempted there (PREEMPTED): it no longer runs threads, so the policy
- * may want another VP; spare @self is the first it gets.  True when @self
- * is to run threads.
+ * may want another VP; spare @self is the first it gets.  With @last_only
+ * (PREEMPTED) the policy is asked only when no other VP runs: one that
+ * does already serves the queue, and a spare beside it would only be one
+ * kernel thread more on CPUs that are taken (asx-bench sa-preempt measured
+ * that slower).  True when @self is to run threads.
  */
 static bool sa_vp_stalled(struct asx_asc *a, struct asx_vp *self, struct asx_vp *v,
-			  bool run, struct asx_vp **wk, int *k, int max, struct vp_todo *td)
+			  bool last_only, bool run, struct asx_vp **wk, int *k, int max,
+			  struct vp_todo *td)
 {
 	int want;
 
@@ -142,6 +146,8 @@ static bool sa_vp_stalled(struct asx_asc *a, struct asx_vp *self, struct asx_vp 
 	v->state = VP_BLOCKED;
 	a->nblocked++;
 	ASX_PROBE2(asc_vp_blocked, a, v);
+	if (last_only && asc_running(a))
+		return run;
 	want = asx__pol_activation(a, VPEV_BLOCKED);
 	if (want > 0 && !run) {
 		sa_take_over(a, self, td);
@@ -190,7 +196,7 @@ static bool sa_events(struct asx_asc *a, struct asx_vp *self, const struct asx_s
 			if (!v || v->state != VP_RUNNING || v->sa_blocked)
 				break;
 			a->sa_nblocked++;
-			run = sa_vp_stalled(a, self, v, run, wk, k, max, td);
+			run = sa_vp_stalled(a, self, v, false, run, wk, k, max, td);
 			break;
 		case ASX_SA_PREEMPTED:
 			/*
@@ -202,7 +208,7 @@ static bool sa_events(struct asx_asc *a, struct asx_vp *self, const struct asx_s
 			if (!v || v->state != VP_RUNNING || v->sa_blocked)
 				break;
 			a->sa_npreempted++;
-			run = sa_vp_stalled(a, self, v, run, wk, k, max, td);
+			run = sa_vp_stalled(a, self, v, true, run, wk, k, max, td);
 			break;
 		case ASX_SA_UNBLOCKED:
 		case ASX_SA_RESUMED:
