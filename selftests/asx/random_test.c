@@ -36,6 +36,7 @@
  * test waits for its Streams to be freed (selftests/asx/hostile_repro.sh
  * checks the module there as a newcomer would); CMD failing fails the test.
  */
+#include <dirent.h>
 #include <grp.h>
 #include <pthread.h>
 #include <signal.h>
@@ -1049,6 +1050,41 @@ static long settle_cg_memory(const char *cg, long max)
 	return v;
 }
 
+/*
+ * Where @pid's threads are in the kernel (/proc/PID/task/TID/stack, root
+ * only; else their wchan): for a worker the watchdog is about to kill.
+ */
+static void show_stacks(struct __test_metadata *_metadata, pid_t pid)
+{
+	char path[96], line[256];
+	struct dirent *de;
+	DIR *d;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/stack", (int)pid, de->d_name);
+		f = fopen(path, "re");
+		if (!f) {
+			snprintf(path, sizeof(path), "/proc/%d/task/%.16s/wchan", (int)pid,
+				 de->d_name);
+			f = fopen(path, "re");
+		}
+		TH_LOG("worker %d thread %s, in the kernel at:", (int)pid, de->d_name);
+		while (f && fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = 0;
+			TH_LOG("  %s", line);
+		}
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+}
 /* the extra 60 s: more runs, on a slow guest, until the cgroup has filled */
 TEST_TIMEOUT(hostile_user_in_a_memory_cgroup, HOSTILE_SECS + 60 + 160)
 {
@@ -1121,6 +1157,7 @@ TEST_TIMEOUT(hostile_user_in_a_memory_cgroup, HOSTILE_SECS + 60 + 160)
 			/* A watchdog: no call may keep a worker past its end. */
 			if (mono_ns() > wend + 60000000000ull && !stuck) {
 				stuck = 1;
+				show_stacks(_metadata, pid);
 				kill(pid, SIGKILL);
 			}
 		}

@@ -34,7 +34,7 @@
 		SKIP(return, "asx.ko without ASX_FEAT_SA_PREEMPT");		\
 } while (0)
 
-static volatile int hog_stop;
+static int hog_stop;
 
 static void *hog_main(void *arg)
 {
@@ -53,13 +53,13 @@ static int pin_with_hog(pthread_t *hog)
 	CPU_SET(0, &cpus);
 	if (sched_setaffinity(0, sizeof(cpus), &cpus))
 		return -1;
-	hog_stop = 0;
+	__atomic_store_n(&hog_stop, 0, __ATOMIC_RELAXED);
 	return pthread_create(hog, NULL, hog_main, NULL) ? -1 : 0;
 }
 
 static void hog_end(pthread_t hog)
 {
-	hog_stop = 1;
+	__atomic_store_n(&hog_stop, 1, __ATOMIC_RELEASE);
 	pthread_join(hog, NULL);
 }
 
