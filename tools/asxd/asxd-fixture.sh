@@ -28,3 +28,22 @@ asxd_fixture() {
 	conf=$dir/svc.conf
 	log=$dir/asxd.log
 }
+
+# SIGTERM to the asxd of $pid, waited for (25 s at most): one TAP check
+# that it exits 0 (under ASan that includes no leak).
+asxd_sigterm_check() {
+	local rc
+	kill -TERM "$pid"
+	timeout 25 tail --pid="$pid" -f /dev/null
+	wait "$pid"
+	rc=$?
+	pid=
+	tap_expect "SIGTERM stops asxd with status 0" 0 '' -- test "$rc" = 0
+}
+
+# The plan and the summary line "# TAG: N passed, N failed"; the status.
+asxd_tap_end() {
+	echo "1..$tap_n"
+	echo "# $1: $((tap_n - tap_fails)) passed, $tap_fails failed"
+	[ "$tap_fails" = 0 ]
+}

@@ -89,13 +89,5 @@ tap_expect "a version-4 request: refused, naming the versions" 0 \
 	'unsupported protocol version \(this asxd speaks 1, 2 for put/get and 3 for asc\)' -- \
 	raw "ASX-SVC 4 asc"
 tap_expect "version 1 answers as before" 0 '^Prio +active +stream' -- ctl_svc list
-kill -TERM "$pid"
-timeout 25 tail --pid="$pid" -f /dev/null
-wait "$pid"
-rc=$?
-pid=
-tap_expect "SIGTERM stops asxd with status 0" 0 '' -- test "$rc" = 0
-
-echo "1..$tap_n"
-echo "# asxd-asc-test: $((tap_n - tap_fails)) passed, $tap_fails failed"
-[ "$tap_fails" = 0 ]
+asxd_sigterm_check
+asxd_tap_end asxd-asc-test

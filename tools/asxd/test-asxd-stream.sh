@@ -102,13 +102,5 @@ tap_expect "a reload without the Stream" 0 'reloaded' -- timeout 20 "$ctl" svc -
 timeout 25 tail --pid="$cpid" -f /dev/null
 tap_expect "... closes its clients (end of file)" 0 '^eof$' -- cat "$dir/eof.out"
 tap_expect "... and its socket is gone" 0 '' -- test ! -e "$ep"
-kill -TERM "$pid"
-timeout 25 tail --pid="$pid" -f /dev/null
-wait "$pid"
-rc=$?
-pid=
-tap_expect "SIGTERM stops asxd with status 0" 0 '' -- test "$rc" = 0
-
-echo "1..$tap_n"
-echo "# asxd-stream-test: $((tap_n - tap_fails)) passed, $tap_fails failed"
-[ "$tap_fails" = 0 ]
+asxd_sigterm_check
+asxd_tap_end asxd-stream-test
