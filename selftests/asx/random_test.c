@@ -27,8 +27,9 @@
  * process the Streams are back to their baseline and the sanity phase
  * passes. A worker killed by the cgroup's OOM killer is replaced until the
  * time is up. For a longer run raise ASX_TEST_TIMEOUT with it, to at least
- * ASX_HOSTILE_SECONDS + 180 (a slow guest gets up to 60 s more runs, until
- * the cgroup has filled to half its limit).
+ * ASX_HOSTILE_SECONDS + 180 (a slow guest gets up to 60 s more runs, and
+ * whatever a longer ASX_TEST_TIMEOUT leaves, until the cgroup has filled to
+ * half its limit).
  *
  * ASX_RANDOM_SEED=N repeats a run's sequences of operations (the threads'
  * interleaving is not repeatable). ASX_RANDOM_AFTER_RUN=CMD runs the shell
@@ -1098,7 +1099,7 @@ TEST_TIMEOUT(hostile_user_in_a_memory_cgroup, HOSTILE_SECS + 60 + 160)
 	long calls = 0;
 	int timeout = _metadata->timeout;	/* ASX_TEST_TIMEOUT's, if longer */
 	char cg[128], max[32], buf[16];
-	uint64_t end, wend, now;
+	uint64_t end, wend, now, extra_ns;
 	unsigned int seed;
 	pid_t pid;
 
@@ -1134,15 +1135,19 @@ TEST_TIMEOUT(hostile_user_in_a_memory_cgroup, HOSTILE_SECS + 60 + 160)
 	 * Workers killed by the cgroup's OOM killer are replaced until the end.
 	 * A slow guest (the PREEMPT_RT debug kernel makes some 56 calls a
 	 * second) may not have filled half the cgroup by then: more runs of
-	 * 5 s follow until it has, 60 s at most, so that the check of what was
-	 * charged below does not depend on the machine's speed.
+	 * 5 s follow until it has, 60 s at most, plus what ASX_TEST_TIMEOUT
+	 * leaves beyond ASX_HOSTILE_SECONDS + 180 (make check-debug sets it
+	 * higher), so that the check of what was charged below does not
+	 * depend on the machine's speed.
 	 */
+	/* 60 s, and whatever ASX_TEST_TIMEOUT gives beyond secs + 180 */
+	extra_ns = (60ull + (unsigned int)timeout - secs - 180) * 1000000000ull;
 	end = mono_ns() + secs * 1000000000ull;
 	while (!stuck) {
 		now = mono_ns();
 		wend = end;
 		if (now + 1000000000ull >= end) {
-			if (now + 1000000000ull >= end + 60000000000ull ||
+			if (now + 1000000000ull >= end + extra_ns ||
 			    read_key(cg, "memory.peak", NULL) >= (long)HOSTILE_CG_MB * 1024 * 1024 / 2)
 				break;
 			wend = now + 5000000000ull;
