@@ -51,11 +51,14 @@
 static const enum asx_proactor_backend be_uring = ASX_PROACTOR_URING;
 static const enum asx_proactor_backend be_reactor = ASX_PROACTOR_REACTOR;
 
-/* Open a proactor on @state's back end; io_uring missing: SKIP, saying why. */
-static struct asx_proactor *open_be(void **state)
+/*
+ * Open a proactor on @state's back end with an io_uring queue of @entries
+ * (0: the default); io_uring missing: SKIP, saying why.
+ */
+static struct asx_proactor *open_be_n(void **state, unsigned int entries)
 {
 	enum asx_proactor_backend b = *(const enum asx_proactor_backend *)*state;
-	ASX_OPTS(struct asx_proactor_opts, o, .backend = b);
+	ASX_OPTS(struct asx_proactor_opts, o, .backend = b, .entries = entries);
 	struct asx_proactor *p = NULL;
 	const char *why = NULL;
 	int ret = asx_proactor_open(&p, &o, &why);
@@ -69,6 +72,11 @@ static struct asx_proactor *open_be(void **state)
 	assert_int_equal(asx_proactor_backend(p), b);
 	assert_non_null(asx_proactor_why(p));
 	return p;
+}
+
+static struct asx_proactor *open_be(void **state)
+{
+	return open_be_n(state, 0);
 }
 
 /* Run completions until *@flag, failing after LOOP_S seconds. */
@@ -895,7 +903,7 @@ static void *race_loop(void *arg)
 	return NULL;
 }
 
-static void test_race(void **state)
+static void race(void **state, unsigned int entries)
 {
 	struct race *r = calloc(1, sizeof(*r));
 	struct racer rc[RACERS];
@@ -903,7 +911,7 @@ static void test_race(void **state)
 	uint64_t end;
 
 	assert_non_null(r);
-	r->p = open_be(state);
+	r->p = open_be_n(state, entries);
 	for (int i = 0; i < RACERS; i++) {
 		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, r->sv[i]), 0);
 		for (int k = 0; k < RACE_OPS; k++)
@@ -949,6 +957,110 @@ static void test_race(void **state)
 	assert_int_equal(asx_proactor_pending(r->p), 0);
 	assert_int_equal(asx_proactor_close(r->p), 0);
 	free(r);
+}
+
+static void test_race(void **state)
+{
+	race(state, 0);
+}
+
+/* a queue the racers fill: their starts and cancels wait for the loop */
+static void test_race_small(void **state)
+{
+	race(state, 8);
+}
+
+/*
+ * A small ring, filled by threads that are not the loop and then exit:
+ * their starts and cancels wait for the loop (a request submitted by a
+ * thread that exits may never complete nor be cancelled), and every
+ * start still gets its one callback; every byte is received once.
+ */
+#define BL_OPS 96
+
+struct backlog {
+	struct asx_proactor *p;
+	struct asx_completion c[BL_OPS];
+	char buf[BL_OPS];
+	int64_t res[BL_OPS];
+	int seen[BL_OPS];
+	int sv[2];
+	int total;
+	bool all;
+};
+
+static void bl_done(struct asx_completion *c, int64_t res, void *user)
+{
+	struct backlog *b = user;
+	size_t k = (size_t)(c - b->c);
+
+	CHECK(k < BL_OPS);
+	b->seen[k]++;
+	b->res[k] = res;
+	if (++b->total == BL_OPS)
+		__atomic_store_n(&b->all, true, __ATOMIC_RELEASE);
+}
+
+static void *bl_starter(void *arg)
+{
+	struct backlog *b = arg;
+
+	for (int k = 0; k < BL_OPS; k++)
+		CHECK(asx_proactor_recv(b->p, &b->c[k], b->sv[0], &b->buf[k], 1, 0) == 0);
+	return NULL;
+}
+
+static void *bl_canceller(void *arg)
+{
+	struct backlog *b = arg;
+
+	/* the odd ones, from the end: some still wait, some are queued */
+	for (int k = BL_OPS - 1; k >= 0; k -= 2)
+		CHECK(asx_proactor_cancel(b->p, &b->c[k]) == 0);
+	return NULL;
+}
+
+static void test_backlog(void **state)
+{
+	struct backlog *b = calloc(1, sizeof(*b));
+	int got = 0, cancelled = 0, left;
+	pthread_t th;
+	char rest[BL_OPS];
+
+	assert_non_null(b);
+	b->p = open_be_n(state, 4);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, b->sv), 0);
+	for (int k = 0; k < BL_OPS; k++)
+		asx_completion_init(&b->c[k], bl_done, b);
+	assert_int_equal(pthread_create(&th, NULL, bl_starter, b), 0);
+	join_or_die(th, "the starter");
+	assert_int_equal(asx_proactor_pending(b->p), BL_OPS);
+	/* a third as many bytes as recvs: some recvs get one, others wait */
+	for (int k = 0; k < BL_OPS / 3; k++)
+		assert_int_equal(write(b->sv[1], "y", 1), 1);
+	assert_int_equal(pthread_create(&th, NULL, bl_canceller, b), 0);
+	join_or_die(th, "the canceller");
+	/* the rest from this thread, before the loop ever ran */
+	for (int k = 0; k < BL_OPS; k += 2)
+		assert_int_equal(asx_proactor_cancel(b->p, &b->c[k]), 0);
+	run_until(b->p, &b->all);
+	for (int k = 0; k < BL_OPS; k++) {
+		assert_int_equal(b->seen[k], 1);
+		if (b->res[k] == -ECANCELED)
+			cancelled++;
+		else
+			assert_int_equal(b->res[k], 1), got++;
+	}
+	left = (int)recv(b->sv[0], rest, sizeof(rest), MSG_DONTWAIT);
+	left = left > 0 ? left : 0;
+	assert_int_equal(got + left, BL_OPS / 3);
+	assert_true(cancelled > 0);
+	assert_threads_ok();
+	assert_int_equal(asx_proactor_pending(b->p), 0);
+	assert_int_equal(asx_proactor_close(b->p), 0);
+	close(b->sv[0]);
+	close(b->sv[1]);
+	free(b);
 }
 
 /* ------------------------------------------------------------ misc */
@@ -1058,6 +1170,8 @@ int main(void)
 		BOTH(test_timers),
 		BOTH(test_post),
 		BOTH(test_race),
+		BOTH(test_race_small),
+		BOTH(test_backlog),
 		BOTH(test_nested_and_reuse),
 		BOTH(test_vectors),
 	};

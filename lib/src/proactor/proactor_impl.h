@@ -34,6 +34,7 @@ struct pop {
 	struct asx_completion *qnext;		/* a done list, a descriptor's queue */
 	uint8_t kind, state;
 	bool cancelled;				/* asx_proactor_cancel() asked */
+	uint8_t backlog;			/* io_uring: on u->backlog, for what */
 	int fd;
 	int flags;				/* recv/send flags */
 	void *buf;				/* or the iovec array */

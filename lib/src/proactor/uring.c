@@ -10,9 +10,14 @@
  * in the submission queue and go with the loop's next io_uring_enter, one
  * system call for a batch: another thread queues its entries and wakes
  * the loop with an eventfd the ring always has a read on, so every
- * request belongs to the loop's thread (but for a full queue, submitted
- * by whoever finds it full).  The submission queue is touched only under
- * p->lock; the completion queue only by the thread in run_once or close.
+ * request belongs to the loop's thread.  When another thread finds the
+ * submission queue full, its start or cancel waits on a backlog (in
+ * order) that the loop moves into the queue before it next enters the
+ * kernel: a request submitted by a thread that then exits may never
+ * complete, nor be cancelled (seen on Linux 6.18: a cancelled recv whose
+ * completion never came).  The submission queue and the backlog are
+ * touched only under p->lock; the completion queue only by the thread in
+ * run_once or close.
  */
 #ifdef ASX_HAVE_LIBURING
 #include <errno.h>
@@ -28,11 +33,15 @@
 #define TAG_IGNORE 0		/* cancels and link timeouts: nothing to do */
 #define TAG_WAKE 1		/* the eventfd's read */
 
+/* Why a handler waits on the backlog (pop.backlog). */
+enum { BL_NONE, BL_START, BL_CANCEL };
+
 struct ur {
 	struct io_uring ring;
 	int efd;
 	uint64_t evbuf;		/* the eventfd read's buffer, while armed */
 	bool wake_armed;
+	struct asx__pdone backlog;	/* starts and cancels the queue had no room for */
 };
 
 /*
@@ -60,18 +69,29 @@ static const char *uring_why(int err, bool required)
 	return w[!required];
 }
 
-static struct io_uring_sqe *get_sqe(struct ur *u, unsigned int n)
+/*
+ * Room for @n entries, the first returned (the caller takes the others
+ * with io_uring_get_sqe), or NULL.  Only the loop's thread (or close's)
+ * may submit to make room: @may_submit.
+ */
+static struct io_uring_sqe *get_sqe(struct ur *u, unsigned int n, bool may_submit)
 {
-	if (io_uring_sq_space_left(&u->ring) < n)
+	if (io_uring_sq_space_left(&u->ring) < n && may_submit)
 		io_uring_submit(&u->ring);
 	if (io_uring_sq_space_left(&u->ring) < n)
 		return NULL;
 	return io_uring_get_sqe(&u->ring);
 }
 
+/* The loop's thread (or close's, which owns the ring from then on). */
+static bool may_submit(struct asx_proactor *p)
+{
+	return p->closing || asx__pop_on_loop(p);
+}
+
 static void arm_wake(struct ur *u)
 {
-	struct io_uring_sqe *sqe = get_sqe(u, 1);
+	struct io_uring_sqe *sqe = get_sqe(u, 1, true);
 
 	if (sqe) {
 		io_uring_prep_read(sqe, u->efd, &u->evbuf, sizeof(u->evbuf), 0);
@@ -175,14 +195,14 @@ static void set_ts(struct pop *o, uint64_t ns)
 	o->ts[1] = (int64_t)(ns % ASX_NSEC_PER_SEC);
 }
 
-static int ur_start(struct asx_proactor *p, struct asx_completion *c)
+/* Put @c's start in the submission queue: 0, -EAGAIN (no room) or -EINVAL. */
+static int queue_start(struct ur *u, struct asx_completion *c, bool submit)
 {
-	struct ur *u = p->be;
 	struct pop *o = pop_of(c);
 	struct io_uring_sqe *sqe;
 	unsigned int len = o->len > 0x7ffff000u ? 0x7ffff000u : (unsigned int)o->len;
 
-	sqe = get_sqe(u, o->kind == POP_CONNECT && o->deadline_ns ? 2 : 1);
+	sqe = get_sqe(u, o->kind == POP_CONNECT && o->deadline_ns ? 2 : 1, submit);
 	if (!sqe)
 		return -EAGAIN;
 	switch (o->kind) {
@@ -216,6 +236,9 @@ static int ur_start(struct asx_proactor *p, struct asx_completion *c)
 				      IORING_TIMEOUT_ABS);
 		break;
 	default:
+		/* nothing was prepared: give the entry back as a no-op */
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data64(sqe, TAG_IGNORE);
 		return -EINVAL;
 	}
 	io_uring_sqe_set_data(sqe, c);
@@ -228,20 +251,99 @@ static int ur_start(struct asx_proactor *p, struct asx_completion *c)
 		io_uring_prep_link_timeout(sqe, (struct __kernel_timespec *)o->ts, 0);
 		io_uring_sqe_set_data64(sqe, TAG_IGNORE);
 	}
-	submit_by_loop(p);
 	return 0;
+}
+
+/* Put a cancel of @c in the submission queue: 0 or -EAGAIN (no room). */
+static int queue_cancel(struct ur *u, struct asx_completion *c, bool submit)
+{
+	struct io_uring_sqe *sqe = get_sqe(u, 1, submit);
+
+	if (!sqe)
+		return -EAGAIN;
+	io_uring_prep_cancel(sqe, c, 0);
+	io_uring_sqe_set_data64(sqe, TAG_IGNORE);
+	return 0;
+}
+
+static void backlog_add(struct ur *u, struct asx_completion *c, uint8_t why)
+{
+	pop_of(c)->backlog = why;
+	asx__pop_append(&u->backlog, c);
+}
+
+/* Take @c off the backlog (it is there). */
+static void backlog_del(struct ur *u, struct asx_completion *c)
+{
+	struct asx_completion **pp = &u->backlog.head, *prev = NULL;
+
+	while (*pp != c) {
+		prev = *pp;
+		pp = &pop_of(*pp)->qnext;
+	}
+	*pp = pop_of(c)->qnext;
+	if (u->backlog.tail == c)
+		u->backlog.tail = prev;
+	pop_of(c)->qnext = NULL;
+	pop_of(c)->backlog = BL_NONE;
+}
+
+/*
+ * Move the backlog into the submission queue, in order, submitting to
+ * make room (the loop's or close's thread), p->lock held.
+ */
+static void backlog_flush(struct asx_proactor *p, struct ur *u)
+{
+	struct asx_completion *c;
+	int ret;
+
+	while ((c = u->backlog.head)) {
+		struct pop *o = pop_of(c);
+
+		ret = o->backlog == BL_START ? queue_start(u, c, true) : queue_cancel(u, c, true);
+		if (ret == -EAGAIN)
+			return;		/* the kernel has no room yet: after the next wait */
+		backlog_del(u, c);
+		if (ret)
+			asx__pop_done(p, c, ret, NULL);
+	}
+}
+
+static int ur_start(struct asx_proactor *p, struct asx_completion *c)
+{
+	struct ur *u = p->be;
+	int ret = -EAGAIN;
+
+	/* behind the backlog if there is one: starts keep their order */
+	if (!u->backlog.head)
+		ret = queue_start(u, c, may_submit(p));
+	if (ret == -EAGAIN) {
+		backlog_add(u, c, BL_START);
+		ret = 0;
+	}
+	if (!ret)
+		submit_by_loop(p);
+	return ret;
 }
 
 static void ur_cancel(struct asx_proactor *p, struct asx_completion *c)
 {
 	struct ur *u = p->be;
-	struct io_uring_sqe *sqe = get_sqe(u, 1);
+	struct pop *o = pop_of(c);
 
-	/* no room even after a submit: the completion comes without the cancel */
-	if (!sqe)
+	switch (o->backlog) {
+	case BL_START:
+		/* never submitted: it ends here */
+		backlog_del(u, c);
+		asx__pop_done(p, c, -ECANCELED, NULL);
+		break;
+	case BL_CANCEL:
 		return;
-	io_uring_prep_cancel(sqe, c, 0);
-	io_uring_sqe_set_data64(sqe, TAG_IGNORE);
+	default:
+		if (u->backlog.head || queue_cancel(u, c, may_submit(p)) == -EAGAIN)
+			backlog_add(u, c, BL_CANCEL);
+		break;
+	}
 	submit_by_loop(p);
 }
 
@@ -287,6 +389,9 @@ static void reap(struct asx_proactor *p, struct ur *u)
 				arm_wake(u);
 			continue;
 		}
+		/* done before its cancel left the backlog: the cancel is moot */
+		if (pop_of(c)->backlog)
+			backlog_del(u, c);
 		switch (pop_of(c)->kind) {
 		case POP_TIMER:
 			asx__pop_done(p, c, res == -ETIME ? 0 : res, &timers);
@@ -318,12 +423,19 @@ static void reap(struct asx_proactor *p, struct ur *u)
 
 static int ur_wait(struct asx_proactor *p, struct ur *u, const struct timespec *deadline)
 {
+	static const struct timespec zero;
 	struct __kernel_timespec ts;
 	struct io_uring_cqe *cqe;
 	int ret;
 
 	pthread_mutex_lock(&p->lock);
+	backlog_flush(p, u);
+	if (!u->wake_armed && !p->closing)
+		arm_wake(u);
 	io_uring_submit(&u->ring);
+	/* a cancel that ended a backlogged start: its callback runs now */
+	if (p->done.head)
+		deadline = &zero;
 	pthread_mutex_unlock(&p->lock);
 	if (deadline) {
 		uint64_t now = asx_now_ns(), d = asx_timespec_ns(deadline);
@@ -368,15 +480,18 @@ static void ur_wake(struct asx_proactor *p)
 static void ur_cancel_all(struct asx_proactor *p)
 {
 	struct ur *u = p->be;
-	struct asx_completion *c;
+	struct asx_completion *c, *next;
 	unsigned int left;
 
 	pthread_mutex_lock(&p->lock);
-	for (c = p->flight; c; c = pop_of(c)->next)
+	/* a backlogged start ends in ur_cancel, off p->flight */
+	for (c = p->flight; c; c = next) {
+		next = pop_of(c)->next;
 		if (!pop_of(c)->cancelled) {
 			pop_of(c)->cancelled = true;
 			ur_cancel(p, c);
 		}
+	}
 	pthread_mutex_unlock(&p->lock);
 	/* end the eventfd's read too (closing: not armed again), so that
 	 * nothing writes u->evbuf after close */
