@@ -45,7 +45,8 @@ static void print_row(char *line)
 	bool stream = f[2] && !strcmp(f[2], "=");
 
 	printf("%-16s %-9s %s%s%s%s%s%s\n", f[0], f[1] ? f[1] : "?",
-	       stream ? "stream" : f[2] && strcmp(f[2], "-") ? f[2] : "(linked in)",
+	       stream ? (f[3] && *f[3] ? f[3] : "stream") :	/* "stream" or "mux" */
+	       f[2] && strcmp(f[2], "-") ? f[2] : "(linked in)",
 	       f[3] && !stream ? ":" : "", f[3] && !stream ? f[3] : "",
 	       f[4] && *f[4] ? " \"" : "", f[4] && *f[4] ? f[4] : "", f[4] && *f[4] ? "\"" : "");
 	if (f[5] && *f[5])

@@ -28,6 +28,9 @@ st() { timeout 20 "$ctl" stream -s "$sock" "$@"; }
 cat > "$conf" <<EOF
 stream Loop { static pass static counter }
 stream Net listen "$ep" raw { static pass }
+stream Lower { static pass }
+mux Router
+link Router Lower
 EOF
 echo "TAP version 13"
 tap_expect "asxd -t accepts a Stream with an endpoint" 0 ': ok' -- "$asxd" -t -f "$conf"
@@ -37,6 +40,8 @@ for _ in $(seq 100); do grep -qF "control socket" "$log" && break; sleep 0.1; do
 
 tap_expect "asxctl svc list shows where the endpoint listens" 0 \
 	"listening on $ep \\(raw\\), 0 open" -- timeout 20 "$ctl" svc -s "$sock" list
+tap_expect "asxctl svc list calls a mux a mux, a Stream a stream" 0 \
+	'^Router +active +mux' '^Lower +active +stream' -- timeout 20 "$ctl" svc -s "$sock" list
 tap_expect "put a message down Loop" 0 '' -- st put Loop 'hello, stream'
 tap_expect "put bytes that need escaping" 0 '' -- st put Loop "$(printf 'a\tb\\c\001')"
 tap_expect "get: the first message back, its bytes" 0 '^hello, stream$' -- st get Loop
