@@ -33,6 +33,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +57,7 @@ static double stop_timeout = 10;	/* s: SIGTERM ends asxd within this */
 #define BUSY_WAIT	1.0	/* s a request waits for a running job */
 #define REPORT_EVERY	5.0	/* s between reports of a long job */
 #define PARKED_MAX	16	/* requests waiting for a job; more are "busy" at once */
+#define ANSWER_TIMEOUT_S 2	/* s a send of an answer may wait for its client to read */
 
 static void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void logmsg(const char *fmt, ...)
@@ -186,7 +188,23 @@ static int listen_on(const char *path)
 
 static void reply(int fd, const char *s)
 {
-	svcp_write_all(fd, s, strlen(s));
+	/* after a timeout the descriptor is shut down: later lines fail with EPIPE */
+	if (svcp_write_all(fd, s, strlen(s)) == -EAGAIN)
+		logmsg("a control client read nothing of its answer for %d s: answer cut",
+		       ANSWER_TIMEOUT_S);
+}
+
+/*
+ * Answers are written blocking (small, and to a peer that asked), each
+ * send at most ANSWER_TIMEOUT_S: a client that asks and never reads holds
+ * the loop, and every reactive service, that long and no longer.
+ */
+static void answer_blocking(int fd)
+{
+	struct timeval tv = { .tv_sec = ANSWER_TIMEOUT_S };
+
+	(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
 /* The answer's status line, "ASX-SVC 1 STATUS", in @buf; its length. */
@@ -674,8 +692,7 @@ static void client_done(struct client *c)
 
 	c->fd = -1;
 	(void)asx_reactor_remove_handler(m.rx, &c->eh);	/* its descriptor and timer */
-	/* the answers are written blocking, as before (small, and to a peer that asked) */
-	(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	answer_blocking(fd);
 	request(fd, c->line, c->len, c->uid, m.repo);
 }
 
@@ -744,7 +761,7 @@ static void serve(int lfd)
 		snprintf(msg, sizeof(msg), "permission denied: uid %u may not control this asxd",
 			 (unsigned int)cred.uid);
 		logmsg("refused a client: %s", msg);
-		(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		answer_blocking(fd);
 		reply_error(fd, EPERM, msg);
 		close(fd);
 		return;

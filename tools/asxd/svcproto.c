@@ -2,6 +2,7 @@
 /*
  * svcproto.c - the field escaping of asxd's control protocol (svcproto.h).
  */
+#include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -125,14 +126,22 @@ size_t svcp_unescape_bytes(char *s)
 	return (size_t)(o - start);
 }
 
-void svcp_write_all(int fd, const char *s, size_t n)
+int svcp_write_all(int fd, const char *s, size_t n)
 {
 	while (n) {
 		ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
 
-		if (w <= 0)
-			return;
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			int err = w < 0 ? errno : EPIPE;
+
+			/* the rest of the answer fails at once, not after a timeout each */
+			shutdown(fd, SHUT_RDWR);
+			return -err;
+		}
 		s += w;
 		n -= (size_t)w;
 	}
+	return 0;
 }

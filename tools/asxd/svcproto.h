@@ -73,8 +73,12 @@ int svcp_escape(char *out, size_t n, size_t *len, const char *s);
 /* Undo svcp_escape() in place. */
 void svcp_unescape(char *s);
 
-/* Send all @n bytes of @s on @fd (no SIGPIPE); stops quietly at the first failure. */
-void svcp_write_all(int fd, const char *s, size_t n);
+/*
+ * Send all @n bytes of @s on @fd (no SIGPIPE): 0, or at the first failure
+ * (a send timeout: EAGAIN) -errno, with @fd shut down so that the rest of
+ * an answer fails at once.
+ */
+int svcp_write_all(int fd, const char *s, size_t n);
 
 /*
  * Bytes, any of them: svcp_escape()'s three, and \xNN for a byte that is

@@ -128,6 +128,26 @@ tap_expect "... and asxctl is answered at once" 0 '^Echo +active' -- timeout 1.5
 wait "$silent"
 tap_expect "... and the silent client is told after 2 s" 0 'no complete request line within 2 s' -- \
 	cat "$dir/silent.out"
+# a client that asks for a long answer and reads none of it holds asxd 2 s, not for ever
+write_conf "$p1" "$(for i in $(seq 600); do printf 'stream Many%d { static pass }\\n' "$i"; done)"
+tap_expect "a reload adds 600 Streams" 0 'reloaded' -- svc reload
+python3 - "$sock" > "$dir/deaf.out" 2>&1 <<'EOF2' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b"ASX-SVC 1 list\n")
+time.sleep(8)          # reads nothing of the answer
+print("deaf client done")
+EOF2
+deaf=$!
+sleep 0.5
+tap_expect "while a client reads none of a long answer, asxctl is answered within 6 s" 0 \
+	'^Many600 +active +stream' -- timeout 6 "$ctl" svc -s "$sock" list
+tap_expect "... and asxd says it cut that answer" 0 'read nothing of its answer for 2 s: answer cut' -- \
+	cat "$log"
+wait "$deaf"
+write_conf "$p1"
+tap_expect "a reload takes the 600 Streams away" 0 'reloaded' -- svc reload
 tap_expect "suspend" 0 '' -- svc suspend Echo
 tap_expect "list says suspended" 0 '^Echo +suspended' -- svc list
 # a connection made while suspended waits, and is served after resume
