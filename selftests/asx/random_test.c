@@ -27,9 +27,9 @@
  * process the Streams are back to their baseline and the sanity phase
  * passes. A worker killed by the cgroup's OOM killer is replaced until the
  * time is up. For a longer run raise ASX_TEST_TIMEOUT with it, to at least
- * ASX_HOSTILE_SECONDS + 180 (a slow guest gets up to 60 s more runs, and
- * whatever a longer ASX_TEST_TIMEOUT leaves, until the cgroup has filled to
- * half its limit).
+ * ASX_HOSTILE_SECONDS + 180 (a slow guest gets one more run, of up to 60 s
+ * and whatever a longer ASX_TEST_TIMEOUT leaves, that ends once the cgroup
+ * has filled to half its limit).
  *
  * ASX_RANDOM_SEED=N repeats a run's sequences of operations (the threads'
  * interleaving is not repeatable). ASX_RANDOM_AFTER_RUN=CMD runs the shell
@@ -101,6 +101,17 @@ static uint64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/*
+ * A hostile run ends at its workers' deadline, or (an extra run on a slow
+ * guest) once worker 0 has seen the cgroup fill to half its limit.
+ */
+static int run_stop;
+
+static bool run_over(const struct worker *w)
+{
+	return __atomic_load_n(&run_stop, __ATOMIC_RELAXED) || mono_ns() >= w->deadline_ns;
 }
 
 /*
@@ -561,7 +572,7 @@ static void flood(struct worker *w, int fd)
 		asx_opt(fd, ASX_IOC_SWROPT, ASX_SNDZERO);
 		/* 20,000 calls: on a slow guest (a debug kernel) they end with the worker */
 		for (i = 0; i < 20000 && (ret = write(fd, "", 0)) == 0; i++)
-			if (!(i & 63) && mono_ns() >= w->deadline_ns)
+			if (!(i & 63) && run_over(w))
 				break;
 		break;
 	}
@@ -798,7 +809,7 @@ static void *worker_fn(void *p)
 	int i;
 
 	for (i = 0; w->hostile || i < NOPS / NTHREADS; i++) {
-		if (w->hostile && !(i & 63) && mono_ns() >= w->deadline_ns)
+		if (w->hostile && !(i & 63) && run_over(w))
 			break;
 		one_op(w);
 	}
@@ -806,6 +817,7 @@ static void *worker_fn(void *p)
 }
 
 static const char *hostile_cg;
+static bool until_half;		/* this run may end once the cgroup filled to half */
 
 /*
  * Worker 0 of a hostile run: Streams filled to the largest water mark a
@@ -816,26 +828,45 @@ static const char *hostile_cg;
 static void *exhaust_fn(void *p)
 {
 	const long near = (long)HOSTILE_CG_MB * 1024 * 1024 * 3 / 4;
+	const long half = (long)HOSTILE_CG_MB * 1024 * 1024 / 2;
 	struct worker *w = p;
-	int fds[256], n = 0, i, fd;
+	int fds[256], n = 0, i, fd, maxn = 0, halvings = 0, err = 0, nerr = 0;
+	long cur, maxcur = 0, bytes = 0, got;
+	uint64_t t0 = mono_ns();
 	bool full;
 
-	while (mono_ns() < w->deadline_ns) {
+	while (!run_over(w)) {
 		fd = n < 256 ? asx_open(O_NONBLOCK) : -1;
 		full = fd < 0;
 		if (fd >= 0) {
 			fds[n++] = fd;
-			asx_fill_stream(fd, 1000);
+			got = asx_fill_stream(fd, 1000);
+			bytes += got > 0 ? got : 0;
 			full = errno != EAGAIN;
 		}
+		if (full) {
+			err = fd < 0 && n == 256 ? 0 : errno;
+			nerr++;
+		}
+		maxn = n > maxn ? n : maxn;
 		count(w, OP_FLOOD, full ? -1 : 0);
-		if (full || read_key(hostile_cg, "memory.current", NULL) > near) {
+		cur = read_key(hostile_cg, "memory.current", NULL);
+		maxcur = cur > maxcur ? cur : maxcur;
+		if (until_half && read_key(hostile_cg, "memory.peak", NULL) >= half)
+			__atomic_store_n(&run_stop, 1, __ATOMIC_RELAXED);
+		if (full || cur > near) {
 			for (i = n / 2; i < n; i++)
 				close(fds[i]);
 			n /= 2;
+			halvings++;
 			asx_msleep(rnd(w, 20));
 		}
 	}
+	/* what filled the cgroup, or why it did not */
+	fprintf(stderr, "#   worker 0: %.1f s, %ld KB written, up to %d Streams held, "
+		"memory.current up to %ld KB, %d halvings, %d refusals (last: %s)\n",
+		(double)(mono_ns() - t0) / 1e9, bytes / 1024, maxn, maxcur / 1024, halvings,
+		nerr, nerr ? (err ? strerror(err) : "256 Streams") : "none");
 	return NULL;
 }
 
@@ -1004,8 +1035,11 @@ TEST(random_operations)
 			TH_LOG("asx_upper still held: %s", strerror(errno));
 }
 
-/* As nobody in @cg: the hostile workers until @deadline; exits 0. */
-static void hostile_child(const char *cg, unsigned int seed, uint64_t deadline)
+/*
+ * As nobody in @cg: the hostile workers until @deadline (or, @half, until
+ * the cgroup has filled to half its limit); exits 0.
+ */
+static void hostile_child(const char *cg, unsigned int seed, uint64_t deadline, bool half)
 {
 	struct worker w[HOSTILE_THREADS];
 	pthread_t t[HOSTILE_THREADS];
@@ -1016,6 +1050,7 @@ static void hostile_child(const char *cg, unsigned int seed, uint64_t deadline)
 	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
 		_exit(21);
 	hostile_cg = cg;
+	until_half = half;
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGPOLL, SIG_IGN);	/* I_SETSIG */
 	signal(SIGURG, SIG_IGN);
@@ -1095,7 +1130,8 @@ TEST_TIMEOUT(hostile_user_in_a_memory_cgroup, HOSTILE_SECS + 60 + 160)
 	const char *env = getenv("ASX_HOSTILE_SECONDS");
 	unsigned int secs = env ? (unsigned int)atoi(env) : HOSTILE_SECS;
 	long before[4], base_members, ooms0, peak, cg_ooms, sys_ooms, cur, d, maxd = 0;
-	int status = 0, i, k, fd, runs = 0, killed = 0, stuck = 0, slack;
+	int status = 0, i, k, fd, runs = 0, extra_runs = 0, killed = 0, stuck = 0, slack;
+	bool extra;
 	long calls = 0;
 	int timeout = _metadata->timeout;	/* ASX_TEST_TIMEOUT's, if longer */
 	char cg[128], max[32], buf[16];
@@ -1134,11 +1170,13 @@ TEST_TIMEOUT(hostile_user_in_a_memory_cgroup, HOSTILE_SECS + 60 + 160)
 	/*
 	 * Workers killed by the cgroup's OOM killer are replaced until the end.
 	 * A slow guest (the PREEMPT_RT debug kernel makes some 56 calls a
-	 * second) may not have filled half the cgroup by then: more runs of
-	 * 5 s follow until it has, 60 s at most, plus what ASX_TEST_TIMEOUT
-	 * gives beyond ASX_HOSTILE_SECONDS + 220 (make check-debug sets it
-	 * higher), so that the check of what was charged below does not
-	 * depend on the machine's speed.
+	 * second) may not have filled half the cgroup by then: one more run
+	 * follows, which ends as soon as worker 0 sees the cgroup filled to
+	 * half (each run starts empty: runs of a few seconds never got there),
+	 * 60 s at most, plus what ASX_TEST_TIMEOUT gives beyond
+	 * ASX_HOSTILE_SECONDS + 220 (make check-debug sets it higher), so that
+	 * the check of what was charged below does not depend on the
+	 * machine's speed.
 	 */
 	/* 60 s, and what ASX_TEST_TIMEOUT gives beyond the declared secs + 220 */
 	slack = timeout > (int)secs + 220 ? timeout - (int)secs - 220 : 0;
@@ -1147,17 +1185,20 @@ TEST_TIMEOUT(hostile_user_in_a_memory_cgroup, HOSTILE_SECS + 60 + 160)
 	while (!stuck) {
 		now = mono_ns();
 		wend = end;
+		extra = false;
 		if (now + 1000000000ull >= end) {
 			if (now + 1000000000ull >= end + extra_ns ||
 			    read_key(cg, "memory.peak", NULL) >= (long)HOSTILE_CG_MB * 1024 * 1024 / 2)
 				break;
-			wend = now + 5000000000ull;
+			wend = end + extra_ns;
+			extra = true;
 		}
 		pid = fork();
 		ASSERT_GE(pid, 0);
 		if (!pid)
-			hostile_child(cg, seed + 1000 * runs, wend);
+			hostile_child(cg, seed + 1000 * runs, wend, extra);
 		runs++;
+		extra_runs += extra;
 		while (waitpid(pid, &status, WNOHANG) == 0) {
 			d = asx_objects("dblks");
 			maxd = d > maxd ? d : maxd;
@@ -1196,8 +1237,9 @@ TEST_TIMEOUT(hostile_user_in_a_memory_cgroup, HOSTILE_SECS + 60 + 160)
 		       all_calls->total[k], all_calls->ok[k]);
 		calls += all_calls->total[k];
 	}
-	TH_LOG("%ld calls in %u s by %d workers, %d OOM-killed in the cgroup (%ld kills)",
-	       calls, secs, runs, killed, cg_ooms);
+	TH_LOG("%ld calls in %u s by %d workers (%d after the %u s, until the cgroup filled), "
+	       "%d OOM-killed in the cgroup (%ld kills)",
+	       calls, secs, runs, extra_runs, secs, killed, cg_ooms);
 	/* the fuzzer fuzzed: even the debug kernel runs dozens of calls a second */
 	EXPECT_GE(calls, 10L * secs) TH_LOG("calls made by the workers");
 	TH_LOG("memory.peak %ld KB (memory.max %d MB); at most %ld data blocks held",
