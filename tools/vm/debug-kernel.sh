@@ -116,6 +116,16 @@ bzimage="$tree/arch/x86/boot/bzImage"
 built() {
 	[ -f "$bzimage" ] && [ "$(cut -d' ' -f1 "$dir/done" 2>/dev/null)" = "$hash" ]
 }
+# asx.ko resolves its symbols against Module.symvers (see the build below):
+# vmlinux.symvers, copied again whenever vmlinux was linked again. Also run
+# for a tree built already, which an older version of this script left stale.
+symvers() {
+	[ ! -s "$tree/Module.symvers" ] || [ "$tree/vmlinux.symvers" -nt "$tree/Module.symvers" ] ||
+		return 0
+	cp "$tree/vmlinux.symvers" "$tree/Module.symvers" && return 0
+	echo "$prog: FAIL: no vmlinux.symvers in $tree" >&2
+	return 1
+}
 if [ "$check_only" = 1 ]; then
 	built || exit 1
 	echo "$dir"
@@ -123,6 +133,7 @@ if [ "$check_only" = 1 ]; then
 fi
 if [ "$rebuild" = 0 ] && [ "$config_only" = 0 ] && built; then
 	echo "$prog: built already ($(cut -d' ' -f2- "$dir/done"))" >&2
+	symvers || exit 1
 	echo "$dir"
 	exit 0
 fi
@@ -299,16 +310,14 @@ if ! { kmake bzImage && kmake modules_prepare; } >> "$log" 2>&1; then
 	echo "$prog: FAIL: the kernel build failed after $((SECONDS - start))s (log: $log)" >&2
 	exit 1
 fi
-# asx.ko resolves its symbols against Module.symvers. 6.1's modpost writes it
-# when it links vmlinux; 6.12's writes vmlinux.symvers there and
-# Module.symvers only in `make modules` (vmlinux.symvers and the in-tree
-# modules' symbols), and no in-tree module is built here.
-if [ ! -s "$tree/Module.symvers" ]; then
-	cp "$tree/vmlinux.symvers" "$tree/Module.symvers" || {
-		echo "$prog: FAIL: neither Module.symvers nor vmlinux.symvers in $tree" >&2
-		exit 1
-	}
-fi
+# asx.ko resolves its symbols against Module.symvers. Linking vmlinux writes
+# vmlinux.symvers; Module.symvers (vmlinux.symvers and the in-tree modules'
+# symbols) comes only with `make modules`, and no in-tree module is built
+# here. So it is vmlinux.symvers, copied again whenever vmlinux was linked
+# again: a rebuild with a changed fragment (CONFIG_USER_NS turns
+# from_kuid_munged from an inline into an export) otherwise left asx.ko
+# resolving against the old kernel's symbols.
+symvers || exit 1
 release=$(make -s -C "$tree" kernelrelease 2>/dev/null)
 took=$((SECONDS - start))
 echo "$hash $release built in ${took}s on $(date -u +%Y-%m-%dT%H:%MZ)" > "$dir/done"
