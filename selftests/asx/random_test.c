@@ -61,6 +61,7 @@
 #define NGSLOTS		4
 #define SCRATCH		(256 * 1024)
 #define HOSTILE_CG_MB	32
+#define HOSTILE_HALF	((long)HOSTILE_CG_MB * 1024 * 1024 / 2)	/* bytes the cgroup must reach */
 #define HOSTILE_SECS	20
 
 static int slots[NSLOTS];
@@ -828,7 +829,6 @@ static bool until_half;		/* this run may end once the cgroup filled to half */
 static void *exhaust_fn(void *p)
 {
 	const long near = (long)HOSTILE_CG_MB * 1024 * 1024 * 3 / 4;
-	const long half = (long)HOSTILE_CG_MB * 1024 * 1024 / 2;
 	struct worker *w = p;
 	int fds[256], n = 0, i, fd, maxn = 0, halvings = 0, err = 0, nerr = 0;
 	long cur, maxcur = 0, bytes = 0, got;
@@ -852,7 +852,7 @@ static void *exhaust_fn(void *p)
 		count(w, OP_FLOOD, full ? -1 : 0);
 		cur = read_key(hostile_cg, "memory.current", NULL);
 		maxcur = cur > maxcur ? cur : maxcur;
-		if (until_half && read_key(hostile_cg, "memory.peak", NULL) >= half)
+		if (until_half && read_key(hostile_cg, "memory.peak", NULL) >= HOSTILE_HALF)
 			__atomic_store_n(&run_stop, 1, __ATOMIC_RELAXED);
 		if (full || cur > near) {
 			for (i = n / 2; i < n; i++)
@@ -1178,7 +1178,6 @@ TEST_TIMEOUT(hostile_user_in_a_memory_cgroup, HOSTILE_SECS + 60 + 160)
 	 * the check of what was charged below does not depend on the
 	 * machine's speed.
 	 */
-	/* 60 s, and what ASX_TEST_TIMEOUT gives beyond the declared secs + 220 */
 	slack = timeout > (int)secs + 220 ? timeout - (int)secs - 220 : 0;
 	extra_ns = (60ull + (unsigned int)slack) * 1000000000ull;
 	end = mono_ns() + secs * 1000000000ull;
@@ -1188,7 +1187,7 @@ TEST_TIMEOUT(hostile_user_in_a_memory_cgroup, HOSTILE_SECS + 60 + 160)
 		extra = false;
 		if (now + 1000000000ull >= end) {
 			if (now + 1000000000ull >= end + extra_ns ||
-			    read_key(cg, "memory.peak", NULL) >= (long)HOSTILE_CG_MB * 1024 * 1024 / 2)
+			    read_key(cg, "memory.peak", NULL) >= HOSTILE_HALF)
 				break;
 			wend = end + extra_ns;
 			extra = true;
@@ -1244,7 +1243,7 @@ TEST_TIMEOUT(hostile_user_in_a_memory_cgroup, HOSTILE_SECS + 60 + 160)
 	EXPECT_GE(calls, 10L * secs) TH_LOG("calls made by the workers");
 	TH_LOG("memory.peak %ld KB (memory.max %d MB); at most %ld data blocks held",
 	       peak / 1024, HOSTILE_CG_MB, maxd);
-	EXPECT_GE(peak, (long)HOSTILE_CG_MB * 1024 * 1024 / 2)
+	EXPECT_GE(peak, HOSTILE_HALF)
 		TH_LOG("what the module held was charged to the cgroup");
 	EXPECT_EQ(sys_ooms, cg_ooms) TH_LOG("every OOM kill in the guest was the cgroup's own");
 	EXPECT_LE(killed, cg_ooms) TH_LOG("a worker was killed by someone else");

@@ -358,6 +358,4 @@ tap_expect "... with status 1, saying the services were not finalised" 0 \
 	sh -c "cat '$log2'; exit $((rc == 1 ? 0 : 1))"
 tap_expect "... and its socket is gone" 0 '' -- test ! -e "$sock2"
 
-echo "1..$tap_n"
-echo "# asxd-test: $((tap_n - tap_fails)) passed, $tap_fails failed"
-[ "$tap_fails" = 0 ]
+asxd_tap_end asxd-test
